@@ -1,0 +1,80 @@
+/* agg.h - the aggregator: drains every ring, keeps online statistics, streams the spool. */
+#ifndef PA_AGG_H
+#define PA_AGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/pa_record.h"
+
+/* Online statistics of one key (spec: asys-stats-reports.txt, "Avg/Med/Min/Max/StdDev"):
+ * median of an even count is the mean of the two middle values; stddev of one sample is 0
+ * (sample standard deviation, n-1, for n > 1). */
+typedef struct pa_stat {
+    uint64_t count;
+    uint64_t total;     /* ns (or bytes for size statistics) */
+    uint64_t min, max;
+    double mean, m2;    /* Welford */
+    double median;      /* valid after pa_stat_finish() */
+    int median_exact;   /* 0 when the sample budget ran out: writer recomputes from the DB */
+} pa_stat_t;
+
+/* Categories of summary statistics; each keyed by a string (and a style/extra tag). */
+enum pa_stat_cat {
+    PA_CAT_HGTX_RANGE = 1,  /* key: display name ("domain:range" or "range"), tag: 0 push/pop, 1 start/end */
+    PA_CAT_OSRT = 2,        /* key: function name */
+    PA_CAT_ZE_API = 3,      /* key: API name (issue 4) */
+    PA_CAT_KERNEL = 4,      /* key: kernel name (issue 4) */
+    PA_CAT_MEMOP = 5,       /* key: "[memcpy Host-to-Device]" ... (issue 4) */
+    PA_CAT_HGTX_PROJ = 6,   /* key: range name (issue 5) */
+};
+
+typedef struct pa_stat_row {
+    int cat;
+    uint32_t tag;
+    const char *key;     /* interned, valid until pa_agg_free() */
+    size_t key_len;
+    pa_stat_t st;
+} pa_stat_row_t;
+
+/* Per-thread bookkeeping the summary and the THREADS table need. */
+typedef struct pa_thread_info {
+    uint32_t tid;
+    char name[16];
+    uint64_t records;   /* committed by the producer */
+    uint64_t drops;     /* refused by a full ring */
+    uint64_t first_ns, last_ns;
+} pa_thread_info_t;
+
+typedef struct pa_agg_results {
+    pa_stat_row_t *rows; size_t nrows;
+    pa_thread_info_t *threads; size_t nthreads;
+    uint64_t records_total, drops_total;
+    uint64_t late_records;          /* produced after the final drain (counted, not stored) */
+    uint64_t hgtx_misuse_pop_empty; /* pop on an empty stack */
+    uint64_t hgtx_misuse_bad_end;   /* end of an unknown or already-ended id */
+    uint64_t hgtx_unterminated;     /* ranges still open at exit */
+    uint64_t spool_records, spool_bytes_raw, spool_bytes_compressed;
+    uint64_t first_ns, last_ns;     /* session span */
+} pa_agg_results_t;
+
+typedef struct pa_agg_config {
+    const char *spool_path;      /* zstd spool file, created */
+    uint64_t poll_interval_ns;   /* sleep between drains when idle (default 1 ms) */
+    size_t median_budget;        /* max samples kept for exact medians over all keys */
+    int zstd_level;              /* default 1 */
+} pa_agg_config_t;
+
+/*! pa_agg_start() : starts the aggregator thread. Returns 0, or -1 (errno set) when the
+ *  thread or the spool could not be created (the agent then runs without collection). */
+int pa_agg_start(const pa_agg_config_t *cfg);
+
+/*! pa_agg_stop() : asks the thread to drain every ring once more, resolve what is open,
+ *  flush and close the spool, and waits at most `timeout_ns`. Returns the results
+ *  (owned by the aggregator) or NULL when the thread did not finish in time. */
+const pa_agg_results_t *pa_agg_stop(uint64_t timeout_ns);
+
+/*! pa_agg_after_fork_child() : forgets the parent's thread and state in a fork child. */
+void pa_agg_after_fork_child(void);
+
+#endif

@@ -1,0 +1,1 @@
+/* placeholder */ typedef int pa_agg_placeholder_t;

@@ -1,0 +1,1 @@
+/* placeholder */ typedef int pa_collector_placeholder_t;

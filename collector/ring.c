@@ -1,0 +1,136 @@
+/* ring.c - slow paths of the per-thread rings: creation, payload copy, draining, registry. */
+#include "ring.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+_Atomic(pa_ring_t *) pa_ring_list = NULL;
+
+pa_ring_t *pa_ring_create(uint32_t nslots, uint32_t tid)
+{
+    uint64_t n = 64;
+    while (n < nslots && n < (1ull << 30))
+        n <<= 1;
+    pa_ring_t *r = aligned_alloc(64, sizeof *r);
+    if (!r)
+        return NULL;
+    memset(r, 0, sizeof *r);
+    r->slots = aligned_alloc(64, n * sizeof(pa_record_t));
+    if (!r->slots) {
+        free(r);
+        return NULL;
+    }
+    r->mask = n - 1;
+    r->tid = tid;
+    return r;
+}
+
+void pa_ring_destroy(pa_ring_t *r)
+{
+    if (!r)
+        return;
+    free(r->slots);
+    free(r);
+}
+
+void pa_ring_write_payload(pa_ring_t *r, const void *data, uint32_t len)
+{
+    uint64_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed) + 1;
+    const uint8_t *src = data;
+    uint64_t cap = r->mask + 1;
+    while (len > 0) {
+        uint64_t idx = pos & r->mask;
+        /* bytes until the array end, so each memcpy is contiguous */
+        uint64_t room = (cap - idx) * PA_SLOT_SIZE;
+        uint32_t n = len < room ? len : (uint32_t)room;
+        memcpy(&r->slots[idx], src, n);
+        if (n % PA_SLOT_SIZE) /* zero the tail of the last slot: no stale bytes in the spool */
+            memset((uint8_t *)&r->slots[idx] + n, 0, PA_SLOT_SIZE - n % PA_SLOT_SIZE);
+        src += n;
+        len -= n;
+        pos += (n + PA_SLOT_SIZE - 1) / PA_SLOT_SIZE;
+    }
+}
+
+size_t pa_ring_drain(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scratch, size_t max_records)
+{
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    uint64_t cap = r->mask + 1;
+    size_t done = 0;
+    while (head < tail && (max_records == 0 || done < max_records)) {
+        const pa_record_t *rec = &r->slots[head & r->mask];
+        uint32_t ns = rec->nslots ? rec->nslots : 1;
+        const uint8_t *payload = NULL;
+        if (rec->len) {
+            uint64_t first = (head + 1) & r->mask;
+            if (first + (ns - 1) <= cap) {
+                payload = (const uint8_t *)&r->slots[first];
+            } else { /* wrapped: copy both pieces into scratch */
+                size_t a = (size_t)(cap - first) * PA_SLOT_SIZE;
+                memcpy(scratch, &r->slots[first], a);
+                memcpy(scratch + a, &r->slots[0], rec->len > a ? rec->len - a : 0);
+                payload = scratch;
+            }
+        }
+        sink(ctx, rec, payload);
+        head += ns;
+        done++;
+        /* release per record so a waiting producer sees room early */
+        atomic_store_explicit(&r->head, head, memory_order_release);
+    }
+    return done;
+}
+
+void pa_ring_register(pa_ring_t *r)
+{
+    pa_ring_t *old = atomic_load_explicit(&pa_ring_list, memory_order_relaxed);
+    do {
+        r->next = old;
+    } while (!atomic_compare_exchange_weak_explicit(&pa_ring_list, &old, r, memory_order_release,
+                                                    memory_order_relaxed));
+}
+
+size_t pa_ring_unlink_retired(void (*on_retire)(void *ctx, const pa_ring_t *r), void *ctx)
+{
+    size_t n = 0;
+    pa_ring_t *prev = NULL;
+    pa_ring_t *cur = atomic_load_explicit(&pa_ring_list, memory_order_acquire);
+    while (cur) {
+        pa_ring_t *next = cur->next;
+        int gone = atomic_load_explicit(&cur->retired, memory_order_acquire) &&
+                   atomic_load_explicit(&cur->head, memory_order_relaxed) ==
+                       atomic_load_explicit(&cur->tail, memory_order_acquire);
+        if (gone) {
+            int unlinked = 0;
+            if (prev) {
+                prev->next = next;
+                unlinked = 1;
+            } else {
+                pa_ring_t *expect = cur;
+                /* a producer may have pushed a new head meanwhile: then cur is no longer head */
+                unlinked = atomic_compare_exchange_strong(&pa_ring_list, &expect, next);
+                if (!unlinked) { /* find cur's predecessor from the new head */
+                    pa_ring_t *p = atomic_load(&pa_ring_list);
+                    while (p && p->next != cur)
+                        p = p->next;
+                    if (p) {
+                        p->next = next;
+                        unlinked = 1;
+                    }
+                }
+            }
+            if (unlinked) {
+                if (on_retire)
+                    on_retire(ctx, cur);
+                pa_ring_destroy(cur);
+                n++;
+                cur = next;
+                continue;
+            }
+        }
+        prev = cur;
+        cur = next;
+    }
+    return n;
+}

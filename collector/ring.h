@@ -1,0 +1,94 @@
+/* ring.h - per-thread single-producer / single-consumer record rings and their registry. */
+#ifndef PA_RING_H
+#define PA_RING_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/pa_record.h"
+
+/*
+ * One ring per application thread. The owning thread is the only producer;
+ * the aggregator thread is the only consumer. Positions are free-running
+ * slot counters (never wrap in practice: 2^64 slots); index = pos & mask.
+ *
+ * Producer path (pa_ring_reserve / pa_ring_write_payload / pa_ring_commit):
+ * no locks, no malloc, no syscalls; one acquire load of `head` only when the
+ * cached copy says the ring looks full. A record that does not fit is not
+ * written: `drops` is incremented (a relaxed add on a counter only this
+ * thread writes) and reserve returns NULL.
+ */
+typedef struct pa_ring {
+    _Alignas(64) _Atomic uint64_t tail;   /* producer: next slot to write (published with release) */
+    uint64_t cached_head;                 /* producer-local copy of head */
+    _Atomic uint64_t drops;               /* records refused because the ring was full */
+    _Atomic uint64_t records;             /* records committed */
+    _Alignas(64) _Atomic uint64_t head;   /* consumer: next slot to read (published with release) */
+    _Alignas(64) uint64_t mask;           /* nslots - 1 */
+    pa_record_t *slots;
+    uint32_t tid;                         /* owning thread (gettid) */
+    _Atomic int retired;                  /* set by the owner at thread exit; ring freed by the consumer */
+    struct pa_ring *next;                 /* registry list */
+    char name[16];                        /* thread name at registration */
+} pa_ring_t;
+
+/*! pa_ring_create() : allocates a ring of `nslots` slots (rounded up to a power of two,
+ *  at least 64). Returns NULL on allocation failure. Slow path (first event of a thread). */
+pa_ring_t *pa_ring_create(uint32_t nslots, uint32_t tid);
+
+/*! pa_ring_destroy() : frees a ring; consumer side only, after it was drained and unlinked. */
+void pa_ring_destroy(pa_ring_t *r);
+
+/*! pa_ring_reserve() : room for `nslots` contiguous-in-sequence slots (the payload may wrap
+ *  around the array end: write it with pa_ring_write_payload). Returns the header slot to
+ *  fill, or NULL when full (then the drop is already counted). */
+static inline pa_record_t *pa_ring_reserve(pa_ring_t *r, uint32_t nslots)
+{
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t cap = r->mask + 1;
+    if (__builtin_expect(tail + nslots - r->cached_head > cap, 0)) {
+        r->cached_head = atomic_load_explicit(&r->head, memory_order_acquire);
+        if (tail + nslots - r->cached_head > cap) {
+            atomic_store_explicit(&r->drops, atomic_load_explicit(&r->drops, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            return NULL;
+        }
+    }
+    return &r->slots[tail & r->mask];
+}
+
+/*! pa_ring_write_payload() : copies `len` bytes into the continuation slots after the header
+ *  reserved by the last pa_ring_reserve(); handles the wrap at the array end. */
+void pa_ring_write_payload(pa_ring_t *r, const void *data, uint32_t len);
+
+/*! pa_ring_commit() : publishes the reserved record (header + continuation slots). */
+static inline void pa_ring_commit(pa_ring_t *r, uint32_t nslots)
+{
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    atomic_store_explicit(&r->records, atomic_load_explicit(&r->records, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&r->tail, tail + nslots, memory_order_release);
+}
+
+/* Consumer side. `payload` points to `rec->len` contiguous bytes (copied into `scratch`
+ * when the record wrapped), valid only during the callback. */
+typedef void (*pa_ring_sink_fn)(void *ctx, const pa_record_t *rec, const uint8_t *payload);
+
+/*! pa_ring_drain() : consumes at most `max_records` records (0 = all visible), calling `sink`
+ *  for each; `scratch` must hold the ring's capacity in bytes. Returns the records consumed. */
+size_t pa_ring_drain(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scratch, size_t max_records);
+
+/* Registry: a lock-free list of every live ring. Producers push (CAS) on registration;
+ * only the consumer unlinks (retired and empty rings). */
+extern _Atomic(pa_ring_t *) pa_ring_list;
+
+/*! pa_ring_register() : pushes `r` onto pa_ring_list (lock-free). */
+void pa_ring_register(pa_ring_t *r);
+
+/*! pa_ring_unlink_retired() : consumer only: unlinks and destroys rings that are retired
+ *  and fully drained, after calling `on_retire(ctx, r)` so their counters can be kept.
+ *  Returns the number destroyed. */
+size_t pa_ring_unlink_retired(void (*on_retire)(void *ctx, const pa_ring_t *r), void *ctx);
+
+#endif

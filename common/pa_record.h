@@ -1,0 +1,116 @@
+/* pa_record.h - the fixed-size records exchanged between stages (collector -> agg -> writer). */
+#ifndef PA_RECORD_H
+#define PA_RECORD_H
+
+#include <stdint.h>
+
+/*
+ * Two families of 64-byte records share one layout:
+ *
+ *  - ring records  (PA_REC_*): written by application threads into their own
+ *    single-producer ring (collector/ring.h), read by the aggregator.
+ *  - spool records (PA_SP_*):  written by the aggregator into the zstd spool
+ *    (agg/spool.h) after it resolved strings and pairs (push/pop -> range),
+ *    read back by the writer at exit; one spool record becomes one DB row.
+ *
+ * A record may carry bytes (a name, a stack) in the slots that follow it:
+ * `nslots` counts the header slot plus the continuation slots, `len` is the
+ * number of payload bytes stored in the continuation slots (raw 64-byte
+ * chunks, no header, the last one zero-padded). Records without payload have
+ * nslots == 1 and len == 0.
+ *
+ * All times are ns on CLOCK_MONOTONIC (pa_clock_ns() in pa_clock.h) unless a
+ * field says "ticks".
+ */
+
+#define PA_SLOT_SIZE 64u
+
+/* Ring record kinds (producer -> aggregator). Ranges 0x0100.. are reserved per source. */
+enum pa_rec_kind {
+    PA_REC_NONE = 0,
+    /* thread lifecycle, 0x01.. */
+    PA_REC_THREAD_NAME = 0x01,   /* payload: thread name bytes */
+    PA_REC_THREAD_EXIT = 0x02,   /* t0: exit time; last record of a ring */
+    /* HGTX, 0x10.. ; names travel as payload bytes */
+    PA_REC_HGTX_PUSH = 0x10,     /* t0, u.hgtx.domain, payload = name */
+    PA_REC_HGTX_POP = 0x11,      /* t0, u.hgtx.domain; u.hgtx.level = depth before pop (-1: empty stack) */
+    PA_REC_HGTX_START = 0x12,    /* t0, u.hgtx.id, u.hgtx.domain, payload = name */
+    PA_REC_HGTX_END = 0x13,      /* t0, u.hgtx.id */
+    PA_REC_HGTX_MARK = 0x14,     /* t0, u.hgtx.domain, payload = name */
+    PA_REC_HGTX_DOMAIN = 0x15,   /* u.hgtx.domain = new id, payload = domain name */
+    PA_REC_HGTX_DOMAIN_DESTROY = 0x16,
+    /* OS runtime, 0x20.. */
+    PA_REC_OSRT = 0x20,          /* t0, t1, u.osrt */
+    /* Level Zero (issue 4) 0x40..0x7f, device memory (issue 6) 0x80..0x9f,
+     * PC sampling 0xa0.., counters 0xc0.. : defined in their own sections below. */
+    PA_REC_ZE_FIRST = 0x40,
+    PA_REC_ZE_LAST = 0x7f,
+    PA_REC_MEM_FIRST = 0x80,
+    PA_REC_MEM_LAST = 0x9f,
+};
+
+/* Spool record kinds (aggregator -> writer). */
+enum pa_sp_kind {
+    PA_SP_NONE = 0,
+    PA_SP_STRING = 0x1001,       /* u.str.id; payload = bytes (exact, may hold NUL and 0xFF) */
+    PA_SP_THREAD = 0x1002,       /* tid, t0 first event, t1 last event, u.thread */
+    PA_SP_HGTX_RANGE = 0x1010,   /* t0 start, t1 end, tid = starting thread, u.range */
+    PA_SP_HGTX_MARK = 0x1011,    /* t0, tid, u.range.name_id, u.range.domain_id */
+    PA_SP_OSRT = 0x1020,         /* t0, t1, tid, u.osrt */
+    PA_SP_ZE_FIRST = 0x1040,
+    PA_SP_ZE_LAST = 0x107f,
+    PA_SP_MEM_FIRST = 0x1080,
+    PA_SP_MEM_LAST = 0x109f,
+};
+
+/* pa_record_t.flags */
+#define PA_RF_UNTERMINATED 0x0001u  /* PA_SP_HGTX_RANGE: still open at exit; t1 = session end */
+#define PA_RF_STARTEND     0x0002u  /* PA_SP_HGTX_RANGE: start/end style (else push/pop) */
+#define PA_RF_TRUNCATED    0x0004u  /* payload was cut to fit (len is what was kept) */
+
+/* OS runtime functions (PA_REC_OSRT u.osrt.func); names in pa_osrt_name(). */
+enum pa_osrt_func {
+    PA_OSRT_PTHREAD_COND_WAIT = 1, PA_OSRT_PTHREAD_COND_TIMEDWAIT, PA_OSRT_PTHREAD_MUTEX_LOCK,
+    PA_OSRT_PTHREAD_JOIN, PA_OSRT_POLL, PA_OSRT_PPOLL, PA_OSRT_SELECT, PA_OSRT_PSELECT,
+    PA_OSRT_EPOLL_WAIT, PA_OSRT_EPOLL_PWAIT, PA_OSRT_NANOSLEEP, PA_OSRT_CLOCK_NANOSLEEP,
+    PA_OSRT_USLEEP, PA_OSRT_SLEEP, PA_OSRT_SEM_WAIT, PA_OSRT_SEM_TIMEDWAIT,
+    PA_OSRT_READ, PA_OSRT_WRITE, PA_OSRT_OPEN, PA_OSRT_WAITPID, PA_OSRT_PTHREAD_RWLOCK_RDLOCK,
+    PA_OSRT_PTHREAD_RWLOCK_WRLOCK, PA_OSRT_PTHREAD_BARRIER_WAIT,
+    PA_OSRT_COUNT
+};
+
+typedef struct pa_record {
+    uint16_t kind;    /* enum pa_rec_kind or enum pa_sp_kind */
+    uint16_t nslots;  /* 1 + continuation slots */
+    uint32_t len;     /* payload bytes in continuation slots */
+    uint32_t tid;     /* OS thread id (gettid) of the producing / owning thread */
+    uint32_t flags;   /* PA_RF_* */
+    uint64_t t0;      /* ns */
+    uint64_t t1;      /* ns; 0 when the record is an instant */
+    union {
+        uint64_t raw[4];
+        struct { uint64_t id; uint32_t domain; int32_t level; uint64_t aux[2]; } hgtx;
+        struct { uint32_t func; int32_t ret; int32_t err; uint32_t pad; uint64_t aux[2]; } osrt;
+        struct { uint64_t id; uint64_t pad[3]; } str;
+        struct {
+            uint32_t name_id;    /* STRING id of the range name (domain not included) */
+            uint32_t domain_id;  /* STRING id of the domain name, 0 = none */
+            uint32_t range_id;   /* unique per session, > 0 */
+            uint32_t parent_id;  /* enclosing push/pop range, 0 = none */
+            int32_t level;       /* push/pop stack level, 0 = outermost; -1 for start/end */
+            uint32_t end_tid;    /* thread that ended it (start/end may differ) */
+            uint64_t pad;
+        } range;
+        struct { uint64_t drops; uint32_t name_id; uint32_t pad; uint64_t records; uint64_t pad2; } thread;
+    } u;
+} pa_record_t;
+
+_Static_assert(sizeof(pa_record_t) == PA_SLOT_SIZE, "pa_record_t must be one 64-byte slot");
+
+/*! pa_record_slots() : slots needed for a record carrying `len` payload bytes. */
+static inline uint32_t pa_record_slots(uint32_t len)
+{
+    return 1u + (len + PA_SLOT_SIZE - 1u) / PA_SLOT_SIZE;
+}
+
+#endif /* PA_RECORD_H */

@@ -1,0 +1,1 @@
+/* hgtx_stub.c - placeholder until the HGTX stub lands. */

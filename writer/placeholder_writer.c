@@ -1,0 +1,1 @@
+/* placeholder */ typedef int pa_writer_placeholder_t;
