@@ -1,0 +1,33 @@
+/* pa_spool.h - the zstd-compressed spool of spool records (aggregator writes, writer reads). */
+#ifndef PA_SPOOL_H
+#define PA_SPOOL_H
+
+#include <stdint.h>
+
+#include "pa_record.h"
+
+typedef struct pa_spool_writer pa_spool_writer_t;
+typedef struct pa_spool_reader pa_spool_reader_t;
+
+/*! pa_spool_open_write() : creates `path` (truncates) for streaming; zstd `level` (1 = fast).
+ *  Returns NULL (errno set, reason logged) on failure. */
+pa_spool_writer_t *pa_spool_open_write(const char *path, int level);
+
+/*! pa_spool_append() : appends one record and its `rec->len` payload bytes (nslots is
+ *  recomputed from len). Returns 0, or -1 on a write/compression error. */
+int pa_spool_append(pa_spool_writer_t *w, const pa_record_t *rec, const void *payload);
+
+/*! pa_spool_close_write() : flushes the zstd frame and closes; reports raw and compressed
+ *  byte counts (either pointer may be NULL). Returns 0 or -1. */
+int pa_spool_close_write(pa_spool_writer_t *w, uint64_t *raw_bytes, uint64_t *compressed_bytes);
+
+/*! pa_spool_open_read() : opens a spool written by pa_spool_open_write(). NULL on failure. */
+pa_spool_reader_t *pa_spool_open_read(const char *path);
+
+/*! pa_spool_next() : next record. Returns 1 and sets *rec / *payload (valid until the next
+ *  call), 0 at a clean end, -1 when the file is truncated or corrupt (what was read stays valid). */
+int pa_spool_next(pa_spool_reader_t *r, const pa_record_t **rec, const uint8_t **payload);
+
+void pa_spool_close_read(pa_spool_reader_t *r);
+
+#endif

@@ -1,0 +1,51 @@
+/* hgtx.h - HGTX range-annotation API (NVTX-like): push/pop, start/end, marks, domains. */
+#ifndef PROFAGENT_HGTX_H
+#define PROFAGENT_HGTX_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Applications link libhgtx.so (pkg-config hgtx). Without the agent preloaded every
+ * function is a no-op costing a few ns; with libprofagent.so preloaded the agent's
+ * definitions of these same symbols take precedence and record the calls.
+ * Names are copied when the call is made: the caller may free or reuse its buffer. */
+
+typedef uint64_t hgtxRangeId_t;             /* 0 = invalid */
+typedef struct hgtxDomainRegistration_st *hgtxDomainHandle_t; /* NULL = default domain */
+
+/*! hgtxRangePushA() : opens a nested range on the calling thread.
+ *  Returns the 0-based level of the new range, or a negative value on error. */
+int hgtxRangePushA(const char *message);
+
+/*! hgtxRangePop() : closes the innermost range of the calling thread.
+ *  Returns the level of the closed range, or -1 when the stack was empty (counted as misuse). */
+int hgtxRangePop(void);
+
+/*! hgtxRangeStartA() : opens a range that any thread may end. Returns its id (> 0), or 0
+ *  when not profiling. */
+hgtxRangeId_t hgtxRangeStartA(const char *message);
+
+/*! hgtxRangeEnd() : ends a range opened by hgtxRangeStartA(), on any thread. Unknown or
+ *  already-ended ids are counted as misuse, never fatal. */
+void hgtxRangeEnd(hgtxRangeId_t id);
+
+/*! hgtxMarkA() : an instantaneous event. */
+void hgtxMarkA(const char *message);
+
+/*! hgtxDomainCreateA() : a named domain; its ranges are shown as "domain:range".
+ *  Returns NULL when not profiling (NULL is accepted everywhere as the default domain). */
+hgtxDomainHandle_t hgtxDomainCreateA(const char *name);
+void hgtxDomainDestroy(hgtxDomainHandle_t domain);
+int hgtxDomainRangePushA(hgtxDomainHandle_t domain, const char *message);
+int hgtxDomainRangePop(hgtxDomainHandle_t domain);
+hgtxRangeId_t hgtxDomainRangeStartA(hgtxDomainHandle_t domain, const char *message);
+void hgtxDomainRangeEnd(hgtxDomainHandle_t domain, hgtxRangeId_t id);
+void hgtxDomainMarkA(hgtxDomainHandle_t domain, const char *message);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
