@@ -47,6 +47,11 @@ enum pa_rec_kind {
     PA_REC_ZE_LAST = 0x7f,
     PA_REC_MEM_FIRST = 0x80,
     PA_REC_MEM_LAST = 0x9f,
+    /* Level Zero (collector/ze*.c) */
+    PA_REC_ZE_API = 0x40,        /* t0, t1 of one ze call, u.ze */
+    PA_REC_ZE_OP = 0x41,         /* t0, t1 device start/end (host ns); payload = pa_ze_op_t + kernel name */
+    PA_REC_ZE_DEVICE = 0x42,     /* payload = pa_ze_device_t */
+    PA_REC_ZE_COUNTS = 0x43,     /* at detach: u.raw[0] ops not collected, raw[1] in-flight table full */
 };
 
 /* Spool record kinds (aggregator -> writer). */
@@ -59,6 +64,10 @@ enum pa_sp_kind {
     PA_SP_OSRT = 0x1020,         /* t0, t1, tid, u.osrt */
     PA_SP_ZE_FIRST = 0x1040,
     PA_SP_ZE_LAST = 0x107f,
+    PA_SP_ZE_API = 0x1040,       /* t0, t1, tid, u.ze (api = STRING id of the API name) */
+    PA_SP_ZE_OP = 0x1041,        /* t0, t1, tid = launching thread; payload = pa_ze_op_t (name_ids set) */
+    PA_SP_ZE_DEVICE = 0x1042,    /* payload = pa_ze_device_t */
+    PA_SP_ZE_COUNTS = 0x1043,    /* u.raw[0] uncollected ops, raw[1] in-flight table full */
     PA_SP_MEM_FIRST = 0x1080,
     PA_SP_MEM_LAST = 0x109f,
 };
@@ -102,10 +111,45 @@ typedef struct pa_record {
             uint64_t pad;
         } range;
         struct { uint64_t drops; uint32_t name_id; uint32_t pad; uint64_t records; uint64_t pad2; } thread;
+        /* PA_REC_ZE_API: api = enum pa_ze_api_id (collector/ze_api_ids.h); PA_SP_ZE_API: STRING id */
+        struct { uint64_t corr_id; uint32_t api; int32_t result; uint64_t aux[2]; } ze;
     } u;
 } pa_record_t;
 
 _Static_assert(sizeof(pa_record_t) == PA_SLOT_SIZE, "pa_record_t must be one 64-byte slot");
+
+/* Level Zero device operation (payload of PA_REC_ZE_OP / PA_SP_ZE_OP). Ring: the kernel
+ * name bytes follow the struct (name_len of them); spool: name_id/api_name_id are STRING ids. */
+enum pa_ze_op_kind { PA_ZE_OP_KERNEL = 1, PA_ZE_OP_COPY = 2, PA_ZE_OP_FILL = 3 };
+enum pa_ze_mem_kind { PA_ZE_MEM_UNKNOWN = 0, PA_ZE_MEM_HOST = 1, PA_ZE_MEM_DEVICE = 2,
+                      PA_ZE_MEM_SHARED = 3, PA_ZE_MEM_PAGEABLE = 4 };
+typedef struct pa_ze_op {
+    uint64_t corr_id;            /* of the launching call (append, or execute for regular lists) */
+    uint64_t api_t0, api_t1;     /* that call's start/end, ns */
+    uint64_t context, queue;     /* handles (queue: command queue, or the immediate list) */
+    uint64_t graph_id;           /* regular command list handle, 0 = immediate */
+    uint64_t bytes;              /* copies/fills */
+    uint32_t kind;               /* enum pa_ze_op_kind */
+    uint32_t api;                /* ring: enum pa_ze_api_id; spool: STRING id of the API name */
+    uint32_t device;             /* device index (enumeration order), UINT32_MAX = unknown */
+    uint32_t engine;             /* queue ordinal << 16 | queue index, UINT32_MAX = unknown */
+    uint32_t node_id;            /* append index in the regular list */
+    uint32_t name_id;            /* spool: STRING id of the mangled kernel name (0: not a kernel) */
+    uint32_t grid[3], block[3];  /* group count / group size, 0 = unknown */
+    uint8_t src_kind, dst_kind;  /* enum pa_ze_mem_kind */
+    uint16_t name_len;           /* ring: kernel name bytes after the struct */
+    uint32_t pad[5];
+} pa_ze_op_t;
+_Static_assert(sizeof(pa_ze_op_t) == 128, "pa_ze_op_t is two slots");
+
+/* Level Zero device attributes (payload of PA_REC_ZE_DEVICE / PA_SP_ZE_DEVICE). */
+typedef struct pa_ze_device {
+    uint32_t index, cc_major, cc_minor, ce_count, cu_count, pad;
+    uint64_t total_mem, cu_clock_hz, mem_clock_hz, timer_hz;
+    char name[256];
+    char uuid[40];               /* hex */
+    char pci[24];                /* "dddd:bb:dd.f" or "-" */
+} pa_ze_device_t;
 
 /*! pa_record_slots() : slots needed for a record carrying `len` payload bytes. */
 static inline uint32_t pa_record_slots(uint32_t len)
