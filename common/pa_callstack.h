@@ -1,0 +1,62 @@
+/* pa_callstack.h - call-stack payloads of memory records and call-stack group rules (spec 2.3.1). */
+#ifndef PA_CALLSTACK_H
+#define PA_CALLSTACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * Ring payload of a PA_REC_MEM_ALLOC record (collector -> aggregator):
+ *   pa_mem_stack_hdr_t, then `nframes` uint64_t return addresses (innermost first),
+ *   then `py_len` bytes of Python frames, innermost first, each "file\x1f" "func\x1f" "line\n".
+ */
+typedef struct pa_mem_stack_hdr {
+    uint64_t device;     /* ze_device_handle_t of the allocation (0 for host memory) */
+    uint16_t nframes;    /* native return addresses that follow */
+    uint16_t py_frames;  /* Python frames in the text that follows */
+    uint32_t py_len;     /* bytes of Python frame text after the addresses */
+} pa_mem_stack_hdr_t;
+
+#define PA_CALLSTACK_MAX_DEPTH 128   /* upper bound of PROFAGENT_CALLSTACK_DEPTH */
+#define PA_CALLSTACK_PY_MAX 2048     /* bytes of Python frame text kept per stack */
+
+/* One symbolized frame, as matched by the group rules. */
+typedef struct pa_cs_frame {
+    const char *module;    /* library path/name, or the .py file for Python frames */
+    const char *function;  /* demangled function signature (or Python function name) */
+} pa_cs_frame_t;
+
+typedef struct pa_cs_rules pa_cs_rules_t;
+
+/*! pa_cs_rules_new() : empty rule set. NULL when out of memory. */
+pa_cs_rules_t *pa_cs_rules_new(void);
+
+/*! pa_cs_rules_add() : parses one rule "name=frame_regex1/frame_regex2/..." (PCRE2; frames
+ *  ordered parent -> child). A malformed rule ("=x", "name=", no '=', a bad regex, an empty
+ *  frame regex) is rejected with one message on `err` (may be NULL) naming the rule and what
+ *  is accepted; returns 0 when added, -1 when rejected (the set is unchanged). */
+int pa_cs_rules_add(pa_cs_rules_t *rs, const char *rule, FILE *err);
+
+/*! pa_cs_rules_add_list() : adds every rule of `text`, rules separated by ';' or newline
+ *  (PROFAGENT_CALLSTACK_GROUPS). Returns the number of rules rejected. */
+int pa_cs_rules_add_list(pa_cs_rules_t *rs, const char *text, FILE *err);
+
+/*! pa_cs_rules_add_defaults() : the built-in rules used when the user gave none (documented in
+ *  docs/memory.md): level_zero, sycl, python, and application (= `exe_name`, may be NULL). */
+void pa_cs_rules_add_defaults(pa_cs_rules_t *rs, const char *exe_name);
+
+/*! pa_cs_rules_count() : number of valid rules held. */
+size_t pa_cs_rules_count(const pa_cs_rules_t *rs);
+
+void pa_cs_rules_free(pa_cs_rules_t *rs);
+
+/*! pa_cs_group_list() : the group list of a stack of `n` frames given ROOT FIRST (parent ->
+ *  child): names of every matching group joined by '/' in order of first appearance among the
+ *  rules (only the first with `first_only`), or "others" when none matches. Writes a
+ *  NUL-terminated string into out[outsz] (cut if too small). Returns the number of groups
+ *  matched (0 = others). */
+int pa_cs_group_list(const pa_cs_rules_t *rs, const pa_cs_frame_t *frames, size_t n,
+                     int first_only, char *out, size_t outsz);
+
+#endif

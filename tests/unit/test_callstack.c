@@ -1,0 +1,159 @@
+/* test_callstack.c - call-stack group rules: parsing errors, ordered frame matching, group lists. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "pa_callstack.h"
+
+/* root first: main -> libfoo LaunchKernel -> libbar helper -> loader */
+static const pa_cs_frame_t k_foo[] = {
+    {"/usr/bin/leaks", "main"},
+    {"/opt/lib/libfoo.so", "foo_run"},
+    {"/opt/lib/libfoo.so", "LaunchKernel(int, unsigned long)"},
+    {"/opt/lib/libbar.so", "bar_alloc"},
+    {"/usr/lib/libze_loader.so.1", "zeMemAllocDevice"},
+};
+static const pa_cs_frame_t k_bar[] = {
+    {"/usr/bin/leaks", "main"},
+    {"/opt/lib/libbar.so", "bar_alloc"},
+};
+static const pa_cs_frame_t k_py[] = {
+    {"/usr/bin/python3.11", "main"},
+    {"/w/loss.py", "compute_loss"},
+    {"/usr/lib/libffi.so.8", "ffi_call"},
+};
+
+static pa_cs_rules_t *issue_rules(void)
+{
+    pa_cs_rules_t *rs = pa_cs_rules_new();
+    assert_non_null(rs);
+    assert_int_equal(pa_cs_rules_add(rs, "acompute=(libfoo|libbar)", NULL), 0);
+    assert_int_equal(pa_cs_rules_add(rs, "launch_kernel=libfoo/LaunchKernel", NULL), 0);
+    assert_int_equal(pa_cs_rules_add(rs, "loss=loss.py", NULL), 0);
+    return rs;
+}
+
+static void test_all_groups_joined_in_rule_order(void **s)
+{
+    (void)s;
+    pa_cs_rules_t *rs = issue_rules();
+    char out[128];
+    assert_int_equal(pa_cs_group_list(rs, k_foo, 5, 0, out, sizeof out), 2);
+    assert_string_equal(out, "acompute/launch_kernel");
+    assert_int_equal(pa_cs_group_list(rs, k_bar, 2, 0, out, sizeof out), 1);
+    assert_string_equal(out, "acompute");
+    assert_int_equal(pa_cs_group_list(rs, k_py, 3, 0, out, sizeof out), 1);
+    assert_string_equal(out, "loss");
+    pa_cs_rules_free(rs);
+}
+
+static void test_match_first_group(void **s)
+{
+    (void)s;
+    pa_cs_rules_t *rs = issue_rules();
+    char out[128];
+    assert_int_equal(pa_cs_group_list(rs, k_foo, 5, 1, out, sizeof out), 1);
+    assert_string_equal(out, "acompute");
+    pa_cs_rules_free(rs);
+}
+
+static void test_order_parent_to_child(void **s)
+{
+    (void)s;
+    pa_cs_rules_t *rs = pa_cs_rules_new();
+    char out[64];
+    /* each frame regex must match a frame strictly below (a child of) the previous one */
+    assert_int_equal(pa_cs_rules_add(rs, "rev=libbar/LaunchKernel", NULL), 0);
+    assert_int_equal(pa_cs_rules_add(rs, "same=bar_alloc/libbar", NULL), 0);
+    assert_int_equal(pa_cs_group_list(rs, k_foo, 5, 0, out, sizeof out), 0);
+    assert_string_equal(out, "others");
+    assert_int_equal(pa_cs_rules_add(rs, "fwd=leaks/libbar", NULL), 0); /* frames between are allowed */
+    assert_int_equal(pa_cs_group_list(rs, k_foo, 5, 0, out, sizeof out), 1);
+    assert_string_equal(out, "fwd");
+    pa_cs_rules_free(rs);
+}
+
+static void test_same_name_merges(void **s)
+{
+    (void)s;
+    pa_cs_rules_t *rs = pa_cs_rules_new();
+    char out[64];
+    assert_int_equal(pa_cs_rules_add(rs, "g=nomatch", NULL), 0);
+    assert_int_equal(pa_cs_rules_add(rs, "h=libbar", NULL), 0);
+    assert_int_equal(pa_cs_rules_add(rs, "g=loss", NULL), 0);
+    assert_int_equal(pa_cs_group_list(rs, k_py, 3, 0, out, sizeof out), 1);
+    assert_string_equal(out, "g");
+    /* g listed before h: order of first appearance of the name */
+    assert_int_equal(pa_cs_rules_add(rs, "g=libbar", NULL), 0);
+    assert_int_equal(pa_cs_group_list(rs, k_bar, 2, 0, out, sizeof out), 2);
+    assert_string_equal(out, "g/h");
+    pa_cs_rules_free(rs);
+}
+
+static void test_malformed_rules_named(void **s)
+{
+    (void)s;
+    pa_cs_rules_t *rs = pa_cs_rules_new();
+    char *buf = NULL; size_t sz = 0;
+    FILE *err = open_memstream(&buf, &sz);
+    assert_int_equal(pa_cs_rules_add(rs, "=x", err), -1);
+    assert_int_equal(pa_cs_rules_add(rs, "name=", err), -1);
+    assert_int_equal(pa_cs_rules_add(rs, "bad=(unclosed", err), -1);
+    assert_int_equal(pa_cs_rules_add(rs, "noequal", err), -1);
+    assert_int_equal(pa_cs_rules_add(rs, "a=x//y", err), -1);
+    fclose(err);
+    assert_non_null(strstr(buf, "\"=x\" ignored: empty group name"));
+    assert_non_null(strstr(buf, "\"name=\" ignored: no frame regex"));
+    assert_non_null(strstr(buf, "\"bad=(unclosed\" ignored: invalid regex \"(unclosed\" at offset 9"));
+    assert_non_null(strstr(buf, "\"noequal\" ignored: missing '='"));
+    assert_non_null(strstr(buf, "\"a=x//y\" ignored: empty frame regex"));
+    assert_int_equal(pa_cs_rules_count(rs), 0);
+    free(buf);
+    pa_cs_rules_free(rs);
+}
+
+static void test_list_separators_keep_valid(void **s)
+{
+    (void)s;
+    pa_cs_rules_t *rs = pa_cs_rules_new();
+    char out[64];
+    int bad = pa_cs_rules_add_list(rs, "a=libfoo; =x\n b=libbar ;name=;", NULL);
+    assert_int_equal(bad, 2);
+    assert_int_equal(pa_cs_rules_count(rs), 2);
+    assert_int_equal(pa_cs_group_list(rs, k_foo, 5, 0, out, sizeof out), 2);
+    assert_string_equal(out, "a/b");
+    pa_cs_rules_free(rs);
+}
+
+static void test_defaults(void **s)
+{
+    (void)s;
+    pa_cs_rules_t *rs = pa_cs_rules_new();
+    char out[64];
+    pa_cs_rules_add_defaults(rs, "/usr/bin/leaks");
+    assert_int_equal(pa_cs_rules_count(rs), 4);
+    assert_int_equal(pa_cs_group_list(rs, k_bar, 2, 0, out, sizeof out), 1);
+    assert_string_equal(out, "application");
+    assert_int_equal(pa_cs_group_list(rs, k_py, 3, 0, out, sizeof out), 1);
+    assert_string_equal(out, "python");
+    pa_cs_rules_free(rs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_all_groups_joined_in_rule_order),
+        cmocka_unit_test(test_match_first_group),
+        cmocka_unit_test(test_order_parent_to_child),
+        cmocka_unit_test(test_same_name_merges),
+        cmocka_unit_test(test_malformed_rules_named),
+        cmocka_unit_test(test_list_separators_keep_valid),
+        cmocka_unit_test(test_defaults),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
