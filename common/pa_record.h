@@ -52,6 +52,9 @@ enum pa_rec_kind {
     PA_REC_ZE_OP = 0x41,         /* t0, t1 device start/end (host ns); payload = pa_ze_op_t + kernel name */
     PA_REC_ZE_DEVICE = 0x42,     /* payload = pa_ze_device_t */
     PA_REC_ZE_COUNTS = 0x43,     /* at detach: u.raw[0] ops not collected, raw[1] in-flight table full */
+    /* device memory (collector/mem.c) */
+    PA_REC_MEM_ALLOC = 0x80,     /* t0, t1, u.mem; payload = pa_mem_stack_hdr_t + frames (common/pa_callstack.h) */
+    PA_REC_MEM_FREE = 0x81,      /* t0, t1, u.mem (size 0, kind 0) */
 };
 
 /* Spool record kinds (aggregator -> writer). */
@@ -70,6 +73,12 @@ enum pa_sp_kind {
     PA_SP_ZE_COUNTS = 0x1043,    /* u.raw[0] uncollected ops, raw[1] in-flight table full */
     PA_SP_MEM_FIRST = 0x1080,
     PA_SP_MEM_LAST = 0x109f,
+    /* device memory (agg/agg_mem.c): see pa_mem_sp_t in common/pa_callstack.h */
+    PA_SP_MEM_ALLOC = 0x1080,    /* t0, t1, tid, u.mem; payload = pa_mem_sp_t */
+    PA_SP_MEM_FREE = 0x1081,     /* t0, t1, tid, u.mem (size = matched allocation's); payload = pa_mem_sp_t */
+    PA_SP_MEM_FRAME = 0x1082,    /* one frame of a call chain: u.raw = {chain id, depth, frame STRING id,
+                                    module STRING id << 32 | function STRING id} */
+    PA_SP_MEM_INFO = 0x1083,     /* u.raw = {rules STRING id, exe STRING id, failed allocs, unknown frees} */
 };
 
 /* pa_record_t.flags */
@@ -113,6 +122,8 @@ typedef struct pa_record {
         struct { uint64_t drops; uint32_t name_id; uint32_t pad; uint64_t records; uint64_t pad2; } thread;
         /* PA_REC_ZE_API: api = enum pa_ze_api_id (collector/ze_api_ids.h); PA_SP_ZE_API: STRING id */
         struct { uint64_t corr_id; uint32_t api; int32_t result; uint64_t aux[2]; } ze;
+        /* PA_REC_MEM_* / PA_SP_MEM_*: kind = ze_memory_type_t, result = ze_result_t */
+        struct { uint64_t ptr; uint64_t size; uint64_t context; uint32_t kind; int32_t result; } mem;
     } u;
 } pa_record_t;
 
