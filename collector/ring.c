@@ -3,23 +3,29 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 _Atomic(pa_ring_t *) pa_ring_list = NULL;
+
+/* Header and slots live in one anonymous mapping, not malloc: a ring is created on a thread's
+ * first event, which may be inside an interposed call made while the application's own
+ * allocator holds its lock (e.g. a malloc replacement's pthread_mutex_lock). */
+static size_t ring_header_bytes(void)
+{
+    return (sizeof(pa_ring_t) + 4095u) & ~(size_t)4095u;
+}
 
 pa_ring_t *pa_ring_create(uint32_t nslots, uint32_t tid)
 {
     uint64_t n = 64;
     while (n < nslots && n < (1ull << 30))
         n <<= 1;
-    pa_ring_t *r = aligned_alloc(64, sizeof *r);
-    if (!r)
+    size_t bytes = ring_header_bytes() + n * sizeof(pa_record_t);
+    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
         return NULL;
-    memset(r, 0, sizeof *r);
-    r->slots = aligned_alloc(64, n * sizeof(pa_record_t));
-    if (!r->slots) {
-        free(r);
-        return NULL;
-    }
+    pa_ring_t *r = m; /* mmap memory is zeroed */
+    r->slots = (pa_record_t *)((char *)m + ring_header_bytes());
     r->mask = n - 1;
     r->tid = tid;
     return r;
@@ -29,8 +35,7 @@ void pa_ring_destroy(pa_ring_t *r)
 {
     if (!r)
         return;
-    free(r->slots);
-    free(r);
+    munmap(r, ring_header_bytes() + (r->mask + 1) * sizeof(pa_record_t));
 }
 
 void pa_ring_write_payload(pa_ring_t *r, const void *data, uint32_t len)

@@ -1,0 +1,139 @@
+/* collector.h - interface of the collector: configuration, per-thread state, record emission. */
+#ifndef PA_COLLECTOR_H
+#define PA_COLLECTOR_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../common/pa_clock.h"
+#include "../common/pa_export.h"
+#include "../common/pa_record.h"
+#include "config.h"
+#include "ring.h"
+
+/*
+ * How a source (hgtx, osrt, ze, mem) records an event on the calling application thread:
+ *
+ *     if (pa_agent_collecting(PA_SRC_ZE)) {
+ *         pa_record_t rec = { .kind = PA_REC_..., .t0 = t0, .t1 = t1 };
+ *         rec.u.raw[0] = ...;
+ *         pa_emit(&rec, payload, len);          // copies header + payload into this thread's ring
+ *     }
+ *
+ * pa_emit() creates and registers the thread's ring on its first event (slow path, may
+ * malloc), then costs a reserve, two copies and a release store: no lock, no malloc, no
+ * syscall. For records built in place use pa_thread_ring() + pa_ring_reserve/commit directly
+ * (set nslots, len and tid = pa_tls.tid yourself).
+ *
+ * Code of the agent that runs on an application thread and may call intercepted functions
+ * (malloc-heavy setup, dlsym, Level Zero calls made by the agent itself) brackets itself with
+ * pa_guard_enter()/pa_guard_leave() so the OSRT/ze wrappers don't record it. Agent-owned
+ * threads call pa_thread_mark_agent() first thing: nothing is ever recorded on them.
+ */
+
+/* Per-thread state, initial-exec TLS (the agent is preloaded, so static TLS is available). */
+typedef struct pa_tls {
+    pa_ring_t *ring;  /* NULL until the first event, and again after retirement */
+    uint32_t tid;     /* gettid(), cached at the first event */
+    int guard;        /* > 0 while agent code runs on this thread: record nothing */
+    int agent;        /* 1 on the agent's own threads (aggregator): record nothing, ever */
+    int state;        /* PA_THREAD_NEW / ACTIVE / RETIRED / NORING */
+    int depth;        /* HGTX push/pop depth of this thread (all domains share one stack) */
+} pa_tls_t;
+
+enum { PA_THREAD_NEW = 0, PA_THREAD_ACTIVE = 1, PA_THREAD_RETIRED = 2, PA_THREAD_NORING = 3 };
+
+extern __thread pa_tls_t pa_tls __attribute__((tls_model("initial-exec")));
+
+/* Sources currently recording (PA_SRC_* mask): 0 before the constructor finished, when
+ * PROFAGENT_ENABLE=0, in a fork child, and after the exit path started. */
+extern _Atomic uint32_t pa_sources;
+
+/* Events that could not get a ring at all (allocation failed, or first event of a thread
+ * after the session ended). Ring-full drops are counted per ring instead. */
+extern _Atomic uint64_t pa_unrecorded;
+
+/*! pa_agent_collecting() : nonzero when source `src` (PA_SRC_*) records on this thread now.
+ *  A relaxed load and two TLS reads. */
+static inline int pa_agent_collecting(uint32_t src)
+{
+    return PA_LIKELY(atomic_load_explicit(&pa_sources, memory_order_relaxed) & src) &&
+           PA_LIKELY((pa_tls.guard | pa_tls.agent) == 0);
+}
+
+/*! pa_guard_enter() / pa_guard_leave() : brackets agent code on an application thread. */
+static inline void pa_guard_enter(void) { pa_tls.guard++; }
+static inline void pa_guard_leave(void) { pa_tls.guard--; }
+
+/*! pa_thread_mark_agent() : called first thing by every thread the agent creates; that
+ *  thread is never recorded. (The aggregator calls it through a weak reference.) */
+void pa_thread_mark_agent(void);
+
+/*! pa_thread_ring_slow() : first event of a thread (or first after retirement): creates and
+ *  registers the ring, records the thread name. NULL when no ring can be had (counted in
+ *  pa_unrecorded by pa_emit). */
+pa_ring_t *pa_thread_ring_slow(void);
+
+/*! pa_thread_ring() : the calling thread's ring, created on first use; NULL when none. */
+static inline pa_ring_t *pa_thread_ring(void)
+{
+    pa_ring_t *r = pa_tls.ring;
+    return PA_LIKELY(r != NULL) ? r : pa_thread_ring_slow();
+}
+
+/*! pa_emit_max_payload() : largest payload (bytes) pa_emit() stores whole in ring `r`: half
+ *  the ring minus the header (and what 16-bit nslots can count), so a big record still fits
+ *  while the ring holds other data. */
+static inline uint32_t pa_emit_max_payload(const pa_ring_t *r)
+{
+    uint64_t slots = (r->mask + 1) / 2 - 1;
+    if (slots > UINT16_MAX - 1u) /* nslots is 16 bits */
+        slots = UINT16_MAX - 1u;
+    return (uint32_t)(slots * PA_SLOT_SIZE);
+}
+
+/*! pa_emit() : appends *rec (caller sets kind, flags, t0, t1, u) plus `len` payload bytes to
+ *  the calling thread's ring; nslots, len and tid are filled here. A payload longer than
+ *  pa_emit_max_payload() is cut to it and flagged PA_RF_TRUNCATED. Returns 0, or -1 when the
+ *  record was not stored (ring full: counted in the ring's drops; no ring: pa_unrecorded). */
+static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t len)
+{
+    pa_ring_t *r = pa_thread_ring();
+    if (PA_UNLIKELY(r == NULL)) {
+        atomic_fetch_add_explicit(&pa_unrecorded, 1, memory_order_relaxed);
+        return -1;
+    }
+    uint32_t flags = rec->flags;
+    if (PA_UNLIKELY(len > pa_emit_max_payload(r))) {
+        len = pa_emit_max_payload(r);
+        flags |= PA_RF_TRUNCATED;
+    }
+    uint32_t ns = pa_record_slots(len);
+    pa_record_t *slot = pa_ring_reserve(r, ns);
+    if (PA_UNLIKELY(slot == NULL))
+        return -1;
+    memcpy(slot, rec, sizeof *slot);
+    slot->nslots = (uint16_t)ns;
+    slot->len = len;
+    slot->tid = pa_tls.tid;
+    slot->flags = flags;
+    if (len)
+        pa_ring_write_payload(r, payload, len);
+    pa_ring_commit(r, ns);
+    return 0;
+}
+
+/* Lifecycle internals (thread.c, init.c). */
+extern _Atomic int pa_thread_no_new_rings; /* set when the exit path starts */
+/*! pa_thread_init() : creates the thread-exit key (constructor: a low key index never needs
+ *  glibc's calloc in pthread_setspecific). */
+void pa_thread_init(void);
+/*! pa_thread_after_fork_child() : drops the parent's ring from the forking thread's TLS. */
+void pa_thread_after_fork_child(void);
+
+/* OS runtime wrappers (osrt.c). */
+/*! pa_osrt_init() : resolves every real_<fn> now (constructor), caches the threshold. */
+void pa_osrt_init(void);
+
+#endif

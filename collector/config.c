@@ -1,0 +1,255 @@
+/* config.c - the table of PROFAGENT_* variables and its parser (unknown names, bad values warned). */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/pa_log.h"
+
+extern char **environ;
+
+pa_config_t pa_config;
+
+static int parse_summary(const pa_config_var_t *v, const char *value, pa_config_t *cfg);
+
+#define OFF(f) offsetof(pa_config_t, f)
+#define KI 1024ull
+#define MI (1024ull * 1024ull)
+
+/* One row per variable. Keep PROFAGENT_LOG first: it is applied before the others. */
+const pa_config_var_t pa_config_vars[] = {
+    {"PROFAGENT_LOG", PA_CFG_ENUM, OFF(log_level), "warn", "silent|error|warn|info|debug", 0, 0, NULL,
+     "the agent's own diagnostics level"},
+    {"PROFAGENT_ENABLE", PA_CFG_BOOL, OFF(enable), "1", "0|1", 0, 0, NULL,
+     "0 turns the agent off entirely"},
+    {"PROFAGENT_TRACE", PA_CFG_FLAGS, OFF(trace), "all", "hgtx|osrt|ze|mem", 0, 0, NULL,
+     "comma list of sources to record (also all, none)"},
+    {"PROFAGENT_OUTPUT", PA_CFG_STRING, OFF(output), "profagent-%h-%p.db", "a path; %p pid, %h host, %q{VAR}, %%",
+     0, 0, NULL, "output DB path template"},
+    {"PROFAGENT_OVERWRITE", PA_CFG_BOOL, OFF(overwrite), "0", "0|1", 0, 0, NULL,
+     "1 replaces an existing DB instead of adding -1, -2, ..."},
+    {"PROFAGENT_SUMMARY", PA_CFG_CUSTOM, OFF(summary), "stderr", "stderr|stdout|none|file:PATH", 0, 0,
+     parse_summary, "where the exit summary goes"},
+    {"PROFAGENT_RING_SIZE", PA_CFG_SIZE, OFF(ring_size), "1M", "bytes, suffix K or M, 4K..1G", 4 * KI,
+     1024 * MI, NULL, "per-thread ring size"},
+    {"PROFAGENT_OSRT_THRESHOLD_NS", PA_CFG_UINT, OFF(osrt_threshold_ns), "1000", "ns, 0..1000000000000", 0,
+     1000000000000ull, NULL, "OS runtime calls shorter than this are not recorded"},
+    {"PROFAGENT_CALLSTACK_DEPTH", PA_CFG_UINT, OFF(callstack_depth), "32", "frames, 0..256", 0, 256, NULL,
+     "native frames captured per device allocation"},
+    {"PROFAGENT_CALLSTACK_GROUPS", PA_CFG_STRING, OFF(callstack_groups), "", "name=re1/re2;... rules", 0, 0,
+     NULL, "call-stack group rules for device memory"},
+    {"PROFAGENT_SPOOL_DIR", PA_CFG_STRING, OFF(spool_dir), "", "a directory", 0, 0, NULL,
+     "where the temporary spool goes (default: the DB's directory)"},
+    {"PROFAGENT_EXIT_TIMEOUT_MS", PA_CFG_UINT, OFF(exit_timeout_ms), "5000", "ms, 1..3600000", 1, 3600000,
+     NULL, "longest wait for the aggregator at exit"},
+};
+const size_t pa_config_nvars = sizeof pa_config_vars / sizeof pa_config_vars[0];
+
+/* Index of `word` (length n) in "a|b|c", or -1. Case-insensitive. */
+static int word_index(const char *accepted, const char *word, size_t n)
+{
+    int i = 0;
+    for (const char *p = accepted; *p; i++) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncasecmp(p, word, n) == 0)
+            return i;
+        if (!bar)
+            break;
+        p = bar + 1;
+    }
+    return -1;
+}
+
+static int parse_bool(const char *s, int *out)
+{
+    static const char *const on[] = {"1", "true", "yes", "on"}, *const off[] = {"0", "false", "no", "off"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(s, on[i]) == 0)
+            return *out = 1, 0;
+        if (strcasecmp(s, off[i]) == 0)
+            return *out = 0, 0;
+    }
+    return -1;
+}
+
+/* Decimal integer with an optional K/M/G suffix (only when `suffix`), bounded. */
+static int parse_uint(const char *s, int suffix, uint64_t min, uint64_t max, uint64_t *out)
+{
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    uint64_t mul = 1;
+    if (suffix && *end) {
+        char c = (char)toupper((unsigned char)*end);
+        mul = c == 'K' ? KI : c == 'M' ? MI : c == 'G' ? 1024 * MI : 0;
+        if (!mul)
+            return -1;
+        end++;
+        if (toupper((unsigned char)*end) == 'B' || toupper((unsigned char)*end) == 'I') /* 4KB, 1MiB */
+            end += (toupper((unsigned char)end[0]) == 'I' && toupper((unsigned char)end[1]) == 'B') ? 2 : 1;
+    }
+    if (*end || (v && mul > UINT64_MAX / v) || v * mul < min || v * mul > max)
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+/* "hgtx,osrt" -> mask; "all", "none" and "" accepted. */
+static int parse_flags(const char *accepted, const char *s, uint32_t *out)
+{
+    if (strcasecmp(s, "all") == 0)
+        return *out = PA_SRC_ALL, 0;
+    uint32_t mask = 0;
+    if (strcasecmp(s, "none") == 0 || *s == '\0')
+        return *out = 0, 0;
+    for (const char *p = s;;) {
+        while (*p == ' ')
+            p++;
+        size_t n = strcspn(p, ", ");
+        int i = word_index(accepted, p, n);
+        if (i < 0)
+            return -1;
+        mask |= 1u << i;
+        p += n;
+        while (*p == ' ')
+            p++;
+        if (*p == '\0')
+            break;
+        p++; /* the comma */
+    }
+    *out = mask;
+    return 0;
+}
+
+static int parse_summary(const pa_config_var_t *v, const char *value, pa_config_t *cfg)
+{
+    (void)v;
+    if (strncmp(value, "file:", 5) == 0) {
+        size_t n = strlen(value + 5);
+        if (n == 0 || n >= sizeof cfg->summary_path)
+            return -1;
+        memcpy(cfg->summary_path, value + 5, n + 1);
+        cfg->summary = PA_SUMMARY_FILE;
+        return 0;
+    }
+    int i = word_index("stderr|stdout|none", value, strlen(value));
+    if (i < 0)
+        return -1;
+    cfg->summary = i;
+    cfg->summary_path[0] = '\0';
+    return 0;
+}
+
+/* Stores `value` into the field of `v`. Returns 0, or -1 when the value is not accepted. */
+static int apply(const pa_config_var_t *v, const char *value, pa_config_t *cfg)
+{
+    void *f = (char *)cfg + v->offset;
+    switch (v->type) {
+    case PA_CFG_BOOL:
+        return parse_bool(value, f);
+    case PA_CFG_UINT:
+    case PA_CFG_SIZE:
+        return parse_uint(value, v->type == PA_CFG_SIZE, v->min, v->max, f);
+    case PA_CFG_ENUM: {
+        int i = word_index(v->accepted, value, strlen(value));
+        return i < 0 ? -1 : (*(int *)f = i, 0);
+    }
+    case PA_CFG_FLAGS:
+        return parse_flags(v->accepted, value, f);
+    case PA_CFG_STRING: {
+        size_t n = strlen(value);
+        if (n >= PA_CFG_STR_MAX)
+            return -1;
+        memcpy(f, value, n + 1);
+        return 0;
+    }
+    case PA_CFG_CUSTOM:
+        return v->parse(v, value, cfg);
+    }
+    return -1;
+}
+
+static const pa_config_var_t *find_var(const char *name, size_t n)
+{
+    for (size_t i = 0; i < pa_config_nvars; i++)
+        if (strlen(pa_config_vars[i].name) == n && memcmp(pa_config_vars[i].name, name, n) == 0)
+            return &pa_config_vars[i];
+    return NULL;
+}
+
+/* Applies one environment entry of a known variable; warns on a bad value. */
+static int apply_entry(const pa_config_var_t *v, const char *value, pa_config_t *cfg)
+{
+    if (apply(v, value, cfg) == 0)
+        return 0;
+    apply(v, v->def, cfg); /* a failed parse may have half-written the field */
+    pa_warn("config", "%s=\"%.200s\" is not accepted (accepted: %s); using the default \"%s\"", v->name, value,
+            v->accepted, v->def);
+    return 1;
+}
+
+/* "PROFAGENT_LOG, PROFAGENT_ENABLE, ..." into buf (cut when too long). */
+static void known_names(char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < pa_config_nvars && used + 1 < size; i++) {
+        int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", pa_config_vars[i].name);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
+
+int pa_config_parse(pa_config_t *cfg, char *const *envp)
+{
+    memset(cfg, 0, sizeof *cfg);
+    for (size_t i = 0; i < pa_config_nvars; i++)
+        apply(&pa_config_vars[i], pa_config_vars[i].def, cfg);
+    int warnings = 0;
+    /* Pass 0: PROFAGENT_LOG only (sets the level the other messages obey); pass 1: the rest. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (char *const *e = envp; e && *e; e++) {
+            if (strncmp(*e, "PROFAGENT_", 10) != 0)
+                continue;
+            const char *eq = strchr(*e, '=');
+            size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
+            const pa_config_var_t *v = find_var(*e, n);
+            int is_log = v == &pa_config_vars[0];
+            if (pass == 0 && is_log) {
+                warnings += apply_entry(v, eq ? eq + 1 : "", cfg);
+                pa_log_level = cfg->log_level;
+            } else if (pass == 1 && v && !is_log) {
+                warnings += apply_entry(v, eq ? eq + 1 : "", cfg);
+            } else if (pass == 1 && !v) {
+                char known[768];
+                known_names(known, sizeof known);
+                pa_warn("config", "unknown variable %.*s ignored (known: %s)", (int)(n > 100 ? 100 : n), *e, known);
+                warnings++;
+            }
+        }
+    }
+    pa_log_level = cfg->log_level;
+    return warnings;
+}
+
+int pa_config_load(void)
+{
+    return pa_config_parse(&pa_config, environ);
+}
+
+void pa_config_print_help(void)
+{
+    for (size_t i = 0; i < pa_config_nvars; i++) {
+        const pa_config_var_t *v = &pa_config_vars[i];
+        fprintf(stderr, "  %-28s default \"%s\", accepted: %s\n      %s\n", v->name, v->def, v->accepted, v->help);
+    }
+}

@@ -1,1 +1,0 @@
-/* placeholder */ typedef int pa_collector_placeholder_t;

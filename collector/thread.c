@@ -1,0 +1,103 @@
+/* thread.c - per-thread state: ring creation on the first event, thread name, retirement at exit. */
+#include <errno.h>
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "../common/pa_log.h"
+
+__thread pa_tls_t pa_tls __attribute__((tls_model("initial-exec")));
+_Atomic uint32_t pa_sources;
+_Atomic uint64_t pa_unrecorded;
+
+/* Set when the session's exit path began: no new rings from then on (nobody would drain them). */
+_Atomic int pa_thread_no_new_rings;
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+static int exit_key_ok;
+
+static void thread_exit_cb(void *arg);
+
+static void exit_key_create(void)
+{
+    exit_key_ok = pthread_key_create(&exit_key, thread_exit_cb) == 0;
+}
+
+void pa_thread_mark_agent(void)
+{
+    pa_tls.agent = 1;
+}
+
+/* Emits PA_REC_THREAD_EXIT and hands the ring to the aggregator, which frees it once drained.
+ * Runs among the thread's TLS destructors; later destructors that record get a new ring
+ * (thread_ring_slow re-arms the key, so this runs again for it). */
+static void thread_exit_cb(void *arg)
+{
+    (void)arg;
+    pa_ring_t *r = pa_tls.ring;
+    if (!r)
+        return;
+    pa_record_t rec = {.kind = PA_REC_THREAD_EXIT, .t0 = pa_clock_ns()};
+    pa_emit(&rec, NULL, 0);
+    pa_tls.ring = NULL;
+    pa_tls.state = PA_THREAD_RETIRED;
+    atomic_store_explicit(&r->retired, 1, memory_order_release);
+}
+
+void pa_thread_init(void)
+{
+    pthread_once(&exit_key_once, exit_key_create);
+}
+
+pa_ring_t *pa_thread_ring_slow(void)
+{
+    if (pa_tls.ring)
+        return pa_tls.ring;
+    if (pa_tls.state == PA_THREAD_NORING || pa_tls.guard || pa_tls.agent ||
+        atomic_load_explicit(&pa_thread_no_new_rings, memory_order_acquire))
+        return NULL;
+    int saved = errno;
+    pa_guard_enter(); /* allocation, prctl and pthread_* below must not be recorded */
+    if (!pa_tls.tid)
+        pa_tls.tid = (uint32_t)syscall(SYS_gettid);
+    pthread_once(&exit_key_once, exit_key_create);
+    uint64_t slots = pa_config.ring_size / PA_SLOT_SIZE;
+    pa_ring_t *r = pa_ring_create((uint32_t)(slots ? slots : 64), pa_tls.tid);
+    if (!r) {
+        pa_tls.state = PA_THREAD_NORING; /* don't retry a failing malloc on every event */
+        pa_guard_leave();
+        errno = saved;
+        pa_warn("collector", "no memory for the ring of thread %u: its events are counted as unrecorded",
+                pa_tls.tid);
+        return NULL;
+    }
+    char name[16] = {0};
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    memcpy(r->name, name, sizeof r->name);
+    /* the key's destructor retires the ring; arming it again after a retirement makes the
+     * destructor loop run once more for this new ring */
+    if (exit_key_ok)
+        pthread_setspecific(exit_key, r);
+    pa_ring_register(r);
+    pa_tls.ring = r;
+    pa_tls.state = PA_THREAD_ACTIVE;
+    pa_guard_leave();
+    pa_record_t rec = {.kind = PA_REC_THREAD_NAME, .t0 = pa_clock_ns()};
+    pa_emit(&rec, name, (uint32_t)strnlen(name, sizeof name));
+    errno = saved;
+    return r;
+}
+
+/*! pa_thread_after_fork_child() : the forking thread's TLS in the child still points at the
+ *  parent's ring (a copy nobody drains): forget it, and the cached tid. */
+void pa_thread_after_fork_child(void)
+{
+    pa_tls.ring = NULL;
+    pa_tls.tid = (uint32_t)syscall(SYS_gettid);
+    pa_tls.state = PA_THREAD_NEW;
+    if (exit_key_ok)
+        pthread_setspecific(exit_key, NULL);
+}
