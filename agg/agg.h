@@ -56,6 +56,8 @@ typedef struct pa_agg_results {
     uint64_t hgtx_unterminated;     /* ranges still open at exit */
     uint64_t spool_records, spool_bytes_raw, spool_bytes_compressed;
     uint64_t first_ns, last_ns;     /* session span */
+    uint64_t hgtx_depth_overflow;   /* pushes beyond max_stack_depth (not stored) */
+    uint64_t spool_errors;          /* records the spool refused (disk full...) */
 } pa_agg_results_t;
 
 typedef struct pa_agg_config {
@@ -63,7 +65,17 @@ typedef struct pa_agg_config {
     uint64_t poll_interval_ns;   /* sleep between drains when idle (default 1 ms) */
     size_t median_budget;        /* max samples kept for exact medians over all keys */
     int zstd_level;              /* default 1 */
+    /* Bounds on in-flight state (0 = default); memory never grows with run length. */
+    size_t max_open_ranges;      /* open start/end ranges + early ends (default 1 M); beyond:
+                                    a start is closed at once as unterminated, an end counted bad */
+    uint32_t max_stack_depth;    /* push/pop depth kept per thread (default 1024); deeper
+                                    pushes are counted and their pops skipped */
 } pa_agg_config_t;
+
+#define PA_AGG_DEFAULT_POLL_NS 1000000ull
+#define PA_AGG_DEFAULT_MEDIAN_BUDGET ((size_t)16 << 20)
+#define PA_AGG_DEFAULT_MAX_OPEN ((size_t)1 << 20)
+#define PA_AGG_DEFAULT_MAX_DEPTH 1024u
 
 /*! pa_agg_start() : starts the aggregator thread. Returns 0, or -1 (errno set) when the
  *  thread or the spool could not be created (the agent then runs without collection). */
@@ -73,6 +85,13 @@ int pa_agg_start(const pa_agg_config_t *cfg);
  *  flush and close the spool, and waits at most `timeout_ns`. Returns the results
  *  (owned by the aggregator) or NULL when the thread did not finish in time. */
 const pa_agg_results_t *pa_agg_stop(uint64_t timeout_ns);
+
+/*! pa_agg_free() : releases the results returned by pa_agg_stop() (row keys included) and
+ *  the aggregator's memory; call after the writer is done. Safe with nothing to free. */
+void pa_agg_free(void);
+
+/*! pa_stat_stddev() : sample standard deviation (n-1) in the unit of the values; 0 for n <= 1. */
+double pa_stat_stddev(const pa_stat_t *st);
 
 /*! pa_agg_after_fork_child() : forgets the parent's thread and state in a fork child. */
 void pa_agg_after_fork_child(void);

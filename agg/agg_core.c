@@ -1,0 +1,362 @@
+/* agg_core.c - aggregator context: drain rings, dispatch records, build the results at stop. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/pa_clock.h"
+#include "../common/pa_log.h"
+#include "../common/pa_names.h"
+#include "agg_priv.h"
+
+pa_agg_t *pa_agg_create(const pa_agg_config_t *cfg)
+{
+    pa_agg_t *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->cfg = *cfg;
+    if (!a->cfg.poll_interval_ns)
+        a->cfg.poll_interval_ns = PA_AGG_DEFAULT_POLL_NS;
+    if (!a->cfg.median_budget)
+        a->cfg.median_budget = PA_AGG_DEFAULT_MEDIAN_BUDGET;
+    if (!a->cfg.max_open_ranges)
+        a->cfg.max_open_ranges = PA_AGG_DEFAULT_MAX_OPEN;
+    if (!a->cfg.max_stack_depth)
+        a->cfg.max_stack_depth = PA_AGG_DEFAULT_MAX_DEPTH;
+    if (!a->cfg.zstd_level)
+        a->cfg.zstd_level = 1;
+    a->cfg.spool_path = NULL; /* not owned: only used to open */
+    a->stats.budget = a->cfg.median_budget;
+    a->spool = cfg->spool_path ? pa_spool_open_write(cfg->spool_path, a->cfg.zstd_level) : NULL;
+    if (cfg->spool_path && !a->spool) {
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+int pa_agg_spool(pa_agg_t *a, const pa_record_t *rec, const void *payload)
+{
+    if (!a->spool)
+        return 0;
+    if (pa_spool_append(a->spool, rec, payload) < 0) {
+        if (a->spool_errors++ == 0)
+            pa_err("agg", "spool write failed; the DB will lack trace rows from here on");
+        return -1;
+    }
+    a->spool_records++;
+    return 0;
+}
+
+uint32_t pa_agg_intern(pa_agg_t *a, const void *bytes, size_t len)
+{
+    int is_new;
+    uint32_t id = pa_intern_get(&a->strings, bytes, len, &is_new);
+    if (is_new) {
+        pa_record_t r = { .kind = PA_SP_STRING, .len = (uint32_t)len };
+        r.u.str.id = id;
+        pa_agg_spool(a, &r, pa_intern_str(&a->strings, id, NULL));
+    }
+    return id;
+}
+
+const char *pa_agg_string(const pa_agg_t *a, uint32_t id, size_t *len)
+{
+    return pa_intern_str(&a->strings, id, len);
+}
+
+void pa_agg_stat_add_id(pa_agg_t *a, int cat, uint32_t tag, uint32_t key_id, uint64_t value)
+{
+    long row = pa_statset_row(&a->stats, cat, tag, key_id);
+    if (row >= 0)
+        pa_statset_add(&a->stats, (size_t)row, value);
+}
+
+void pa_agg_stat_add(pa_agg_t *a, int cat, uint32_t tag, const void *key, size_t len, uint64_t value)
+{
+    uint32_t id = pa_agg_intern(a, key, len);
+    if (id)
+        pa_agg_stat_add_id(a, cat, tag, id, value);
+}
+
+void **pa_agg_source_state(pa_agg_t *a, int source)
+{
+    return source >= 0 && source < PA_AGG_SRC_COUNT ? &a->src_state[source] : NULL;
+}
+
+uint64_t pa_agg_session_end_ns(const pa_agg_t *a)
+{
+    return a->end_ns;
+}
+
+struct pa_agg_thread *pa_agg_thread_get(pa_agg_t *a, uint32_t tid)
+{
+    if (a->last_thr && a->last_thr->tid == tid)
+        return a->last_thr;
+    uint32_t *ix = pa_map_get(&a->tid_map, (uint64_t)tid + 1); /* +1: tid 0 stays a key */
+    if (ix)
+        return a->last_thr = a->threads[*ix];
+    if (a->nthreads == a->threads_cap) {
+        size_t ncap = a->threads_cap ? a->threads_cap * 2 : 32;
+        struct pa_agg_thread **nt = realloc(a->threads, ncap * sizeof *nt);
+        if (!nt)
+            return NULL;
+        a->threads = nt;
+        a->threads_cap = ncap;
+    }
+    struct pa_agg_thread *t = calloc(1, sizeof *t);
+    if (!t || pa_map_put(&a->tid_map, (uint64_t)tid + 1, (uint32_t)a->nthreads) < 0) {
+        free(t);
+        return NULL;
+    }
+    t->tid = tid;
+    a->threads[a->nthreads++] = t;
+    return a->last_thr = t;
+}
+
+static void thread_set_name(pa_agg_t *a, struct pa_agg_thread *t, const uint8_t *name, size_t len)
+{
+    size_t n = strnlen((const char *)name, len);
+    t->name_id = pa_agg_intern(a, name, n);
+    if (n > sizeof t->name - 1)
+        n = sizeof t->name - 1;
+    memcpy(t->name, name, n);
+    t->name[n] = '\0';
+}
+
+static void osrt_record(pa_agg_t *a, const pa_record_t *rec)
+{
+    pa_record_t sp = *rec;
+    sp.kind = PA_SP_OSRT;
+    sp.nslots = 1;
+    sp.len = 0;
+    pa_agg_spool(a, &sp, NULL);
+    uint32_t f = rec->u.osrt.func < PA_OSRT_COUNT ? rec->u.osrt.func : 0;
+    if (!a->osrt_key[f]) {
+        const char *name = pa_osrt_name(f);
+        a->osrt_key[f] = pa_agg_intern(a, name, strlen(name));
+    }
+    pa_agg_stat_add_id(a, PA_CAT_OSRT, 0, a->osrt_key[f], rec->t1 > rec->t0 ? rec->t1 - rec->t0 : 0);
+}
+
+static void agg_dispatch(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
+{
+    a->consumed++;
+    struct pa_agg_thread *t = pa_agg_thread_get(a, rec->tid);
+    if (!t)
+        return;
+    if (rec->t0) {
+        uint64_t end = rec->t1 > rec->t0 ? rec->t1 : rec->t0;
+        if (!a->first_ns || rec->t0 < a->first_ns)
+            a->first_ns = rec->t0;
+        if (end > a->last_ns)
+            a->last_ns = end;
+        if (!t->first_ns || rec->t0 < t->first_ns)
+            t->first_ns = rec->t0;
+        if (end > t->last_ns)
+            t->last_ns = end;
+    }
+    uint16_t k = rec->kind;
+    if (k >= PA_REC_HGTX_PUSH && k <= PA_REC_HGTX_DOMAIN_DESTROY) {
+        pa_agg_hgtx_record(a, t, rec, payload);
+    } else if (k == PA_REC_OSRT) {
+        osrt_record(a, rec);
+    } else if (k >= PA_REC_ZE_FIRST && k <= PA_REC_ZE_LAST) {
+        pa_agg_ze_record(a, rec, payload);
+    } else if (k >= PA_REC_MEM_FIRST && k <= PA_REC_MEM_LAST) {
+        pa_agg_mem_record(a, rec, payload);
+    } else if (k == PA_REC_THREAD_NAME) {
+        if (payload)
+            thread_set_name(a, t, payload, rec->len);
+    }
+    /* PA_REC_THREAD_EXIT: only its time matters (t->last_ns, above); unknown kinds: skipped */
+}
+
+static void agg_sink(void *ctx, const pa_record_t *rec, const uint8_t *payload)
+{
+    agg_dispatch(ctx, rec, payload);
+}
+
+void pa_agg_process_for_test(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
+{
+    agg_dispatch(a, rec, payload);
+}
+
+/* Counters of a ring that is about to be freed move to its thread. */
+static void agg_on_retire(void *ctx, const pa_ring_t *r)
+{
+    pa_agg_t *a = ctx;
+    uint64_t recs = atomic_load_explicit(&((pa_ring_t *)r)->records, memory_order_relaxed);
+    uint64_t drops = atomic_load_explicit(&((pa_ring_t *)r)->drops, memory_order_relaxed);
+    a->retired_records += recs;
+    a->retired_drops += drops;
+    struct pa_agg_thread *t = pa_agg_thread_get(a, r->tid);
+    if (!t)
+        return;
+    t->records += recs;
+    t->drops += drops;
+    if (!t->name[0] && r->name[0])
+        thread_set_name(a, t, (const uint8_t *)r->name, sizeof r->name);
+}
+
+static size_t agg_drain_pass(pa_agg_t *a, size_t batch)
+{
+    size_t total = 0;
+    for (pa_ring_t *r = atomic_load_explicit(&pa_ring_list, memory_order_acquire); r; r = r->next) {
+        size_t need = (size_t)(r->mask + 1) * PA_SLOT_SIZE;
+        if (need > a->scratch_cap) {
+            uint8_t *s = realloc(a->scratch, need);
+            if (!s)
+                continue; /* retried next pass; the producer counts drops meanwhile */
+            a->scratch = s;
+            a->scratch_cap = need;
+        }
+        a->cur_ring = r;
+        total += pa_ring_drain(r, agg_sink, a, a->scratch, batch);
+    }
+    a->cur_ring = NULL;
+    pa_ring_unlink_retired(agg_on_retire, a);
+    return total;
+}
+
+size_t pa_agg_drain_once(pa_agg_t *a)
+{
+    return agg_drain_pass(a, PA_AGG_BATCH);
+}
+
+static int row_cmp(const void *x, const void *y)
+{
+    const pa_stat_row_t *a = x, *b = y;
+    if (a->cat != b->cat)
+        return a->cat < b->cat ? -1 : 1;
+    if (a->st.total != b->st.total)
+        return a->st.total > b->st.total ? -1 : 1;
+    return a->key_len != b->key_len ? (a->key_len < b->key_len ? -1 : 1)
+                                    : memcmp(a->key, b->key, a->key_len);
+}
+
+/* Live rings' counters (after the final drain) and everything retired: what was produced. */
+static void results_threads(pa_agg_t *a)
+{
+    pa_agg_results_t *res = &a->res;
+    uint64_t recs = a->retired_records, drops = a->retired_drops;
+    for (pa_ring_t *r = atomic_load_explicit(&pa_ring_list, memory_order_acquire); r; r = r->next) {
+        uint64_t rr = atomic_load_explicit(&r->records, memory_order_acquire);
+        uint64_t rd = atomic_load_explicit(&r->drops, memory_order_relaxed);
+        recs += rr;
+        drops += rd;
+        struct pa_agg_thread *t = pa_agg_thread_get(a, r->tid);
+        if (t) {
+            t->records += rr;
+            t->drops += rd;
+            if (!t->name[0] && r->name[0])
+                thread_set_name(a, t, (const uint8_t *)r->name, sizeof r->name);
+        }
+    }
+    res->records_total = recs;
+    res->drops_total = drops;
+    res->late_records = recs > a->consumed ? recs - a->consumed : 0;
+    res->threads = calloc(a->nthreads ? a->nthreads : 1, sizeof *res->threads);
+    for (size_t i = 0; res->threads && i < a->nthreads; i++) {
+        const struct pa_agg_thread *t = a->threads[i];
+        pa_thread_info_t *ti = &res->threads[res->nthreads++];
+        ti->tid = t->tid;
+        memcpy(ti->name, t->name, sizeof ti->name);
+        ti->records = t->records;
+        ti->drops = t->drops;
+        ti->first_ns = t->first_ns;
+        ti->last_ns = t->last_ns;
+        pa_record_t sp = { .kind = PA_SP_THREAD, .tid = t->tid, .t0 = t->first_ns, .t1 = t->last_ns };
+        sp.u.thread.drops = t->drops;
+        sp.u.thread.name_id = t->name_id;
+        sp.u.thread.records = t->records;
+        pa_agg_spool(a, &sp, NULL);
+    }
+}
+
+static void results_rows(pa_agg_t *a)
+{
+    pa_agg_results_t *res = &a->res;
+    pa_statset_finish(&a->stats);
+    res->rows = calloc(a->stats.nrows ? a->stats.nrows : 1, sizeof *res->rows);
+    if (!res->rows)
+        return;
+    for (size_t i = 0; i < a->stats.nrows; i++) {
+        const struct pa_statrow *r = &a->stats.rows[i];
+        pa_stat_row_t *o = &res->rows[i];
+        o->cat = r->cat;
+        o->tag = r->tag;
+        o->key = pa_intern_str(&a->strings, r->key_id, &o->key_len);
+        if (!o->key) {
+            o->key = "";
+            o->key_len = 0;
+        }
+        o->st = r->st;
+    }
+    res->nrows = a->stats.nrows;
+    qsort(res->rows, res->nrows, sizeof *res->rows, row_cmp);
+}
+
+const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
+{
+    if (a->finished)
+        return &a->res;
+    /* producers may still be writing: drain everything visible, a bounded number of times */
+    for (int pass = 0; pass < PA_AGG_FINAL_PASSES; pass++)
+        if (agg_drain_pass(a, 0) == 0)
+            break;
+    uint64_t now = pa_clock_ns();
+    a->end_ns = now > a->last_ns ? now : a->last_ns;
+    pa_agg_hgtx_finish(a);
+    pa_agg_ze_finish(a);
+    pa_agg_mem_finish(a);
+    results_threads(a);
+    results_rows(a);
+    pa_agg_results_t *res = &a->res;
+    res->hgtx_misuse_pop_empty = a->pop_empty;
+    res->hgtx_misuse_bad_end = a->bad_end;
+    res->hgtx_unterminated = a->unterminated;
+    res->hgtx_depth_overflow = a->depth_overflow;
+    res->first_ns = a->first_ns;
+    res->last_ns = a->last_ns;
+    if (a->spool) {
+        if (pa_spool_close_write(a->spool, &res->spool_bytes_raw, &res->spool_bytes_compressed) < 0)
+            a->spool_errors++;
+        a->spool = NULL;
+    }
+    res->spool_records = a->spool_records;
+    res->spool_errors = a->spool_errors;
+    a->finished = 1;
+    return res;
+}
+
+size_t pa_agg_hgtx_stack(pa_agg_t *a, uint32_t tid, const pa_agg_open_range_t **ranges)
+{
+    uint32_t *ix = pa_map_get(&a->tid_map, (uint64_t)tid + 1);
+    const struct pa_agg_thread *t = ix ? a->threads[*ix] : NULL;
+    *ranges = t && t->depth ? t->stack : NULL;
+    return t ? t->depth : 0;
+}
+
+void pa_agg_destroy(pa_agg_t *a)
+{
+    if (!a)
+        return;
+    if (a->spool)
+        pa_spool_close_write(a->spool, NULL, NULL);
+    for (size_t i = 0; i < a->nthreads; i++) {
+        free(a->threads[i]->stack);
+        free(a->threads[i]);
+    }
+    free(a->threads);
+    free(a->res.rows);
+    free(a->res.threads);
+    free(a->se);
+    free(a->tmp);
+    free(a->scratch);
+    pa_map_free(&a->tid_map);
+    pa_map_free(&a->domains);
+    pa_map_free(&a->display);
+    pa_map_free(&a->se_map);
+    pa_statset_free(&a->stats);
+    pa_intern_free(&a->strings);
+    free(a);
+}

@@ -1,0 +1,289 @@
+/* agg_hgtx.c - HGTX pairing: push/pop stacks per thread, start/end ids across threads, marks. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agg_priv.h"
+
+/* "domain:name" (or just the name) as one interned string: the statistics key. */
+static uint32_t display_id(pa_agg_t *a, uint32_t domain_id, uint32_t name_id)
+{
+    if (!domain_id)
+        return name_id;
+    uint64_t key = (uint64_t)domain_id << 32 | name_id;
+    uint32_t *v = pa_map_get(&a->display, key);
+    if (v)
+        return *v;
+    size_t dl, nl;
+    const char *d = pa_intern_str(&a->strings, domain_id, &dl);
+    const char *n = pa_intern_str(&a->strings, name_id, &nl);
+    if (!d || !n)
+        return name_id;
+    if (dl + nl + 1 > a->tmp_cap) {
+        char *t = realloc(a->tmp, dl + nl + 1);
+        if (!t)
+            return name_id;
+        a->tmp = t;
+        a->tmp_cap = dl + nl + 1;
+    }
+    memcpy(a->tmp, d, dl);
+    a->tmp[dl] = ':';
+    memcpy(a->tmp + dl + 1, n, nl);
+    uint32_t id = pa_agg_intern(a, a->tmp, dl + nl + 1);
+    if (id)
+        pa_map_put(&a->display, key, id);
+    return id ? id : name_id;
+}
+
+static uint32_t domain_name_id(pa_agg_t *a, uint32_t domain)
+{
+    if (!domain)
+        return 0;
+    uint32_t *v = pa_map_get(&a->domains, domain);
+    return v ? *v : 0; /* a domain whose create record was dropped shows as the default one */
+}
+
+typedef struct range_out {
+    uint64_t t0, t1;
+    uint32_t tid, end_tid, range_id, parent_id, name_id, domain_id, flags;
+    int32_t level;
+} range_out_t;
+
+/* Spools a range; terminated ranges also feed the HGTX statistics (unterminated ones have no
+ * real duration and would distort them). */
+static void range_emit(pa_agg_t *a, const range_out_t *o)
+{
+    pa_record_t r = { .kind = PA_SP_HGTX_RANGE, .tid = o->tid, .flags = o->flags, .t0 = o->t0,
+                      .t1 = o->t1 };
+    r.u.range.name_id = o->name_id;
+    r.u.range.domain_id = o->domain_id;
+    r.u.range.range_id = o->range_id;
+    r.u.range.parent_id = o->parent_id;
+    r.u.range.level = o->level;
+    r.u.range.end_tid = o->end_tid;
+    pa_agg_spool(a, &r, NULL);
+    if (o->flags & PA_RF_UNTERMINATED)
+        return;
+    uint32_t key = display_id(a, o->domain_id, o->name_id);
+    pa_agg_stat_add_id(a, PA_CAT_HGTX_RANGE, (o->flags & PA_RF_STARTEND) ? 1u : 0u, key,
+                       o->t1 > o->t0 ? o->t1 - o->t0 : 0);
+}
+
+static void hgtx_push(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec,
+                      const uint8_t *payload)
+{
+    if (t->depth >= a->cfg.max_stack_depth) {
+        t->skipped++;
+        a->depth_overflow++;
+        return;
+    }
+    if (t->depth == t->cap) {
+        uint32_t ncap = t->cap ? t->cap * 2 : 8;
+        pa_agg_open_range_t *ns = realloc(t->stack, ncap * sizeof *ns);
+        if (!ns) {
+            t->skipped++;
+            a->depth_overflow++;
+            return;
+        }
+        t->stack = ns;
+        t->cap = ncap;
+    }
+    pa_agg_open_range_t *o = &t->stack[t->depth];
+    o->t0 = rec->t0;
+    o->range_id = ++a->next_range_id;
+    o->parent_id = t->depth ? t->stack[t->depth - 1].range_id : 0;
+    o->name_id = pa_agg_intern(a, payload ? (const void *)payload : "", payload ? rec->len : 0);
+    o->domain_id = domain_name_id(a, rec->u.hgtx.domain);
+    o->level = (int32_t)t->depth;
+    o->pad = 0;
+    t->depth++;
+}
+
+static void pop_emit(pa_agg_t *a, struct pa_agg_thread *t, uint64_t t1, uint32_t flags)
+{
+    const pa_agg_open_range_t *o = &t->stack[--t->depth];
+    range_out_t out = { .t0 = o->t0, .t1 = t1, .tid = t->tid, .end_tid = t->tid,
+                        .range_id = o->range_id, .parent_id = o->parent_id, .name_id = o->name_id,
+                        .domain_id = o->domain_id, .flags = flags, .level = o->level };
+    range_emit(a, &out);
+}
+
+static void hgtx_pop(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec)
+{
+    if (t->skipped) { /* the matching push was past the depth limit */
+        t->skipped--;
+        return;
+    }
+    int32_t lvl = rec->u.hgtx.level; /* level of the closed range per the producer, -1: empty */
+    /* Only a thread that lost records can disagree with the producer's depth; then trust the
+     * producer: drop ranges whose pop was lost, ignore a pop whose push was lost. */
+    if (a->cur_ring && lvl >= 0 && atomic_load_explicit(&((pa_ring_t *)a->cur_ring)->drops,
+                                                        memory_order_relaxed)) {
+        while (t->depth > (uint32_t)lvl + 1)
+            t->depth--;
+        if (t->depth < (uint32_t)lvl + 1)
+            return;
+    }
+    if (t->depth == 0) {
+        a->pop_empty++;
+        return;
+    }
+    pop_emit(a, t, rec->t0, 0);
+}
+
+static struct pa_agg_se *se_alloc(pa_agg_t *a, uint64_t id)
+{
+    if (a->se_map.n >= a->cfg.max_open_ranges)
+        return NULL;
+    uint32_t ix;
+    if (a->se_free) {
+        ix = a->se_free - 1;
+        a->se_free = a->se[ix].next_free;
+    } else {
+        if (a->se_n == a->se_cap) {
+            size_t ncap = a->se_cap ? a->se_cap * 2 : 64;
+            struct pa_agg_se *ns = realloc(a->se, ncap * sizeof *ns);
+            if (!ns)
+                return NULL;
+            a->se = ns;
+            a->se_cap = ncap;
+        }
+        ix = (uint32_t)a->se_n++;
+    }
+    if (pa_map_put(&a->se_map, id, ix) < 0) {
+        a->se[ix].next_free = a->se_free;
+        a->se_free = ix + 1;
+        return NULL;
+    }
+    memset(&a->se[ix], 0, sizeof a->se[ix]);
+    a->se[ix].id = id;
+    return &a->se[ix];
+}
+
+static void se_release(pa_agg_t *a, struct pa_agg_se *e)
+{
+    uint32_t ix = (uint32_t)(e - a->se);
+    pa_map_del(&a->se_map, e->id);
+    e->next_free = a->se_free;
+    a->se_free = ix + 1;
+}
+
+static void hgtx_start(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec,
+                       const uint8_t *payload)
+{
+    uint64_t id = rec->u.hgtx.id;
+    range_out_t out = { .t0 = rec->t0, .tid = t->tid, .range_id = ++a->next_range_id,
+                        .flags = PA_RF_STARTEND, .level = -1 };
+    out.name_id = pa_agg_intern(a, payload ? (const void *)payload : "", payload ? rec->len : 0);
+    out.domain_id = domain_name_id(a, rec->u.hgtx.domain);
+    uint32_t *ix = id ? pa_map_get(&a->se_map, id) : NULL;
+    if (ix && a->se[*ix].is_end) { /* its end was drained first (another thread's ring) */
+        struct pa_agg_se *e = &a->se[*ix];
+        out.t1 = e->t;
+        out.end_tid = e->tid;
+        se_release(a, e);
+        range_emit(a, &out);
+        return;
+    }
+    struct pa_agg_se *e = (id && !ix) ? se_alloc(a, id) : NULL;
+    if (!e) { /* duplicate id or no room: it can never be ended, report it open right away */
+        out.t1 = rec->t0;
+        out.end_tid = t->tid;
+        out.flags |= PA_RF_UNTERMINATED;
+        a->unterminated++;
+        range_emit(a, &out);
+        return;
+    }
+    e->t = rec->t0;
+    e->tid = t->tid;
+    e->name_id = out.name_id;
+    e->domain_id = out.domain_id;
+    e->range_id = out.range_id;
+}
+
+static void hgtx_end(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec)
+{
+    uint64_t id = rec->u.hgtx.id;
+    uint32_t *ix = id ? pa_map_get(&a->se_map, id) : NULL;
+    if (ix && !a->se[*ix].is_end) {
+        struct pa_agg_se *e = &a->se[*ix];
+        range_out_t out = { .t0 = e->t, .t1 = rec->t0, .tid = e->tid, .end_tid = t->tid,
+                            .range_id = e->range_id, .name_id = e->name_id,
+                            .domain_id = e->domain_id, .flags = PA_RF_STARTEND, .level = -1 };
+        se_release(a, e);
+        range_emit(a, &out);
+        return;
+    }
+    struct pa_agg_se *e = (id && !ix) ? se_alloc(a, id) : NULL;
+    if (!e) { /* id 0, a second early end of the same id, or no room */
+        a->bad_end++;
+        return;
+    }
+    e->is_end = 1; /* keep it: its start may still be in another thread's ring */
+    e->t = rec->t0;
+    e->tid = t->tid;
+}
+
+void pa_agg_hgtx_record(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec,
+                        const uint8_t *payload)
+{
+    switch (rec->kind) {
+    case PA_REC_HGTX_PUSH:
+        hgtx_push(a, t, rec, payload);
+        break;
+    case PA_REC_HGTX_POP:
+        hgtx_pop(a, t, rec);
+        break;
+    case PA_REC_HGTX_START:
+        hgtx_start(a, t, rec, payload);
+        break;
+    case PA_REC_HGTX_END:
+        hgtx_end(a, t, rec);
+        break;
+    case PA_REC_HGTX_MARK: {
+        pa_record_t m = { .kind = PA_SP_HGTX_MARK, .tid = t->tid, .t0 = rec->t0 };
+        m.u.range.name_id = pa_agg_intern(a, payload ? (const void *)payload : "",
+                                          payload ? rec->len : 0);
+        m.u.range.domain_id = domain_name_id(a, rec->u.hgtx.domain);
+        m.u.range.level = -1;
+        pa_agg_spool(a, &m, NULL);
+        break;
+    }
+    case PA_REC_HGTX_DOMAIN: {
+        uint32_t nid = pa_agg_intern(a, payload ? (const void *)payload : "", payload ? rec->len : 0);
+        if (rec->u.hgtx.domain && nid)
+            pa_map_put(&a->domains, rec->u.hgtx.domain, nid);
+        break;
+    }
+    default: /* domain destroy: names stay valid for ranges still open or drained later */
+        break;
+    }
+}
+
+void pa_agg_hgtx_finish(pa_agg_t *a)
+{
+    for (size_t i = 0; i < a->nthreads; i++) {
+        struct pa_agg_thread *t = a->threads[i];
+        a->unterminated += t->depth;
+        while (t->depth) /* innermost first, like pops would have come */
+            pop_emit(a, t, a->end_ns, PA_RF_UNTERMINATED);
+    }
+    for (size_t i = 0; i < a->se_n; i++) {
+        struct pa_agg_se *e = &a->se[i];
+        uint32_t *ix = e->id ? pa_map_get(&a->se_map, e->id) : NULL;
+        if (!ix || *ix != i)
+            continue; /* free slot */
+        if (e->is_end) {
+            a->bad_end++;
+            continue;
+        }
+        range_out_t out = { .t0 = e->t, .t1 = a->end_ns, .tid = e->tid, .end_tid = 0,
+                            .range_id = e->range_id, .name_id = e->name_id,
+                            .domain_id = e->domain_id, .level = -1,
+                            .flags = PA_RF_STARTEND | PA_RF_UNTERMINATED };
+        a->unterminated++;
+        range_emit(a, &out);
+    }
+    pa_map_free(&a->se_map);
+    a->se_n = 0;
+    a->se_free = 0;
+}

@@ -1,1 +1,0 @@
-/* placeholder */ typedef int pa_agg_placeholder_t;

@@ -1,0 +1,179 @@
+/* stats.c - online statistics per key: count/total/min/max, Welford stddev, exact median. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agg_internal.h"
+
+void pa_stat_add(pa_stat_t *st, uint64_t v)
+{
+    if (st->count == 0 || v < st->min)
+        st->min = v;
+    if (v > st->max)
+        st->max = v;
+    st->count++;
+    st->total += v;
+    double d = (double)v - st->mean; /* Welford: stable for large ns values */
+    st->mean += d / (double)st->count;
+    st->m2 += d * ((double)v - st->mean);
+}
+
+double pa_stat_stddev(const pa_stat_t *st)
+{
+    if (st->count < 2 || st->m2 <= 0)
+        return 0.0;
+    return sqrt(st->m2 / (double)(st->count - 1)); /* sample stddev (spec: n-1) */
+}
+
+static inline void swap_u64(uint64_t *a, uint64_t *b)
+{
+    uint64_t t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Puts the k-th smallest of v[0..n) at v[k], smaller-or-equal before, larger-or-equal after.
+ * Hoare-style quickselect on a median-of-three pivot; after 2*log2(n) rounds without
+ * converging (adversarial input) it sorts the remaining window: O(n) expected, O(n log n) max. */
+static void select_kth(uint64_t *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    int budget = 2;
+    for (size_t m = n; m > 1; m >>= 1)
+        budget += 2;
+    while (hi > lo) {
+        if (budget-- == 0) {
+            qsort(v + lo, hi - lo + 1, sizeof *v, cmp_u64);
+            return;
+        }
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < v[lo])
+            swap_u64(&v[mid], &v[lo]);
+        if (v[hi] < v[lo])
+            swap_u64(&v[hi], &v[lo]);
+        if (v[hi] < v[mid])
+            swap_u64(&v[hi], &v[mid]);
+        uint64_t pivot = v[mid];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                swap_u64(&v[i], &v[j]);
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        /* now v[lo..j] <= pivot <= v[i..hi], and j < i */
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return; /* j < k < i: v[k] == pivot, in place */
+    }
+}
+
+double pa_stat_median_u64(uint64_t *v, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    size_t k = n / 2;
+    select_kth(v, n, k);
+    if (n % 2)
+        return (double)v[k];
+    /* even count: the lower middle is the largest of the (partitioned) left part */
+    uint64_t lower = v[0];
+    for (size_t i = 1; i < k; i++)
+        if (v[i] > lower)
+            lower = v[i];
+    return ((double)lower + (double)v[k]) / 2.0;
+}
+
+long pa_statset_row(pa_statset_t *s, int cat, uint32_t tag, uint32_t key_id)
+{
+    uint64_t key = ((uint64_t)(cat & 0xff) << 56) | ((uint64_t)(tag & 0xffffff) << 32) | key_id;
+    uint32_t *v = pa_map_get(&s->index, key);
+    if (v)
+        return (long)*v;
+    if (s->nrows == s->rows_cap) {
+        size_t ncap = s->rows_cap ? s->rows_cap * 2 : 64;
+        struct pa_statrow *nr = realloc(s->rows, ncap * sizeof *nr);
+        if (!nr)
+            return -1;
+        s->rows = nr;
+        s->rows_cap = ncap;
+    }
+    if (pa_map_put(&s->index, key, (uint32_t)s->nrows) < 0)
+        return -1;
+    struct pa_statrow *r = &s->rows[s->nrows];
+    memset(r, 0, sizeof *r);
+    r->cat = cat;
+    r->tag = tag;
+    r->key_id = key_id;
+    return (long)s->nrows++;
+}
+
+/* Gives up exact median for a row: its samples return to the shared budget. */
+static void row_overflow(pa_statset_t *s, struct pa_statrow *r)
+{
+    s->used -= r->nsamples;
+    free(r->samples);
+    r->samples = NULL;
+    r->nsamples = r->cap = 0;
+    r->overflow = 1;
+}
+
+void pa_statset_add(pa_statset_t *s, size_t row, uint64_t v)
+{
+    struct pa_statrow *r = &s->rows[row];
+    pa_stat_add(&r->st, v);
+    if (r->overflow)
+        return;
+    if (s->used >= s->budget) {
+        row_overflow(s, r);
+        return;
+    }
+    if (r->nsamples == r->cap) {
+        size_t ncap = r->cap ? r->cap * 2 : 16;
+        if (ncap - r->nsamples > s->budget - s->used) /* never reserve past the budget */
+            ncap = r->nsamples + (s->budget - s->used);
+        uint64_t *ns = realloc(r->samples, ncap * sizeof *ns);
+        if (!ns) {
+            row_overflow(s, r);
+            return;
+        }
+        r->samples = ns;
+        r->cap = ncap;
+    }
+    r->samples[r->nsamples++] = v;
+    s->used++;
+}
+
+void pa_statset_finish(pa_statset_t *s)
+{
+    for (size_t i = 0; i < s->nrows; i++) {
+        struct pa_statrow *r = &s->rows[i];
+        r->st.median_exact = !r->overflow;
+        r->st.median = r->overflow ? r->st.mean : pa_stat_median_u64(r->samples, r->nsamples);
+    }
+}
+
+void pa_statset_free(pa_statset_t *s)
+{
+    for (size_t i = 0; i < s->nrows; i++)
+        free(s->rows[i].samples);
+    free(s->rows);
+    pa_map_free(&s->index);
+    memset(s, 0, sizeof *s);
+}
