@@ -1,0 +1,47 @@
+/* ze.h - the Level Zero source: tracer attach/detach and the device clock conversion. */
+#ifndef PA_ZE_H
+#define PA_ZE_H
+
+#include <stdint.h>
+
+/*
+ * Attach policy (documented in README "Level Zero"): the agent attaches only when the
+ * application uses Level Zero, i.e. when libze_loader.so.1 is already mapped at constructor
+ * time (the app links it) or when the application dlopen()s it later (the ze dlopen
+ * interposer attaches right after the real dlopen returned). Attaching sets
+ * ZE_ENABLE_TRACING_LAYER=1 unless the user set it (an explicit 0 disables ze tracing with a
+ * warning), calls zeInit(0), creates one tracer with a prologue and an epilogue for every ze
+ * API of zel_tracing_register_cb.h and records each device's attributes. An application that
+ * never loads the loader gets no Level Zero rows, records or messages.
+ */
+
+/*! pa_ze_attach() : constructor hook; attaches when the loader is mapped. Idempotent,
+ *  thread-safe. Returns 1 attached, 0 not attached (loader absent or tracing refused). */
+int pa_ze_attach(void);
+
+/*! pa_ze_detach() : exit hook, before pa_agg_stop(): collects every operation still in
+ *  flight (waiting at most `timeout_ns` in total for unsignaled events), emits the
+ *  uncollected/table-full counters, disables the tracer. Safe when never attached. */
+void pa_ze_detach(uint64_t timeout_ns);
+
+/* Device clock of one device: a host/device reference pair and the conversion constants. */
+typedef struct pa_ze_clock {
+    uint64_t timer_hz;        /* device ticks per second (ze_device_properties_t timerResolution, 1.2) */
+    uint32_t valid_bits;      /* kernelTimestampValidBits, 1..64 */
+    uint64_t ref_host_ns;     /* CLOCK_MONOTONIC ns at the reference */
+    uint64_t ref_dev_ticks;   /* device timestamp at the reference (any width) */
+} pa_ze_clock_t;
+
+/*! pa_ze_ticks_mask() : (1 << bits) - 1 without undefined shifts; bits 0 or >= 64 -> all ones. */
+uint64_t pa_ze_ticks_mask(uint32_t bits);
+
+/*! pa_ze_ticks_to_ns() : host ns of device kernel timestamp `ticks` (valid_bits wide): the
+ *  distance from the reference is taken modulo 2^valid_bits as a signed value within half a
+ *  wrap period, so timestamps slightly before the reference and after a wrap both convert. */
+uint64_t pa_ze_ticks_to_ns(const pa_ze_clock_t *c, uint64_t ticks);
+
+/*! pa_ze_span_ns() : duration in ns of [start, end] ticks, modulo 2^valid_bits (a span
+ *  crossing the wrap is positive). */
+uint64_t pa_ze_span_ns(const pa_ze_clock_t *c, uint64_t start, uint64_t end);
+
+#endif

@@ -1,0 +1,76 @@
+/* ze_api.c - the prologue/epilogue every traced ze call goes through: one API record per
+ * call (start, end, thread, result, correlation id), plus the device-activity hooks. */
+#include <errno.h>
+
+#include "collector.h"
+#include "ze_internal.h"
+
+/* Correlation ids: unique per process, > 0. One relaxed atomic add per call. */
+static _Atomic uint64_t next_corr = 1;
+/* The calling thread's current call (the application never nests ze calls; the agent's own
+ * ze calls run under pa_guard and are not recorded). */
+static __thread uint64_t cur_corr __attribute__((tls_model("initial-exec")));
+
+/* APIs whose hooks need the ops layer (prologue or epilogue); everything else only gets
+ * the API record. Built once from the ids; read-only afterwards. */
+static int needs_ops(int api)
+{
+    switch (api) {
+    case PA_ZE_API_CommandListAppendLaunchKernel: case PA_ZE_API_CommandListAppendLaunchCooperativeKernel:
+    case PA_ZE_API_CommandListAppendLaunchKernelIndirect:
+    case PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect:
+    case PA_ZE_API_CommandListAppendMemoryCopy: case PA_ZE_API_CommandListAppendMemoryCopyRegion:
+    case PA_ZE_API_CommandListAppendMemoryCopyFromContext: case PA_ZE_API_CommandListAppendMemoryFill:
+    case PA_ZE_API_CommandQueueExecuteCommandLists: case PA_ZE_API_CommandQueueCreate:
+    case PA_ZE_API_CommandListCreate: case PA_ZE_API_CommandListCreateImmediate:
+    case PA_ZE_API_CommandListReset: case PA_ZE_API_CommandListDestroy:
+    case PA_ZE_API_KernelCreate: case PA_ZE_API_KernelSetGroupSize: case PA_ZE_API_KernelDestroy:
+    case PA_ZE_API_EventPoolCreate: case PA_ZE_API_EventHostReset: case PA_ZE_API_EventDestroy:
+    case PA_ZE_API_CommandListAppendEventReset:
+    case PA_ZE_API_CommandQueueSynchronize: case PA_ZE_API_EventHostSynchronize:
+    case PA_ZE_API_FenceHostSynchronize:
+    case PA_ZE_API_EventQueryStatus:
+    case PA_ZE_API_MemAllocDevice: case PA_ZE_API_MemAllocHost: case PA_ZE_API_MemAllocShared:
+    case PA_ZE_API_MemFree: case PA_ZE_API_MemFreeExt:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+void pa_ze_on_enter(int api, void *params, void **inst)
+{
+    if (!pa_agent_collecting(PA_SRC_ZE)) {
+        *inst = NULL;
+        return;
+    }
+    int saved = errno;
+    uint64_t t0 = pa_clock_ns();
+    cur_corr = atomic_fetch_add_explicit(&next_corr, 1, memory_order_relaxed);
+    if (PA_UNLIKELY(needs_ops(api)))
+        pa_ze_ops_prologue(api, params, cur_corr, t0);
+    *inst = (void *)(uintptr_t)t0;
+    errno = saved;
+}
+
+void pa_ze_on_exit(int api, void *params, int32_t result, void **inst)
+{
+    uint64_t t0 = (uint64_t)(uintptr_t)*inst;
+    if (t0 == 0 || !pa_agent_collecting(PA_SRC_ZE))
+        return;
+    int saved = errno;
+    uint64_t t1 = pa_clock_ns();
+    pa_record_t rec;
+    rec.kind = PA_REC_ZE_API;
+    rec.flags = 0;
+    rec.t0 = t0;
+    rec.t1 = t1;
+    rec.u.ze.corr_id = cur_corr;
+    rec.u.ze.api = (uint32_t)api;
+    rec.u.ze.result = result;
+    rec.u.ze.aux[0] = rec.u.ze.aux[1] = 0;
+    pa_emit(&rec, NULL, 0);
+    if (PA_UNLIKELY(needs_ops(api)))
+        pa_ze_ops_epilogue(api, params, result, cur_corr, t0, t1);
+    errno = saved;
+}

@@ -1,0 +1,256 @@
+/* ze_attach.c - finds the Level Zero loader, initializes it with the tracing layer, registers
+ * the tracer for every ze API, records device attributes; the dlopen hook; detach at exit. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/pa_log.h"
+#include "collector.h"
+#include "ze_internal.h"
+
+#define PA_ZE_LOADER "libze_loader.so.1"
+
+pa_ze_fns_t pa_ze;
+_Atomic int pa_ze_attached;
+pa_ze_dev_t pa_ze_devs[PA_ZE_MAX_DEVICES];
+uint32_t pa_ze_ndevs;
+
+static pthread_mutex_t attach_mu = PTHREAD_MUTEX_INITIALIZER;
+static int attach_tried;
+static zel_tracer_handle_t tracer;
+
+static int resolve_fns(void *lib)
+{
+#define R(n) if (!(*(void **)&pa_ze.n = dlsym(lib, #n))) { pa_warn("ze", "loader lacks %s; Level Zero not traced", #n); return -1; }
+    R(zeInit) R(zeDriverGet) R(zeDeviceGet) R(zeDeviceGetProperties) R(zeDeviceGetComputeProperties)
+    R(zeDeviceGetMemoryProperties) R(zeDeviceGetCommandQueueGroupProperties)
+    R(zeDeviceGetGlobalTimestamps) R(zeDriverGetApiVersion) R(zeEventPoolCreate) R(zeEventCreate)
+    R(zeEventHostReset) R(zeEventQueryStatus) R(zeEventQueryKernelTimestamp)
+    R(zeEventHostSynchronize) R(zeMemGetAllocProperties) R(zelTracerCreate) R(zelTracerSetEnabled)
+#undef R
+    return 0;
+}
+
+static int register_all(void *lib)
+{
+    typedef ze_result_t (*reg_fn)(zel_tracer_handle_t, zel_tracer_reg_t, pa_ze_fn_t);
+    zel_tracer_desc_t desc = { ZEL_STRUCTURE_TYPE_TRACER_EXP_DESC, NULL, NULL };
+    if (pa_ze.zelTracerCreate(&desc, &tracer) != ZE_RESULT_SUCCESS) {
+        pa_warn("ze", "zelTracerCreate failed (is ZE_ENABLE_TRACING_LAYER=1?); Level Zero not traced");
+        return -1;
+    }
+    unsigned missing = 0;
+    for (int i = 0; i < PA_ZE_API_COUNT; i++) {
+        reg_fn f;
+        *(void **)&f = dlsym(lib, pa_ze_api_table[i].reg_name);
+        if (!f || f(tracer, ZEL_REGISTER_PROLOGUE, pa_ze_api_table[i].pro) != ZE_RESULT_SUCCESS ||
+            f(tracer, ZEL_REGISTER_EPILOGUE, pa_ze_api_table[i].epi) != ZE_RESULT_SUCCESS)
+            missing++;
+    }
+    if (missing)
+        pa_info("ze", "%u ze APIs could not be registered with the tracer", missing);
+    return pa_ze.zelTracerSetEnabled(tracer, 1) == ZE_RESULT_SUCCESS ? 0 : -1;
+}
+
+/* Engines of the compute groups (CE number) and EU count (CU number). */
+static void device_engines(ze_device_handle_t d, pa_ze_device_t *out)
+{
+    uint32_t n = 0;
+    ze_command_queue_group_properties_t g[16];
+    if (pa_ze.zeDeviceGetCommandQueueGroupProperties(d, &n, NULL) != ZE_RESULT_SUCCESS)
+        return;
+    if (n > 16)
+        n = 16;
+    for (uint32_t i = 0; i < n; i++)
+        g[i] = (ze_command_queue_group_properties_t){ .stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES };
+    if (pa_ze.zeDeviceGetCommandQueueGroupProperties(d, &n, g) != ZE_RESULT_SUCCESS)
+        return;
+    for (uint32_t i = 0; i < n; i++)
+        if (g[i].flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE)
+            out->ce_count += g[i].numQueues;
+}
+
+static void device_record(uint32_t idx, ze_driver_handle_t drv, ze_device_handle_t d)
+{
+    pa_ze_device_t a;
+    memset(&a, 0, sizeof a);
+    a.index = idx;
+    ze_device_properties_t p = { .stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2 };
+    if (pa_ze.zeDeviceGetProperties(d, &p) == ZE_RESULT_SUCCESS) {
+        snprintf(a.name, sizeof a.name, "%s", p.name);
+        for (int i = 0; i < ZE_MAX_DEVICE_UUID_SIZE && 2 * i + 2 < (int)sizeof a.uuid; i++)
+            snprintf(a.uuid + 2 * i, 3, "%02x", p.uuid.id[i]);
+        a.cu_count = p.numSlices * p.numSubslicesPerSlice * p.numEUsPerSubslice;
+        a.cu_clock_hz = (uint64_t)p.coreClockRate * 1000000u;
+        a.timer_hz = p.timerResolution;
+        pa_ze_devs[idx].clock[0].timer_hz = p.timerResolution;
+        pa_ze_devs[idx].clock[0].valid_bits = p.kernelTimestampValidBits;
+    }
+    ze_api_version_t v = 0;
+    if (pa_ze.zeDriverGetApiVersion(drv, &v) == ZE_RESULT_SUCCESS) {
+        a.cc_major = ZE_MAJOR_VERSION(v);
+        a.cc_minor = ZE_MINOR_VERSION(v);
+    }
+    uint32_t nm = 8;
+    ze_device_memory_properties_t m[8];
+    for (int i = 0; i < 8; i++)
+        m[i] = (ze_device_memory_properties_t){ .stype = ZE_STRUCTURE_TYPE_DEVICE_MEMORY_PROPERTIES };
+    if (pa_ze.zeDeviceGetMemoryProperties(d, &nm, m) == ZE_RESULT_SUCCESS)
+        for (uint32_t i = 0; i < nm && i < 8; i++) {
+            a.total_mem += m[i].totalSize;
+            if ((uint64_t)m[i].maxClockRate * 1000000u > a.mem_clock_hz)
+                a.mem_clock_hz = (uint64_t)m[i].maxClockRate * 1000000u;
+        }
+    device_engines(d, &a);
+    snprintf(a.pci, sizeof a.pci, "-"); /* zes (sysman) is not initialized by the agent */
+    pa_record_t rec = { .kind = PA_REC_ZE_DEVICE, .t0 = pa_clock_ns() };
+    pa_emit(&rec, &a, sizeof a);
+}
+
+static void enumerate_devices(void)
+{
+    uint32_t nd = 0;
+    ze_driver_handle_t drv[8];
+    if (pa_ze.zeDriverGet(&nd, NULL) != ZE_RESULT_SUCCESS)
+        return;
+    if (nd > 8)
+        nd = 8;
+    if (pa_ze.zeDriverGet(&nd, drv) != ZE_RESULT_SUCCESS)
+        return;
+    for (uint32_t i = 0; i < nd; i++) {
+        uint32_t n = 0;
+        if (pa_ze.zeDeviceGet(drv[i], &n, NULL) != ZE_RESULT_SUCCESS)
+            continue;
+        if (n > PA_ZE_MAX_DEVICES - pa_ze_ndevs)
+            n = PA_ZE_MAX_DEVICES - pa_ze_ndevs;
+        ze_device_handle_t devs[PA_ZE_MAX_DEVICES];
+        if (pa_ze.zeDeviceGet(drv[i], &n, devs) != ZE_RESULT_SUCCESS)
+            continue;
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t idx = pa_ze_ndevs++;
+            pa_ze_devs[idx].h = devs[k];
+            device_record(idx, drv[i], devs[k]);
+        }
+    }
+}
+
+/* Under attach_mu, guard held: environment, zeInit, tracer, devices. */
+static int attach_locked(void *lib)
+{
+    const char *tl = getenv("ZE_ENABLE_TRACING_LAYER");
+    if (tl && strcmp(tl, "1") != 0) {
+        pa_warn("ze", "ZE_ENABLE_TRACING_LAYER=%s set by the user: Level Zero calls and device "
+                "activity are not traced (accepted: unset or 1)", tl);
+        return 0;
+    }
+    if (!tl)
+        setenv("ZE_ENABLE_TRACING_LAYER", "1", 0);
+    if (resolve_fns(lib) != 0)
+        return 0;
+    ze_result_t r = pa_ze.zeInit(0);
+    if (r != ZE_RESULT_SUCCESS) {
+        pa_info("ze", "zeInit returned 0x%x; Level Zero not traced", (unsigned)r);
+        return 0;
+    }
+    enumerate_devices();
+    if (register_all(lib) != 0)
+        return 0;
+    atomic_store(&pa_ze_attached, 1);
+    pa_info("ze", "tracer attached, %u device(s)", pa_ze_ndevs);
+    return 1;
+}
+
+static int attach_with(void *lib)
+{
+    int ok = 0;
+    pa_guard_enter();
+    pthread_mutex_lock(&attach_mu);
+    if (!attach_tried) {
+        attach_tried = 1;
+        ok = attach_locked(lib);
+    } else {
+        ok = atomic_load(&pa_ze_attached);
+    }
+    pthread_mutex_unlock(&attach_mu);
+    pa_guard_leave();
+    return ok;
+}
+
+int pa_ze_attach(void)
+{
+    if (!(pa_config.trace & PA_SRC_ZE))
+        return 0;
+    void *lib = dlopen(PA_ZE_LOADER, RTLD_NOW | RTLD_NOLOAD);
+    if (!lib)
+        return 0; /* the application does not use Level Zero (yet): no cost, no noise */
+    return attach_with(lib);
+}
+
+/* The application loads the loader itself: attach right after it is mapped, before it can
+ * call zeInit. Other libraries' dlopen calls pass straight through. */
+PA_EXPORT void *dlopen(const char *file, int mode)
+{
+    static void *(*real_dlopen)(const char *, int);
+    if (!real_dlopen)
+        *(void **)&real_dlopen = dlsym(RTLD_NEXT, "dlopen");
+    void *h = real_dlopen ? real_dlopen(file, mode) : NULL;
+    if (h && file && strstr(file, "libze_loader") && !atomic_load(&pa_ze_attached) &&
+        (pa_config.trace & PA_SRC_ZE) && atomic_load(&pa_sources) != 0) {
+        int saved = errno;
+        attach_with(h);
+        errno = saved;
+    }
+    return h;
+}
+
+uint32_t pa_ze_dev_index(ze_device_handle_t h)
+{
+    for (uint32_t i = 0; i < pa_ze_ndevs; i++)
+        if (pa_ze_devs[i].h == h)
+            return i;
+    return UINT32_MAX;
+}
+
+void pa_ze_dev_clock(uint32_t i, pa_ze_clock_t *out)
+{
+    pa_ze_dev_t *d = &pa_ze_devs[i];
+    uint64_t now = pa_clock_ns();
+    int cur = atomic_load_explicit(&d->active, memory_order_acquire);
+    int expect = 0;
+    if ((d->clock[cur].ref_host_ns == 0 || now - d->clock[cur].ref_host_ns > 50000000u) &&
+        atomic_compare_exchange_strong(&d->clock_lock, &expect, 1)) {
+        uint64_t host = 0, dev = 0;
+        uint64_t h0 = pa_clock_ns();
+        pa_guard_enter();
+        ze_result_t r = pa_ze.zeDeviceGetGlobalTimestamps(d->h, &host, &dev);
+        pa_guard_leave();
+        uint64_t h1 = pa_clock_ns();
+        if (r == ZE_RESULT_SUCCESS) {
+            /* write the inactive copy, then publish it: readers never see a torn pair.
+             * Our own clock around the call: the driver's host clock domain is unspecified. */
+            pa_ze_clock_t *c = &d->clock[cur ^ 1];
+            *c = d->clock[cur];
+            c->ref_host_ns = h0 + (h1 - h0) / 2;
+            c->ref_dev_ticks = dev;
+            cur ^= 1;
+            atomic_store_explicit(&d->active, cur, memory_order_release);
+        }
+        atomic_store(&d->clock_lock, 0);
+    }
+    *out = d->clock[cur];
+}
+
+void pa_ze_detach(uint64_t timeout_ns)
+{
+    if (!atomic_load(&pa_ze_attached))
+        return;
+    pa_ze_ops_flush(timeout_ns);
+    pa_record_t rec = { .kind = PA_REC_ZE_COUNTS, .t0 = pa_clock_ns() };
+    rec.u.raw[0] = atomic_load(&pa_ze_uncollected);
+    rec.u.raw[1] = atomic_load(&pa_ze_table_full);
+    pa_emit(&rec, NULL, 0);
+}

@@ -1,0 +1,31 @@
+/* ze_clock.c - device kernel-timestamp ticks to host CLOCK_MONOTONIC ns (wrap-safe). */
+#include "ze.h"
+
+uint64_t pa_ze_ticks_mask(uint32_t bits)
+{
+    /* a shift by 64 is undefined: treat 0 and >= 64 as "all bits valid" */
+    return (bits == 0 || bits >= 64) ? ~(uint64_t)0 : (((uint64_t)1 << bits) - 1u);
+}
+
+static uint64_t ticks_to_ns(uint64_t ticks, uint64_t hz)
+{
+    if (hz == 0)
+        return ticks;  /* unknown resolution: treat ticks as ns rather than divide by 0 */
+    return (uint64_t)(((unsigned __int128)ticks * 1000000000u) / hz);
+}
+
+uint64_t pa_ze_ticks_to_ns(const pa_ze_clock_t *c, uint64_t ticks)
+{
+    uint64_t mask = pa_ze_ticks_mask(c->valid_bits);
+    uint64_t delta = (ticks - c->ref_dev_ticks) & mask;
+    if (delta > mask / 2) {  /* before the reference: negative distance */
+        uint64_t back = ticks_to_ns(((c->ref_dev_ticks - ticks) & mask), c->timer_hz);
+        return back > c->ref_host_ns ? 0 : c->ref_host_ns - back;
+    }
+    return c->ref_host_ns + ticks_to_ns(delta, c->timer_hz);
+}
+
+uint64_t pa_ze_span_ns(const pa_ze_clock_t *c, uint64_t start, uint64_t end)
+{
+    return ticks_to_ns((end - start) & pa_ze_ticks_mask(c->valid_bits), c->timer_hz);
+}

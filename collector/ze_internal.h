@@ -1,0 +1,105 @@
+/* ze_internal.h - what the Level Zero source files share: loader entry points, handle
+ * tables, in-flight operations, the per-API hooks. Not used outside collector/ze_*.c. */
+#ifndef PA_ZE_INTERNAL_H
+#define PA_ZE_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <level_zero/ze_api.h>
+#include <level_zero/layers/zel_tracing_api.h>
+#include <level_zero/layers/zel_tracing_register_cb.h>
+
+#include "../common/pa_record.h"
+#include "ze.h"
+#include "ze_api_ids.h"
+
+/* ---- generated table (ze_table.c) ---- */
+typedef void (*pa_ze_fn_t)(void);
+typedef struct pa_ze_api_entry {
+    const char *name;      /* "zeCommandListAppendLaunchKernel" */
+    const char *reg_name;  /* "zelTracerCommandListAppendLaunchKernelRegisterCallback" */
+    pa_ze_fn_t pro, epi;   /* typed callbacks, cast */
+} pa_ze_api_entry_t;
+extern const pa_ze_api_entry_t pa_ze_api_table[PA_ZE_API_COUNT];
+
+/*! pa_ze_on_enter() / pa_ze_on_exit() : every traced call's prologue / epilogue (ze_api.c).
+ *  `inst` is the tracer's per-call instance slot (holds the start time, 0 = not recorded). */
+void pa_ze_on_enter(int api, void *params, void **inst);
+void pa_ze_on_exit(int api, void *params, int32_t result, void **inst);
+
+/* ---- loader entry points, resolved with dlsym at attach (ze_attach.c) ---- */
+#define PA_ZE_FN(n) __typeof__(&n) n
+typedef struct pa_ze_fns {
+    PA_ZE_FN(zeInit); PA_ZE_FN(zeDriverGet); PA_ZE_FN(zeDeviceGet);
+    PA_ZE_FN(zeDeviceGetProperties); PA_ZE_FN(zeDeviceGetComputeProperties);
+    PA_ZE_FN(zeDeviceGetMemoryProperties); PA_ZE_FN(zeDeviceGetCommandQueueGroupProperties);
+    PA_ZE_FN(zeDeviceGetGlobalTimestamps); PA_ZE_FN(zeDriverGetApiVersion);
+    PA_ZE_FN(zeEventPoolCreate); PA_ZE_FN(zeEventCreate); PA_ZE_FN(zeEventHostReset);
+    PA_ZE_FN(zeEventQueryStatus); PA_ZE_FN(zeEventQueryKernelTimestamp);
+    PA_ZE_FN(zeEventHostSynchronize); PA_ZE_FN(zeMemGetAllocProperties);
+    PA_ZE_FN(zelTracerCreate); PA_ZE_FN(zelTracerSetEnabled);
+} pa_ze_fns_t;
+extern pa_ze_fns_t pa_ze;
+extern _Atomic int pa_ze_attached;
+
+/* ---- devices (ze_attach.c) ---- */
+#define PA_ZE_MAX_DEVICES 16
+typedef struct pa_ze_dev {
+    ze_device_handle_t h;
+    pa_ze_clock_t clock[2];   /* clock[active] is current; refreshed by pa_ze_dev_clock() */
+    _Atomic int active;
+    _Atomic int clock_lock;   /* 1 while a thread refreshes the reference */
+} pa_ze_dev_t;
+extern pa_ze_dev_t pa_ze_devs[PA_ZE_MAX_DEVICES];
+extern uint32_t pa_ze_ndevs;
+
+/*! pa_ze_dev_index() : index of device handle `h` in enumeration order, UINT32_MAX unknown. */
+uint32_t pa_ze_dev_index(ze_device_handle_t h);
+/*! pa_ze_dev_clock() : a current clock (reference at most 50 ms old) of device `i`; copies it to *out. */
+void pa_ze_dev_clock(uint32_t i, pa_ze_clock_t *out);
+
+/* ---- handle tables (ze_tables.c): insert on create (slow path, mutex), lock-free lookup ---- */
+enum pa_ze_obj { PA_ZE_OBJ_FREE = 0, PA_ZE_OBJ_LIST, PA_ZE_OBJ_QUEUE, PA_ZE_OBJ_KERNEL };
+#define PA_ZE_CMD_NONE UINT32_MAX
+typedef struct pa_ze_obj_info {
+    int type;                    /* enum pa_ze_obj */
+    void *context;
+    uint32_t device;             /* index */
+    uint32_t engine;             /* ordinal << 16 | index */
+    int immediate;               /* lists */
+    const char *name;            /* kernels: strdup'd, never freed (ops may still point at it) */
+    uint16_t name_len;
+    _Atomic uint32_t gsize[3];   /* kernels: zeKernelSetGroupSize */
+    uint32_t ncmds;              /* regular lists: appended commands */
+    uint32_t cmd_head, cmd_tail; /* regular lists: command chain (indices, PA_ZE_CMD_NONE) */
+} pa_ze_obj_info_t;
+
+/*! pa_ze_obj_put() : creates/replaces the entry of handle `h`; NULL when the table is full. */
+pa_ze_obj_info_t *pa_ze_obj_put(const void *h, int type);
+/*! pa_ze_obj_get() : the entry of `h`, NULL when unknown. Lock-free. */
+pa_ze_obj_info_t *pa_ze_obj_get(const void *h);
+/*! pa_ze_obj_del() : forgets `h`. */
+void pa_ze_obj_del(const void *h);
+
+/* ---- operations (ze_ops.c) ---- */
+/* A command appended to a list: the data of one device operation. */
+typedef struct pa_ze_cmd {
+    pa_ze_op_t op;               /* corr/api times filled per execution */
+    const char *name;            /* kernel name (owned by the kernel table) */
+    ze_event_handle_t event;     /* signal event: the app's or the agent's */
+    void *pool;                  /* agent pool the event came from, NULL = app event */
+    uint32_t ev_index;           /* index in that pool */
+    uint32_t next;               /* chain of a regular list */
+} pa_ze_cmd_t;
+
+/*! pa_ze_ops_prologue()/pa_ze_ops_epilogue() : hooks of the APIs that touch device activity
+ *  (append, execute, reset, synchronize, create/destroy); no-op for the others. */
+void pa_ze_ops_prologue(int api, void *params, uint64_t corr, uint64_t t0);
+void pa_ze_ops_epilogue(int api, void *params, int32_t result, uint64_t corr, uint64_t t0, uint64_t t1);
+/*! pa_ze_ops_flush() : collects every in-flight operation, waiting at most `timeout_ns`
+ *  in total; what stays unsignaled is counted. */
+void pa_ze_ops_flush(uint64_t timeout_ns);
+extern _Atomic uint64_t pa_ze_uncollected, pa_ze_table_full;
+
+#endif

@@ -1,0 +1,674 @@
+/* ze_ops.c - device activity: builds an operation for every kernel/copy/fill append, gives
+ * it a kernel-timestamp event (the app's or one of the agent's), tracks executions in a
+ * bounded in-flight table and turns signaled events into PA_REC_ZE_OP records at sync points. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector.h"
+#include "mem.h"
+#include "ze_internal.h"
+
+_Atomic uint64_t pa_ze_uncollected, pa_ze_table_full;
+
+/* ---- command pool (preallocated, lock-free tagged free stack) ---- */
+#define PA_ZE_MAX_CMDS 16384u
+static pa_ze_cmd_t cmds[PA_ZE_MAX_CMDS];
+static _Atomic uint64_t cmd_free_head;   /* tag << 32 | (index + 1), 0 = empty */
+static _Atomic uint32_t cmd_bump;        /* never-used slots start here */
+
+static uint32_t cmd_alloc(void)
+{
+    uint64_t h = atomic_load(&cmd_free_head);
+    while ((uint32_t)h != 0) {
+        uint32_t i = (uint32_t)h - 1;
+        uint64_t nh = ((h >> 32) + 1) << 32 | (cmds[i].next == PA_ZE_CMD_NONE ? 0 : cmds[i].next + 1);
+        if (atomic_compare_exchange_weak(&cmd_free_head, &h, nh))
+            return i;
+    }
+    uint32_t i = atomic_fetch_add(&cmd_bump, 1);
+    if (i < PA_ZE_MAX_CMDS)
+        return i;
+    atomic_store(&cmd_bump, PA_ZE_MAX_CMDS);
+    return PA_ZE_CMD_NONE;
+}
+
+static void cmd_free(uint32_t i)
+{
+    uint64_t h = atomic_load(&cmd_free_head);
+    do {
+        cmds[i].next = (uint32_t)h == 0 ? PA_ZE_CMD_NONE : (uint32_t)h - 1;
+    } while (!atomic_compare_exchange_weak(&cmd_free_head, &h, ((h >> 32) + 1) << 32 | (i + 1)));
+}
+
+/* ---- agent event pools: one per context, PA_ZE_POOL_EVENTS events, bitmap allocation ---- */
+#define PA_ZE_MAX_POOLS 64
+#define PA_ZE_POOL_EVENTS 1024
+typedef struct ev_pool {
+    _Atomic(void *) context;
+    ze_event_pool_handle_t pool;
+    ze_event_handle_t ev[PA_ZE_POOL_EVENTS];
+    _Atomic uint64_t used[PA_ZE_POOL_EVENTS / 64];
+    int failed;
+} ev_pool_t;
+static ev_pool_t pools[PA_ZE_MAX_POOLS];
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static ev_pool_t *pool_create(void *ctx)
+{
+    pthread_mutex_lock(&pool_mu);
+    ev_pool_t *p = NULL;
+    for (int i = 0; i < PA_ZE_MAX_POOLS && !p; i++) {
+        void *c = atomic_load(&pools[i].context);
+        if (c == ctx)
+            p = &pools[i];
+        else if (c == NULL) {
+            ev_pool_t *n = &pools[i];
+            ze_event_pool_desc_t d = { ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, NULL,
+                ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP, PA_ZE_POOL_EVENTS };
+            n->failed = pa_ze.zeEventPoolCreate(ctx, &d, 0, NULL, &n->pool) != ZE_RESULT_SUCCESS;
+            for (uint32_t k = 0; k < PA_ZE_POOL_EVENTS && !n->failed; k++) {
+                ze_event_desc_t ed = { ZE_STRUCTURE_TYPE_EVENT_DESC, NULL, k, ZE_EVENT_SCOPE_FLAG_HOST, 0 };
+                n->failed = pa_ze.zeEventCreate(n->pool, &ed, &n->ev[k]) != ZE_RESULT_SUCCESS;
+            }
+            atomic_store(&n->context, ctx);
+            p = n;
+        }
+    }
+    pthread_mutex_unlock(&pool_mu);
+    return p;
+}
+
+static ev_pool_t *pool_for(void *ctx)
+{
+    for (int i = 0; i < PA_ZE_MAX_POOLS; i++) {
+        void *c = atomic_load_explicit(&pools[i].context, memory_order_acquire);
+        if (c == ctx)
+            return &pools[i];
+        if (c == NULL)
+            break;
+    }
+    return pool_create(ctx);  /* first launch without an app event in this context */
+}
+
+static int pool_take(ev_pool_t *p, uint32_t *idx)
+{
+    if (!p || p->failed)
+        return -1;
+    for (uint32_t w = 0; w < PA_ZE_POOL_EVENTS / 64; w++) {
+        uint64_t u = atomic_load(&p->used[w]);
+        while (~u) {
+            int b = __builtin_ctzll(~u);
+            if (atomic_compare_exchange_weak(&p->used[w], &u, u | (1ull << b))) {
+                *idx = w * 64 + (uint32_t)b;
+                return 0;
+            }
+        }
+    }
+    return -1;
+}
+
+static void pool_give(ev_pool_t *p, uint32_t idx)
+{
+    pa_ze.zeEventHostReset(p->ev[idx]);
+    atomic_fetch_and(&p->used[idx / 64], ~(1ull << (idx % 64)));
+}
+
+/* ---- in-flight executions ---- */
+#define PA_ZE_MAX_FLIGHTS 4096u
+enum { FL_FREE = 0, FL_CLAIMED, FL_PENDING, FL_BUSY };
+typedef struct flight {
+    _Atomic int state;
+    uint32_t tid;                /* launching thread */
+    pa_ze_op_t op;
+    const char *name;
+    ze_event_handle_t event;
+    ev_pool_t *pool;             /* release the agent event at collection when release_ev */
+    uint32_t ev_index;
+    int release_ev;
+} flight_t;
+static flight_t flights[PA_ZE_MAX_FLIGHTS];
+static _Atomic uint32_t flight_hwm, flight_hint;
+static _Atomic uint32_t npending;
+
+static flight_t *flight_claim(void)
+{
+    uint32_t start = atomic_fetch_add_explicit(&flight_hint, 1, memory_order_relaxed);
+    for (uint32_t n = 0; n < PA_ZE_MAX_FLIGHTS; n++) {
+        uint32_t i = (start + n) % PA_ZE_MAX_FLIGHTS;
+        int expect = FL_FREE;
+        if (atomic_load_explicit(&flights[i].state, memory_order_relaxed) == FL_FREE &&
+            atomic_compare_exchange_strong(&flights[i].state, &expect, FL_CLAIMED)) {
+            uint32_t h = atomic_load(&flight_hwm);
+            while (h < i + 1 && !atomic_compare_exchange_weak(&flight_hwm, &h, i + 1))
+                ;
+            return &flights[i];
+        }
+    }
+    atomic_fetch_add(&pa_ze_table_full, 1);
+    return NULL;
+}
+
+static void flight_start(const pa_ze_cmd_t *c, uint64_t corr, uint64_t t0, uint64_t t1,
+                         void *queue, uint32_t engine, int release_ev)
+{
+    flight_t *f = flight_claim();
+    if (!f) {
+        if (release_ev && c->pool)
+            pool_give(c->pool, c->ev_index);
+        return;
+    }
+    f->tid = pa_tls.tid;
+    f->op = c->op;
+    f->op.corr_id = corr;
+    f->op.api_t0 = t0;
+    f->op.api_t1 = t1;
+    f->op.queue = (uint64_t)(uintptr_t)queue;
+    if (engine != UINT32_MAX)
+        f->op.engine = engine;
+    f->name = c->name;
+    f->event = c->event;
+    f->pool = c->pool;
+    f->ev_index = c->ev_index;
+    f->release_ev = release_ev;
+    atomic_fetch_add(&npending, 1);
+    atomic_store_explicit(&f->state, FL_PENDING, memory_order_release);
+}
+
+static void flight_emit(flight_t *f, const ze_kernel_timestamp_result_t *ts)
+{
+    pa_ze_clock_t clk = { 0, 64, 0, 0 };
+    uint32_t dev = f->op.device < pa_ze_ndevs ? f->op.device : 0;
+    if (pa_ze_ndevs)
+        pa_ze_dev_clock(dev, &clk);
+    uint64_t start = pa_ze_ticks_to_ns(&clk, ts->global.kernelStart);
+    uint64_t dur = pa_ze_span_ns(&clk, ts->global.kernelStart, ts->global.kernelEnd);
+    size_t nlen = f->name ? strlen(f->name) : 0;
+    if (nlen > 4096)
+        nlen = 4096;
+    pa_ring_t *r = pa_thread_ring();
+    if (!r) {
+        atomic_fetch_add(&pa_unrecorded, 1);
+        return;
+    }
+    uint32_t len = (uint32_t)(sizeof(pa_ze_op_t) + nlen);
+    uint32_t ns = pa_record_slots(len);
+    pa_record_t *slot = pa_ring_reserve(r, ns);
+    if (!slot)
+        return;
+    memset(slot, 0, sizeof *slot);
+    slot->kind = PA_REC_ZE_OP;
+    slot->nslots = (uint16_t)ns;
+    slot->len = len;
+    slot->tid = f->tid;
+    slot->t0 = start;
+    slot->t1 = start + dur;
+    f->op.name_len = (uint16_t)nlen;
+    char buf[sizeof(pa_ze_op_t) + 4096];
+    memcpy(buf, &f->op, sizeof f->op);
+    if (nlen)
+        memcpy(buf + sizeof f->op, f->name, nlen);
+    pa_ring_write_payload(r, buf, len);
+    pa_ring_commit(r, ns);
+}
+
+/* Tries to finish flight i (guard held). `ev`: only flights on this event (NULL = any).
+ * Returns 1 collected, 0 still pending / not ours. */
+static int flight_try(uint32_t i, ze_event_handle_t ev, int wait_ok, uint64_t wait_ns)
+{
+    flight_t *f = &flights[i];
+    int expect = FL_PENDING;
+    if (atomic_load_explicit(&f->state, memory_order_acquire) != FL_PENDING || (ev && f->event != ev) ||
+        !atomic_compare_exchange_strong(&f->state, &expect, FL_BUSY))
+        return 0;
+    ze_result_t st = wait_ok ? pa_ze.zeEventHostSynchronize(f->event, wait_ns)
+                             : pa_ze.zeEventQueryStatus(f->event);
+    ze_kernel_timestamp_result_t ts;
+    if (st != ZE_RESULT_SUCCESS || pa_ze.zeEventQueryKernelTimestamp(f->event, &ts) != ZE_RESULT_SUCCESS) {
+        atomic_store(&f->state, FL_PENDING);
+        return 0;
+    }
+    flight_emit(f, &ts);
+    if (f->release_ev && f->pool)
+        pool_give(f->pool, f->ev_index);
+    atomic_fetch_sub(&npending, 1);
+    atomic_store_explicit(&f->state, FL_FREE, memory_order_release);
+    return 1;
+}
+
+/* Collects what is done; `ev` restricts to one event. Returns flights left on `ev`. */
+static int collect(ze_event_handle_t ev)
+{
+    if (atomic_load_explicit(&npending, memory_order_relaxed) == 0)
+        return 0;
+    int left = 0;
+    uint32_t hwm = atomic_load(&flight_hwm);
+    pa_guard_enter();
+    for (uint32_t i = 0; i < hwm; i++)
+        if (!flight_try(i, ev, 0, 0) && ev && flights[i].event == ev &&
+            atomic_load(&flights[i].state) == FL_PENDING)
+            left++;
+    pa_guard_leave();
+    return left;
+}
+
+void pa_ze_ops_flush(uint64_t timeout_ns)
+{
+    uint64_t end = pa_clock_ns() + timeout_ns;
+    uint32_t hwm = atomic_load(&flight_hwm);
+    pa_guard_enter();
+    for (uint32_t i = 0; i < hwm; i++) {
+        uint64_t now = pa_clock_ns();
+        flight_try(i, NULL, 1, now < end ? end - now : 0);
+    }
+    for (uint32_t i = 0; i < hwm; i++)
+        if (atomic_load(&flights[i].state) == FL_PENDING)
+            atomic_fetch_add(&pa_ze_uncollected, 1);
+    pa_guard_leave();
+}
+
+/* ---- memory kinds ---- */
+static uint8_t mem_kind(void *ctx, const void *ptr)
+{
+    ze_memory_allocation_properties_t p = { .stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES };
+    ze_device_handle_t d = NULL;
+    if (!ctx || pa_ze.zeMemGetAllocProperties(ctx, ptr, &p, &d) != ZE_RESULT_SUCCESS)
+        return PA_ZE_MEM_PAGEABLE;
+    switch (p.type) {
+    case ZE_MEMORY_TYPE_HOST: return PA_ZE_MEM_HOST;
+    case ZE_MEMORY_TYPE_DEVICE: return PA_ZE_MEM_DEVICE;
+    case ZE_MEMORY_TYPE_SHARED: return PA_ZE_MEM_SHARED;
+    default: return PA_ZE_MEM_PAGEABLE;  /* not a ze allocation: pageable host memory */
+    }
+}
+
+/* ---- append hooks ---- */
+static __thread uint32_t cur_cmd __attribute__((tls_model("initial-exec"))) = PA_ZE_CMD_NONE;
+
+/* Prologue of every append: a command describing the operation; substitutes an agent
+ * timestamp event when the application passed none. */
+static void append_begin(int api, ze_command_list_handle_t list, ze_event_handle_t *signal,
+                         uint32_t kind, ze_kernel_handle_t kernel, const ze_group_count_t *groups)
+{
+    cur_cmd = PA_ZE_CMD_NONE;
+    pa_ze_obj_info_t *li = pa_ze_obj_get(list);
+    uint32_t ci = cmd_alloc();
+    if (ci == PA_ZE_CMD_NONE) {
+        atomic_fetch_add(&pa_ze_table_full, 1);
+        return;
+    }
+    pa_ze_cmd_t *c = &cmds[ci];
+    memset(c, 0, sizeof *c);
+    c->next = PA_ZE_CMD_NONE;
+    c->op.kind = kind;
+    c->op.api = (uint32_t)api;
+    c->op.device = li ? li->device : UINT32_MAX;
+    c->op.engine = li ? li->engine : UINT32_MAX;
+    c->op.context = li ? (uint64_t)(uintptr_t)li->context : 0;
+    if (kernel) {
+        pa_ze_obj_info_t *ki = pa_ze_obj_get(kernel);
+        if (ki) {
+            c->name = ki->name;
+            for (int i = 0; i < 3; i++)
+                c->op.block[i] = atomic_load_explicit(&ki->gsize[i], memory_order_relaxed);
+        }
+        if (groups) {
+            c->op.grid[0] = groups->groupCountX;
+            c->op.grid[1] = groups->groupCountY;
+            c->op.grid[2] = groups->groupCountZ;
+        }
+    }
+    if (*signal) {
+        c->event = *signal;
+    } else if (li) {
+        pa_guard_enter();
+        ev_pool_t *p = pool_for(li->context);
+        uint32_t idx;
+        if (pool_take(p, &idx) == 0 || (collect(NULL), pool_take(p, &idx) == 0)) {
+            c->pool = p;
+            c->ev_index = idx;
+            c->event = p->ev[idx];
+            *signal = c->event;  /* the driver signals our event; the app never sees it */
+        }
+        pa_guard_leave();
+    }
+    cur_cmd = ci;
+}
+
+static void cmd_release(uint32_t ci)
+{
+    if (cmds[ci].pool)
+        pool_give(cmds[ci].pool, cmds[ci].ev_index);
+    cmd_free(ci);
+}
+
+static void append_end(void *list_h, int32_t result, uint64_t corr, uint64_t t0, uint64_t t1)
+{
+    uint32_t ci = cur_cmd;
+    cur_cmd = PA_ZE_CMD_NONE;
+    if (ci == PA_ZE_CMD_NONE)
+        return;
+    pa_ze_cmd_t *c = &cmds[ci];
+    pa_ze_obj_info_t *li = pa_ze_obj_get(list_h);
+    pa_guard_enter();
+    if (result != ZE_RESULT_SUCCESS || !c->event) {
+        if (result == ZE_RESULT_SUCCESS)
+            atomic_fetch_add(&pa_ze_uncollected, 1); /* no event could be had */
+        cmd_release(ci);
+    } else if (!li || li->immediate) {
+        flight_start(c, corr, t0, t1, list_h, UINT32_MAX, 1);
+        cmd_free(ci);
+    } else { /* regular list: kept until reset/destroy, one flight per execution */
+        c->op.node_id = li->ncmds++;
+        c->op.graph_id = (uint64_t)(uintptr_t)list_h;
+        if (li->cmd_tail == PA_ZE_CMD_NONE)
+            li->cmd_head = ci;
+        else
+            cmds[li->cmd_tail].next = ci;
+        li->cmd_tail = ci;
+    }
+    pa_guard_leave();
+}
+
+/* Regular list reset/destroy: its commands go back to the pool (their agent events too,
+ * after what is still in flight on them was collected or counted). */
+static void list_forget(ze_command_list_handle_t list, int destroy)
+{
+    pa_ze_obj_info_t *li = pa_ze_obj_get(list);
+    if (!li)
+        return;
+    for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE;) {
+        uint32_t next = cmds[ci].next;
+        if (cmds[ci].pool && collect(cmds[ci].event) > 0) {
+            atomic_fetch_add(&pa_ze_uncollected, 1); /* still running: event left out of the pool */
+            cmd_free(ci);
+        } else {
+            cmd_release(ci);
+        }
+        ci = next;
+    }
+    li->cmd_head = li->cmd_tail = PA_ZE_CMD_NONE;
+    li->ncmds = 0;
+    if (destroy)
+        pa_ze_obj_del(list);
+}
+
+static void execute_begin(ze_command_queue_execute_command_lists_params_t *p)
+{
+    for (uint32_t i = 0; i < *p->pnumCommandLists; i++) {
+        pa_ze_obj_info_t *li = pa_ze_obj_get((*p->pphCommandLists)[i]);
+        if (!li)
+            continue;
+        for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next)
+            if (cmds[ci].pool && collect(cmds[ci].event) == 0)
+                pa_ze.zeEventHostReset(cmds[ci].event); /* fresh for this execution */
+    }
+}
+
+static void execute_end(ze_command_queue_execute_command_lists_params_t *p, uint64_t corr,
+                        uint64_t t0, uint64_t t1)
+{
+    pa_ze_obj_info_t *qi = pa_ze_obj_get(*p->phCommandQueue);
+    for (uint32_t i = 0; i < *p->pnumCommandLists; i++) {
+        pa_ze_obj_info_t *li = pa_ze_obj_get((*p->pphCommandLists)[i]);
+        if (!li)
+            continue;
+        for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next)
+            flight_start(&cmds[ci], corr, t0, t1, *p->phCommandQueue, qi ? qi->engine : UINT32_MAX, 0);
+    }
+}
+
+static void object_created(int api, void *params)
+{
+    switch (api) {
+    case PA_ZE_API_KernelCreate: {
+        ze_kernel_create_params_t *p = params;
+        pa_ze_obj_info_t *o = pa_ze_obj_put(**p->pphKernel, PA_ZE_OBJ_KERNEL);
+        if (o && (*p->pdesc)->pKernelName) {
+            o->name = strdup((*p->pdesc)->pKernelName);
+            o->name_len = o->name ? (uint16_t)strnlen(o->name, 4096) : 0;
+        }
+        break;
+    }
+    case PA_ZE_API_KernelSetGroupSize: {
+        ze_kernel_set_group_size_params_t *p = params;
+        pa_ze_obj_info_t *o = pa_ze_obj_get(*p->phKernel);
+        if (o) {
+            atomic_store(&o->gsize[0], *p->pgroupSizeX);
+            atomic_store(&o->gsize[1], *p->pgroupSizeY);
+            atomic_store(&o->gsize[2], *p->pgroupSizeZ);
+        }
+        break;
+    }
+    case PA_ZE_API_CommandListCreate: {
+        ze_command_list_create_params_t *p = params;
+        pa_ze_obj_info_t *o = pa_ze_obj_put(**p->pphCommandList, PA_ZE_OBJ_LIST);
+        if (o) {
+            o->context = *p->phContext;
+            o->device = pa_ze_dev_index(*p->phDevice);
+            o->engine = (*p->pdesc)->commandQueueGroupOrdinal << 16;
+        }
+        break;
+    }
+    case PA_ZE_API_CommandListCreateImmediate: {
+        ze_command_list_create_immediate_params_t *p = params;
+        pa_ze_obj_info_t *o = pa_ze_obj_put(**p->pphCommandList, PA_ZE_OBJ_LIST);
+        if (o) {
+            o->context = *p->phContext;
+            o->device = pa_ze_dev_index(*p->phDevice);
+            o->engine = (*p->paltdesc)->ordinal << 16 | ((*p->paltdesc)->index & 0xffff);
+            o->immediate = 1;
+        }
+        break;
+    }
+    case PA_ZE_API_CommandQueueCreate: {
+        ze_command_queue_create_params_t *p = params;
+        pa_ze_obj_info_t *o = pa_ze_obj_put(**p->pphCommandQueue, PA_ZE_OBJ_QUEUE);
+        if (o) {
+            o->context = *p->phContext;
+            o->device = pa_ze_dev_index(*p->phDevice);
+            o->engine = (*p->pdesc)->ordinal << 16 | ((*p->pdesc)->index & 0xffff);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* Device-memory source hooks (collector/mem.h), weak: present when that source is linked. */
+extern void pa_mem_on_alloc(uint64_t, uint64_t, uint32_t, void *, void *, uint64_t, void *, int32_t)
+    __attribute__((weak));
+extern void pa_mem_on_free(uint64_t, uint64_t, void *, void *, int32_t) __attribute__((weak));
+
+static void mem_hooks(int api, void *params, int32_t r, uint64_t t0, uint64_t t1)
+{
+    if (!pa_mem_on_alloc || !pa_mem_on_free)
+        return;
+    switch (api) {
+    case PA_ZE_API_MemAllocDevice: {
+        ze_mem_alloc_device_params_t *p = params;
+        pa_mem_on_alloc(t0, t1, ZE_MEMORY_TYPE_DEVICE, *p->phContext, *p->phDevice, *p->psize,
+                        r == 0 ? **p->ppptr : NULL, r);
+        break;
+    }
+    case PA_ZE_API_MemAllocHost: {
+        ze_mem_alloc_host_params_t *p = params;
+        pa_mem_on_alloc(t0, t1, ZE_MEMORY_TYPE_HOST, *p->phContext, NULL, *p->psize,
+                        r == 0 ? **p->ppptr : NULL, r);
+        break;
+    }
+    case PA_ZE_API_MemAllocShared: {
+        ze_mem_alloc_shared_params_t *p = params;
+        pa_mem_on_alloc(t0, t1, ZE_MEMORY_TYPE_SHARED, *p->phContext, *p->phDevice, *p->psize,
+                        r == 0 ? **p->ppptr : NULL, r);
+        break;
+    }
+    case PA_ZE_API_MemFree: {
+        ze_mem_free_params_t *p = params;
+        pa_mem_on_free(t0, t1, *p->phContext, *p->pptr, r);
+        break;
+    }
+    case PA_ZE_API_MemFreeExt: {
+        ze_mem_free_ext_params_t *p = params;
+        pa_mem_on_free(t0, t1, *p->phContext, *p->pptr, r);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+void pa_ze_ops_prologue(int api, void *params, uint64_t corr, uint64_t t0)
+{
+    (void)corr; (void)t0;
+    switch (api) {
+    case PA_ZE_API_CommandListAppendLaunchKernel:
+    case PA_ZE_API_CommandListAppendLaunchCooperativeKernel:
+    case PA_ZE_API_CommandListAppendLaunchKernelIndirect: {
+        /* the three share one parameter layout; the indirect group count lives on the device */
+        ze_command_list_append_launch_kernel_params_t *p = params;
+        append_begin(api, *p->phCommandList, p->phSignalEvent, PA_ZE_OP_KERNEL, *p->phKernel,
+                     api == PA_ZE_API_CommandListAppendLaunchKernelIndirect ? NULL : *p->ppLaunchFuncArgs);
+        break;
+    }
+    case PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect: {
+        ze_command_list_append_launch_multiple_kernels_indirect_params_t *p = params;
+        append_begin(api, *p->phCommandList, p->phSignalEvent, PA_ZE_OP_KERNEL,
+                     *p->pnumKernels ? (*p->pphKernels)[0] : NULL, NULL);
+        break;
+    }
+    case PA_ZE_API_CommandListAppendMemoryCopy: {
+        ze_command_list_append_memory_copy_params_t *p = params;
+        append_begin(api, *p->phCommandList, p->phSignalEvent, PA_ZE_OP_COPY, NULL, NULL);
+        if (cur_cmd != PA_ZE_CMD_NONE) {
+            pa_ze_cmd_t *c = &cmds[cur_cmd];
+            void *ctx = (void *)(uintptr_t)c->op.context;
+            c->op.bytes = *p->psize;
+            pa_guard_enter();
+            c->op.src_kind = mem_kind(ctx, *p->psrcptr);
+            c->op.dst_kind = mem_kind(ctx, *p->pdstptr);
+            pa_guard_leave();
+        }
+        break;
+    }
+    case PA_ZE_API_CommandListAppendMemoryCopyRegion: {
+        ze_command_list_append_memory_copy_region_params_t *p = params;
+        append_begin(api, *p->phCommandList, p->phSignalEvent, PA_ZE_OP_COPY, NULL, NULL);
+        if (cur_cmd != PA_ZE_CMD_NONE) {
+            pa_ze_cmd_t *c = &cmds[cur_cmd];
+            const ze_copy_region_t *r = *p->psrcRegion;
+            void *ctx = (void *)(uintptr_t)c->op.context;
+            c->op.bytes = r ? (uint64_t)r->width * (r->height ? r->height : 1) * (r->depth ? r->depth : 1) : 0;
+            pa_guard_enter();
+            c->op.src_kind = mem_kind(ctx, *p->psrcptr);
+            c->op.dst_kind = mem_kind(ctx, *p->pdstptr);
+            pa_guard_leave();
+        }
+        break;
+    }
+    case PA_ZE_API_CommandListAppendMemoryCopyFromContext: {
+        ze_command_list_append_memory_copy_from_context_params_t *p = params;
+        append_begin(api, *p->phCommandList, p->phSignalEvent, PA_ZE_OP_COPY, NULL, NULL);
+        if (cur_cmd != PA_ZE_CMD_NONE) {
+            pa_ze_cmd_t *c = &cmds[cur_cmd];
+            c->op.bytes = *p->psize;
+            pa_guard_enter();
+            c->op.src_kind = mem_kind(*p->phContextSrc, *p->psrcptr);
+            c->op.dst_kind = mem_kind((void *)(uintptr_t)c->op.context, *p->pdstptr);
+            pa_guard_leave();
+        }
+        break;
+    }
+    case PA_ZE_API_CommandListAppendMemoryFill: {
+        ze_command_list_append_memory_fill_params_t *p = params;
+        append_begin(api, *p->phCommandList, p->phSignalEvent, PA_ZE_OP_FILL, NULL, NULL);
+        if (cur_cmd != PA_ZE_CMD_NONE) {
+            pa_ze_cmd_t *c = &cmds[cur_cmd];
+            c->op.bytes = *p->psize;
+            pa_guard_enter();
+            c->op.src_kind = mem_kind((void *)(uintptr_t)c->op.context, *p->pptr);
+            pa_guard_leave();
+        }
+        break;
+    }
+    case PA_ZE_API_CommandQueueExecuteCommandLists:
+        pa_guard_enter();
+        execute_begin(params);
+        pa_guard_leave();
+        break;
+    case PA_ZE_API_EventPoolCreate: {
+        /* app pools get kernel timestamps so their events carry device times */
+        static __thread ze_event_pool_desc_t copy;
+        ze_event_pool_create_params_t *p = params;
+        if (*p->pdesc && !((*p->pdesc)->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP)) {
+            copy = **p->pdesc;
+            copy.flags |= ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP;
+            *p->pdesc = &copy;
+        }
+        break;
+    }
+    case PA_ZE_API_EventHostReset:
+        collect(*((ze_event_host_reset_params_t *)params)->phEvent);
+        break;
+    case PA_ZE_API_EventDestroy:
+        collect(*((ze_event_destroy_params_t *)params)->phEvent);
+        break;
+    case PA_ZE_API_CommandListAppendEventReset:
+        collect(*((ze_command_list_append_event_reset_params_t *)params)->phEvent);
+        break;
+    case PA_ZE_API_CommandListReset:
+        pa_guard_enter();
+        list_forget(*((ze_command_list_reset_params_t *)params)->phCommandList, 0);
+        pa_guard_leave();
+        break;
+    case PA_ZE_API_CommandListDestroy:
+        pa_guard_enter();
+        list_forget(*((ze_command_list_destroy_params_t *)params)->phCommandList, 1);
+        pa_guard_leave();
+        break;
+    case PA_ZE_API_KernelDestroy:
+        pa_ze_obj_del(*((ze_kernel_destroy_params_t *)params)->phKernel);
+        break;
+    default:
+        break;
+    }
+}
+
+void pa_ze_ops_epilogue(int api, void *params, int32_t result, uint64_t corr, uint64_t t0, uint64_t t1)
+{
+    switch (api) {
+    case PA_ZE_API_CommandListAppendLaunchKernel:
+    case PA_ZE_API_CommandListAppendLaunchCooperativeKernel:
+    case PA_ZE_API_CommandListAppendLaunchKernelIndirect:
+    case PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect:
+    case PA_ZE_API_CommandListAppendMemoryCopy:
+    case PA_ZE_API_CommandListAppendMemoryCopyRegion:
+    case PA_ZE_API_CommandListAppendMemoryCopyFromContext:
+    case PA_ZE_API_CommandListAppendMemoryFill:
+        /* every append params struct starts with the list handle pointer */
+        append_end(**(ze_command_list_handle_t **)params, result, corr, t0, t1);
+        break;
+    case PA_ZE_API_CommandQueueExecuteCommandLists:
+        if (result == ZE_RESULT_SUCCESS) {
+            pa_guard_enter();
+            execute_end(params, corr, t0, t1);
+            pa_guard_leave();
+        }
+        break;
+    case PA_ZE_API_CommandQueueSynchronize: case PA_ZE_API_EventHostSynchronize:
+    case PA_ZE_API_FenceHostSynchronize:
+    case PA_ZE_API_EventQueryStatus:
+        collect(NULL);
+        break;
+    default:
+        if (result == ZE_RESULT_SUCCESS) {
+            pa_guard_enter();
+            object_created(api, params);
+            pa_guard_leave();
+        }
+        mem_hooks(api, params, result, t0, t1);
+        break;
+    }
+}

@@ -1,0 +1,82 @@
+/* ze_tables.c - handle -> info tables for lists, queues and kernels: inserted on create
+ * (slow path, under a mutex), looked up lock-free on the append path. */
+#include <pthread.h>
+#include <string.h>
+
+#include "ze_internal.h"
+
+#define PA_ZE_OBJ_SLOTS 8192u            /* power of two; live lists+queues+kernels */
+#define PA_ZE_TOMB ((uintptr_t)1)        /* deleted key: probing continues past it */
+
+static _Atomic uintptr_t keys[PA_ZE_OBJ_SLOTS];
+static pa_ze_obj_info_t infos[PA_ZE_OBJ_SLOTS];
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static uint32_t slot_of(uintptr_t h)
+{
+    h ^= h >> 17;
+    h *= 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(h >> 40) & (PA_ZE_OBJ_SLOTS - 1);
+}
+
+pa_ze_obj_info_t *pa_ze_obj_get(const void *h)
+{
+    uintptr_t k = (uintptr_t)h;
+    if (k <= PA_ZE_TOMB)
+        return NULL;
+    for (uint32_t i = slot_of(k), n = 0; n < PA_ZE_OBJ_SLOTS; i = (i + 1) & (PA_ZE_OBJ_SLOTS - 1), n++) {
+        uintptr_t cur = atomic_load_explicit(&keys[i], memory_order_acquire);
+        if (cur == k)
+            return &infos[i];
+        if (cur == 0)
+            return NULL;
+    }
+    return NULL;
+}
+
+pa_ze_obj_info_t *pa_ze_obj_put(const void *h, int type)
+{
+    uintptr_t k = (uintptr_t)h;
+    if (k <= PA_ZE_TOMB)
+        return NULL;
+    pa_ze_obj_info_t *res = NULL;
+    pthread_mutex_lock(&mu);
+    uint32_t free_slot = UINT32_MAX;
+    for (uint32_t i = slot_of(k), n = 0; n < PA_ZE_OBJ_SLOTS; i = (i + 1) & (PA_ZE_OBJ_SLOTS - 1), n++) {
+        uintptr_t cur = atomic_load_explicit(&keys[i], memory_order_relaxed);
+        if (cur == k) { /* handle reused without a destroy we saw: replace */
+            free_slot = i;
+            break;
+        }
+        if (cur == PA_ZE_TOMB && free_slot == UINT32_MAX)
+            free_slot = i;
+        if (cur == 0) {
+            if (free_slot == UINT32_MAX)
+                free_slot = i;
+            break;
+        }
+    }
+    if (free_slot != UINT32_MAX) {
+        atomic_store_explicit(&keys[free_slot], PA_ZE_TOMB, memory_order_release);
+        res = &infos[free_slot];
+        memset(res, 0, sizeof *res);
+        res->type = type;
+        res->device = UINT32_MAX;
+        res->engine = UINT32_MAX;
+        res->cmd_head = res->cmd_tail = PA_ZE_CMD_NONE;
+        /* published by the caller's fill + this store: readers see the key last */
+        atomic_store_explicit(&keys[free_slot], k, memory_order_release);
+    }
+    pthread_mutex_unlock(&mu);
+    return res;
+}
+
+void pa_ze_obj_del(const void *h)
+{
+    pa_ze_obj_info_t *o = pa_ze_obj_get(h);
+    if (!o)
+        return;
+    pthread_mutex_lock(&mu);
+    atomic_store_explicit(&keys[o - infos], PA_ZE_TOMB, memory_order_release);
+    pthread_mutex_unlock(&mu);
+}
