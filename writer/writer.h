@@ -29,4 +29,43 @@ int pa_writer_write_db(const char *db_path, const char *spool_path, const pa_ses
 void pa_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res,
                       const char *db_path);
 
+/* ---- report engine (writer/report*.c), used by the profagent CLI ---- */
+
+struct sqlite3;
+typedef struct pa_report_def pa_report_def_t;   /* writer_internal.h */
+typedef struct pa_report_req pa_report_req_t;   /* a report with parsed options */
+
+enum pa_report_format { PA_FMT_CSV = 0, PA_FMT_TABLE = 1, PA_FMT_JSON = 2 };
+/* Return codes of the report functions (also the CLI's exit status). */
+enum pa_report_rc { PA_REP_OK = 0, PA_REP_EDATA = 1, PA_REP_EUSAGE = 2 };
+
+/*! pa_report_db_open() : opens `path` read-only and checks it is a profagent DB (SQLite
+ *  header, META.schema_version present and <= PA_SCHEMA_VERSION); registers median, stddev,
+ *  regexp. Returns PA_REP_OK with *db set, or PA_REP_EDATA with one clear message in err. */
+int pa_report_db_open(const char *path, struct sqlite3 **db, char *err, size_t errsz);
+
+/*! pa_report_find() : report by name or alias, NULL when unknown. */
+const pa_report_def_t *pa_report_find(const char *name);
+
+/*! pa_report_list() : prints every report name (one a line, aliases in parentheses). */
+void pa_report_list(FILE *out);
+
+/*! pa_report_names() : writes "a, b, c" (every report name) to buf, for error messages. */
+void pa_report_names(char *buf, size_t sz);
+
+/*! pa_report_help() : the --help-report text (title, options, columns, description).
+ *  Returns PA_REP_OK, or PA_REP_EUSAGE (message in err) when `name` is unknown. */
+int pa_report_help(FILE *out, const char *name, char *err, size_t errsz);
+
+/*! pa_report_parse() : parses "NAME[:opt[:opt]]" (opt = flag or key=value). Returns
+ *  PA_REP_OK with *req set (free with pa_report_req_free), or PA_REP_EUSAGE with err naming
+ *  the bad part and what is accepted. */
+int pa_report_parse(const char *spec, pa_report_req_t **req, char *err, size_t errsz);
+void pa_report_req_free(pa_report_req_t *req);
+
+/*! pa_report_run() : produces the report from `db` and prints it in `fmt`. Returns
+ *  PA_REP_OK or PA_REP_EDATA (message in err). */
+int pa_report_run(struct sqlite3 *db, const pa_report_req_t *req, int fmt, FILE *out,
+                  char *err, size_t errsz);
+
 #endif

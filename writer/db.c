@@ -1,0 +1,381 @@
+/* db.c - pa_writer_write_db(): loads the spool and the aggregates into a new SQLite DB. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/pa_log.h"
+#include "../common/pa_spool.h"
+#include "writer_internal.h"
+
+#define PA_BATCH 64  /* rows per INSERT statement */
+
+typedef struct pa_load {
+    sqlite3 *db;
+    uint64_t pid_shift;  /* pid << 32 */
+    pa_bulk_t strings, threads, ranges, marks, osrt;
+    uint64_t unknown_kinds;
+    int src_failed;
+} pa_load_t;
+
+static int pa_load_init(pa_load_t *l)
+{
+    int rc = 0;
+    rc |= pa_bulk_init(&l->strings, l->db, "INSERT OR REPLACE INTO STRING_IDS(id, value)", 2, PA_BATCH);
+    rc |= pa_bulk_init(&l->threads, l->db, "INSERT OR REPLACE INTO THREADS(globalTid, pid, tid,"
+                       " nameId, records, drops, firstNs, lastNs)", 8, PA_BATCH);
+    rc |= pa_bulk_init(&l->ranges, l->db, "INSERT OR IGNORE INTO HGTX_RANGES(id, start, end,"
+                       " globalTid, endGlobalTid, nameId, domainId, style, level, parentId,"
+                       " unterminated)", 11, PA_BATCH);
+    rc |= pa_bulk_init(&l->marks, l->db, "INSERT INTO HGTX_MARKS(start, globalTid, nameId,"
+                       " domainId)", 4, PA_BATCH);
+    rc |= pa_bulk_init(&l->osrt, l->db, "INSERT INTO OSRT_API(start, end, globalTid, nameId,"
+                       " ret, errno)", 6, PA_BATCH);
+    return rc ? -1 : 0;
+}
+
+static int pa_load_finish(pa_load_t *l)
+{
+    int rc = 0;
+    rc |= pa_bulk_finish(&l->strings);
+    rc |= pa_bulk_finish(&l->threads);
+    rc |= pa_bulk_finish(&l->ranges);
+    rc |= pa_bulk_finish(&l->marks);
+    rc |= pa_bulk_finish(&l->osrt);
+    return rc ? -1 : 0;
+}
+
+/* One spool record -> one row (or the owning source's callback). */
+static void pa_load_record(pa_load_t *l, const pa_record_t *r, const uint8_t *payload)
+{
+    int64_t gtid = (int64_t)(l->pid_shift | r->tid);
+    switch (r->kind) {
+    case PA_SP_STRING:
+        pa_bulk_int(&l->strings, (int64_t)r->u.str.id);
+        pa_bulk_text(&l->strings, payload, r->len);
+        return;
+    case PA_SP_THREAD:
+        pa_bulk_int(&l->threads, gtid);
+        pa_bulk_int(&l->threads, (int64_t)(l->pid_shift >> 32));
+        pa_bulk_int(&l->threads, r->tid);
+        pa_bulk_int(&l->threads, r->u.thread.name_id);
+        pa_bulk_int(&l->threads, (int64_t)r->u.thread.records);
+        pa_bulk_int(&l->threads, (int64_t)r->u.thread.drops);
+        pa_bulk_int(&l->threads, (int64_t)r->t0);
+        pa_bulk_int(&l->threads, (int64_t)r->t1);
+        return;
+    case PA_SP_HGTX_RANGE: {
+        int startend = (r->flags & PA_RF_STARTEND) != 0;
+        uint32_t end_tid = r->u.range.end_tid ? r->u.range.end_tid : r->tid;
+        pa_bulk_int(&l->ranges, r->u.range.range_id);
+        pa_bulk_int(&l->ranges, (int64_t)r->t0);
+        pa_bulk_int(&l->ranges, (int64_t)r->t1);
+        pa_bulk_int(&l->ranges, gtid);
+        pa_bulk_int(&l->ranges, (int64_t)(l->pid_shift | end_tid));
+        pa_bulk_int(&l->ranges, r->u.range.name_id);
+        pa_bulk_int(&l->ranges, r->u.range.domain_id);
+        pa_bulk_int(&l->ranges, startend);
+        pa_bulk_int(&l->ranges, startend ? -1 : r->u.range.level);
+        pa_bulk_int(&l->ranges, startend ? 0 : r->u.range.parent_id);
+        pa_bulk_int(&l->ranges, (r->flags & PA_RF_UNTERMINATED) != 0);
+        return;
+    }
+    case PA_SP_HGTX_MARK:
+        pa_bulk_int(&l->marks, (int64_t)r->t0);
+        pa_bulk_int(&l->marks, gtid);
+        pa_bulk_int(&l->marks, r->u.range.name_id);
+        pa_bulk_int(&l->marks, r->u.range.domain_id);
+        return;
+    case PA_SP_OSRT:
+        pa_bulk_int(&l->osrt, (int64_t)r->t0);
+        pa_bulk_int(&l->osrt, (int64_t)r->t1);
+        pa_bulk_int(&l->osrt, gtid);
+        pa_bulk_int(&l->osrt, (int64_t)PA_WRITER_STRING_OSRT + r->u.osrt.func);
+        pa_bulk_int(&l->osrt, r->u.osrt.ret);
+        pa_bulk_int(&l->osrt, r->u.osrt.err);
+        return;
+    default:
+        break;
+    }
+    const pa_writer_source_t *src = NULL;
+    if (r->kind >= PA_SP_ZE_FIRST && r->kind <= PA_SP_ZE_LAST)
+        src = &pa_writer_source_ze;
+    else if (r->kind >= PA_SP_MEM_FIRST && r->kind <= PA_SP_MEM_LAST)
+        src = &pa_writer_source_mem;
+    if (src && src->on_record) {
+        if (src->on_record(l->db, r, payload) != 0)
+            l->src_failed = 1;
+    } else {
+        l->unknown_kinds++;
+    }
+}
+
+/* Streams every spool record into the DB. Returns 1 when the spool ended early (truncated). */
+static int pa_load_spool(pa_load_t *l, const char *spool_path, uint64_t *nrec)
+{
+    pa_spool_reader_t *rd = spool_path ? pa_spool_open_read(spool_path) : NULL;
+    const pa_record_t *rec;
+    const uint8_t *payload;
+    int rc;
+    if (!rd) {
+        pa_warn("writer", "no spool '%s': the DB holds the aggregates only",
+                spool_path ? spool_path : "(none)");
+        return 1;
+    }
+    while ((rc = pa_spool_next(rd, &rec, &payload)) == 1) {
+        pa_load_record(l, rec, payload);
+        (*nrec)++;
+    }
+    pa_spool_close_read(rd);
+    if (rc < 0)
+        pa_warn("writer", "spool '%s' is truncated after %llu records; the DB keeps those",
+                spool_path, (unsigned long long)*nrec);
+    return rc < 0;
+}
+
+/* Names the writer interns itself (OSRT functions), with ids from PA_WRITER_STRING_BASE. */
+static void pa_load_writer_strings(pa_load_t *l)
+{
+    for (uint32_t f = 1; f < PA_OSRT_COUNT; f++) {
+        const char *n = pa_osrt_func_name(f);
+        if (!n)
+            continue;
+        pa_bulk_int(&l->strings, (int64_t)PA_WRITER_STRING_OSRT + f);
+        pa_bulk_text(&l->strings, n, strlen(n));
+    }
+}
+
+/* Threads the aggregator knows but the spool did not describe (OR IGNORE keeps the spool's). */
+static int pa_load_res_threads(sqlite3 *db, uint32_t pid, const pa_agg_results_t *res)
+{
+    pa_bulk_t s, t;
+    int rc = pa_bulk_init(&s, db, "INSERT OR IGNORE INTO STRING_IDS(id, value)", 2, PA_BATCH);
+    rc |= pa_bulk_init(&t, db, "INSERT OR IGNORE INTO THREADS(globalTid, pid, tid, nameId,"
+                       " records, drops, firstNs, lastNs)", 8, PA_BATCH);
+    for (size_t i = 0; rc == 0 && i < res->nthreads; i++) {
+        const pa_thread_info_t *ti = &res->threads[i];
+        int64_t name_id = 0;
+        size_t nlen = strnlen(ti->name, sizeof ti->name);
+        if (nlen) {
+            name_id = (int64_t)PA_WRITER_STRING_SUMMARY + 0x8000 + (int64_t)i;
+            pa_bulk_int(&s, name_id);
+            pa_bulk_text(&s, ti->name, nlen);
+        }
+        pa_bulk_int(&t, (int64_t)((uint64_t)pid << 32 | ti->tid));
+        pa_bulk_int(&t, pid);
+        pa_bulk_int(&t, ti->tid);
+        pa_bulk_int(&t, name_id);
+        pa_bulk_int(&t, (int64_t)ti->records);
+        pa_bulk_int(&t, (int64_t)ti->drops);
+        pa_bulk_int(&t, (int64_t)ti->first_ns);
+        pa_bulk_int(&t, (int64_t)ti->last_ns);
+    }
+    rc |= pa_bulk_finish(&s);
+    rc |= pa_bulk_finish(&t);
+    return rc ? -1 : 0;
+}
+
+/* The median of one summary key recomputed from the trace rows (spec: even count = mean of
+ * the two middle values). Returns 0 and *out, or -1 when the category has no trace table here. */
+static int pa_median_from_rows(sqlite3 *db, const pa_stat_row_t *row, double *out)
+{
+    const char *sql;
+    if (row->cat == PA_CAT_HGTX_RANGE)
+        sql = "SELECT median(end - start) FROM HGTX_RANGES_NAMED WHERE name = ?1 AND style = ?2";
+    else if (row->cat == PA_CAT_OSRT)
+        sql = "SELECT median(o.end - o.start) FROM OSRT_API o JOIN STRING_IDS s ON s.id = o.nameId"
+              " WHERE s.value = ?1 AND ?2 >= 0";
+    else
+        return -1;
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text64(st, 1, row->key, row->key_len, SQLITE_STATIC, SQLITE_UTF8);
+    sqlite3_bind_int64(st, 2, row->tag);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        *out = sqlite3_column_double(st, 0);
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static double pa_writer_stddev(const pa_stat_t *s)
+{
+    return s->count > 1 ? sqrt(s->m2 / (double)(s->count - 1)) : 0.0;
+}
+
+/* SUMMARY_STATS from the aggregates; keys interned at PA_WRITER_STRING_SUMMARY + index. */
+static int pa_load_summary(sqlite3 *db, const pa_agg_results_t *res)
+{
+    pa_bulk_t s, t;
+    int rc = pa_bulk_init(&s, db, "INSERT OR REPLACE INTO STRING_IDS(id, value)", 2, PA_BATCH);
+    rc |= pa_bulk_init(&t, db, "INSERT INTO SUMMARY_STATS(category, nameId, tag, count, total,"
+                       " min, max, avg, median, stddev, medianExact)", 11, PA_BATCH);
+    for (size_t i = 0; rc == 0 && i < res->nrows; i++) {
+        const pa_stat_row_t *row = &res->rows[i];
+        int64_t id = (int64_t)PA_WRITER_STRING_SUMMARY + (int64_t)i;
+        double med = row->st.median;
+        int exact = row->st.median_exact;
+        if (!exact && pa_median_from_rows(db, row, &med) == 0)
+            exact = 1;
+        pa_bulk_int(&s, id);
+        pa_bulk_text(&s, row->key, row->key_len);
+        pa_bulk_int(&t, row->cat);
+        pa_bulk_int(&t, id);
+        pa_bulk_int(&t, row->tag);
+        pa_bulk_int(&t, (int64_t)row->st.count);
+        pa_bulk_int(&t, (int64_t)row->st.total);
+        pa_bulk_int(&t, (int64_t)row->st.min);
+        pa_bulk_int(&t, (int64_t)row->st.max);
+        pa_bulk_double(&t, row->st.count ? (double)row->st.total / (double)row->st.count : 0.0);
+        pa_bulk_double(&t, med);
+        pa_bulk_double(&t, pa_writer_stddev(&row->st));
+        pa_bulk_int(&t, exact);
+    }
+    rc |= pa_bulk_finish(&s);
+    rc |= pa_bulk_finish(&t);
+    return rc ? -1 : 0;
+}
+
+static int pa_load_counters(sqlite3 *db, const pa_agg_results_t *res, uint64_t unknown)
+{
+    const struct { const char *name; uint64_t v; } c[] = {
+        {"records", res->records_total}, {"drops", res->drops_total},
+        {"late_records", res->late_records},
+        {"hgtx_misuse_pop_empty", res->hgtx_misuse_pop_empty},
+        {"hgtx_misuse_bad_end", res->hgtx_misuse_bad_end},
+        {"hgtx_unterminated", res->hgtx_unterminated},
+        {"spool_records", res->spool_records}, {"spool_bytes_raw", res->spool_bytes_raw},
+        {"spool_bytes_compressed", res->spool_bytes_compressed},
+        {"first_ns", res->first_ns}, {"last_ns", res->last_ns},
+        {"unknown_record_kinds", unknown},
+    };
+    pa_bulk_t b;
+    int rc = pa_bulk_init(&b, db, "INSERT OR REPLACE INTO SESSION_COUNTERS(name, value)", 2, 16);
+    for (size_t i = 0; rc == 0 && i < sizeof c / sizeof c[0]; i++) {
+        pa_bulk_text(&b, c[i].name, strlen(c[i].name));
+        pa_bulk_int(&b, (int64_t)c[i].v);
+    }
+    return (pa_bulk_finish(&b) | rc) ? -1 : 0;
+}
+
+static int pa_write_meta(sqlite3 *db, const pa_session_meta_t *m, const pa_agg_results_t *res)
+{
+    int rc = 0;
+    rc |= pa_meta_set_int(db, "schema_version", PA_SCHEMA_VERSION);
+    rc |= pa_meta_set_int(db, "session_complete", 0);
+    rc |= pa_meta_set_text(db, "agent_version", PA_WRITER_AGENT_VERSION);
+    rc |= pa_meta_set_int(db, "pid", m ? m->pid : 0);
+    rc |= pa_meta_set_int(db, "rank", m ? m->rank : -1);
+    rc |= pa_meta_set_text(db, "hostname", m && m->hostname ? m->hostname : "");
+    rc |= pa_meta_set_text(db, "command_line", m && m->cmdline ? m->cmdline : "");
+    rc |= pa_meta_set_int(db, "start_wall_ns", m ? (int64_t)m->start_wall_ns : 0);
+    rc |= pa_meta_set_int(db, "start_mono_ns", m ? (int64_t)m->start_mono_ns : 0);
+    rc |= pa_meta_set_int(db, "end_mono_ns", m ? (int64_t)m->end_mono_ns : 0);
+    if (res) {
+        rc |= pa_meta_set_int(db, "records", (int64_t)res->records_total);
+        rc |= pa_meta_set_int(db, "drops", (int64_t)res->drops_total);
+        rc |= pa_meta_set_int(db, "late_records", (int64_t)res->late_records);
+        rc |= pa_meta_set_int(db, "hgtx_misuse_pop_empty", (int64_t)res->hgtx_misuse_pop_empty);
+        rc |= pa_meta_set_int(db, "hgtx_misuse_bad_end", (int64_t)res->hgtx_misuse_bad_end);
+        rc |= pa_meta_set_int(db, "hgtx_unterminated", (int64_t)res->hgtx_unterminated);
+    }
+    return rc ? -1 : 0;
+}
+
+/* Creates the file exclusively: a DB is never overwritten, even by a racing process. */
+static int pa_create_exclusive(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        pa_err("writer", "cannot create '%s': %s%s", path, strerror(errno),
+               errno == EEXIST ? " (an existing DB is never overwritten)" : "");
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+static int pa_run_sources(sqlite3 *db, int finish)
+{
+    const pa_writer_source_t *srcs[] = {&pa_writer_source_ze, &pa_writer_source_mem};
+    int rc = 0;
+    for (size_t i = 0; i < 2; i++) {
+        int (*fn)(sqlite3 *) = finish ? srcs[i]->finish : srcs[i]->create_schema;
+        if (fn && fn(db) != 0) {
+            pa_err("writer", "source '%s' failed to %s", srcs[i]->name,
+                   finish ? "finish its tables" : "create its tables");
+            rc = -1;
+        }
+    }
+    return rc;
+}
+
+/* Everything inside the one transaction. */
+static int pa_write_body(sqlite3 *db, const char *spool_path, const pa_session_meta_t *meta,
+                         const pa_agg_results_t *res)
+{
+    pa_load_t l;
+    uint64_t nrec = 0;
+    memset(&l, 0, sizeof l);
+    l.db = db;
+    l.pid_shift = (uint64_t)(meta ? meta->pid : 0) << 32;
+    if (pa_load_init(&l) != 0) {
+        pa_load_finish(&l);
+        return -1;
+    }
+    pa_load_writer_strings(&l);
+    int truncated = pa_load_spool(&l, spool_path, &nrec);
+    int rc = pa_load_finish(&l);
+    if (l.src_failed)
+        rc = -1;
+    rc |= pa_meta_set_int(db, "spool_truncated", truncated);
+    rc |= pa_meta_set_int(db, "spool_records_loaded", (int64_t)nrec);
+    if (res) {
+        rc |= pa_load_res_threads(db, meta ? meta->pid : 0, res);
+        rc |= pa_load_counters(db, res, l.unknown_kinds);
+    }
+    rc |= pa_schema_create_indexes(db);
+    rc |= pa_run_sources(db, 1);
+    if (res)
+        rc |= pa_load_summary(db, res);
+    return rc ? -1 : 0;
+}
+
+int pa_writer_write_db(const char *db_path, const char *spool_path, const pa_session_meta_t *meta,
+                       const pa_agg_results_t *res)
+{
+    sqlite3 *db = NULL;
+    if (!db_path || pa_create_exclusive(db_path) != 0)
+        return -1;
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        pa_err("writer", "cannot open '%s': %s", db_path, db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return -1;
+    }
+    /* journal off / synchronous off while building: META.session_complete = 0 is committed
+     * first, so a build that is interrupted is visible as incomplete */
+    int rc = pa_db_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+                            " PRAGMA cache_size=-65536;");
+    rc |= pa_sqlfn_register(db);
+    rc |= pa_schema_create(db);
+    rc |= pa_run_sources(db, 0);
+    rc |= pa_write_meta(db, meta, res);
+    if (rc == 0 && pa_db_exec(db, "BEGIN") == 0) {
+        rc = pa_write_body(db, spool_path, meta, res);
+        rc |= pa_db_exec(db, "COMMIT");
+    } else {
+        rc = -1;
+    }
+    if (rc == 0) {
+        rc |= pa_meta_set_int(db, "db_complete", 1);
+        rc |= pa_meta_set_int(db, "session_complete", meta && meta->complete ? 1 : 0);
+    }
+    if (sqlite3_close(db) != SQLITE_OK)
+        rc = -1;
+    return rc ? -1 : 0;
+}

@@ -1,1 +1,0 @@
-/* placeholder */ typedef int pa_writer_placeholder_t;

@@ -1,0 +1,391 @@
+/* report.c - the report registry: lookup by name/alias, option parsing, --help-report, running. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "writer_internal.h"
+
+/* Reports of this file's owner; others add theirs through the weak tables pa_reports_ze,
+ * pa_reports_hgtxdev, pa_reports_mem, pa_reports_misc (writer_internal.h). */
+static const pa_report_def_t *const pa_reports_core[] = {
+    &pa_report_hgtx_sum, &pa_report_hgtx_pushpop_trace, &pa_report_osrt_sum, NULL,
+};
+
+static const pa_report_def_t *const *pa_report_tables(size_t i)
+{
+    switch (i) {
+    case 0: return pa_reports_core;
+    case 1: return pa_reports_ze;
+    case 2: return pa_reports_hgtxdev;
+    case 3: return pa_reports_mem;
+    case 4: return pa_reports_misc;
+    default: return NULL;
+    }
+}
+#define PA_NTABLES 5
+
+const pa_report_def_t *pa_report_find(const char *name)
+{
+    for (size_t t = 0; t < PA_NTABLES; t++) {
+        const pa_report_def_t *const *tab = pa_report_tables(t);
+        for (size_t i = 0; tab && tab[i]; i++) {
+            if (strcmp(tab[i]->name, name) == 0)
+                return tab[i];
+            for (size_t a = 0; a < 4 && tab[i]->aliases[a]; a++)
+                if (strcmp(tab[i]->aliases[a], name) == 0)
+                    return tab[i];
+        }
+    }
+    return NULL;
+}
+
+void pa_report_list(FILE *out)
+{
+    for (size_t t = 0; t < PA_NTABLES; t++) {
+        const pa_report_def_t *const *tab = pa_report_tables(t);
+        for (size_t i = 0; tab && tab[i]; i++) {
+            fprintf(out, "%s", tab[i]->name);
+            for (size_t a = 0; a < 4 && tab[i]->aliases[a]; a++)
+                fprintf(out, "%s%s", a ? ", " : " (alias: ", tab[i]->aliases[a]);
+            fprintf(out, "%s -- %s\n", tab[i]->aliases[0] ? ")" : "", tab[i]->title);
+        }
+    }
+}
+
+void pa_report_names(char *buf, size_t sz)
+{
+    size_t n = 0;
+    if (sz)
+        buf[0] = '\0';
+    for (size_t t = 0; t < PA_NTABLES; t++) {
+        const pa_report_def_t *const *tab = pa_report_tables(t);
+        for (size_t i = 0; tab && tab[i] && n < sz; i++) {
+            int w = snprintf(buf + n, sz - n, "%s%s", n ? ", " : "", tab[i]->name);
+            if (w < 0)
+                return;
+            n += (size_t)w;
+        }
+    }
+}
+
+int pa_report_help(FILE *out, const char *name, char *err, size_t errsz)
+{
+    const pa_report_def_t *d = pa_report_find(name);
+    if (!d) {
+        char names[1024];
+        pa_report_names(names, sizeof names);
+        snprintf(err, errsz, "unknown report '%s'; valid reports: %s", name, names);
+        return PA_REP_EUSAGE;
+    }
+    fprintf(out, "%s -- %s\n\n", d->name, d->title);
+    if (d->aliases[0]) {
+        fprintf(out, "    Aliases:");
+        for (size_t a = 0; a < 4 && d->aliases[a]; a++)
+            fprintf(out, " %s", d->aliases[a]);
+        fprintf(out, "\n\n");
+    }
+    fprintf(out, "    Options:\n");
+    if (d->nopts == 0)
+        fprintf(out, "        (none)\n");
+    for (size_t i = 0; i < d->nopts; i++) {
+        const pa_report_opt_t *o = &d->opts[i];
+        fprintf(out, "        %s%s%s\n", o->name, o->arg ? "=" : "", o->arg ? o->arg : "");
+        for (const char *p = o->help; p && *p;) {
+            const char *nl = strchr(p, '\n');
+            size_t len = nl ? (size_t)(nl - p) : strlen(p);
+            fprintf(out, "            %.*s\n", (int)len, p);
+            p += len + (nl ? 1 : 0);
+        }
+    }
+    fprintf(out, "        Try 'profagent stats --help' for more information.\n\n    Output:\n");
+    fprintf(out, "        Row# : Row number\n");
+    for (size_t i = 0; i < d->ncols; i++)
+        fprintf(out, "        %s : %s\n", d->cols[i].title, d->cols[i].help);
+    fprintf(out, "\n");
+    for (const char *p = d->description; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        fprintf(out, "    %.*s\n", (int)len, p);
+        p += len + (nl ? 1 : 0);
+    }
+    return PA_REP_OK;
+}
+
+const pa_opt_val_t *pa_req_opt(const pa_report_req_t *req, const char *name)
+{
+    for (size_t i = 0; i < req->def->nopts && i < PA_REPORT_MAX_OPTS; i++)
+        if (strcmp(req->def->opts[i].name, name) == 0)
+            return req->vals[i].set ? &req->vals[i] : NULL;
+    return NULL;
+}
+
+void pa_report_req_free(pa_report_req_t *req)
+{
+    if (!req)
+        return;
+    for (size_t i = 0; i < PA_REPORT_MAX_OPTS; i++)
+        free(req->vals[i].s);
+    free(req);
+}
+
+/* "name1, name2=<arg>, ..." for error messages. */
+static void pa_opt_names(const pa_report_def_t *d, char *buf, size_t sz)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < d->nopts && n < sz; i++) {
+        int w = snprintf(buf + n, sz - n, "%s%s%s%s", i ? ", " : "", d->opts[i].name,
+                         d->opts[i].arg ? "=" : "", d->opts[i].arg ? d->opts[i].arg : "");
+        if (w < 0)
+            return;
+        n += (size_t)w;
+    }
+    if (d->nopts == 0)
+        snprintf(buf, sz, "none");
+}
+
+static int pa_parse_u64(const char *s, int64_t *out)
+{
+    char *end;
+    if (!*s || *s == '-' || *s == '+')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v > INT64_MAX)
+        return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
+/* Parses one option value of kind o->kind into v. Returns 0 or PA_REP_EUSAGE. */
+static int pa_parse_opt_value(const pa_report_def_t *d, const pa_report_opt_t *o, const char *val,
+                              pa_opt_val_t *v, char *err, size_t errsz)
+{
+    if (o->kind == PA_OPT_FLAG) {
+        if (val) {
+            snprintf(err, errsz, "report '%s': option '%s' takes no value (got '%s=%s')", d->name,
+                     o->name, o->name, val);
+            return PA_REP_EUSAGE;
+        }
+        v->set = 1;
+        return 0;
+    }
+    if (!val || (!*val && o->kind != PA_OPT_REGEX)) {
+        snprintf(err, errsz, "report '%s': option '%s' needs a value: %s=%s", d->name, o->name,
+                 o->name, o->arg ? o->arg : "<value>");
+        return PA_REP_EUSAGE;
+    }
+    free(v->s);
+    v->s = strdup(val);
+    v->nids = 0;
+    if (!v->s) {
+        snprintf(err, errsz, "out of memory");
+        return PA_REP_EUSAGE;
+    }
+    switch (o->kind) {
+    case PA_OPT_INT:
+        if (pa_parse_u64(val, &v->i) != 0) {
+            snprintf(err, errsz, "report '%s': option %s='%s' is not a non-negative integer",
+                     d->name, o->name, val);
+            return PA_REP_EUSAGE;
+        }
+        break;
+    case PA_OPT_IDLIST: {
+        const char *p = val;
+        while (1) {
+            char tok[32];
+            size_t len = strcspn(p, "/");
+            if (len == 0 || len >= sizeof tok || v->nids == PA_REPORT_MAX_IDS) {
+                snprintf(err, errsz, "report '%s': option %s='%s' must be a '/'-separated list of"
+                         " at most %d numeric ids, e.g. %s=1234/5678", d->name, o->name, val,
+                         PA_REPORT_MAX_IDS, o->name);
+                return PA_REP_EUSAGE;
+            }
+            memcpy(tok, p, len);
+            tok[len] = '\0';
+            if (pa_parse_u64(tok, &v->ids[v->nids]) != 0) {
+                snprintf(err, errsz, "report '%s': option %s='%s': '%s' is not a numeric id",
+                         d->name, o->name, val, tok);
+                return PA_REP_EUSAGE;
+            }
+            v->nids++;
+            if (!p[len])
+                break;
+            p += len + 1;
+        }
+        break;
+    }
+    case PA_OPT_REGEX: {
+        char rerr[512];
+        if (pa_regex_check(val, rerr, sizeof rerr) != 0) {
+            snprintf(err, errsz, "report '%s': option %s: %s", d->name, o->name, rerr);
+            return PA_REP_EUSAGE;
+        }
+        break;
+    }
+    case PA_OPT_ENUM: {
+        char acc[256];
+        size_t n = 0;
+        acc[0] = '\0';
+        for (size_t i = 0; o->choices && o->choices[i]; i++) {
+            if (strcmp(o->choices[i], val) == 0)
+                return 0;
+            int w = snprintf(acc + n, sizeof acc - n, "%s'%s'", i ? ", " : "", o->choices[i]);
+            if (w > 0 && (size_t)w < sizeof acc - n)
+                n += (size_t)w;
+        }
+        snprintf(err, errsz, "report '%s': option %s='%s' is not accepted; accepted values: %s",
+                 d->name, o->name, val, acc);
+        return PA_REP_EUSAGE;
+    }
+    default:
+        break;
+    }
+    v->set = 1;
+    return 0;
+}
+
+static const pa_report_opt_t *pa_find_opt(const pa_report_def_t *d, const char *tok, size_t *idx)
+{
+    size_t klen = strcspn(tok, "=");
+    for (size_t i = 0; i < d->nopts && i < PA_REPORT_MAX_OPTS; i++)
+        if (strlen(d->opts[i].name) == klen && strncmp(d->opts[i].name, tok, klen) == 0) {
+            *idx = i;
+            return &d->opts[i];
+        }
+    return NULL;
+}
+
+/* Splits "a:b=c:d" at ':' into tokens; a token that names no option right after a regex
+ * option is glued back to it, so range=a:b keeps its ':'. */
+static int pa_parse_opts(pa_report_req_t *req, char *opts, char *err, size_t errsz)
+{
+    const pa_report_def_t *d = req->def;
+    int last_regex = -1;
+    for (char *tok = opts; tok;) {
+        char *colon = strchr(tok, ':');
+        if (colon)
+            *colon = '\0';
+        size_t idx;
+        const pa_report_opt_t *o = pa_find_opt(d, tok, &idx);
+        if (!o && last_regex >= 0) {
+            pa_opt_val_t *v = &req->vals[last_regex];
+            size_t n = strlen(v->s), m = strlen(tok);
+            char *ns = realloc(v->s, n + m + 2);
+            if (!ns)
+                return PA_REP_EUSAGE;
+            ns[n] = ':';
+            memcpy(ns + n + 1, tok, m + 1);
+            v->s = ns;
+            if (pa_regex_check(ns, err, errsz) != 0) {
+                char tmp[600];
+                snprintf(tmp, sizeof tmp, "%s", err);
+                snprintf(err, errsz, "report '%s': option %s: %s", d->name, d->opts[last_regex].name, tmp);
+                return PA_REP_EUSAGE;
+            }
+        } else if (!o) {
+            char names[512];
+            pa_opt_names(d, names, sizeof names);
+            snprintf(err, errsz, "report '%s': unknown option '%s'; accepted options: %s", d->name,
+                     tok, names);
+            return PA_REP_EUSAGE;
+        } else {
+            const char *eq = strchr(tok, '=');
+            int rc = pa_parse_opt_value(d, o, eq ? eq + 1 : NULL, &req->vals[idx], err, errsz);
+            if (rc)
+                return rc;
+            last_regex = o->kind == PA_OPT_REGEX ? (int)idx : -1;
+        }
+        tok = colon ? colon + 1 : NULL;
+    }
+    return PA_REP_OK;
+}
+
+int pa_report_parse(const char *spec, pa_report_req_t **out, char *err, size_t errsz)
+{
+    *out = NULL;
+    char *copy = strdup(spec ? spec : "");
+    if (!copy) {
+        snprintf(err, errsz, "out of memory");
+        return PA_REP_EUSAGE;
+    }
+    char *colon = strchr(copy, ':');
+    if (colon)
+        *colon = '\0';
+    const pa_report_def_t *d = pa_report_find(copy);
+    if (!d) {
+        char names[1024];
+        pa_report_names(names, sizeof names);
+        snprintf(err, errsz, "unknown report '%s'; valid reports: %s", copy, names);
+        free(copy);
+        return PA_REP_EUSAGE;
+    }
+    pa_report_req_t *req = calloc(1, sizeof *req);
+    if (!req) {
+        snprintf(err, errsz, "out of memory");
+        free(copy);
+        return PA_REP_EUSAGE;
+    }
+    int rc = PA_REP_OK;
+    req->def = d;
+    if (colon)
+        rc = pa_parse_opts(req, colon + 1, err, errsz);
+    free(copy);
+    if (rc) {
+        pa_report_req_free(req);
+        return rc;
+    }
+    *out = req;
+    return PA_REP_OK;
+}
+
+int pa_sql_tid_filter(const pa_report_req_t *req, const char *gtid_col, char *buf, size_t sz)
+{
+    static const char *const opt[2] = {"process", "thread"};
+    static const char *const expr[2] = {"(%s >> 32)", "(%s & 4294967295)"};
+    size_t n = strlen(buf);
+    for (int k = 0; k < 2; k++) {
+        const pa_opt_val_t *v = pa_req_opt(req, opt[k]);
+        if (!v || !v->nids)
+            continue;
+        char col[128];
+        snprintf(col, sizeof col, expr[k], gtid_col);
+        int w = snprintf(buf + n, sz - n, " AND %s IN (", col);
+        if (w < 0 || (size_t)w >= sz - n)
+            return -1;
+        n += (size_t)w;
+        for (size_t i = 0; i < v->nids; i++) {
+            w = snprintf(buf + n, sz - n, "%s%lld", i ? "," : "", (long long)v->ids[i]);
+            if (w < 0 || (size_t)w >= sz - n)
+                return -1;
+            n += (size_t)w;
+        }
+        if (n + 2 > sz)
+            return -1;
+        buf[n++] = ')';
+        buf[n] = '\0';
+    }
+    return 0;
+}
+
+int pa_report_run(sqlite3 *db, const pa_report_req_t *req, int fmt, FILE *out, char *err,
+                  size_t errsz)
+{
+    const pa_report_def_t *d = req->def;
+    const char *titles[64];
+    pa_table_t t;
+    memset(&t, 0, sizeof t);
+    for (size_t i = 0; i < d->ncols && i < 64; i++)
+        titles[i] = d->cols[i].title;
+    t.ncols = (int)d->ncols;
+    t.titles = titles;
+    int rc = d->produce(db, req, &t, err, errsz);
+    if (rc == 0 && t.oom) {
+        snprintf(err, errsz, "report '%s': out of memory", d->name);
+        rc = PA_REP_EDATA;
+    }
+    if (rc == 0)
+        pa_table_write(&t, fmt, out);
+    pa_table_free(&t);
+    return rc ? PA_REP_EDATA : PA_REP_OK;
+}

@@ -1,0 +1,326 @@
+/* report_fmt.c - the report table model and its formatters: csv (spec style), table, json. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "writer_internal.h"
+
+/* ---- table building ---- */
+
+static pa_cell_t *pa_table_next(pa_table_t *t)
+{
+    if (t->oom)
+        return NULL;
+    if (t->ncells == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        pa_cell_t *nc = realloc(t->cells, cap * sizeof *nc);
+        if (!nc) {
+            t->oom = 1;
+            return NULL;
+        }
+        t->cells = nc;
+        t->cap = cap;
+    }
+    pa_cell_t *c = &t->cells[t->ncells++];
+    memset(c, 0, sizeof *c);
+    return c;
+}
+
+void pa_table_add_int(pa_table_t *t, int64_t v)
+{
+    pa_cell_t *c = pa_table_next(t);
+    if (c) {
+        c->type = PA_CELL_INT;
+        c->i = v;
+    }
+}
+
+void pa_table_add_double(pa_table_t *t, double v, int prec)
+{
+    pa_cell_t *c = pa_table_next(t);
+    if (c) {
+        c->type = PA_CELL_DOUBLE;
+        c->d = v;
+        c->prec = prec;
+    }
+}
+
+void pa_table_add_none(pa_table_t *t)
+{
+    pa_table_next(t);
+}
+
+void pa_table_add_str(pa_table_t *t, const void *s, size_t len)
+{
+    if (t->oom)
+        return;
+    if (t->arena_len + len > t->arena_cap) {
+        size_t cap = t->arena_cap ? t->arena_cap : 4096;
+        while (cap < t->arena_len + len)
+            cap *= 2;
+        char *na = realloc(t->arena, cap);
+        if (!na) {
+            t->oom = 1;
+            return;
+        }
+        t->arena = na;
+        t->arena_cap = cap;
+    }
+    pa_cell_t *c = pa_table_next(t);
+    if (!c)
+        return;
+    c->type = PA_CELL_STR;
+    c->off = t->arena_len;
+    c->len = len;
+    if (len)
+        memcpy(t->arena + t->arena_len, s, len);
+    t->arena_len += len;
+}
+
+size_t pa_table_nrows(const pa_table_t *t)
+{
+    return t->ncols ? t->ncells / (size_t)t->ncols : 0;
+}
+
+void pa_table_free(pa_table_t *t)
+{
+    free(t->cells);
+    free(t->arena);
+    t->cells = NULL;
+    t->arena = NULL;
+    t->ncells = t->cap = t->arena_len = t->arena_cap = 0;
+}
+
+int pa_format_double(char *buf, size_t sz, double v, int prec)
+{
+    if (!isfinite(v))
+        return snprintf(buf, sz, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+    int n = snprintf(buf, sz, "%.*f", prec, v);
+    /* "-0" / "-0.0" from a tiny negative rounding: print the zero unsigned */
+    if (buf[0] == '-' && strspn(buf + 1, "0.") == strlen(buf + 1))
+        n = snprintf(buf, sz, "%.*f", prec, 0.0);
+    return n;
+}
+
+/* Formats a numeric cell into buf (empty for strings). */
+static void pa_cell_num(const pa_cell_t *c, char *buf, size_t sz)
+{
+    if (c->type == PA_CELL_INT)
+        snprintf(buf, sz, "%lld", (long long)c->i);
+    else if (c->type == PA_CELL_DOUBLE)
+        pa_format_double(buf, sz, c->d, c->prec);
+    else
+        buf[0] = '\0';
+}
+
+/* ---- csv: header "Row#,A,B," and rows "1,x,"y"," with the spec's trailing comma; strings
+ * and "-" double-quoted, '"' doubled, every other byte (newline, 0xFF, NUL) kept as is ---- */
+
+static void pa_csv_str(FILE *out, const char *s, size_t len)
+{
+    fputc('"', out);
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '"')
+            fputc('"', out);
+        fputc(s[i], out);
+    }
+    fputc('"', out);
+}
+
+static void pa_write_csv(const pa_table_t *t, FILE *out)
+{
+    char num[64];
+    fputs("Row#,", out);
+    for (int c = 0; c < t->ncols; c++)
+        fprintf(out, "%s,", t->titles[c]);
+    fputc('\n', out);
+    for (size_t r = 0; r < pa_table_nrows(t); r++) {
+        fprintf(out, "%zu,", r + 1);
+        for (int c = 0; c < t->ncols; c++) {
+            const pa_cell_t *cell = &t->cells[r * (size_t)t->ncols + (size_t)c];
+            if (cell->type == PA_CELL_STR)
+                pa_csv_str(out, t->arena + cell->off, cell->len);
+            else if (cell->type == PA_CELL_NONE)
+                fputs("\"-\"", out);
+            else {
+                pa_cell_num(cell, num, sizeof num);
+                fputs(num, out);
+            }
+            fputc(',', out);
+        }
+        fputc('\n', out);
+    }
+}
+
+/* ---- table: aligned columns; numbers right-aligned, strings left; control bytes and bytes
+ * >= 0x80 shown as \xNN so alignment holds ---- */
+
+static size_t pa_tbl_escape(const char *s, size_t len, char *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch < 0x20 || ch >= 0x7f) {
+            if (out)
+                sprintf(out + n, "\\x%02x", ch);
+            n += 4;
+        } else {
+            if (out)
+                out[n] = (char)ch;
+            n++;
+        }
+    }
+    if (out)
+        out[n] = '\0';
+    return n;
+}
+
+static size_t pa_tbl_width(const pa_table_t *t, const pa_cell_t *cell)
+{
+    char num[64];
+    if (cell->type == PA_CELL_STR)
+        return pa_tbl_escape(t->arena + cell->off, cell->len, NULL);
+    if (cell->type == PA_CELL_NONE)
+        return 1;
+    pa_cell_num(cell, num, sizeof num);
+    return strlen(num);
+}
+
+static void pa_write_table(const pa_table_t *t, FILE *out)
+{
+    size_t nrows = pa_table_nrows(t), ncols = (size_t)t->ncols + 1;
+    size_t *w = calloc(ncols, sizeof *w);
+    char num[64];
+    if (!w)
+        return;
+    w[0] = strlen("Row#");
+    snprintf(num, sizeof num, "%zu", nrows);
+    if (strlen(num) > w[0])
+        w[0] = strlen(num);
+    for (size_t c = 1; c < ncols; c++)
+        w[c] = strlen(t->titles[c - 1]);
+    for (size_t r = 0; r < nrows; r++)
+        for (size_t c = 1; c < ncols; c++) {
+            size_t cw = pa_tbl_width(t, &t->cells[r * (ncols - 1) + c - 1]);
+            if (cw > w[c])
+                w[c] = cw;
+        }
+    fprintf(out, "%*s", (int)w[0], "Row#");
+    for (size_t c = 1; c < ncols; c++)
+        fprintf(out, "  %-*s", (int)w[c], t->titles[c - 1]);
+    fputc('\n', out);
+    for (size_t c = 0; c < ncols; c++) {
+        fputs(c ? "  " : "", out);
+        for (size_t k = 0; k < w[c]; k++)
+            fputc('-', out);
+    }
+    fputc('\n', out);
+    for (size_t r = 0; r < nrows; r++) {
+        fprintf(out, "%*zu", (int)w[0], r + 1);
+        for (size_t c = 1; c < ncols; c++) {
+            const pa_cell_t *cell = &t->cells[r * (ncols - 1) + c - 1];
+            if (cell->type == PA_CELL_STR) {
+                char *buf = malloc(cell->len * 4 + 1);
+                if (!buf)
+                    break;
+                pa_tbl_escape(t->arena + cell->off, cell->len, buf);
+                fprintf(out, "  %-*s", (int)w[c], buf);
+                free(buf);
+            } else {
+                if (cell->type == PA_CELL_NONE)
+                    snprintf(num, sizeof num, "-");
+                else
+                    pa_cell_num(cell, num, sizeof num);
+                fprintf(out, "  %*s", (int)w[c], num);
+            }
+        }
+        fputc('\n', out);
+    }
+    free(w);
+}
+
+/* ---- json: an array of objects keyed by column title; "-" cells are null; strings escaped:
+ * '"', '\\', control bytes as \u00XX, bytes that are not valid UTF-8 as \u00XX (their
+ * Latin-1 reading), valid UTF-8 kept ---- */
+
+/* Length of a valid UTF-8 sequence at s (1..4), 0 when invalid. */
+static size_t pa_utf8_len(const unsigned char *s, size_t n)
+{
+    size_t len;
+    uint32_t cp;
+    if (s[0] < 0x80)
+        return 1;
+    if ((s[0] & 0xe0) == 0xc0) { len = 2; cp = s[0] & 0x1f; }
+    else if ((s[0] & 0xf0) == 0xe0) { len = 3; cp = s[0] & 0x0f; }
+    else if ((s[0] & 0xf8) == 0xf0) { len = 4; cp = s[0] & 0x07; }
+    else return 0;
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+static void pa_json_str(FILE *out, const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    fputc('"', out);
+    for (size_t i = 0; i < len;) {
+        unsigned char ch = s[i];
+        size_t ul = pa_utf8_len(s + i, len - i);
+        if (ch == '"' || ch == '\\') {
+            fputc('\\', out);
+            fputc(ch, out);
+            i++;
+        } else if (ch < 0x20 || ch == 0x7f || ul == 0) {
+            fprintf(out, "\\u%04x", ch);
+            i++;
+        } else {
+            fwrite(s + i, 1, ul, out);
+            i += ul;
+        }
+    }
+    fputc('"', out);
+}
+
+static void pa_write_json(const pa_table_t *t, FILE *out)
+{
+    char num[64];
+    size_t nrows = pa_table_nrows(t);
+    fputs("[", out);
+    for (size_t r = 0; r < nrows; r++) {
+        fprintf(out, "%s\n  {\"Row#\": %zu", r ? "," : "", r + 1);
+        for (int c = 0; c < t->ncols; c++) {
+            const pa_cell_t *cell = &t->cells[r * (size_t)t->ncols + (size_t)c];
+            fputs(", ", out);
+            pa_json_str(out, t->titles[c], strlen(t->titles[c]));
+            fputs(": ", out);
+            if (cell->type == PA_CELL_STR)
+                pa_json_str(out, t->arena + cell->off, cell->len);
+            else if (cell->type == PA_CELL_NONE || (cell->type == PA_CELL_DOUBLE && !isfinite(cell->d)))
+                fputs("null", out);
+            else {
+                pa_cell_num(cell, num, sizeof num);
+                fputs(num, out);
+            }
+        }
+        fputs("}", out);
+    }
+    fputs(nrows ? "\n]\n" : "]\n", out);
+}
+
+void pa_table_write(const pa_table_t *t, int fmt, FILE *out)
+{
+    if (fmt == PA_FMT_TABLE)
+        pa_write_table(t, out);
+    else if (fmt == PA_FMT_JSON)
+        pa_write_json(t, out);
+    else
+        pa_write_csv(t, out);
+}

@@ -1,0 +1,72 @@
+/* report_util.c - helpers shared by summary-style reports: SQL columns to cells, Time (%), rows. */
+#include <string.h>
+
+#include "report_util.h"
+
+void pa_table_add_sqlcol(pa_table_t *t, sqlite3_stmt *st, int col, int prec)
+{
+    switch (sqlite3_column_type(st, col)) {
+    case SQLITE_INTEGER: pa_table_add_int(t, sqlite3_column_int64(st, col)); break;
+    case SQLITE_FLOAT: pa_table_add_double(t, sqlite3_column_double(st, col), prec); break;
+    case SQLITE_NULL: pa_table_add_none(t); break;
+    default: {
+        const void *s = sqlite3_column_blob(st, col);
+        pa_table_add_str(t, s, (size_t)sqlite3_column_bytes(st, col));
+        break;
+    }
+    }
+}
+
+int pa_report_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, const char *report,
+                      char *err, size_t errsz)
+{
+    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) {
+        const char *m = sqlite3_errmsg(db);
+        if (strstr(m, "no such table"))
+            snprintf(err, errsz, "report '%s': this database has no data for it (%s)", report, m);
+        else
+            snprintf(err, errsz, "report '%s': SQL error: %s", report, m);
+        return PA_REP_EDATA;
+    }
+    return PA_REP_OK;
+}
+
+int pa_report_step_error(sqlite3 *db, sqlite3_stmt *st, const char *report, char *err, size_t errsz)
+{
+    snprintf(err, errsz, "report '%s': %s", report, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return PA_REP_EDATA;
+}
+
+int pa_report_stat_rows(sqlite3 *db, sqlite3_stmt *st, const pa_report_req_t *req,
+                        pa_table_t *t, char *err, size_t errsz)
+{
+    int rc, ncol = sqlite3_column_count(st);
+    double grand = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t total = sqlite3_column_int64(st, 0);
+        grand += (double)total;
+        pa_table_add_double(t, (double)total, 1);  /* Time (%) patched below */
+        pa_table_add_int(t, total);
+        pa_table_add_int(t, sqlite3_column_int64(st, 1));
+        for (int c = 2; c < ncol; c++)
+            pa_table_add_sqlcol(t, st, c, 0);
+    }
+    if (rc != SQLITE_DONE)
+        return pa_report_step_error(db, st, req->def->name, err, errsz);
+    sqlite3_finalize(st);
+    size_t nrows = pa_table_nrows(t);
+    for (size_t r = 0; r < nrows; r++) {
+        pa_cell_t *c = &t->cells[r * (size_t)t->ncols];
+        c->d = grand > 0 ? c->d * 100.0 / grand : 0.0;
+    }
+    pa_report_limit_rows(req, t);
+    return PA_REP_OK;
+}
+
+void pa_report_limit_rows(const pa_report_req_t *req, pa_table_t *t)
+{
+    const pa_opt_val_t *rows = pa_req_opt(req, "rows");
+    if (rows && (size_t)rows->i < pa_table_nrows(t))
+        t->ncells = (size_t)rows->i * (size_t)t->ncols;
+}

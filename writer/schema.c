@@ -1,0 +1,125 @@
+/* schema.c - the DB schema (versioned by META.schema_version) and META helpers. */
+#include <stdio.h>
+
+#include "../common/pa_log.h"
+#include "writer_internal.h"
+
+/* Modelled on spec/ascend-profiler-db-schema.zh.txt: names in STRING_IDS, threads as
+ * globalTid = pid << 32 | tid, all times ns on CLOCK_MONOTONIC. Bump PA_SCHEMA_VERSION
+ * (writer.h) on any incompatible change; readers refuse newer versions. */
+static const char pa_schema_sql[] =
+    "CREATE TABLE META(key TEXT PRIMARY KEY, value);"
+    "CREATE TABLE STRING_IDS(id INTEGER PRIMARY KEY, value TEXT);"
+    "CREATE TABLE THREADS(globalTid INTEGER PRIMARY KEY, pid INTEGER, tid INTEGER,"
+    " nameId INTEGER, records INTEGER, drops INTEGER, firstNs INTEGER, lastNs INTEGER);"
+    /* style: 0 push/pop, 1 start/end; level -1 for start/end; parentId 0 = none;
+     * unterminated 1: still open at exit, end = session end */
+    "CREATE TABLE HGTX_RANGES(id INTEGER PRIMARY KEY, start INTEGER, end INTEGER,"
+    " globalTid INTEGER, endGlobalTid INTEGER, nameId INTEGER, domainId INTEGER,"
+    " style INTEGER, level INTEGER, parentId INTEGER, unterminated INTEGER);"
+    "CREATE TABLE HGTX_MARKS(start INTEGER, globalTid INTEGER, nameId INTEGER,"
+    " domainId INTEGER);"
+    "CREATE TABLE OSRT_API(start INTEGER, end INTEGER, globalTid INTEGER, nameId INTEGER,"
+    " ret INTEGER, errno INTEGER);"
+    /* the aggregator's online statistics; category = enum pa_stat_cat (agg.h), nameId the
+     * key (display name), tag the category's extra key (HGTX: style) */
+    "CREATE TABLE SUMMARY_STATS(category INTEGER, nameId INTEGER, tag INTEGER,"
+    " count INTEGER, total INTEGER, min INTEGER, max INTEGER, avg REAL, median REAL,"
+    " stddev REAL, medianExact INTEGER);"
+    /* one row per named counter: records, drops, late_records, hgtx misuse, spool sizes */
+    "CREATE TABLE SESSION_COUNTERS(name TEXT PRIMARY KEY, value INTEGER);"
+    /* ranges with their display name: "domain:range" when a domain is set (spec 2.3.13) */
+    "CREATE VIEW HGTX_RANGES_NAMED AS SELECT r.*, CASE WHEN r.domainId != 0"
+    " THEN d.value || ':' || n.value ELSE n.value END AS name FROM HGTX_RANGES r"
+    " LEFT JOIN STRING_IDS n ON n.id = r.nameId LEFT JOIN STRING_IDS d ON d.id = r.domainId;";
+
+static const char pa_index_sql[] =
+    "CREATE INDEX HGTX_RANGES_start ON HGTX_RANGES(start);"
+    "CREATE INDEX HGTX_RANGES_parent ON HGTX_RANGES(parentId);"
+    "CREATE INDEX HGTX_MARKS_start ON HGTX_MARKS(start);"
+    "CREATE INDEX OSRT_API_start ON OSRT_API(start);";
+
+int pa_db_exec(sqlite3 *db, const char *sql)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
+        return 0;
+    pa_err("writer", "SQLite: %s (in: %.80s)", msg ? msg : sqlite3_errmsg(db), sql);
+    sqlite3_free(msg);
+    return -1;
+}
+
+int pa_schema_create(sqlite3 *db)
+{
+    return pa_db_exec(db, pa_schema_sql);
+}
+
+int pa_schema_create_indexes(sqlite3 *db)
+{
+    return pa_db_exec(db, pa_index_sql);
+}
+
+static int pa_meta_set(sqlite3 *db, const char *key, int is_int, int64_t iv, const char *sv)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO META(key, value) VALUES(?1, ?2)", -1,
+                           &st, NULL) != SQLITE_OK) {
+        pa_err("writer", "SQLite: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    if (is_int)
+        sqlite3_bind_int64(st, 2, iv);
+    else if (sv)
+        sqlite3_bind_text(st, 2, sv, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 2);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        pa_err("writer", "SQLite: META %s: %s", key, sqlite3_errmsg(db));
+        return -1;
+    }
+    return 0;
+}
+
+int pa_meta_set_int(sqlite3 *db, const char *key, int64_t v)
+{
+    return pa_meta_set(db, key, 1, v, NULL);
+}
+
+int pa_meta_set_text(sqlite3 *db, const char *key, const char *v)
+{
+    return pa_meta_set(db, key, 0, 0, v);
+}
+
+const char *pa_osrt_func_name(uint32_t func)
+{
+    /* order of enum pa_osrt_func (pa_record.h) */
+    static const char *const names[PA_OSRT_COUNT] = {
+        [PA_OSRT_PTHREAD_COND_WAIT] = "pthread_cond_wait",
+        [PA_OSRT_PTHREAD_COND_TIMEDWAIT] = "pthread_cond_timedwait",
+        [PA_OSRT_PTHREAD_MUTEX_LOCK] = "pthread_mutex_lock",
+        [PA_OSRT_PTHREAD_JOIN] = "pthread_join",
+        [PA_OSRT_POLL] = "poll",
+        [PA_OSRT_PPOLL] = "ppoll",
+        [PA_OSRT_SELECT] = "select",
+        [PA_OSRT_PSELECT] = "pselect",
+        [PA_OSRT_EPOLL_WAIT] = "epoll_wait",
+        [PA_OSRT_EPOLL_PWAIT] = "epoll_pwait",
+        [PA_OSRT_NANOSLEEP] = "nanosleep",
+        [PA_OSRT_CLOCK_NANOSLEEP] = "clock_nanosleep",
+        [PA_OSRT_USLEEP] = "usleep",
+        [PA_OSRT_SLEEP] = "sleep",
+        [PA_OSRT_SEM_WAIT] = "sem_wait",
+        [PA_OSRT_SEM_TIMEDWAIT] = "sem_timedwait",
+        [PA_OSRT_READ] = "read",
+        [PA_OSRT_WRITE] = "write",
+        [PA_OSRT_OPEN] = "open",
+        [PA_OSRT_WAITPID] = "waitpid",
+        [PA_OSRT_PTHREAD_RWLOCK_RDLOCK] = "pthread_rwlock_rdlock",
+        [PA_OSRT_PTHREAD_RWLOCK_WRLOCK] = "pthread_rwlock_wrlock",
+        [PA_OSRT_PTHREAD_BARRIER_WAIT] = "pthread_barrier_wait",
+    };
+    return func < PA_OSRT_COUNT ? names[func] : NULL;
+}

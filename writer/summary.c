@@ -1,0 +1,176 @@
+/* summary.c - pa_summary_print(): the human summary printed at exit, from the aggregates. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "writer_internal.h"
+
+#define PA_SUMMARY_TOP 10
+
+/* Rows of one category sorted by total, descending (ties by key), as in hgtx_sum / osrt_sum. */
+static int pa_cmp_rows(const void *a, const void *b)
+{
+    const pa_stat_row_t *x = *(const pa_stat_row_t *const *)a, *y = *(const pa_stat_row_t *const *)b;
+    if (x->st.total != y->st.total)
+        return x->st.total < y->st.total ? 1 : -1;
+    size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
+    int c = memcmp(x->key, y->key, n);
+    if (c)
+        return c;
+    if (x->key_len != y->key_len)
+        return x->key_len < y->key_len ? -1 : 1;
+    return (x->tag > y->tag) - (x->tag < y->tag);
+}
+
+/* The median of res->rows[idx]: the aggregate's when exact, else the one the writer
+ * recomputed from the trace rows into SUMMARY_STATS (so the summary equals the reports). */
+static double pa_row_median(sqlite3 *db, const pa_agg_results_t *res, const pa_stat_row_t *row)
+{
+    double med = row->st.median;
+    sqlite3_stmt *st = NULL;
+    if (row->st.median_exact || !db)
+        return med;
+    if (sqlite3_prepare_v2(db, "SELECT median FROM SUMMARY_STATS WHERE nameId = ?1 AND medianExact",
+                           -1, &st, NULL) != SQLITE_OK)
+        return med;
+    sqlite3_bind_int64(st, 1, (int64_t)PA_WRITER_STRING_SUMMARY + (row - res->rows));
+    if (sqlite3_step(st) == SQLITE_ROW)
+        med = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return med;
+}
+
+/* One statistics section (HGTX ranges or OSRT calls) in the hgtx_sum / osrt_sum layout. */
+static void pa_summary_stats(FILE *out, sqlite3 *db, const pa_agg_results_t *res, int cat,
+                             const char *heading, const char *const *titles, int ncols,
+                             const char *report)
+{
+    size_t n = 0;
+    double grand = 0;
+    const pa_stat_row_t **v = malloc((res->nrows + 1) * sizeof *v);
+    if (!v)
+        return;
+    for (size_t i = 0; i < res->nrows; i++)
+        if (res->rows[i].cat == cat && res->rows[i].st.count) {
+            v[n++] = &res->rows[i];
+            grand += (double)res->rows[i].st.total;
+        }
+    if (n == 0) {
+        free(v);
+        return;
+    }
+    qsort(v, n, sizeof *v, pa_cmp_rows);
+    pa_table_t t;
+    memset(&t, 0, sizeof t);
+    t.ncols = ncols;
+    t.titles = titles;
+    for (size_t i = 0; i < n && i < PA_SUMMARY_TOP; i++) {
+        const pa_stat_t *s = &v[i]->st;
+        pa_table_add_double(&t, grand > 0 ? (double)s->total * 100.0 / grand : 0.0, 1);
+        pa_table_add_int(&t, (int64_t)s->total);
+        pa_table_add_int(&t, (int64_t)s->count);
+        pa_table_add_double(&t, (double)s->total / (double)s->count, 0);
+        pa_table_add_double(&t, pa_row_median(db, res, v[i]), 0);
+        pa_table_add_int(&t, (int64_t)s->min);
+        pa_table_add_int(&t, (int64_t)s->max);
+        pa_table_add_double(&t, s->count > 1 ? sqrt(s->m2 / (double)(s->count - 1)) : 0.0, 0);
+        if (cat == PA_CAT_HGTX_RANGE)
+            pa_table_add_str(&t, v[i]->tag ? "StartEnd" : "PushPop", v[i]->tag ? 8 : 7);
+        pa_table_add_str(&t, v[i]->key, v[i]->key_len);
+    }
+    fprintf(out, "\n%s (top %zu of %zu by total time; all: profagent stats -r %s):\n", heading,
+            n < PA_SUMMARY_TOP ? n : (size_t)PA_SUMMARY_TOP, n, report);
+    pa_table_write(&t, PA_FMT_TABLE, out);
+    pa_table_free(&t);
+    free(v);
+}
+
+static void pa_summary_threads(FILE *out, const pa_agg_results_t *res)
+{
+    static const char *const titles[] = {"TID", "Name", "Records", "Drops"};
+    pa_table_t t;
+    if (res->drops_total == 0)
+        return;
+    memset(&t, 0, sizeof t);
+    t.ncols = 4;
+    t.titles = titles;
+    for (size_t i = 0; i < res->nthreads; i++) {
+        const pa_thread_info_t *ti = &res->threads[i];
+        pa_table_add_int(&t, ti->tid);
+        pa_table_add_str(&t, ti->name, strnlen(ti->name, sizeof ti->name));
+        pa_table_add_int(&t, (int64_t)ti->records);
+        pa_table_add_int(&t, (int64_t)ti->drops);
+    }
+    fprintf(out, "\nWARNING: %llu records were DROPPED (full rings); per thread:\n",
+            (unsigned long long)res->drops_total);
+    pa_table_write(&t, PA_FMT_TABLE, out);
+}
+
+/* Unterminated ranges with their start, from the DB (the aggregates only count them). */
+static void pa_summary_unterminated(FILE *out, sqlite3 *db, const pa_agg_results_t *res)
+{
+    sqlite3_stmt *st = NULL;
+    if (!res->hgtx_unterminated)
+        return;
+    fprintf(out, "HGTX ranges still open at exit (unterminated, counted until the end): %llu\n",
+            (unsigned long long)res->hgtx_unterminated);
+    if (!db || sqlite3_prepare_v2(db, "SELECT start, globalTid & 4294967295, name FROM"
+                                  " HGTX_RANGES_NAMED WHERE unterminated ORDER BY start LIMIT 10",
+                                  -1, &st, NULL) != SQLITE_OK)
+        return;
+    while (sqlite3_step(st) == SQLITE_ROW)
+        fprintf(out, "  started at %lld ns on thread %lld: \"%.*s\"\n",
+                (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1),
+                sqlite3_column_bytes(st, 2), (const char *)sqlite3_column_blob(st, 2));
+    sqlite3_finalize(st);
+}
+
+static void pa_summary_counters(FILE *out, sqlite3 *db, const pa_agg_results_t *res)
+{
+    fprintf(out, "Records: %llu recorded, %llu dropped, %llu late (after the final drain, not"
+            " stored)\n", (unsigned long long)res->records_total,
+            (unsigned long long)res->drops_total, (unsigned long long)res->late_records);
+    if (res->hgtx_misuse_pop_empty || res->hgtx_misuse_bad_end)
+        fprintf(out, "HGTX misuse: %llu pop on an empty stack, %llu end of an unknown or"
+                " already-ended id\n", (unsigned long long)res->hgtx_misuse_pop_empty,
+                (unsigned long long)res->hgtx_misuse_bad_end);
+    pa_summary_unterminated(out, db, res);
+}
+
+void pa_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res,
+                      const char *db_path)
+{
+    static const char *const hgtx_titles[] = {"Time (%)", "Total Time (ns)", "Instances",
+        "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Style", "Range"};
+    static const char *const osrt_titles[] = {"Time (%)", "Total Time (ns)", "Num Calls",
+        "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Name"};
+    sqlite3 *db = NULL;
+    if (!out)
+        return;
+    if (db_path && sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        db = NULL;
+    }
+    fprintf(out, "==== profagent summary ====\n");
+    if (meta) {
+        double dur = meta->end_mono_ns > meta->start_mono_ns
+                         ? (double)(meta->end_mono_ns - meta->start_mono_ns) / 1e9 : 0.0;
+        fprintf(out, "Process: pid %u on %s%s\nCommand: %s\nDuration: %.3f s\n", meta->pid,
+                meta->hostname ? meta->hostname : "?",
+                meta->complete ? "" : " (session did not complete)",
+                meta->cmdline ? meta->cmdline : "?", dur);
+    }
+    fprintf(out, "Database: %s\n", db_path ? db_path : "(not written)");
+    if (res) {
+        pa_summary_counters(out, db, res);
+        pa_summary_threads(out, res);
+        pa_summary_stats(out, db, res, PA_CAT_HGTX_RANGE, "HGTX ranges", hgtx_titles, 10, "hgtx_sum");
+        pa_summary_stats(out, db, res, PA_CAT_OSRT, "OS runtime calls", osrt_titles, 9, "osrt_sum");
+    }
+    if (pa_writer_source_ze.summary)
+        pa_writer_source_ze.summary(out, meta, res);
+    if (pa_writer_source_mem.summary)
+        pa_writer_source_mem.summary(out, meta, res);
+    fflush(out);
+    sqlite3_close(db);
+}

@@ -1,0 +1,199 @@
+/* writer_internal.h - what the writer's sources and reports share: bulk inserts, per-source
+ * callbacks (the extension point for the ze and mem owners), the report table model. */
+#ifndef PA_WRITER_INTERNAL_H
+#define PA_WRITER_INTERNAL_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../common/pa_record.h"
+#include "writer.h"
+
+#ifndef PA_WRITER_AGENT_VERSION
+#define PA_WRITER_AGENT_VERSION "0.1.0"  /* META.agent_version and `profagent --version` */
+#endif
+
+/* Strings the writer itself interns (OSRT function names, summary keys) get ids from this
+ * base up, so they never collide with the aggregator's ids (which count up from 1). */
+#define PA_WRITER_STRING_BASE 0x40000000u
+#define PA_WRITER_STRING_OSRT (PA_WRITER_STRING_BASE)            /* + enum pa_osrt_func */
+#define PA_WRITER_STRING_SUMMARY (PA_WRITER_STRING_BASE + 0x10000u) /* + summary row index */
+
+/* ---- bulk inserts: prepared multi-row INSERT, values buffered per batch ---- */
+
+typedef struct pa_bulk_val { int type; int64_t i; double d; size_t off, len; } pa_bulk_val_t;
+
+typedef struct pa_bulk {
+    sqlite3 *db;
+    char *head;          /* "INSERT INTO T(a,b) VALUES" */
+    int ncols, batch;    /* columns per row, rows per full statement */
+    sqlite3_stmt *full;  /* `batch` rows */
+    pa_bulk_val_t *vals; size_t nvals;
+    char *arena; size_t arena_len, arena_cap;
+    uint64_t rows;       /* rows inserted so far */
+    int failed;
+} pa_bulk_t;
+
+/*! pa_bulk_init() : prepares `<insert_head> VALUES` (e.g. "INSERT INTO T(a,b)") for `ncols` columns, `batch`
+ *  rows per statement (batch * ncols <= 32766). Returns 0 or -1 (logged). */
+int pa_bulk_init(pa_bulk_t *b, sqlite3 *db, const char *table_cols, int ncols, int batch);
+/*! pa_bulk_int/_double/_null/_text() : the next column value of the current row; a row is
+ *  complete after `ncols` values; a full batch is executed. Text bytes are copied (exact,
+ *  length-delimited: NUL and 0xFF survive). Errors are sticky and reported by pa_bulk_finish(). */
+void pa_bulk_int(pa_bulk_t *b, int64_t v);
+void pa_bulk_double(pa_bulk_t *b, double v);
+void pa_bulk_null(pa_bulk_t *b);
+void pa_bulk_text(pa_bulk_t *b, const void *s, size_t len);
+/*! pa_bulk_finish() : inserts what is pending, frees everything. Returns 0 or -1 (logged). */
+int pa_bulk_finish(pa_bulk_t *b);
+
+/*! pa_db_exec() : runs `sql` (several statements allowed). Returns 0 or -1 after logging it. */
+int pa_db_exec(sqlite3 *db, const char *sql);
+
+/* ---- schema (schema.c) ---- */
+
+/*! pa_schema_create() : creates every core table (META, STRING_IDS, THREADS, HGTX_*, OSRT_API,
+ *  SUMMARY_STATS, SESSION_COUNTERS). Returns 0 or -1. */
+int pa_schema_create(sqlite3 *db);
+/*! pa_schema_create_indexes() : start-time indexes, created after the bulk load. */
+int pa_schema_create_indexes(sqlite3 *db);
+/*! pa_meta_set_int/_text() : INSERT OR REPLACE into META. Return 0 or -1. */
+int pa_meta_set_int(sqlite3 *db, const char *key, int64_t v);
+int pa_meta_set_text(sqlite3 *db, const char *key, const char *v);
+/*! pa_osrt_func_name() : "pthread_cond_wait" ... for enum pa_osrt_func, NULL when unknown. */
+const char *pa_osrt_func_name(uint32_t func);
+
+/* ---- per-source extension point ----
+ * Kinds in [PA_SP_ZE_FIRST, PA_SP_ZE_LAST] go to pa_writer_source_ze (writer_ze.c),
+ * [PA_SP_MEM_FIRST, PA_SP_MEM_LAST] to pa_writer_source_mem (writer_mem.c). Each callback
+ * may be NULL. create_schema runs before the load, on_record once per spool record (inside
+ * the one transaction), finish after the load (indexes, derived tables); each returns 0 or
+ * -1 (the DB is then left with session_complete = 0). summary prints the source's section
+ * of the exit summary (may be NULL). */
+typedef struct pa_writer_source {
+    const char *name;
+    int (*create_schema)(sqlite3 *db);
+    int (*on_record)(sqlite3 *db, const pa_record_t *rec, const uint8_t *payload);
+    int (*finish)(sqlite3 *db);
+    void (*summary)(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res);
+} pa_writer_source_t;
+
+extern const pa_writer_source_t pa_writer_source_ze;   /* writer/writer_ze.c */
+extern const pa_writer_source_t pa_writer_source_mem;  /* writer/writer_mem.c */
+
+/* ---- SQL functions (report_sqlfn.c) ---- */
+
+/*! pa_sqlfn_register() : median(x) (aggregate; even count = mean of the two middle values),
+ *  stddev(x) (aggregate, sample n-1, 0 for one value, NULL for none), regexp(pattern, text)
+ *  (PCRE2, so `text REGEXP pattern` works; a bad pattern is an SQL error naming the offset).
+ *  Returns 0 or -1. */
+int pa_sqlfn_register(sqlite3 *db);
+/*! pa_regex_check() : compiles `pattern` with PCRE2; on failure writes "invalid regular
+ *  expression '<p>' at offset N: <reason>" to err and returns -1; 0 when valid. */
+int pa_regex_check(const char *pattern, char *err, size_t errsz);
+
+/* ---- report model (report.c, report_fmt.c) ---- */
+
+enum pa_cell_type { PA_CELL_NONE = 0, PA_CELL_INT, PA_CELL_DOUBLE, PA_CELL_STR };
+
+typedef struct pa_cell {
+    int type;      /* enum pa_cell_type; NONE prints as "-" (null in JSON) */
+    int prec;      /* DOUBLE: digits after the point */
+    int64_t i;
+    double d;
+    size_t off, len;  /* STR: bytes in the table's arena */
+} pa_cell_t;
+
+typedef struct pa_table {
+    int ncols;
+    const char *const *titles;  /* ncols titles, without Row# */
+    pa_cell_t *cells; size_t ncells, cap;
+    char *arena; size_t arena_len, arena_cap;
+    int oom;
+} pa_table_t;
+
+/*! pa_table_add_*() : appends the next cell (row-major). Out of memory is sticky (t->oom). */
+void pa_table_add_int(pa_table_t *t, int64_t v);
+void pa_table_add_double(pa_table_t *t, double v, int prec);
+void pa_table_add_str(pa_table_t *t, const void *s, size_t len);
+void pa_table_add_none(pa_table_t *t);
+/*! pa_table_nrows() : complete rows so far. */
+size_t pa_table_nrows(const pa_table_t *t);
+void pa_table_free(pa_table_t *t);
+
+/*! pa_format_double() : the one number format shared by reports and the summary:
+ *  "%.*f" with `prec` digits, "-0" printed as "0". Returns the snprintf length. */
+int pa_format_double(char *buf, size_t sz, double v, int prec);
+
+/*! pa_table_write() : prints `t` in `fmt` (enum pa_report_format) with a leading Row# column. */
+void pa_table_write(const pa_table_t *t, int fmt, FILE *out);
+
+/* Report options. */
+enum pa_opt_kind {
+    PA_OPT_FLAG,    /* `name` */
+    PA_OPT_INT,     /* `name=<n>`, n >= 0 */
+    PA_OPT_IDLIST,  /* `name=<id>/<id>/...` */
+    PA_OPT_REGEX,   /* `name=<PCRE2>`; may contain ':' (what follows that is no option joins it) */
+    PA_OPT_ENUM,    /* `name=<one of choices>` */
+};
+
+typedef struct pa_report_opt {
+    const char *name;
+    int kind;                     /* enum pa_opt_kind */
+    const char *arg;              /* "<limit>" shown in help */
+    const char *help;             /* one or more lines */
+    const char *const *choices;   /* ENUM: NULL-terminated */
+} pa_report_opt_t;
+
+typedef struct pa_report_col { const char *title; const char *help; } pa_report_col_t;
+
+#define PA_REPORT_MAX_OPTS 12
+#define PA_REPORT_MAX_IDS 64
+
+typedef struct pa_opt_val {
+    int set;
+    int64_t i;
+    char *s;
+    int64_t ids[PA_REPORT_MAX_IDS]; size_t nids;
+} pa_opt_val_t;
+
+struct pa_report_def {
+    const char *name;             /* our name, e.g. "hgtx_sum" */
+    const char *title;            /* "HGTX Range Summary" */
+    const char *aliases[4];       /* spec names etc., NULL-padded */
+    const char *description;      /* paragraph(s) for --help-report */
+    const pa_report_opt_t *opts; size_t nopts;
+    const pa_report_col_t *cols; size_t ncols;  /* without Row# */
+    /* fills t (titles and ncols already set); returns 0, or 1 with err set (data error) */
+    int (*produce)(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz);
+};
+
+struct pa_report_req {
+    const pa_report_def_t *def;
+    pa_opt_val_t vals[PA_REPORT_MAX_OPTS];  /* indexed like def->opts */
+};
+
+/*! pa_req_opt() : the value of option `name` of req's report, NULL if not set (or unknown). */
+const pa_opt_val_t *pa_req_opt(const pa_report_req_t *req, const char *name);
+
+/*! pa_sql_tid_filter() : appends " AND (<gtid_col> >> 32) IN (..)" / " AND (<gtid_col> &
+ *  0xffffffff) IN (..)" for the process= / thread= options of req to buf (bounded).
+ *  Returns 0, -1 when buf is too small. */
+int pa_sql_tid_filter(const pa_report_req_t *req, const char *gtid_col, char *buf, size_t sz);
+
+/* Weak, NULL-terminated report tables others provide in their own files, so they add
+ * reports without editing report.c: ze (issue 4), hgtx-device (issue 5), mem (issue 6),
+ * misc (anything later). */
+extern const pa_report_def_t *const pa_reports_ze[] __attribute__((weak));
+extern const pa_report_def_t *const pa_reports_hgtxdev[] __attribute__((weak));
+extern const pa_report_def_t *const pa_reports_mem[] __attribute__((weak));
+extern const pa_report_def_t *const pa_reports_misc[] __attribute__((weak));
+
+/* Reports of issue 2 (report_hgtx.c, report_osrt.c). */
+extern const pa_report_def_t pa_report_hgtx_sum;
+extern const pa_report_def_t pa_report_hgtx_pushpop_trace;
+extern const pa_report_def_t pa_report_osrt_sum;
+
+#endif
