@@ -1,0 +1,188 @@
+/* test_config.c - PROFAGENT_* parser: defaults, each value type, bad values -> default + message. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "pa_log.h"
+
+static pa_config_t cfg;
+static char messages[8192];
+
+/* Parses envp with stderr captured into `messages`; returns the warning count. */
+static int parse(char *const *envp)
+{
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    int saved = dup(2);
+    dup2(fileno(tmp), 2);
+    int n = pa_config_parse(&cfg, envp);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    size_t got = fread(messages, 1, sizeof messages - 1, tmp);
+    messages[got] = '\0';
+    fclose(tmp);
+    return n;
+}
+
+#define ENV(...) ((char *const[]){__VA_ARGS__, NULL})
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    assert_int_equal(parse(ENV("PATH=/bin", "HOME=/root")), 0);
+    assert_string_equal(messages, "");
+    assert_int_equal(cfg.enable, 1);
+    assert_int_equal(cfg.trace, PA_SRC_HGTX | PA_SRC_OSRT | PA_SRC_ZE | PA_SRC_MEM);
+    assert_int_equal(cfg.log_level, PA_LOG_WARN);
+    assert_string_equal(cfg.output, "profagent-%h-%p.db");
+    assert_int_equal(cfg.overwrite, 0);
+    assert_int_equal(cfg.summary, PA_SUMMARY_STDERR);
+    assert_int_equal(cfg.ring_size, 1048576);
+    assert_int_equal(cfg.osrt_threshold_ns, 1000);
+    assert_int_equal(cfg.callstack_depth, 32);
+    assert_string_equal(cfg.callstack_groups, "");
+    assert_string_equal(cfg.spool_dir, "");
+    assert_int_equal(cfg.exit_timeout_ms, 5000);
+}
+
+static void test_bool(void **state)
+{
+    (void)state;
+    assert_int_equal(parse(ENV("PROFAGENT_ENABLE=0", "PROFAGENT_OVERWRITE=yes")), 0);
+    assert_int_equal(cfg.enable, 0);
+    assert_int_equal(cfg.overwrite, 1);
+    assert_int_equal(parse(ENV("PROFAGENT_ENABLE=2")), 1);
+    assert_int_equal(cfg.enable, 1);
+    assert_non_null(strstr(messages, "PROFAGENT_ENABLE=\"2\""));
+    assert_non_null(strstr(messages, "accepted: 0|1"));
+}
+
+static void test_size(void **state)
+{
+    (void)state;
+    assert_int_equal(parse(ENV("PROFAGENT_RING_SIZE=4K")), 0);
+    assert_int_equal(cfg.ring_size, 4096);
+    assert_int_equal(parse(ENV("PROFAGENT_RING_SIZE=2m")), 0);
+    assert_int_equal(cfg.ring_size, 2097152);
+    assert_int_equal(parse(ENV("PROFAGENT_RING_SIZE=65536")), 0);
+    assert_int_equal(cfg.ring_size, 65536);
+    assert_int_equal(parse(ENV("PROFAGENT_RING_SIZE=1000")), 1); /* below the 4K minimum */
+    assert_int_equal(cfg.ring_size, 1048576);
+    assert_non_null(strstr(messages, "PROFAGENT_RING_SIZE"));
+    assert_non_null(strstr(messages, "4K..1G"));
+    assert_int_equal(parse(ENV("PROFAGENT_RING_SIZE=12Q")), 1);
+    assert_int_equal(cfg.ring_size, 1048576);
+}
+
+static void test_uint(void **state)
+{
+    (void)state;
+    assert_int_equal(parse(ENV("PROFAGENT_OSRT_THRESHOLD_NS=250", "PROFAGENT_CALLSTACK_DEPTH=8")), 0);
+    assert_int_equal(cfg.osrt_threshold_ns, 250);
+    assert_int_equal(cfg.callstack_depth, 8);
+    assert_int_equal(parse(ENV("PROFAGENT_OSRT_THRESHOLD_NS=-5", "PROFAGENT_CALLSTACK_DEPTH=abc",
+                               "PROFAGENT_EXIT_TIMEOUT_MS=0")), 3);
+    assert_int_equal(cfg.osrt_threshold_ns, 1000);
+    assert_int_equal(cfg.callstack_depth, 32);
+    assert_int_equal(cfg.exit_timeout_ms, 5000);
+    assert_non_null(strstr(messages, "PROFAGENT_CALLSTACK_DEPTH=\"abc\""));
+}
+
+static void test_enum_log(void **state)
+{
+    (void)state;
+    assert_int_equal(parse(ENV("PROFAGENT_LOG=debug")), 0);
+    assert_int_equal(cfg.log_level, PA_LOG_DEBUG);
+    assert_int_equal(pa_log_level, PA_LOG_DEBUG);
+    assert_int_equal(parse(ENV("PROFAGENT_LOG=loud")), 1);
+    assert_int_equal(cfg.log_level, PA_LOG_WARN);
+    assert_non_null(strstr(messages, "silent|error|warn|info|debug"));
+    /* silent hides the other warnings, which are still counted */
+    assert_int_equal(parse(ENV("PROFAGENT_ENABLE=x", "PROFAGENT_LOG=silent")), 1);
+    assert_string_equal(messages, "");
+    pa_log_level = PA_LOG_WARN;
+}
+
+static void test_flags_trace(void **state)
+{
+    (void)state;
+    assert_int_equal(parse(ENV("PROFAGENT_TRACE=hgtx,osrt")), 0);
+    assert_int_equal(cfg.trace, PA_SRC_HGTX | PA_SRC_OSRT);
+    assert_int_equal(parse(ENV("PROFAGENT_TRACE=ZE, mem")), 0);
+    assert_int_equal(cfg.trace, PA_SRC_ZE | PA_SRC_MEM);
+    assert_int_equal(parse(ENV("PROFAGENT_TRACE=none")), 0);
+    assert_int_equal(cfg.trace, 0);
+    assert_int_equal(parse(ENV("PROFAGENT_TRACE=hgtx,gpu")), 1);
+    assert_int_equal(cfg.trace, PA_SRC_ALL);
+    assert_non_null(strstr(messages, "PROFAGENT_TRACE=\"hgtx,gpu\""));
+    assert_non_null(strstr(messages, "hgtx|osrt|ze|mem"));
+}
+
+static void test_summary(void **state)
+{
+    (void)state;
+    assert_int_equal(parse(ENV("PROFAGENT_SUMMARY=stdout")), 0);
+    assert_int_equal(cfg.summary, PA_SUMMARY_STDOUT);
+    assert_int_equal(parse(ENV("PROFAGENT_SUMMARY=none")), 0);
+    assert_int_equal(cfg.summary, PA_SUMMARY_NONE);
+    assert_int_equal(parse(ENV("PROFAGENT_SUMMARY=file:/tmp/sum.txt")), 0);
+    assert_int_equal(cfg.summary, PA_SUMMARY_FILE);
+    assert_string_equal(cfg.summary_path, "/tmp/sum.txt");
+    assert_int_equal(parse(ENV("PROFAGENT_SUMMARY=file:")), 1);
+    assert_int_equal(cfg.summary, PA_SUMMARY_STDERR);
+    assert_int_equal(parse(ENV("PROFAGENT_SUMMARY=printer")), 1);
+    assert_non_null(strstr(messages, "stderr|stdout|none|file:PATH"));
+}
+
+static void test_strings(void **state)
+{
+    (void)state;
+    assert_int_equal(parse(ENV("PROFAGENT_OUTPUT=/tmp/x-%p.db", "PROFAGENT_SPOOL_DIR=/var/tmp",
+                               "PROFAGENT_CALLSTACK_GROUPS=a=libfoo")), 0);
+    assert_string_equal(cfg.output, "/tmp/x-%p.db");
+    assert_string_equal(cfg.spool_dir, "/var/tmp");
+    assert_string_equal(cfg.callstack_groups, "a=libfoo");
+}
+
+static void test_unknown_names(void **state)
+{
+    (void)state;
+    assert_int_equal(parse(ENV("PROFAGENT_FOO=1", "PROFAGENT_ENABLE=1", "PROFAGENT_OUTPT=x.db", "NOT_OURS=1")), 2);
+    assert_non_null(strstr(messages, "unknown variable PROFAGENT_FOO"));
+    assert_non_null(strstr(messages, "unknown variable PROFAGENT_OUTPT"));
+    assert_non_null(strstr(messages, "PROFAGENT_OUTPUT")); /* the list of known names */
+    assert_null(strstr(messages, "NOT_OURS"));
+    assert_string_equal(cfg.output, "profagent-%h-%p.db");
+}
+
+static void test_table_is_consistent(void **state)
+{
+    (void)state;
+    /* every default parses without a warning (checked by test_defaults) and names are unique */
+    for (size_t i = 0; i < pa_config_nvars; i++)
+        for (size_t j = i + 1; j < pa_config_nvars; j++)
+            assert_string_not_equal(pa_config_vars[i].name, pa_config_vars[j].name);
+    assert_string_equal(pa_config_vars[0].name, "PROFAGENT_LOG");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),     cmocka_unit_test(test_bool),
+        cmocka_unit_test(test_size),         cmocka_unit_test(test_uint),
+        cmocka_unit_test(test_enum_log),     cmocka_unit_test(test_flags_trace),
+        cmocka_unit_test(test_summary),      cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_unknown_names), cmocka_unit_test(test_table_is_consistent),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
