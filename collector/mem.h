@@ -21,4 +21,16 @@ void pa_mem_on_alloc(uint64_t t0_ns, uint64_t t1_ns, uint32_t kind,
 /*! pa_mem_on_free() : one zeMemFree/zeMemFreeExt of `ptr` in `context`; ze_result as returned. */
 void pa_mem_on_free(uint64_t t0_ns, uint64_t t1_ns, void *context, void *ptr, int32_t ze_result);
 
+/* ---- internal to the mem source (mem.c, mem_python.c) ---- */
+
+/*! pa_mem_python_init() : looks up the CPython C API with dlsym (slow path, once); no-op when
+ *  CPython is not in the process. */
+void pa_mem_python_init(void);
+
+/*! pa_mem_python_capture() : when the calling thread holds the GIL, writes its Python frames
+ *  innermost first as "file\x1f" "function\x1f" "line\n" into buf[cap] and their count into
+ *  *nframes. Returns the bytes written (0 when no CPython, no GIL, or no frame). No malloc of
+ *  the agent's own; names of a code object are looked up once and cached per thread. */
+uint32_t pa_mem_python_capture(char *buf, uint32_t cap, uint32_t *nframes);
+
 #endif

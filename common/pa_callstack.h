@@ -13,10 +13,21 @@
  */
 typedef struct pa_mem_stack_hdr {
     uint64_t device;     /* ze_device_handle_t of the allocation (0 for host memory) */
+    uint32_t dev_index;  /* device index in enumeration order, UINT32_MAX = unknown */
+    uint32_t py_len;     /* bytes of Python frame text after the addresses */
     uint16_t nframes;    /* native return addresses that follow */
     uint16_t py_frames;  /* Python frames in the text that follows */
-    uint32_t py_len;     /* bytes of Python frame text after the addresses */
+    uint32_t pad;
 } pa_mem_stack_hdr_t;
+
+/* Payload of the spool records PA_SP_MEM_ALLOC / PA_SP_MEM_FREE (aggregator -> writer). */
+typedef struct pa_mem_sp {
+    uint64_t event_id;        /* unique per session, > 0, in drain order */
+    uint64_t device_handle;   /* ze_device_handle_t (0 for host memory / unknown on a free) */
+    uint64_t alloc_event_id;  /* FREE: event of the allocation it released, 0 = unknown address */
+    uint32_t device;          /* device index (enumeration order), UINT32_MAX = none/unknown */
+    uint32_t callchain_id;    /* ALLOC: CALLCHAINS id, 0 = no stack */
+} pa_mem_sp_t;
 
 #define PA_CALLSTACK_MAX_DEPTH 128   /* upper bound of PROFAGENT_CALLSTACK_DEPTH */
 #define PA_CALLSTACK_PY_MAX 2048     /* bytes of Python frame text kept per stack */
@@ -58,5 +69,33 @@ void pa_cs_rules_free(pa_cs_rules_t *rs);
  *  matched (0 = others). */
 int pa_cs_group_list(const pa_cs_rules_t *rs, const pa_cs_frame_t *frames, size_t n,
                      int first_only, char *out, size_t outsz);
+
+/* ---- symbolization (agg/agg_mem_sym.c, agent only: needs the live process and libdw) ---- */
+
+/* One resolved frame; strings owned by the symbolizer until pa_sym_close(). */
+typedef struct pa_sym_frame {
+    const char *module;    /* full path of the library/executable, or the .py file */
+    const char *function;  /* demangled signature, Python qualname, or "0x<addr>" */
+    const char *source;    /* "file:line" when debug info has it, else "" */
+} pa_sym_frame_t;
+
+typedef struct pa_sym pa_sym_t;
+
+/*! pa_sym_open() : a symbolizer for the calling process (elfutils libdwfl over
+ *  /proc/self/maps). NULL when libdw cannot report the process (frames then print as
+ *  addresses). */
+pa_sym_t *pa_sym_open(void);
+
+/*! pa_sym_chain() : resolves one captured stack: `pcs` are `n` return addresses innermost
+ *  first, `py` the Python frame text (pa_mem_stack_hdr_t). Drops the agent's own frames and
+ *  the Level Zero loader/tracing-layer frames at the innermost end, inserts the Python frames
+ *  just inside the innermost _PyEval_EvalFrameDefault frame (at the outermost end when there
+ *  is none), and writes at most `max` frames INNERMOST FIRST to out. Returns the count.
+ *  Each distinct address is resolved once per symbolizer. `sym` may be NULL. */
+size_t pa_sym_chain(pa_sym_t *sym, const uint64_t *pcs, size_t n, const char *py, size_t py_len,
+                    pa_sym_frame_t *out, size_t max);
+
+/*! pa_sym_close() : frees the symbolizer and every string it returned. */
+void pa_sym_close(pa_sym_t *sym);
 
 #endif

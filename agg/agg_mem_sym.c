@@ -1,0 +1,252 @@
+/* agg_mem_sym.c - symbolizes captured stacks once per unique address at exit (libdwfl, cxa demangle). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <elfutils/libdwfl.h>
+
+#include "../common/pa_callstack.h"
+#include "agg_internal.h"
+
+typedef char *(*pa_demangle_fn)(const char *, char *, size_t *, int *);
+
+/* libdw is loaded with dlopen at exit, so nothing links it: the agent's other users (the
+ * CLI, unit tests of the aggregator) need not, and without libdw frames print as addresses. */
+static struct {
+    __typeof__(dwfl_begin) *begin;
+    __typeof__(dwfl_end) *end;
+    __typeof__(dwfl_report_begin) *report_begin;
+    __typeof__(dwfl_report_end) *report_end;
+    __typeof__(dwfl_linux_proc_report) *proc_report;
+    __typeof__(dwfl_addrmodule) *addrmodule;
+    __typeof__(dwfl_module_info) *module_info;
+    __typeof__(dwfl_module_addrname) *addrname;
+    __typeof__(dwfl_module_getsrc) *getsrc;
+    __typeof__(dwfl_lineinfo) *lineinfo;
+    Dwfl_Callbacks cb;
+} dw;
+
+static int dw_load(void)
+{
+    if (dw.begin)
+        return 0;
+    void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return -1;
+#define PA_DW(field, name) (*(void **)&dw.field = dlsym(h, name))
+    int ok = (PA_DW(end, "dwfl_end") && PA_DW(report_begin, "dwfl_report_begin") &&
+        PA_DW(report_end, "dwfl_report_end") && PA_DW(proc_report, "dwfl_linux_proc_report") &&
+        PA_DW(addrmodule, "dwfl_addrmodule") && PA_DW(module_info, "dwfl_module_info") &&
+        PA_DW(addrname, "dwfl_module_addrname") && PA_DW(getsrc, "dwfl_module_getsrc") &&
+        PA_DW(lineinfo, "dwfl_lineinfo") &&
+        (*(void **)&dw.cb.find_elf = dlsym(h, "dwfl_linux_proc_find_elf")) &&
+        (*(void **)&dw.cb.find_debuginfo = dlsym(h, "dwfl_standard_find_debuginfo")));
+#undef PA_DW
+    if (ok)
+        *(void **)&dw.begin = dlsym(h, "dwfl_begin");
+    return dw.begin ? 0 : -1;
+}
+
+typedef struct sym_entry { pa_sym_frame_t f; uint64_t pc; } sym_entry_t;
+
+struct pa_sym {
+    Dwfl *dwfl;
+    pa_demangle_fn demangle;  /* abi::__cxa_demangle from libstdc++, loaded RTLD_LOCAL */
+    char self_path[4096];     /* the agent's own .so: its frames are dropped */
+    pa_map_t by_pc;           /* pc -> entry index + 1 */
+    sym_entry_t *ents; size_t nents, cap;
+    char **strs; size_t nstrs, strs_cap;  /* everything returned, freed at close */
+};
+
+/* Keeps `s` (malloc'd) until close; returns it, or "" when NULL. */
+static const char *sym_keep(pa_sym_t *sy, char *s)
+{
+    if (!s)
+        return "";
+    if (sy->nstrs == sy->strs_cap) {
+        size_t nc = sy->strs_cap ? sy->strs_cap * 2 : 256;
+        char **n = realloc(sy->strs, nc * sizeof(*n));
+        if (!n) {
+            free(s);
+            return "";
+        }
+        sy->strs = n;
+        sy->strs_cap = nc;
+    }
+    return sy->strs[sy->nstrs++] = s;
+}
+
+pa_sym_t *pa_sym_open(void)
+{
+    pa_sym_t *sy = calloc(1, sizeof(*sy));
+    if (!sy)
+        return NULL;
+    sy->dwfl = dw_load() == 0 ? dw.begin(&dw.cb) : NULL;
+    if (sy->dwfl) {
+        dw.report_begin(sy->dwfl);
+        if (dw.proc_report(sy->dwfl, getpid()) != 0 || dw.report_end(sy->dwfl, NULL, NULL) != 0) {
+            dw.end(sy->dwfl);
+            sy->dwfl = NULL;
+        }
+    }
+    void *cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+    if (cxx)
+        *(void **)&sy->demangle = dlsym(cxx, "__cxa_demangle");
+    Dl_info di;
+    if (dladdr((void *)pa_sym_open, &di) && di.dli_fname)
+        snprintf(sy->self_path, sizeof sy->self_path, "%s", di.dli_fname);
+    return sy;
+}
+
+void pa_sym_close(pa_sym_t *sy)
+{
+    if (!sy)
+        return;
+    if (sy->dwfl)
+        dw.end(sy->dwfl);
+    for (size_t i = 0; i < sy->nstrs; i++)
+        free(sy->strs[i]);
+    free(sy->strs);
+    free(sy->ents);
+    pa_map_free(&sy->by_pc);
+    free(sy);
+}
+
+static char *sym_demangle(pa_sym_t *sy, const char *name)
+{
+    if (sy->demangle && name[0] == '_' && name[1] == 'Z') {
+        int status = -1;
+        char *d = sy->demangle(name, NULL, NULL, &status);
+        if (d && status == 0)
+            return d;
+        free(d);
+    }
+    return strdup(name);
+}
+
+/* Resolves one return address (looked up at pc - 1: inside the call instruction). */
+static pa_sym_frame_t sym_resolve(pa_sym_t *sy, uint64_t pc)
+{
+    pa_sym_frame_t f = {"[unknown]", "", ""};
+    Dwfl_Module *mod = sy->dwfl && pc ? dw.addrmodule(sy->dwfl, pc - 1) : NULL;
+    const char *fn = NULL;
+    if (mod) {
+        const char *mname = dw.module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+        if (mname)
+            f.module = sym_keep(sy, strdup(mname));
+        fn = dw.addrname(mod, pc - 1);
+        Dwfl_Line *line = dw.getsrc(mod, pc - 1);
+        int lineno = 0;
+        const char *file = line ? dw.lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+        if (file) {
+            char *src = NULL;
+            const char *b = strrchr(file, '/');
+            if (asprintf(&src, "%s:%d", b ? b + 1 : file, lineno) > 0)
+                f.source = sym_keep(sy, src);
+        }
+    }
+    if (fn) {
+        f.function = sym_keep(sy, sym_demangle(sy, fn));
+    } else {
+        char *hex = NULL;
+        if (asprintf(&hex, "0x%llx", (unsigned long long)pc) > 0)
+            f.function = sym_keep(sy, hex);
+    }
+    return f;
+}
+
+static pa_sym_frame_t sym_pc(pa_sym_t *sy, uint64_t pc)
+{
+    uint32_t *v = pa_map_get(&sy->by_pc, pc ? pc : 1);
+    if (v)
+        return sy->ents[*v - 1].f;
+    pa_sym_frame_t f = sym_resolve(sy, pc);
+    if (sy->nents == sy->cap) {
+        size_t nc = sy->cap ? sy->cap * 2 : 256;
+        sym_entry_t *n = realloc(sy->ents, nc * sizeof(*n));
+        if (!n)
+            return f;
+        sy->ents = n;
+        sy->cap = nc;
+    }
+    sy->ents[sy->nents] = (sym_entry_t){f, pc};
+    if (pa_map_put(&sy->by_pc, pc ? pc : 1, (uint32_t)++sy->nents) != 0)
+        sy->nents--;
+    return f;
+}
+
+static int is_loader(const char *module)
+{
+    const char *b = strrchr(module, '/');
+    b = b ? b + 1 : module;
+    return !strncmp(b, "libze_loader", 12) || !strncmp(b, "libze_tracing_layer", 19) ||
+           !strncmp(b, "libze_validation_layer", 22);
+}
+
+static int is_eval_frame(const char *fn)
+{
+    return !strncmp(fn, "_PyEval_EvalFrameDefault", 24) || !strncmp(fn, "PyEval_EvalFrame", 16);
+}
+
+/* Parses the Python frame text into out (innermost first); returns the count. */
+static size_t sym_python(pa_sym_t *sy, const char *py, size_t len, pa_sym_frame_t *out, size_t max)
+{
+    size_t n = 0, i = 0;
+    while (i < len && n < max) {
+        const char *line = py + i;
+        const char *nl = memchr(line, '\n', len - i);
+        size_t ll = nl ? (size_t)(nl - line) : len - i;
+        const char *s1 = memchr(line, '\x1f', ll);
+        const char *s2 = s1 ? memchr(s1 + 1, '\x1f', (size_t)(line + ll - s1 - 1)) : NULL;
+        if (s2) {
+            char *file = strndup(line, (size_t)(s1 - line));
+            char *func = strndup(s1 + 1, (size_t)(s2 - s1 - 1));
+            char *src = NULL;
+            const char *b = file ? strrchr(file, '/') : NULL;
+            if (file && asprintf(&src, "%s:%.*s", b ? b + 1 : file, (int)(line + ll - s2 - 1), s2 + 1) < 0)
+                src = NULL;
+            out[n].module = sym_keep(sy, file);
+            out[n].function = sym_keep(sy, func);
+            out[n].source = sym_keep(sy, src);
+            n++;
+        }
+        i += ll + 1;
+    }
+    return n;
+}
+
+size_t pa_sym_chain(pa_sym_t *sy, const uint64_t *pcs, size_t n, const char *py, size_t py_len,
+                    pa_sym_frame_t *out, size_t max)
+{
+    static pa_sym_t none; /* no symbolizer: addresses only */
+    if (!sy)
+        sy = &none;
+    size_t first = 0;
+    pa_sym_frame_t f;
+    /* innermost frames of the agent itself, then of the loader and its tracing layer */
+    while (first < n && sy->self_path[0] && !strcmp((f = sym_pc(sy, pcs[first])).module, sy->self_path))
+        first++;
+    while (first < n && is_loader(sym_pc(sy, pcs[first]).module))
+        first++;
+    pa_sym_frame_t pyf[64];
+    size_t npy = py_len ? sym_python(sy, py, py_len, pyf, 64) : 0;
+    size_t k = 0;
+    int py_done = npy == 0;
+    for (size_t i = first; i < n && k < max; i++) {
+        f = sym_pc(sy, pcs[i]);
+        if (!py_done && is_eval_frame(f.function)) {
+            for (size_t j = 0; j < npy && k < max; j++)
+                out[k++] = pyf[j];
+            py_done = 1;
+        }
+        if (k < max)
+            out[k++] = f;
+    }
+    for (size_t j = 0; !py_done && j < npy && k < max; j++)
+        out[k++] = pyf[j];
+    return k;
+}
