@@ -13,6 +13,7 @@
 #include "../common/pa_log.h"
 #include "../common/pa_outname.h"
 #include "../writer/writer.h"
+#include "ze.h"
 
 static _Atomic int init_done;   /* constructor ran (it may be called twice: run once) */
 static _Atomic int finish_done; /* exit path ran (atexit handler or destructor, first wins) */
@@ -125,6 +126,7 @@ static void pa_finish(void)
      * as late); no new ring is created from now on. */
     atomic_store(&pa_thread_no_new_rings, 1);
     /* source detach hooks go here (e.g. the Level Zero tracer flushes before the last drain) */
+    pa_ze_detach(pa_config.exit_timeout_ms * 1000000ull / 2); /* in-flight device ops, bounded */
     meta.end_mono_ns = pa_clock_ns();
     const pa_agg_results_t *res = pa_agg_stop(pa_config.exit_timeout_ms * 1000000ull);
     atomic_store(&pa_sources, 0);
@@ -206,6 +208,7 @@ __attribute__((constructor)) static void pa_init(void)
     agg_running = 1;
     pthread_atfork(NULL, NULL, pa_fork_child);
     /* source attach hooks go here (e.g. the Level Zero tracer) */
+    pa_ze_attach(); /* only when the app maps libze_loader (collector/ze.h) */
     atomic_store_explicit(&pa_sources, pa_config.trace, memory_order_release);
     pa_info("agent", "profiling %s into %s", cmdline, db_path);
 out:
