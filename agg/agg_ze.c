@@ -1,14 +1,173 @@
-/* agg_ze.c - Level Zero records in the aggregator: STUB until the ze owner (issue 4) replaces it. */
+/* agg_ze.c - Level Zero records in the aggregator: API and kernel/memop statistics, string
+ * resolution, small context/queue ids, per-device busy time; spools the trace records. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "agg_internal.h"
+
+/* API names come from the collector's generated table (same library); weak so the
+ * aggregator also links alone (unit tests): then ids print as "ze#<id>". */
+extern const char *pa_ze_api_name(uint32_t id) __attribute__((weak));
+
+#define PA_ZE_AGG_DEVS 64
+typedef struct ze_state {
+    pa_map_t api_ids;                  /* api enum + 1 -> STRING id */
+    pa_map_t ctx_ids, queue_ids;       /* handle -> small id (1..) */
+    uint64_t busy_ns[PA_ZE_AGG_DEVS];  /* merged kernel/copy/fill time per device */
+    uint64_t last_end[PA_ZE_AGG_DEVS];
+    uint64_t first_ns, last_ns;
+} ze_state_t;
+
+static ze_state_t *state(pa_agg_t *a)
+{
+    void **slot = pa_agg_source_state(a, PA_AGG_SRC_ZE);
+    if (!*slot)
+        *slot = calloc(1, sizeof(ze_state_t));
+    return *slot;
+}
+
+static uint32_t api_id(pa_agg_t *a, ze_state_t *s, uint32_t api)
+{
+    uint32_t *v = pa_map_get(&s->api_ids, (uint64_t)api + 1);
+    if (v)
+        return *v;
+    char buf[96];
+    const char *n = pa_ze_api_name ? pa_ze_api_name(api) : NULL;
+    if (!n) {
+        snprintf(buf, sizeof buf, "ze#%u", api);
+        n = buf;
+    }
+    uint32_t id = pa_agg_intern(a, n, strlen(n));
+    pa_map_put(&s->api_ids, (uint64_t)api + 1, id);
+    return id;
+}
+
+static uint64_t small_id(pa_map_t *m, uint64_t handle)
+{
+    if (!handle)
+        return 0;
+    uint32_t *v = pa_map_get(m, handle);
+    if (v)
+        return *v;
+    uint32_t id = (uint32_t)m->n + 1;
+    pa_map_put(m, handle, id);
+    return id;
+}
+
+/*! pa_ze_memop_name() : "[memset]" for fills, "[memcpy <Src>-to-<Dst>]" for copies (Host for
+ *  host and pageable memory, Device, Shared; Unknown). Spec 2.3.16/2.3.17 operation names. */
+const char *pa_ze_memop_name(uint32_t kind, uint32_t src, uint32_t dst, char *buf, size_t sz)
+{
+    static const char *const side[] = { "Unknown", "Host", "Device", "Shared", "Host" };
+    if (kind == PA_ZE_OP_FILL)
+        return "[memset]";
+    snprintf(buf, sz, "[memcpy %s-to-%s]", side[src <= 4 ? src : 0], side[dst <= 4 ? dst : 0]);
+    return buf;
+}
+
+static void busy_add(ze_state_t *s, uint32_t dev, uint64_t t0, uint64_t t1)
+{
+    if (dev >= PA_ZE_AGG_DEVS || t1 <= t0)
+        return;
+    /* interval union, exact while a device's operations arrive in start order */
+    if (t0 >= s->last_end[dev])
+        s->busy_ns[dev] += t1 - t0;
+    else if (t1 > s->last_end[dev])
+        s->busy_ns[dev] += t1 - s->last_end[dev];
+    if (t1 > s->last_end[dev])
+        s->last_end[dev] = t1;
+    if (!s->first_ns || t0 < s->first_ns)
+        s->first_ns = t0;
+    if (t1 > s->last_ns)
+        s->last_ns = t1;
+}
+
+static void on_op(pa_agg_t *a, ze_state_t *s, const pa_record_t *rec, const uint8_t *payload)
+{
+    if (rec->len < sizeof(pa_ze_op_t))
+        return;
+    pa_ze_op_t op;
+    memcpy(&op, payload, sizeof op);
+    size_t nlen = rec->len - sizeof op;
+    if (nlen > op.name_len)
+        nlen = op.name_len;
+    uint64_t dur = rec->t1 > rec->t0 ? rec->t1 - rec->t0 : 0;
+    op.api = api_id(a, s, op.api);
+    op.context = small_id(&s->ctx_ids, op.context);
+    op.queue = small_id(&s->queue_ids, op.queue);
+    op.name_id = 0;
+    if (op.kind == PA_ZE_OP_KERNEL) {
+        const char *n = nlen ? (const char *)payload + sizeof op : "<unknown kernel>";
+        op.name_id = pa_agg_intern(a, n, nlen ? nlen : strlen(n));
+        pa_agg_stat_add_id(a, PA_CAT_KERNEL, 0, op.name_id, dur);
+    } else {
+        char buf[64];
+        const char *key = pa_ze_memop_name(op.kind, op.src_kind, op.dst_kind, buf, sizeof buf);
+        pa_agg_stat_add(a, PA_CAT_MEMOP, 0, key, strlen(key), dur);
+        pa_agg_stat_add(a, PA_CAT_MEMOP, 1, key, strlen(key), op.bytes);
+    }
+    busy_add(s, op.device, rec->t0, rec->t1);
+    op.name_len = 0;
+    pa_record_t out = *rec;
+    out.kind = PA_SP_ZE_OP;
+    out.len = sizeof op;
+    pa_agg_spool(a, &out, &op);
+}
 
 void pa_agg_ze_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
 {
-    (void)a;
-    (void)rec;
-    (void)payload;
+    ze_state_t *s = state(a);
+    if (!s)
+        return;
+    pa_record_t out = *rec;
+    switch (rec->kind) {
+    case PA_REC_ZE_API:
+        out.kind = PA_SP_ZE_API;
+        out.u.ze.api = api_id(a, s, rec->u.ze.api);
+        pa_agg_stat_add_id(a, PA_CAT_ZE_API, 0, out.u.ze.api, rec->t1 > rec->t0 ? rec->t1 - rec->t0 : 0);
+        out.len = 0;
+        pa_agg_spool(a, &out, NULL);
+        break;
+    case PA_REC_ZE_OP:
+        on_op(a, s, rec, payload);
+        break;
+    case PA_REC_ZE_DEVICE:
+        if (rec->len >= sizeof(pa_ze_device_t)) {
+            out.kind = PA_SP_ZE_DEVICE;
+            out.len = sizeof(pa_ze_device_t);
+            pa_agg_spool(a, &out, payload);
+        }
+        break;
+    case PA_REC_ZE_COUNTS:
+        out.kind = PA_SP_ZE_COUNTS;
+        out.len = 0;
+        pa_agg_spool(a, &out, NULL);
+        break;
+    default:
+        break;
+    }
 }
 
 void pa_agg_ze_finish(pa_agg_t *a)
 {
-    (void)a;
+    void **slot = pa_agg_source_state(a, PA_AGG_SRC_ZE);
+    ze_state_t *s = *slot;
+    if (!s)
+        return;
+    /* device utilization: busy ns per device as MEMOP tag 2 rows "device <n>"
+     * (value = merged busy ns; the span of device activity is tag 3 "span") */
+    for (uint32_t d = 0; d < PA_ZE_AGG_DEVS; d++)
+        if (s->busy_ns[d]) {
+            char key[32];
+            int n = snprintf(key, sizeof key, "device %u", d);
+            pa_agg_stat_add(a, PA_CAT_MEMOP, 2, key, (size_t)n, s->busy_ns[d]);
+        }
+    if (s->last_ns > s->first_ns)
+        pa_agg_stat_add(a, PA_CAT_MEMOP, 3, "span", 4, s->last_ns - s->first_ns);
+    pa_map_free(&s->api_ids);
+    pa_map_free(&s->ctx_ids);
+    pa_map_free(&s->queue_ids);
+    free(s);
+    *slot = NULL;
 }

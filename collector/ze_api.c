@@ -74,3 +74,10 @@ void pa_ze_on_exit(int api, void *params, int32_t result, void **inst)
         pa_ze_ops_epilogue(api, params, result, cur_corr, t0, t1);
     errno = saved;
 }
+
+/*! pa_ze_api_name() : "zeCommandListAppendLaunchKernel" for an enum pa_ze_api_id, NULL
+ *  when out of range (used by the aggregator to name API records). */
+const char *pa_ze_api_name(uint32_t id)
+{
+    return id < PA_ZE_API_COUNT ? pa_ze_api_table[id].name : NULL;
+}
