@@ -1,0 +1,339 @@
+/* test_agg_pairing.c - HGTX pairing through the aggregator: nesting, cross-thread start/end,
+ * misuse counts, unterminated ranges, domains, OSRT; and the real thread draining real rings. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "../../collector/ring.h"
+#include "agg_internal.h"
+#include "pa_spool.h"
+
+/* This test links agg without the ze/mem sources: their hooks are no-ops here. */
+void pa_agg_ze_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
+{
+    (void)a, (void)rec, (void)payload;
+}
+void pa_agg_ze_finish(pa_agg_t *a) { (void)a; }
+void pa_agg_mem_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
+{
+    (void)a, (void)rec, (void)payload;
+}
+void pa_agg_mem_finish(pa_agg_t *a) { (void)a; }
+
+static char path[64];
+
+/* What the spool holds after pa_agg_finish(). */
+static struct {
+    pa_record_t ranges[64];
+    size_t nranges;
+    pa_record_t marks[8];
+    size_t nmarks;
+    pa_record_t osrt[8];
+    size_t nosrt;
+    char *str[64];   /* by id, NUL-terminated copies */
+    size_t nstrings, nthreads;
+} sp;
+
+static void read_back(void)
+{
+    for (size_t i = 0; i < 64; i++)
+        free(sp.str[i]);
+    memset(&sp, 0, sizeof sp);
+    pa_spool_reader_t *r = pa_spool_open_read(path);
+    assert_non_null(r);
+    const pa_record_t *rec;
+    const uint8_t *pl;
+    int rc;
+    while ((rc = pa_spool_next(r, &rec, &pl)) == 1) {
+        switch (rec->kind) {
+        case PA_SP_STRING:
+            assert_true(rec->u.str.id > 0 && rec->u.str.id < 64);
+            assert_null(sp.str[rec->u.str.id]); /* each string is spooled once */
+            sp.str[rec->u.str.id] = calloc(1, rec->len + 1);
+            memcpy(sp.str[rec->u.str.id], pl ? (const char *)pl : "", rec->len);
+            sp.nstrings++;
+            break;
+        case PA_SP_HGTX_RANGE: sp.ranges[sp.nranges++] = *rec; break;
+        case PA_SP_HGTX_MARK: sp.marks[sp.nmarks++] = *rec; break;
+        case PA_SP_OSRT: sp.osrt[sp.nosrt++] = *rec; break;
+        case PA_SP_THREAD: sp.nthreads++; break;
+        default: fail_msg("unexpected spool kind 0x%x", rec->kind);
+        }
+    }
+    assert_int_equal(rc, 0);
+    pa_spool_close_read(r);
+}
+
+static pa_agg_t *new_agg(void)
+{
+    snprintf(path, sizeof path, "/tmp/test_agg_pairing_%d.zst", (int)getpid());
+    pa_agg_config_t cfg = { .spool_path = path };
+    pa_agg_t *a = pa_agg_create(&cfg);
+    assert_non_null(a);
+    return a;
+}
+
+static void feed(pa_agg_t *a, uint16_t kind, uint32_t tid, uint64_t t0, uint64_t id, uint32_t domain,
+                 int32_t level, const char *name)
+{
+    pa_record_t r = { .kind = kind, .tid = tid, .t0 = t0 };
+    r.u.hgtx.id = id;
+    r.u.hgtx.domain = domain;
+    r.u.hgtx.level = level;
+    r.len = name ? (uint32_t)strlen(name) : 0;
+    r.nslots = (uint16_t)pa_record_slots(r.len);
+    pa_agg_process_for_test(a, &r, (const uint8_t *)name);
+}
+
+static const pa_stat_row_t *find_row(const pa_agg_results_t *res, int cat, const char *key)
+{
+    for (size_t i = 0; i < res->nrows; i++)
+        if (res->rows[i].cat == cat && res->rows[i].key_len == strlen(key) &&
+            memcmp(res->rows[i].key, key, res->rows[i].key_len) == 0)
+            return &res->rows[i];
+    return NULL;
+}
+
+static void test_nested_push_pop(void **state)
+{
+    (void)state;
+    pa_agg_t *a = new_agg();
+    for (int rep = 0; rep < 2; rep++) { /* outer 1000..5000 (+10000 rep), inner 2000..3000 */
+        uint64_t b = (uint64_t)rep * 10000;
+        feed(a, PA_REC_HGTX_PUSH, 7, b + 1000, 0, 0, 0, "outer");
+        feed(a, PA_REC_HGTX_PUSH, 7, b + 2000, 0, 0, 1, "inner");
+        feed(a, PA_REC_HGTX_POP, 7, b + 3000, 0, 0, 1, NULL);
+        feed(a, PA_REC_HGTX_POP, 7, b + 5000 + (uint64_t)rep * 2000, 0, 0, 0, NULL);
+    }
+    const pa_agg_results_t *res = pa_agg_finish(a);
+    read_back();
+    assert_int_equal(sp.nranges, 4);
+    const pa_record_t *in = &sp.ranges[0], *out = &sp.ranges[1]; /* pops come inner first */
+    assert_string_equal(sp.str[in->u.range.name_id], "inner");
+    assert_string_equal(sp.str[out->u.range.name_id], "outer");
+    assert_int_equal(in->t0, 2000);
+    assert_int_equal(in->t1, 3000);
+    assert_int_equal(in->u.range.level, 1);
+    assert_int_equal(out->u.range.level, 0);
+    assert_int_equal(out->u.range.parent_id, 0);
+    assert_int_equal(in->u.range.parent_id, out->u.range.range_id);
+    assert_true(out->u.range.range_id > 0 && in->u.range.range_id != out->u.range.range_id);
+    assert_int_equal(in->flags, 0);
+    assert_int_equal(in->tid, 7);
+    assert_int_equal(in->u.range.end_tid, 7);
+    /* stats: outer 4000 and 6000, inner 1000 twice; rows sorted by total desc */
+    assert_int_equal(res->nrows, 2);
+    assert_string_equal(res->rows[0].key, "outer");
+    assert_int_equal(res->rows[0].st.count, 2);
+    assert_int_equal(res->rows[0].st.total, 10000);
+    assert_int_equal(res->rows[0].st.min, 4000);
+    assert_int_equal(res->rows[0].st.max, 6000);
+    assert_true(res->rows[0].st.median == 5000.0);
+    assert_int_equal(res->rows[0].st.median_exact, 1);
+    assert_int_equal(res->rows[0].tag, 0);
+    assert_string_equal(res->rows[1].key, "inner");
+    assert_int_equal(res->rows[1].st.total, 2000);
+    assert_true(pa_stat_stddev(&res->rows[1].st) == 0.0);
+    assert_int_equal(res->hgtx_misuse_pop_empty, 0);
+    assert_int_equal(res->hgtx_unterminated, 0);
+    assert_int_equal(res->first_ns, 1000);
+    assert_int_equal(res->last_ns, 17000);
+    pa_agg_destroy(a);
+    unlink(path);
+}
+
+static void test_end_before_start_across_threads(void **state)
+{
+    (void)state;
+    pa_agg_t *a = new_agg();
+    feed(a, PA_REC_HGTX_END, 20, 9000, 7, 0, 0, NULL);          /* thread B's ring first */
+    feed(a, PA_REC_HGTX_START, 10, 4000, 7, 0, 0, "job");       /* then thread A's */
+    feed(a, PA_REC_HGTX_START, 10, 5000, 8, 0, 0, "job");       /* normal order */
+    feed(a, PA_REC_HGTX_END, 20, 5500, 8, 0, 0, NULL);
+    const pa_agg_results_t *res = pa_agg_finish(a);
+    read_back();
+    assert_int_equal(sp.nranges, 2);
+    const pa_record_t *r = &sp.ranges[0];
+    assert_int_equal(r->t0, 4000);
+    assert_int_equal(r->t1, 9000);
+    assert_int_equal(r->tid, 10);
+    assert_int_equal(r->u.range.end_tid, 20);
+    assert_int_equal(r->flags, PA_RF_STARTEND);
+    assert_int_equal(r->u.range.level, -1);
+    assert_int_equal(sp.ranges[1].t1 - sp.ranges[1].t0, 500);
+    const pa_stat_row_t *row = find_row(res, PA_CAT_HGTX_RANGE, "job");
+    assert_non_null(row);
+    assert_int_equal(row->tag, 1);
+    assert_int_equal(row->st.count, 2);
+    assert_int_equal(row->st.total, 5500);
+    assert_true(row->st.median == 2750.0);
+    assert_int_equal(res->hgtx_misuse_bad_end, 0);
+    assert_int_equal(res->hgtx_unterminated, 0);
+    pa_agg_destroy(a);
+    unlink(path);
+}
+
+static void test_misuse(void **state)
+{
+    (void)state;
+    pa_agg_t *a = new_agg();
+    feed(a, PA_REC_HGTX_POP, 5, 100, 0, 0, -1, NULL);           /* pop on an empty stack */
+    feed(a, PA_REC_HGTX_END, 5, 200, 0, 0, 0, NULL);            /* id 0 */
+    feed(a, PA_REC_HGTX_START, 5, 300, 3, 0, 0, "x");
+    feed(a, PA_REC_HGTX_END, 5, 400, 3, 0, 0, NULL);
+    feed(a, PA_REC_HGTX_END, 6, 500, 3, 0, 0, NULL);            /* already ended */
+    feed(a, PA_REC_HGTX_END, 6, 600, 99, 0, 0, NULL);           /* never started */
+    const pa_agg_results_t *res = pa_agg_finish(a);
+    assert_int_equal(res->hgtx_misuse_pop_empty, 1);
+    assert_int_equal(res->hgtx_misuse_bad_end, 3);
+    assert_int_equal(res->hgtx_unterminated, 0);
+    read_back();
+    assert_int_equal(sp.nranges, 1);
+    pa_agg_destroy(a);
+    unlink(path);
+}
+
+static void test_unterminated_and_domains(void **state)
+{
+    (void)state;
+    pa_agg_t *a = new_agg();
+    feed(a, PA_REC_HGTX_DOMAIN, 1, 0, 0, 3, 0, "dom");
+    feed(a, PA_REC_HGTX_PUSH, 1, 100, 0, 3, 0, "r");
+    feed(a, PA_REC_HGTX_PUSH, 1, 150, 0, 0, 1, "open");
+    feed(a, PA_REC_HGTX_MARK, 1, 160, 0, 3, 0, "m");
+    feed(a, PA_REC_HGTX_START, 2, 200, 5, 0, 0, "started");
+    feed(a, PA_REC_HGTX_PUSH, 2, 210, 0, 3, 0, "r");
+    feed(a, PA_REC_HGTX_POP, 2, 260, 0, 3, 0, NULL);
+    const pa_agg_results_t *res = pa_agg_finish(a);
+    assert_int_equal(res->hgtx_unterminated, 3);
+    assert_int_equal(res->nrows, 1); /* only the closed range feeds statistics */
+    assert_string_equal(res->rows[0].key, "dom:r");
+    assert_int_equal(res->rows[0].st.total, 50);
+    read_back();
+    assert_int_equal(sp.nranges, 4);
+    size_t unterm = 0;
+    for (size_t i = 0; i < sp.nranges; i++) {
+        const pa_record_t *r = &sp.ranges[i];
+        if (r->flags & PA_RF_UNTERMINATED) {
+            unterm++;
+            assert_true(r->t1 >= res->last_ns && r->t1 >= r->t0);
+        }
+        if (strcmp(sp.str[r->u.range.name_id], "r") == 0)
+            assert_string_equal(sp.str[r->u.range.domain_id], "dom");
+        if (strcmp(sp.str[r->u.range.name_id], "open") == 0) {
+            assert_int_equal(r->u.range.level, 1);
+            assert_int_equal(r->u.range.domain_id, 0);
+        }
+    }
+    assert_int_equal(unterm, 3);
+    assert_int_equal(sp.nmarks, 1);
+    assert_int_equal(sp.marks[0].t0, 160);
+    assert_string_equal(sp.str[sp.marks[0].u.range.name_id], "m");
+    assert_string_equal(sp.str[sp.marks[0].u.range.domain_id], "dom");
+    pa_agg_destroy(a);
+    unlink(path);
+}
+
+/* ---- the real thread draining real rings ---- */
+
+#define PRODUCERS 4
+#define PAIRS 50000
+
+static _Atomic uint64_t refused; /* reserve failures: each is counted by the ring as a drop */
+
+static void ring_put(pa_ring_t *r, uint16_t kind, uint64_t t0, uint64_t t1, const char *name)
+{
+    uint32_t len = name ? (uint32_t)strlen(name) : 0, ns = pa_record_slots(len);
+    pa_record_t *rec;
+    while (!(rec = pa_ring_reserve(r, ns))) { /* keep every record: wait for room */
+        atomic_fetch_add(&refused, 1);
+        usleep(50);
+    }
+    memset(rec, 0, sizeof *rec);
+    rec->kind = kind;
+    rec->nslots = (uint16_t)ns;
+    rec->len = len;
+    rec->tid = r->tid;
+    rec->t0 = t0;
+    rec->t1 = t1;
+    if (kind == PA_REC_OSRT)
+        rec->u.osrt.func = PA_OSRT_NANOSLEEP;
+    if (len)
+        pa_ring_write_payload(r, name, len);
+    pa_ring_commit(r, ns);
+}
+
+static void *producer(void *arg)
+{
+    uint32_t tid = (uint32_t)(uintptr_t)arg;
+    pa_ring_t *r = pa_ring_create(256, tid);
+    pa_ring_register(r);
+    for (uint64_t i = 0; i < PAIRS; i++) {
+        ring_put(r, PA_REC_HGTX_PUSH, 1000 + i * 10, 0, "iter");
+        ring_put(r, PA_REC_HGTX_POP, 1000 + i * 10 + 4, 0, NULL);
+        ring_put(r, PA_REC_OSRT, 1000 + i * 10 + 5, 1000 + i * 10 + 8, NULL);
+    }
+    ring_put(r, PA_REC_THREAD_EXIT, 1000 + PAIRS * 10, 0, NULL);
+    atomic_store(&r->retired, 1);
+    return NULL;
+}
+
+static void test_thread_drains_rings(void **state)
+{
+    (void)state;
+    snprintf(path, sizeof path, "/tmp/test_agg_thread_%d.zst", (int)getpid());
+    pa_agg_config_t cfg = { .spool_path = path, .poll_interval_ns = 100000 };
+    assert_int_equal(pa_agg_start(&cfg), 0);
+    pthread_t th[PRODUCERS];
+    for (uintptr_t i = 0; i < PRODUCERS; i++)
+        pthread_create(&th[i], NULL, producer, (void *)(i + 100));
+    for (int i = 0; i < PRODUCERS; i++)
+        pthread_join(th[i], NULL);
+    const pa_agg_results_t *res = pa_agg_stop(10ull * 1000000000ull);
+    assert_non_null(res);
+    uint64_t want = (uint64_t)PRODUCERS * (PAIRS * 3 + 1);
+    assert_int_equal(res->records_total, want);
+    assert_int_equal(res->drops_total, atomic_load(&refused));
+    uint64_t drops = 0;
+    for (size_t i = 0; i < res->nthreads; i++)
+        drops += res->threads[i].drops;
+    assert_int_equal(drops, res->drops_total);
+    assert_int_equal(res->late_records, 0);
+    assert_int_equal(res->nthreads, PRODUCERS);
+    for (size_t i = 0; i < res->nthreads; i++)
+        assert_int_equal(res->threads[i].records, PAIRS * 3 + 1);
+    const pa_stat_row_t *it = find_row(res, PA_CAT_HGTX_RANGE, "iter");
+    const pa_stat_row_t *ns = find_row(res, PA_CAT_OSRT, "nanosleep");
+    assert_non_null(it);
+    assert_non_null(ns);
+    assert_int_equal(it->st.count, (uint64_t)PRODUCERS * PAIRS);
+    assert_int_equal(it->st.total, (uint64_t)PRODUCERS * PAIRS * 4);
+    assert_int_equal(ns->st.count, (uint64_t)PRODUCERS * PAIRS);
+    assert_true(ns->st.median == 3.0);
+    assert_int_equal(res->spool_records, (uint64_t)PRODUCERS * PAIRS * 2 + 2 + PRODUCERS);
+    assert_null(pa_ring_list); /* every retired ring was unlinked and freed */
+    pa_agg_free();
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nested_push_pop),
+        cmocka_unit_test(test_end_before_start_across_threads),
+        cmocka_unit_test(test_misuse),
+        cmocka_unit_test(test_unterminated_and_domains),
+        cmocka_unit_test(test_thread_drains_rings),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    for (size_t i = 0; i < 64; i++)
+        free(sp.str[i]);
+    return rc;
+}

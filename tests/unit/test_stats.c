@@ -1,0 +1,118 @@
+/* test_stats.c - online statistics: median (odd/even), stddev (n-1, single sample 0), budget. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "agg_internal.h"
+
+static pa_stat_t stat_of(const uint64_t *v, size_t n)
+{
+    pa_stat_t st = { 0 };
+    for (size_t i = 0; i < n; i++)
+        pa_stat_add(&st, v[i]);
+    return st;
+}
+
+static void test_known_stddev(void **state)
+{
+    (void)state;
+    uint64_t v[] = { 2, 4, 4, 4, 5, 5, 7, 9 };
+    pa_stat_t st = stat_of(v, 8);
+    assert_int_equal(st.count, 8);
+    assert_int_equal(st.total, 40);
+    assert_int_equal(st.min, 2);
+    assert_int_equal(st.max, 9);
+    assert_true(st.mean == 5.0);
+    /* sum of squared deviations 32, n-1 = 7: sqrt(32/7) = 2.1380899... */
+    assert_true(pa_stat_stddev(&st) > 2.138089 && pa_stat_stddev(&st) < 2.138090);
+    assert_true(pa_stat_median_u64(v, 8) == 4.5); /* middle values 4 and 5 */
+}
+
+static void test_single_sample(void **state)
+{
+    (void)state;
+    uint64_t v[] = { 123456789012ull };
+    pa_stat_t st = stat_of(v, 1);
+    assert_true(pa_stat_stddev(&st) == 0.0);
+    assert_int_equal(st.min, 123456789012ull);
+    assert_int_equal(st.max, 123456789012ull);
+    assert_true(pa_stat_median_u64(v, 1) == 123456789012.0);
+}
+
+static void test_median_odd_even(void **state)
+{
+    (void)state;
+    uint64_t odd[] = { 50, 10, 30 };
+    assert_true(pa_stat_median_u64(odd, 3) == 30.0);
+    uint64_t even[] = { 40, 10, 30, 20 };
+    assert_true(pa_stat_median_u64(even, 4) == 25.0);
+    uint64_t two[] = { 7, 8 };
+    assert_true(pa_stat_median_u64(two, 2) == 7.5);
+    uint64_t same[] = { 5, 5, 5, 5, 5, 5 };
+    assert_true(pa_stat_median_u64(same, 6) == 5.0);
+    assert_true(pa_stat_median_u64(NULL, 0) == 0.0);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Quickselect against a full sort on many shapes: random, sorted, reversed, few distinct. */
+static void test_median_matches_sort(void **state)
+{
+    (void)state;
+    uint64_t seed = 12345;
+    for (int shape = 0; shape < 4; shape++) {
+        for (size_t n = 1; n < 2000; n += 37) {
+            uint64_t *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w);
+            for (size_t i = 0; i < n; i++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                v[i] = shape == 0 ? seed >> 20 : shape == 1 ? i : shape == 2 ? n - i : (seed >> 60);
+                w[i] = v[i];
+            }
+            qsort(w, n, sizeof *w, cmp_u64);
+            double want = n % 2 ? (double)w[n / 2] : ((double)w[n / 2 - 1] + (double)w[n / 2]) / 2.0;
+            assert_true(pa_stat_median_u64(v, n) == want);
+            free(v);
+            free(w);
+        }
+    }
+}
+
+static void test_statset_budget(void **state)
+{
+    (void)state;
+    pa_statset_t s = { .budget = 4 };
+    long a = pa_statset_row(&s, PA_CAT_OSRT, 0, 1);
+    long b = pa_statset_row(&s, PA_CAT_OSRT, 0, 2);
+    assert_int_equal(pa_statset_row(&s, PA_CAT_OSRT, 0, 1), a); /* same key, same row */
+    assert_int_not_equal(a, b);
+    for (uint64_t v = 1; v <= 5; v++) /* 5 samples > budget 4: row a gives up its samples */
+        pa_statset_add(&s, (size_t)a, v * 10);
+    assert_int_equal(s.used, 0);
+    pa_statset_add(&s, (size_t)b, 7); /* budget came back: b stays exact */
+    pa_statset_add(&s, (size_t)b, 1);
+    pa_statset_add(&s, (size_t)b, 100);
+    pa_statset_finish(&s);
+    assert_int_equal(s.rows[a].st.median_exact, 0);
+    assert_int_equal(s.rows[a].st.count, 5);
+    assert_int_equal(s.rows[a].st.total, 150);
+    assert_int_equal(s.rows[b].st.median_exact, 1);
+    assert_true(s.rows[b].st.median == 7.0);
+    pa_statset_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_known_stddev),       cmocka_unit_test(test_single_sample),
+        cmocka_unit_test(test_median_odd_even),    cmocka_unit_test(test_median_matches_sort),
+        cmocka_unit_test(test_statset_budget),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
