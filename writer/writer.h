@@ -63,6 +63,17 @@ int pa_report_help(FILE *out, const char *name, char *err, size_t errsz);
 int pa_report_parse(const char *spec, pa_report_req_t **req, char *err, size_t errsz);
 void pa_report_req_free(pa_report_req_t *req);
 
+/*! pa_report_mem_add_group_rule() : one --callstack-group-config "name=re1/re2/..." for the
+ *  device_memory_usage_* reports (several calls add several rules, in order; with none the
+ *  built-in rules apply). A malformed rule gets one message on err naming it; returns 0 or -1
+ *  (the valid rules still apply). */
+int pa_report_mem_add_group_rule(const char *rule, FILE *err);
+
+/*! pa_report_mem_set_time_range() : --filter-time for the device_memory_usage_* reports: only
+ *  events in [from_ns, to_ns] relative to the session start count (to_ns 0 = session end);
+ *  "unreleased" then means not freed by to_ns. */
+void pa_report_mem_set_time_range(uint64_t from_ns, uint64_t to_ns);
+
 /*! pa_report_run() : produces the report from `db` and prints it in `fmt`. Returns
  *  PA_REP_OK or PA_REP_EDATA (message in err). */
 int pa_report_run(struct sqlite3 *db, const pa_report_req_t *req, int fmt, FILE *out,

@@ -191,6 +191,16 @@ extern const pa_report_def_t *const pa_reports_hgtxdev[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_mem[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_misc[] __attribute__((weak));
 
+/* ---- device memory (report_mem.c): the exit summary section, computed from the DB with the
+ * same code as device_memory_usage_summary so both always agree ---- */
+typedef struct pa_mem_exit pa_mem_exit_t;
+/*! pa_mem_exit_compute() : unreleased bytes per pid/device/group (the rules the agent was given
+ *  in PROFAGENT_CALLSTACK_GROUPS, else the built-in ones), top leaking call stacks, counts.
+ *  NULL when the DB holds no memory record. */
+pa_mem_exit_t *pa_mem_exit_compute(sqlite3 *db);
+void pa_mem_exit_print(FILE *out, const pa_mem_exit_t *e);
+void pa_mem_exit_free(pa_mem_exit_t *e);
+
 /* Reports of issue 2 (report_hgtx.c, report_osrt.c). */
 extern const pa_report_def_t pa_report_hgtx_sum;
 extern const pa_report_def_t pa_report_hgtx_pushpop_trace;
