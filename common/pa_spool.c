@@ -85,6 +85,8 @@ static int spool_flush_in(pa_spool_writer_t *w)
 /* Appends bytes through the staging buffer; big pieces bypass it to avoid a copy. */
 static int spool_put(pa_spool_writer_t *w, const void *data, size_t n)
 {
+    if (n == 0)
+        return 0;
     if (n <= SPOOL_IN_CAP - w->in_len) {
         memcpy(w->in + w->in_len, data, n);
         w->in_len += n;
