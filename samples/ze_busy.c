@@ -9,7 +9,8 @@
  *   --events  fresh: one timestamp event per kernel (default); reuse: one event per engine,
  *             host-reset and reused for every launch; none: no app events
  *   --engines spread kernels round-robin over K compute engines (default 1)
- *   --wrap    wait until the device timestamp is ns/2 before its wrap, then launch
+ *   --wrap    wait until the device clock is 0.9*ns before its wrap, then launch (the first
+ *             kernel spans the wrap unless launching takes longer than 0.9*ns)
  * Output: one line per kernel "kernel I exec=E engine=K start=T end=T ns=D wrapped=0|1". */
 #include "common.h"
 
@@ -86,7 +87,8 @@ static dev_clock_t device_clock(ze_device_handle_t dev, uint32_t *compute_engine
     return (dev_clock_t){p.timerResolution, p.kernelTimestampValidBits};
 }
 
-/* Sleeps until the device clock is ns/2 before wrapping (at most 10 s away). */
+/* Sleeps until the device clock is 0.9*ns before wrapping (at most 10 s away): the host only
+ * oversleeps, so the largest lead that still ends after the wrap tolerates the most latency. */
 static void wait_for_wrap(ze_device_handle_t dev, dev_clock_t clk, uint64_t ns)
 {
     uint64_t host, devts;
@@ -98,8 +100,9 @@ static void wait_for_wrap(ze_device_handle_t dev, dev_clock_t clk, uint64_t ns)
     if (left_ns > UINT64_C(10000000000))
         sample_die("--wrap: the device clock wraps in %.3f s (more than 10 s); start it near the "
                    "wrap (SIMDEV_CLOCK_START_TICKS)", (double)left_ns / 1e9);
-    if (left_ns > ns / 2) {
-        uint64_t s = left_ns - ns / 2;
+    uint64_t lead = ns / 10 * 9;
+    if (left_ns > lead) {
+        uint64_t s = left_ns - lead;
         struct timespec ts = {(time_t)(s / 1000000000u), (long)(s % 1000000000u)};
         nanosleep(&ts, NULL);
     }
