@@ -1,0 +1,32 @@
+/* writer_ze.h - Level Zero helpers shared by the ze writer, its reports and its summary. */
+#ifndef PA_WRITER_ZE_H
+#define PA_WRITER_ZE_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "writer.h"
+
+/*! pa_ze_demangle() : malloc'd demangled form of a kernel name (abi::__cxa_demangle from the
+ *  C++ runtime, loaded on first use); a name that is not mangled or fails to demangle is
+ *  returned as is (copied). NULL only when out of memory. */
+char *pa_ze_demangle(const char *mangled);
+
+/*! pa_ze_base_name() : the function name only of a demangled name ("ns::f<int>(int)" ->
+ *  "f<int>"): *start points into `demangled`, returns the length. */
+size_t pa_ze_base_name(const char *demangled, const char **start);
+
+/*! pa_ze_sql_register() : SQL function ze_kname(name, mode) on db: mode 0 demangled, 1 base,
+ *  2 mangled (as given). Returns 0 or -1. */
+int pa_ze_sql_register(sqlite3 *db);
+
+/*! pa_ze_counts() : uncollected / in-flight-table-full counters loaded from the spool. */
+void pa_ze_counts(uint64_t *uncollected, uint64_t *table_full);
+
+/*! pa_ze_summary_print() : the Level Zero section of the exit summary (from the aggregates):
+ *  top kernels and API calls, copies/fills by direction, device utilization, uncollected. */
+void pa_ze_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res);
+
+#endif
