@@ -1,0 +1,102 @@
+/* spine_exit.c - exit paths: detached threads recording while main returns, exit() from a
+ * worker, atexit handlers and a destructor calling HGTX around the agent's own exit handler. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <profagent/hgtx.h>
+
+static void nap_us(long us)
+{
+    struct timespec ts = {0, us * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static void *spin_forever(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        hgtxRangePushA("detached");
+        nap_us(100);
+        hgtxRangePop();
+    }
+    return NULL;
+}
+
+static void *exit_from_worker(void *arg)
+{
+    (void)arg;
+    hgtxRangePushA("worker");
+    nap_us(20000);
+    exit(5); /* range left open: reported as unterminated */
+}
+
+static void handler_inner(void) { hgtxMarkA("atexit_nested"); }
+
+static void handler_before_agent(void)
+{
+    hgtxRangePushA("atexit_before");
+    nap_us(1000);
+    hgtxRangePop();
+    atexit(handler_inner); /* registered during exit: runs next */
+}
+
+static int mode_atexit;
+__attribute__((destructor)) static void dtor_after_agent(void)
+{
+    if (mode_atexit) { /* runs after the agent's exit handler: must be harmless */
+        hgtxRangePushA("dtor_after");
+        hgtxRangePop();
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "detached") == 0) {
+        for (int i = 0; i < 4; i++) {
+            pthread_t t;
+            pthread_attr_t a;
+            pthread_attr_init(&a);
+            pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+            pthread_create(&t, &a, spin_forever, NULL);
+        }
+        nap_us(50000);
+        return 3;
+    }
+    if (strcmp(mode, "worker_exit") == 0) {
+        pthread_t t;
+        pthread_create(&t, NULL, exit_from_worker, NULL);
+        for (;;) { /* main keeps recording until the worker's exit() ends the process */
+            hgtxRangePushA("main_loop");
+            nap_us(500);
+            hgtxRangePop();
+        }
+    }
+    if (strcmp(mode, "atexit") == 0) {
+        mode_atexit = 1;
+        atexit(handler_before_agent);
+        hgtxRangePushA("main_body");
+        hgtxRangePop();
+        return 7;
+    }
+    if (strcmp(mode, "fork") == 0) {
+        hgtxRangePushA("parent");
+        pid_t pid = fork();
+        if (pid == 0) { /* child: collection is off; must run normally and write no DB */
+            hgtxRangePushA("child");
+            nap_us(1000);
+            exit(hgtxRangePop() == 1 ? 0 : 9);
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        hgtxRangePop();
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 10;
+    }
+    fprintf(stderr, "usage: spine_exit detached|worker_exit|atexit|fork\n");
+    return 2;
+}
