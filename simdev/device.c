@@ -1,0 +1,440 @@
+/* device.c - zeInit, driver and device discovery, device properties, global timestamps, contexts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sd_internal.h"
+
+static sd_driver g_driver;
+static sd_device g_devices[SD_MAX_DEVICES];
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static _Atomic int g_inited;
+
+static void driver_create(void)
+{
+    const sd_config *c = sd_config_get();
+    (void)sd_clock_ticks_at(sd_clock_host_ns()); /* starts the device clock's session epoch */
+    g_driver.ndevices = c->devices;
+    for (uint32_t i = 0; i < c->devices; i++) {
+        g_devices[i].magic = SD_MAGIC_DEVICE;
+        g_devices[i].index = i;
+        g_devices[i].driver = &g_driver;
+        g_driver.devices[i] = &g_devices[i];
+    }
+    g_driver.magic = SD_MAGIC_DRIVER;
+    atomic_store(&g_inited, 1);
+}
+
+sd_driver *sd_driver_get(void) { return atomic_load(&g_inited) ? &g_driver : NULL; }
+
+sd_device *sd_device_of(ze_device_handle_t h)
+{
+    sd_device *d = (sd_device *)h;
+    return (d && d->magic == SD_MAGIC_DEVICE) ? d : NULL;
+}
+
+static sd_driver *driver_of(ze_driver_handle_t h)
+{
+    sd_driver *d = (sd_driver *)h;
+    return (d && d->magic == SD_MAGIC_DRIVER) ? d : NULL;
+}
+
+ze_result_t sd_zeInit(ze_init_flags_t flags)
+{
+    /* We are a GPU: a VPU-only request finds no device here. */
+    if (flags && !(flags & ZE_INIT_FLAG_GPU_ONLY))
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    pthread_once(&g_once, driver_create);
+    return ZE_RESULT_SUCCESS;
+}
+
+/* Two-call convention: *pCount==0 asks for the count, otherwise fill up to *pCount handles. */
+ze_result_t sd_zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers)
+{
+    if (!pCount)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!sd_driver_get()) {
+        *pCount = 0;
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    }
+    if (*pCount == 0 || !phDrivers) {
+        *pCount = 1;
+        return ZE_RESULT_SUCCESS;
+    }
+    phDrivers[0] = (ze_driver_handle_t)&g_driver;
+    *pCount = 1;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeDriverGetApiVersion(ze_driver_handle_t h, ze_api_version_t *version)
+{
+    if (!driver_of(h))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!version)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    *version = ZE_API_VERSION_1_4;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeDriverGetProperties(ze_driver_handle_t h, ze_driver_properties_t *p)
+{
+    if (!driver_of(h))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!p)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    memset(p->uuid.id, 0, sizeof p->uuid.id);
+    memcpy(p->uuid.id, "simdev-driver-01", 16);
+    p->driverVersion = 0x00010000u;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeDriverGetIpcProperties(ze_driver_handle_t h, ze_driver_ipc_properties_t *p)
+{
+    if (!driver_of(h))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!p)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    p->flags = 0;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeDriverGetExtensionProperties(ze_driver_handle_t h, uint32_t *pCount,
+                                              ze_driver_extension_properties_t *props)
+{
+    (void)props;
+    if (!driver_of(h))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!pCount)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    *pCount = 0; /* no extensions */
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeDeviceGet(ze_driver_handle_t h, uint32_t *pCount, ze_device_handle_t *phDevices)
+{
+    sd_driver *drv = driver_of(h);
+    if (!drv)
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!pCount)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (*pCount == 0 || !phDevices) {
+        *pCount = drv->ndevices;
+        return ZE_RESULT_SUCCESS;
+    }
+    uint32_t n = *pCount < drv->ndevices ? *pCount : drv->ndevices;
+    for (uint32_t i = 0; i < n; i++)
+        phDevices[i] = (ze_device_handle_t)drv->devices[i];
+    *pCount = n;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeDeviceGetSubDevices(ze_device_handle_t h, uint32_t *pCount,
+                                     ze_device_handle_t *phSub)
+{
+    (void)phSub;
+    if (!sd_device_of(h))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!pCount)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    *pCount = 0;
+    return ZE_RESULT_SUCCESS;
+}
+
+void sd_device_fill_props(const sd_device *dev, ze_device_properties_t *p)
+{
+    const sd_config *c = sd_config_get();
+    p->type = ZE_DEVICE_TYPE_GPU;
+    p->vendorId = SIMDEV_VENDOR_ID;
+    p->deviceId = SIMDEV_DEVICE_ID;
+    p->flags = 0;
+    p->subdeviceId = 0;
+    p->coreClockRate = c->core_clock_mhz;
+    p->maxMemAllocSize = c->mem_bytes;
+    p->maxHardwareContexts = 64;
+    p->maxCommandQueuePriority = 0;
+    p->numThreadsPerEU = 8;
+    p->physicalEUSimdWidth = 8;
+    p->numEUsPerSubslice = 16;
+    p->numSubslicesPerSlice = 8;
+    p->numSlices = 2;
+    /* stype 1.2 reports cycles per second; the original struct reports ns per cycle. */
+    if (p->stype == ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2)
+        p->timerResolution = c->timer_hz;
+    else
+        p->timerResolution = (1000000000ull + c->timer_hz / 2) / c->timer_hz;
+    p->timestampValidBits = c->timestamp_bits;
+    p->kernelTimestampValidBits = c->timestamp_bits;
+    memset(p->uuid.id, 0, sizeof p->uuid.id);
+    memcpy(p->uuid.id, "SIMDEV-UUID-", 12);
+    p->uuid.id[12] = 0x53;
+    p->uuid.id[13] = 0x44;
+    p->uuid.id[14] = (uint8_t)(dev->index >> 8);
+    p->uuid.id[15] = (uint8_t)dev->index;
+    snprintf(p->name, sizeof p->name, SIMDEV_DEVICE_NAME_FMT, dev->index);
+}
+
+void sd_device_pci(const sd_device *dev, zes_pci_address_t *out)
+{
+    out->domain = 0;
+    out->bus = 0x10 + dev->index;
+    out->device = 0;
+    out->function = 0;
+}
+
+ze_result_t sd_zeDeviceGetProperties(ze_device_handle_t h, ze_device_properties_t *p)
+{
+    sd_device *dev = sd_device_of(h);
+    if (!dev)
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!p)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    sd_device_fill_props(dev, p);
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeDeviceGetComputeProperties(ze_device_handle_t h, ze_device_compute_properties_t *p)
+{
+    if (!sd_device_of(h))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!p)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    p->maxTotalGroupSize = 1024;
+    p->maxGroupSizeX = p->maxGroupSizeY = p->maxGroupSizeZ = 1024;
+    p->maxGroupCountX = p->maxGroupCountY = p->maxGroupCountZ = 0xffffffffu;
+    p->maxSharedLocalMemory = 65536;
+    p->numSubGroupSizes = 3;
+    memset(p->subGroupSizes, 0, sizeof p->subGroupSizes);
+    p->subGroupSizes[0] = 8;
+    p->subGroupSizes[1] = 16;
+    p->subGroupSizes[2] = 32;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeDeviceGetModuleProperties(ze_device_handle_t h, ze_device_module_properties_t *p)
+{
+    if (!sd_device_of(h))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!p)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    p->spirvVersionSupported = ZE_MAKE_VERSION(1, 4);
+    p->flags = ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64 | ZE_DEVICE_MODULE_FLAG_INT64_ATOMICS;
+    p->fp16flags = p->fp32flags = p->fp64flags =
+        ZE_DEVICE_FP_FLAG_DENORM | ZE_DEVICE_FP_FLAG_INF_NAN | ZE_DEVICE_FP_FLAG_ROUND_TO_NEAREST;
+    p->maxArgumentsSize = SD_MAX_ARGS * 8;
+    p->printfBufferSize = 4 << 20;
+    memset(&p->nativeKernelSupported, 0x5d, sizeof p->nativeKernelSupported);
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeDeviceGetCommandQueueGroupProperties(ze_device_handle_t h, uint32_t *pCount,
+                                                      ze_command_queue_group_properties_t *p)
+{
+    if (!sd_device_of(h))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!pCount)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (*pCount == 0 || !p) {
+        *pCount = SD_NUM_ORDINALS;
+        return ZE_RESULT_SUCCESS;
+    }
+    uint32_t n = *pCount < SD_NUM_ORDINALS ? *pCount : SD_NUM_ORDINALS;
+    for (uint32_t i = 0; i < n; i++) {
+        bool compute = i == SIMDEV_ORDINAL_COMPUTE;
+        p[i].flags = compute ? (ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE |
+                                ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY |
+                                ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COOPERATIVE_KERNELS |
+                                ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_METRICS)
+                             : ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY;
+        p[i].maxMemoryFillPatternSize = compute ? 128 : 4;
+        p[i].numQueues = compute ? SIMDEV_NUM_COMPUTE_ENGINES : SIMDEV_NUM_COPY_ENGINES;
+    }
+    *pCount = n;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeDeviceGetMemoryProperties(ze_device_handle_t h, uint32_t *pCount,
+                                           ze_device_memory_properties_t *p)
+{
+    if (!sd_device_of(h))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!pCount)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (*pCount == 0 || !p) {
+        *pCount = 1;
+        return ZE_RESULT_SUCCESS;
+    }
+    p->flags = 0;
+    p->maxClockRate = 1600; /* MHz */
+    p->maxBusWidth = 256;   /* bits */
+    p->totalSize = sd_config_get()->mem_bytes;
+    snprintf(p->name, sizeof p->name, "SimDev HBM");
+    *pCount = 1;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeDeviceGetMemoryAccessProperties(ze_device_handle_t h,
+                                                 ze_device_memory_access_properties_t *p)
+{
+    if (!sd_device_of(h))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!p)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    ze_memory_access_cap_flags_t rw = ZE_MEMORY_ACCESS_CAP_FLAG_RW | ZE_MEMORY_ACCESS_CAP_FLAG_ATOMIC |
+                                      ZE_MEMORY_ACCESS_CAP_FLAG_CONCURRENT |
+                                      ZE_MEMORY_ACCESS_CAP_FLAG_CONCURRENT_ATOMIC;
+    p->hostAllocCapabilities = rw;
+    p->deviceAllocCapabilities = rw;
+    p->sharedSingleDeviceAllocCapabilities = rw;
+    p->sharedCrossDeviceAllocCapabilities = rw;
+    p->sharedSystemAllocCapabilities = 0;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeDeviceGetCacheProperties(ze_device_handle_t h, uint32_t *pCount,
+                                          ze_device_cache_properties_t *p)
+{
+    if (!sd_device_of(h))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!pCount)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (*pCount == 0 || !p) {
+        *pCount = 1;
+        return ZE_RESULT_SUCCESS;
+    }
+    p->flags = 0;
+    p->cacheSize = 16u << 20;
+    *pCount = 1;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeDeviceGetImageProperties(ze_device_handle_t h, ze_device_image_properties_t *p)
+{
+    if (!sd_device_of(h))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!p)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    /* No image support: every limit 0. */
+    p->maxImageDims1D = p->maxImageDims2D = p->maxImageDims3D = 0;
+    p->maxImageBufferSize = 0;
+    p->maxImageArraySlices = p->maxSamplers = p->maxReadImageArgs = p->maxWriteImageArgs = 0;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeDeviceGetExternalMemoryProperties(ze_device_handle_t h,
+                                                   ze_device_external_memory_properties_t *p)
+{
+    if (!sd_device_of(h))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!p)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    p->memoryAllocationImportTypes = p->memoryAllocationExportTypes = 0;
+    p->imageImportTypes = p->imageExportTypes = 0;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeDeviceGetP2PProperties(ze_device_handle_t h, ze_device_handle_t peer,
+                                        ze_device_p2p_properties_t *p)
+{
+    if (!sd_device_of(h) || !sd_device_of(peer))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!p)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    p->flags = ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeDeviceCanAccessPeer(ze_device_handle_t h, ze_device_handle_t peer, ze_bool_t *v)
+{
+    if (!sd_device_of(h) || !sd_device_of(peer))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!v)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    *v = 1;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeDeviceGetStatus(ze_device_handle_t h)
+{
+    return sd_device_of(h) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+}
+
+/* One host clock read yields both values, so every pair is exactly consistent. */
+ze_result_t sd_zeDeviceGetGlobalTimestamps(ze_device_handle_t h, uint64_t *host, uint64_t *dev)
+{
+    if (!sd_device_of(h))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!host || !dev)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    uint64_t now = sd_clock_host_ns();
+    *host = now;
+    *dev = sd_clock_ticks_at(now) & sd_clock_mask();
+    return ZE_RESULT_SUCCESS;
+}
+
+/* ---- contexts ---- */
+ze_result_t sd_zeContextCreate(ze_driver_handle_t h, const ze_context_desc_t *desc,
+                               ze_context_handle_t *ph)
+{
+    sd_driver *drv = driver_of(h);
+    if (!drv)
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!desc || !ph)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    sd_context *c = calloc(1, sizeof *c);
+    if (!c)
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    c->magic = SD_MAGIC_CONTEXT;
+    c->driver = drv;
+    *ph = (ze_context_handle_t)c;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeContextCreateEx(ze_driver_handle_t h, const ze_context_desc_t *desc,
+                                 uint32_t n, ze_device_handle_t *phDevices, ze_context_handle_t *ph)
+{
+    for (uint32_t i = 0; phDevices && i < n; i++)
+        if (!sd_device_of(phDevices[i]))
+            return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    return sd_zeContextCreate(h, desc, ph);
+}
+
+sd_context *sd_context_of(ze_context_handle_t h)
+{
+    sd_context *c = (sd_context *)h;
+    return (c && c->magic == SD_MAGIC_CONTEXT) ? c : NULL;
+}
+
+ze_result_t sd_zeContextDestroy(ze_context_handle_t h)
+{
+    sd_context *c = sd_context_of(h);
+    if (!c)
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    c->magic = SD_MAGIC_DEAD;
+    free(c);
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t sd_zeContextGetStatus(ze_context_handle_t h)
+{
+    return sd_context_of(h) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+}
+
+ze_result_t sd_zeContextSystemBarrier(ze_context_handle_t h, ze_device_handle_t d)
+{
+    return (sd_context_of(h) && sd_device_of(d)) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+}
+
+ze_result_t sd_zeContextMakeMemoryResident(ze_context_handle_t h, ze_device_handle_t d, void *ptr,
+                                           size_t size)
+{
+    (void)size;
+    if (!sd_context_of(h) || !sd_device_of(d))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    return ptr ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+}
+
+ze_result_t sd_zeContextEvictMemory(ze_context_handle_t h, ze_device_handle_t d, void *ptr,
+                                    size_t size)
+{
+    return sd_zeContextMakeMemoryResident(h, d, ptr, size);
+}

@@ -1,0 +1,262 @@
+/* kernels_builtin.c - built-in kernels computing real results, incl. the cross-device all-reduce. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "sd_internal.h"
+
+typedef struct builtin_info {
+    const char *name;
+    uint32_t nargs;
+    uint8_t size[6]; /* bytes of each argument */
+} builtin_info;
+
+static const builtin_info g_info[SD_BI_COUNT] = {
+    [SD_BI_NONE] = {"", 0, {0}},
+    [SD_BI_VECTOR_ADD] = {SIMDEV_K_VECTOR_ADD, 4, {8, 8, 8, 4}},
+    [SD_BI_SAXPY] = {SIMDEV_K_SAXPY, 4, {4, 8, 8, 4}},
+    [SD_BI_GEMM] = {SIMDEV_K_GEMM_F32, 6, {8, 8, 8, 4, 4, 4}},
+    [SD_BI_FILL_U32] = {SIMDEV_K_FILL_U32, 3, {8, 4, 4}},
+    [SD_BI_REDUCE_SUM] = {SIMDEV_K_REDUCE_SUM_F32, 3, {8, 8, 4}},
+    [SD_BI_BUSY_NS] = {SIMDEV_K_BUSY_NS, 1, {8}},
+    [SD_BI_ALLREDUCE] = {SIMDEV_K_ALLREDUCE_SUM_F32, 5, {8, 4, 4, 4, 8}},
+};
+
+sd_builtin sd_builtin_by_name(const char *name)
+{
+    for (int b = SD_BI_NONE + 1; b < SD_BI_COUNT; b++)
+        if (name && strcmp(name, g_info[b].name) == 0)
+            return (sd_builtin)b;
+    return SD_BI_NONE;
+}
+
+uint32_t sd_builtin_nargs(sd_builtin b) { return b < SD_BI_COUNT ? g_info[b].nargs : 0; }
+
+uint32_t sd_builtin_arg_size(sd_builtin b, uint32_t i)
+{
+    return (b < SD_BI_COUNT && i < g_info[b].nargs) ? g_info[b].size[i] : 0;
+}
+
+static void *arg_ptr(uint8_t (*args)[SD_ARG_BYTES], int i)
+{
+    void *p;
+    memcpy(&p, args[i], sizeof p);
+    return p;
+}
+static uint32_t arg_u32(uint8_t (*args)[SD_ARG_BYTES], int i)
+{
+    uint32_t v;
+    memcpy(&v, args[i], sizeof v);
+    return v;
+}
+static uint64_t arg_u64(uint8_t (*args)[SD_ARG_BYTES], int i)
+{
+    uint64_t v;
+    memcpy(&v, args[i], sizeof v);
+    return v;
+}
+
+/* A kernel must not crash the process on a bad pointer: require [p, p+bytes) inside one
+ * simdev allocation, as a real device would fault instead of touching host memory. */
+static bool span_ok(const char *kernel, const void *p, uint64_t bytes)
+{
+    void *base;
+    size_t size;
+    if (bytes == 0)
+        return true;
+    if (p && sd_mem_lookup(p, &base, &size, NULL, NULL) &&
+        (uint64_t)((const char *)p - (const char *)base) + bytes <= size)
+        return true;
+    fprintf(stderr, "simdev: kernel %s: buffer %p of %llu bytes is not inside a Level Zero "
+                    "allocation; kernel skipped\n", kernel, p, (unsigned long long)bytes);
+    return false;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+static void run_vector_add(uint8_t (*a)[SD_ARG_BYTES], uint64_t items)
+{
+    const float *x = arg_ptr(a, 0), *y = arg_ptr(a, 1);
+    float *z = arg_ptr(a, 2);
+    uint64_t n = min_u64(arg_u32(a, 3), items);
+    if (!span_ok("vector_add", x, n * 4) || !span_ok("vector_add", y, n * 4) ||
+        !span_ok("vector_add", z, n * 4))
+        return;
+    for (uint64_t i = 0; i < n; i++)
+        z[i] = x[i] + y[i];
+}
+
+static void run_saxpy(uint8_t (*a)[SD_ARG_BYTES], uint64_t items)
+{
+    float alpha;
+    memcpy(&alpha, a[0], sizeof alpha);
+    const float *x = arg_ptr(a, 1);
+    float *y = arg_ptr(a, 2);
+    uint64_t n = min_u64(arg_u32(a, 3), items);
+    if (!span_ok("saxpy", x, n * 4) || !span_ok("saxpy", y, n * 4))
+        return;
+    for (uint64_t i = 0; i < n; i++)
+        y[i] = alpha * x[i] + y[i];
+}
+
+/* C[M x N] = A[M x K] * B[K x N], row-major; computed whole regardless of the launch shape. */
+static void run_gemm(uint8_t (*a)[SD_ARG_BYTES])
+{
+    const float *A = arg_ptr(a, 0), *B = arg_ptr(a, 1);
+    float *C = arg_ptr(a, 2);
+    uint64_t M = arg_u32(a, 3), N = arg_u32(a, 4), K = arg_u32(a, 5);
+    if (!span_ok("gemm_f32", A, M * K * 4) || !span_ok("gemm_f32", B, K * N * 4) ||
+        !span_ok("gemm_f32", C, M * N * 4))
+        return;
+    for (uint64_t i = 0; i < M; i++)
+        for (uint64_t j = 0; j < N; j++) {
+            float s = 0.0f;
+            for (uint64_t k = 0; k < K; k++)
+                s += A[i * K + k] * B[k * N + j];
+            C[i * N + j] = s;
+        }
+}
+
+static void run_fill(uint8_t (*a)[SD_ARG_BYTES], uint64_t items)
+{
+    uint32_t *d = arg_ptr(a, 0);
+    uint32_t v = arg_u32(a, 1);
+    uint64_t n = min_u64(arg_u32(a, 2), items);
+    if (!span_ok("fill_u32", d, n * 4))
+        return;
+    for (uint64_t i = 0; i < n; i++)
+        d[i] = v;
+}
+
+static void run_reduce(uint8_t (*a)[SD_ARG_BYTES])
+{
+    const float *x = arg_ptr(a, 0);
+    float *out = arg_ptr(a, 1);
+    uint64_t n = arg_u32(a, 2);
+    if (!span_ok("reduce_sum_f32", x, n * 4) || !span_ok("reduce_sum_f32", out, 4))
+        return;
+    double s = 0.0; /* double accumulation: exact for the test sizes, stable otherwise */
+    for (uint64_t i = 0; i < n; i++)
+        s += x[i];
+    out[0] = (float)s;
+}
+
+/* ---- all-reduce rendezvous: one slot per key, a generation counter per completed round ---- */
+#define AR_SLOTS 64
+#define AR_MAX_RANKS 64
+#define AR_TIMEOUT_NS (60ull * 1000000000ull)
+
+typedef struct ar_slot {
+    bool used;
+    uint64_t key, gen;
+    uint32_t nranks, arrived, n;
+    float *bufs[AR_MAX_RANKS];
+} ar_slot;
+
+static pthread_mutex_t g_ar_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_ar_cv;
+static pthread_once_t g_ar_once = PTHREAD_ONCE_INIT;
+static ar_slot g_ar[AR_SLOTS];
+
+static void ar_init(void) { sd_cond_init_mono(&g_ar_cv); }
+
+static ar_slot *ar_find(uint64_t key)
+{
+    ar_slot *free_slot = NULL;
+    for (int i = 0; i < AR_SLOTS; i++) {
+        if (g_ar[i].used && g_ar[i].key == key)
+            return &g_ar[i];
+        if (!g_ar[i].used && !free_slot)
+            free_slot = &g_ar[i];
+    }
+    if (free_slot) {
+        memset(free_slot, 0, sizeof *free_slot);
+        free_slot->used = true;
+        free_slot->key = key;
+    }
+    return free_slot;
+}
+
+/* Last arrival sums elementwise into every rank's buffer, then opens the next generation. */
+static void ar_complete(ar_slot *s)
+{
+    for (uint32_t i = 0; i < s->n; i++) {
+        float sum = 0.0f;
+        for (uint32_t r = 0; r < s->nranks; r++)
+            sum += s->bufs[r][i];
+        for (uint32_t r = 0; r < s->nranks; r++)
+            s->bufs[r][i] = sum;
+    }
+    s->arrived = 0;
+    memset(s->bufs, 0, sizeof s->bufs);
+    s->gen++;
+    pthread_cond_broadcast(&g_ar_cv);
+}
+
+static void run_allreduce(uint8_t (*a)[SD_ARG_BYTES])
+{
+    float *buf = arg_ptr(a, 0);
+    uint32_t n = arg_u32(a, 1), rank = arg_u32(a, 2), nranks = arg_u32(a, 3);
+    uint64_t key = arg_u64(a, 4);
+    if (nranks == 0 || nranks > AR_MAX_RANKS || rank >= nranks || !span_ok("allreduce_sum_f32", buf, (uint64_t)n * 4)) {
+        fprintf(stderr, "simdev: allreduce_sum_f32: rank %u of %u is invalid (accepted: rank < "
+                        "nranks <= %d); kernel skipped\n", rank, nranks, AR_MAX_RANKS);
+        return;
+    }
+    pthread_once(&g_ar_once, ar_init);
+    pthread_mutex_lock(&g_ar_mu);
+    ar_slot *s = ar_find(key);
+    if (!s || (s->arrived && s->nranks != nranks) || (s->arrived && s->bufs[rank])) {
+        pthread_mutex_unlock(&g_ar_mu);
+        fprintf(stderr, "simdev: allreduce_sum_f32 key %llu: no slot, nranks mismatch or rank %u "
+                        "arrived twice; kernel skipped\n", (unsigned long long)key, rank);
+        return;
+    }
+    if (s->arrived == 0) {
+        s->nranks = nranks;
+        s->n = n;
+    }
+    if (n < s->n)
+        s->n = n;
+    s->bufs[rank] = buf;
+    if (++s->arrived == s->nranks) {
+        ar_complete(s);
+    } else {
+        uint64_t gen = s->gen;
+        struct timespec dl;
+        sd_deadline(AR_TIMEOUT_NS, &dl);
+        while (s->gen == gen && !sd_shutting_down()) {
+            if (pthread_cond_timedwait(&g_ar_cv, &g_ar_mu, &dl) != 0 && s->gen == gen) {
+                fprintf(stderr, "simdev: allreduce_sum_f32 key %llu: rank %u waited 60 s for %u "
+                                "ranks; giving up\n", (unsigned long long)key, rank, s->nranks);
+                s->bufs[rank] = NULL;
+                s->arrived--;
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&g_ar_mu);
+}
+
+void sd_builtin_release_waiters(void)
+{
+    pthread_once(&g_ar_once, ar_init);
+    pthread_mutex_lock(&g_ar_mu);
+    pthread_cond_broadcast(&g_ar_cv);
+    pthread_mutex_unlock(&g_ar_mu);
+}
+
+uint64_t sd_builtin_run(sd_builtin b, uint8_t (*args)[SD_ARG_BYTES], uint64_t items)
+{
+    switch (b) {
+    case SD_BI_VECTOR_ADD: run_vector_add(args, items); break;
+    case SD_BI_SAXPY: run_saxpy(args, items); break;
+    case SD_BI_GEMM: run_gemm(args); break;
+    case SD_BI_FILL_U32: run_fill(args, items); break;
+    case SD_BI_REDUCE_SUM: run_reduce(args); break;
+    case SD_BI_BUSY_NS: return arg_u64(args, 0) ? arg_u64(args, 0) : 1;
+    case SD_BI_ALLREDUCE: run_allreduce(args); break;
+    default: break;
+    }
+    return 0;
+}
