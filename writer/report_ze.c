@@ -1,0 +1,311 @@
+/* report_ze.c - Level Zero reports (spec 2.3.2-2.3.8, 2.3.16, 2.3.17, 2.3.20): kern_sum,
+ * kern_gb_sum, kern_gb_trace, kern_exec_trace, gpu_trace, mem_size_sum, mem_time_sum,
+ * device_attribute, ze_api_sum, ze_api_trace; the spec's hggc_* / ppu_* names are aliases. */
+#include <string.h>
+
+#include "report_util.h"
+#include "writer_ze.h"
+
+#define OPT_ROWS {"rows", PA_OPT_INT, "<limit>", "Optional argument. Limits the number of rows.\nDefault is no limit.", NULL}
+#define OPT_BASE {"base", PA_OPT_FLAG, "", "Kernel base name (function name only, without parameters).", NULL}
+#define OPT_MANGLED {"mangled", PA_OPT_FLAG, "", "Kernel mangled name (as given to zeKernelCreate).", NULL}
+#define OPT_DEVICE {"device", PA_OPT_IDLIST, "<dev_list>", "Device ids to include, separated by '/'.\nDefault is all devices.", NULL}
+
+static const pa_report_opt_t opts_rows[] = { OPT_ROWS };
+static const pa_report_opt_t opts_kern[] = { OPT_BASE, OPT_MANGLED, OPT_DEVICE, OPT_ROWS };
+
+/* Name mode of base/mangled options: 0 demangled (default), 1 base, 2 mangled. */
+static int name_mode(const pa_report_req_t *req)
+{
+    const pa_opt_val_t *b = pa_req_opt(req, "base"), *m = pa_req_opt(req, "mangled");
+    return (m && m->set) ? 2 : (b && b->set) ? 1 : 0;
+}
+
+/* " AND o.deviceId IN (..)" for device=; returns -1 when buf is too small. */
+static int device_filter(const pa_report_req_t *req, char *buf, size_t sz)
+{
+    const pa_opt_val_t *d = pa_req_opt(req, "device");
+    if (!d || !d->set)
+        return 0;
+    size_t len = strlen(buf);
+    int n = snprintf(buf + len, sz - len, " AND o.deviceId IN (");
+    for (size_t i = 0; i < d->nids && n > 0 && (size_t)n < sz - len; i++)
+        n += snprintf(buf + len + n, sz - len - (size_t)n, "%s%lld", i ? "," : "", (long long)d->ids[i]);
+    if (n < 0 || (size_t)n + 2 >= sz - len)
+        return -1;
+    strcat(buf, ")");
+    return 0;
+}
+
+static int prepare(sqlite3 *db, const pa_report_req_t *req, const char *sql, sqlite3_stmt **st, char *err,
+                   size_t errsz)
+{
+    if (pa_ze_sql_register(db) != 0) {
+        snprintf(err, errsz, "report '%s': cannot register ze_kname", req->def->name);
+        return PA_REP_EDATA;
+    }
+    return pa_report_prepare(db, sql, st, req->def->name, err, errsz);
+}
+
+/* Rows of st: every column as is (doubles 0 digits), then rows=. */
+static int plain_rows(sqlite3 *db, sqlite3_stmt *st, const pa_report_req_t *req, pa_table_t *t, char *err,
+                      size_t errsz)
+{
+    int rc, nc = sqlite3_column_count(st);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        for (int c = 0; c < nc; c++)
+            pa_table_add_sqlcol(t, st, c, 0);
+    if (rc != SQLITE_DONE)
+        return pa_report_step_error(db, st, req->def->name, err, errsz);
+    sqlite3_finalize(st);
+    pa_report_limit_rows(req, t);
+    return PA_REP_OK;
+}
+
+#define STATS(x) "sum(" x "), count(*), sum(" x ") * 1.0 / count(*), median(" x "), min(" x "), max(" x "), stddev(" x ")"
+
+/* ---- kern_sum (2.3.7) and kern_gb_sum (2.3.5) ---- */
+static int kern_sum_common(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz,
+                           int gb)
+{
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "SELECT " STATS("o.end - o.start") ",%s ze_kname(s.value, %d) AS name"
+             " FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1",
+             gb ? " coalesce(o.gridX,'-')||' '||coalesce(o.gridY,'-')||' '||coalesce(o.gridZ,'-') AS g,"
+                  " coalesce(o.blockX,'-')||' '||coalesce(o.blockY,'-')||' '||coalesce(o.blockZ,'-') AS b," : "",
+             name_mode(req));
+    if (device_filter(req, sql, sizeof sql - 200) != 0) {
+        snprintf(err, errsz, "report '%s': device list too long", req->def->name);
+        return PA_REP_EDATA;
+    }
+    strcat(sql, gb ? " GROUP BY name, g, b ORDER BY 1 DESC, name" : " GROUP BY name ORDER BY 1 DESC, name");
+    sqlite3_stmt *st;
+    int rc = prepare(db, req, sql, &st, err, errsz);
+    return rc ? rc : pa_report_stat_rows(db, st, req, t, err, errsz);
+}
+static int produce_kern_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
+{ return kern_sum_common(db, req, t, err, errsz, 0); }
+static int produce_kern_gb_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
+{ return kern_sum_common(db, req, t, err, errsz, 1); }
+
+/* ---- kern_gb_trace (2.3.6) ---- */
+static int produce_kern_gb_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
+{
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "SELECT o.start, o.end - o.start, (SELECT value FROM META WHERE key = 'pid'), o.deviceId,"
+             " o.contextId, o.queueId,"
+             " coalesce(o.gridX,'-')||' '||coalesce(o.gridY,'-')||' '||coalesce(o.gridZ,'-'),"
+             " coalesce(o.blockX,'-')||' '||coalesce(o.blockY,'-')||' '||coalesce(o.blockZ,'-'),"
+             " ze_kname(s.value, %d) FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1",
+             name_mode(req));
+    if (device_filter(req, sql, sizeof sql - 100) != 0)
+        return PA_REP_EDATA;
+    strcat(sql, " ORDER BY o.start, o.corrId");
+    sqlite3_stmt *st;
+    int rc = prepare(db, req, sql, &st, err, errsz);
+    return rc ? rc : plain_rows(db, st, req, t, err, errsz);
+}
+
+/* ---- kern_exec_trace (2.3.4): queue columns '-' when the kernel started before the call ended ---- */
+static int produce_kern_exec_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err,
+                                   size_t errsz)
+{
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "SELECT o.apiStart, o.apiEnd - o.apiStart,"
+             " CASE WHEN o.start > o.apiEnd THEN o.apiEnd END,"
+             " CASE WHEN o.start > o.apiEnd THEN o.start - o.apiEnd END,"
+             " o.start, o.end - o.start, max(o.end, o.apiEnd) - o.apiStart,"
+             " (SELECT value FROM META WHERE key = 'pid'), o.tid, o.deviceId, a.value,"
+             " coalesce(o.gridX,'-')||' '||coalesce(o.gridY,'-')||' '||coalesce(o.gridZ,'-'),"
+             " coalesce(o.blockX,'-')||' '||coalesce(o.blockY,'-')||' '||coalesce(o.blockZ,'-'),"
+             " ze_kname(s.value, %d) FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId"
+             " LEFT JOIN STRING_IDS a ON a.id = o.apiNameId WHERE o.kind = 1",
+             name_mode(req));
+    if (device_filter(req, sql, sizeof sql - 100) != 0)
+        return PA_REP_EDATA;
+    strcat(sql, " ORDER BY o.apiStart, o.nodeId, o.start");
+    sqlite3_stmt *st;
+    int rc = prepare(db, req, sql, &st, err, errsz);
+    return rc ? rc : plain_rows(db, st, req, t, err, errsz);
+}
+
+/* ---- gpu_trace (2.3.8) ---- */
+#define MEMKIND(c) "CASE " c " WHEN 1 THEN 'Host' WHEN 2 THEN 'Device' WHEN 3 THEN 'Shared' WHEN 4 THEN 'Pageable' WHEN 0 THEN 'Unknown' END"
+static int produce_gpu_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
+{
+    char sql[3072];
+    snprintf(sql, sizeof sql,
+             "SELECT o.start, o.end - o.start, o.corrId, o.gridX, o.gridY, o.gridZ, o.blockX, o.blockY,"
+             " o.blockZ, NULL, NULL, NULL, o.bytes,"
+             " CASE WHEN o.kind != 1 AND o.end > o.start THEN o.bytes * 1000000000 / (o.end - o.start) END,"
+             " " MEMKIND("o.srcKind") ", " MEMKIND("o.dstKind") ","
+             " coalesce(d.name, 'device') || ' (' || o.deviceId || ')', o.contextId, o.queueId,"
+             " CASE o.kind WHEN 1 THEN ze_kname(s.value, %d) WHEN 3 THEN 'Memset' ELSE"
+             "  'Memcpy ' || CASE WHEN o.srcKind IN (1,4) THEN 'H' WHEN o.srcKind = 3 THEN 'S' ELSE 'D' END"
+             "  || 'to' || CASE WHEN o.dstKind IN (1,4) THEN 'H' WHEN o.dstKind = 3 THEN 'S' ELSE 'D' END END"
+             " FROM ZE_OPS o LEFT JOIN STRING_IDS s ON s.id = o.nameId LEFT JOIN ZE_DEVICES d"
+             " ON d.deviceId = o.deviceId WHERE 1",
+             name_mode(req));
+    if (device_filter(req, sql, sizeof sql - 100) != 0)
+        return PA_REP_EDATA;
+    strcat(sql, " ORDER BY o.start, o.corrId");
+    sqlite3_stmt *st;
+    int rc = prepare(db, req, sql, &st, err, errsz);
+    return rc ? rc : plain_rows(db, st, req, t, err, errsz);
+}
+
+/* ---- mem_time_sum (2.3.17) / mem_size_sum (2.3.16) ---- */
+#define MEMOP_NAME "CASE o.kind WHEN 3 THEN '[memset]' ELSE '[memcpy ' ||" \
+    " CASE o.srcKind WHEN 2 THEN 'Device' WHEN 3 THEN 'Shared' WHEN 0 THEN 'Unknown' ELSE 'Host' END || '-to-' ||" \
+    " CASE o.dstKind WHEN 2 THEN 'Device' WHEN 3 THEN 'Shared' WHEN 0 THEN 'Unknown' ELSE 'Host' END || ']' END"
+static int produce_mem_time_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
+{
+    static const char sql[] = "SELECT " STATS("o.end - o.start") ", " MEMOP_NAME " AS op FROM ZE_OPS o"
+                              " WHERE o.kind IN (2, 3) GROUP BY op ORDER BY 1 DESC, op";
+    sqlite3_stmt *st;
+    int rc = prepare(db, req, sql, &st, err, errsz);
+    return rc ? rc : pa_report_stat_rows(db, st, req, t, err, errsz);
+}
+static int produce_mem_size_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
+{
+    static const char sql[] = "SELECT " STATS("o.bytes") ", " MEMOP_NAME " AS op FROM ZE_OPS o"
+                              " WHERE o.kind IN (2, 3) GROUP BY op ORDER BY 1 DESC, op";
+    sqlite3_stmt *st;
+    int rc = prepare(db, req, sql, &st, err, errsz);
+    return rc ? rc : plain_rows(db, st, req, t, err, errsz);
+}
+
+/* ---- device_attribute (2.3.20) ---- */
+static int produce_device_attribute(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err,
+                                    size_t errsz)
+{
+    static const char sql[] = "SELECT deviceId, name, pciBusId, (SELECT value FROM META WHERE key = 'hostname'),"
+                              " uuid, ccMajor, ccMinor, ceCount, cuCount, totalMem, cuClockHz, memClockHz"
+                              " FROM ZE_DEVICES ORDER BY deviceId";
+    sqlite3_stmt *st;
+    int rc = prepare(db, req, sql, &st, err, errsz);
+    return rc ? rc : plain_rows(db, st, req, t, err, errsz);
+}
+
+/* ---- ze_api_sum (2.3.2) / ze_api_trace (2.3.3) ---- */
+static int produce_api_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
+{
+    static const char sql[] = "SELECT " STATS("a.end - a.start") ", s.value AS name FROM ZE_API a"
+                              " JOIN STRING_IDS s ON s.id = a.nameId GROUP BY a.nameId ORDER BY 1 DESC, name";
+    sqlite3_stmt *st;
+    int rc = prepare(db, req, sql, &st, err, errsz);
+    return rc ? rc : pa_report_stat_rows(db, st, req, t, err, errsz);
+}
+static int produce_api_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
+{
+    /* spec 2.3.3: one row per call, by duration ascending (ties by start) */
+    static const char sql[] =
+        "SELECT a.start, a.end - a.start, s.value, a.corrId, (SELECT value FROM META WHERE key = 'pid'), a.tid,"
+        " coalesce((SELECT n.value FROM THREADS th JOIN STRING_IDS n ON n.id = th.nameId"
+        "  WHERE th.tid = a.tid LIMIT 1), '')"
+        " FROM ZE_API a JOIN STRING_IDS s ON s.id = a.nameId ORDER BY a.end - a.start, a.start";
+    sqlite3_stmt *st;
+    int rc = prepare(db, req, sql, &st, err, errsz);
+    return rc ? rc : plain_rows(db, st, req, t, err, errsz);
+}
+
+/* ---- columns and definitions ---- */
+#define C(t, h) { t, h }
+#define STAT_COLS(what, unit) \
+    C("Total Time (ns)", "Total time of all " what), C(unit, "Number of " what), \
+    C("Avg (ns)", "Average time"), C("Med (ns)", "Median time"), C("Min (ns)", "Minimum time"), \
+    C("Max (ns)", "Maximum time"), C("StdDev (ns)", "Standard deviation of the time")
+static const pa_report_col_t cols_kern_sum[] = {
+    C("Time (%)", "Percentage of 'Total Time' of all kernels listed"), STAT_COLS("executions", "Instances"),
+    C("Name", "Kernel name") };
+static const pa_report_col_t cols_kern_gb_sum[] = {
+    C("Time (%)", "Percentage of 'Total Time' of all rows listed"), STAT_COLS("executions", "Instances"),
+    C("GridXYZ", "Group count"), C("BlockXYZ", "Group size"), C("Name", "Kernel name") };
+static const pa_report_col_t cols_kern_gb_trace[] = {
+    C("Start (ns)", "Kernel start"), C("Duration (ns)", "Kernel duration"), C("PID", "Process id"),
+    C("Device ID", "Device index"), C("Context ID", "Context id"), C("Stream ID", "Queue / immediate list id"),
+    C("GridXYZ", "Group count"), C("BlockXYZ", "Group size"), C("Name", "Kernel name") };
+static const pa_report_col_t cols_kern_exec[] = {
+    C("API Start (ns)", "Start of the launching call"), C("API Dur (ns)", "Duration of the launching call"),
+    C("Queue Start (ns)", "API end when the kernel started after it, else -"),
+    C("Queue Dur (ns)", "Kernel start - API end when positive, else -"),
+    C("Kernel Start (ns)", "Kernel start"), C("Kernel Dur (ns)", "Kernel duration"),
+    C("Total Dur (ns)", "API start to kernel end"), C("PID", "Process id"), C("TID", "Launching thread"),
+    C("DevId", "Device index"), C("API Function", "Launching call"), C("GridXYZ", "Group count"),
+    C("BlockXYZ", "Group size"), C("Kernel Name", "Kernel name") };
+static const pa_report_col_t cols_gpu_trace[] = {
+    C("Start (ns)", "Start"), C("Duration (ns)", "Duration"), C("CorrId", "Correlation id of the launching call"),
+    C("GrdX", "Group count X"), C("GrdY", "Group count Y"), C("GrdZ", "Group count Z"),
+    C("BlkX", "Group size X"), C("BlkY", "Group size Y"), C("BlkZ", "Group size Z"),
+    C("Reg/Trd", "Registers per thread (not available)"), C("StcSMem (bytes)", "Static shared memory (n/a)"),
+    C("DymSMem (bytes)", "Dynamic shared memory (n/a)"), C("Bytes (bytes)", "Bytes copied or filled"),
+    C("Throughput (B/s)", "Bytes / duration"), C("SrcMemKd", "Source (or filled) memory kind"),
+    C("DstMemKd", "Destination memory kind"), C("Device", "Device name (id)"), C("Ctx", "Context id"),
+    C("Strm", "Queue / immediate list id"), C("Name", "Kernel name, Memcpy XtoY, Memset") };
+static const pa_report_col_t cols_mem_time[] = {
+    C("Time (%)", "Percentage of 'Total Time'"), STAT_COLS("operations", "Count"), C("Operation", "Operation") };
+static const pa_report_col_t cols_mem_size[] = {
+    C("Total (bytes)", "Total bytes"), C("Count", "Operations"), C("Avg (bytes)", "Average"),
+    C("Med (bytes)", "Median"), C("Min (bytes)", "Smallest"), C("Max (bytes)", "Largest"),
+    C("StdDev (bytes)", "Standard deviation"), C("Operation", "Operation") };
+static const pa_report_col_t cols_dev[] = {
+    C("Device ID", "Device index"), C("Device Name", "Name"), C("PCI Bus ID", "PCI address or -"),
+    C("Host Name", "Host"), C("UUID", "Device UUID (hex)"), C("Compute Capability Major", "Driver API major"),
+    C("Compute Capability Minor", "Driver API minor"), C("CE Number", "Compute engines"),
+    C("CU Number", "Execution units"), C("Total Memory (bytes)", "Device memory"),
+    C("CU Clock (Hz)", "Max core clock"), C("Memory Clock (Hz)", "Max memory clock") };
+static const pa_report_col_t cols_api_sum[] = {
+    C("Time (%)", "Percentage of 'Total Time' of all functions listed"), STAT_COLS("calls", "Num Calls"),
+    C("Name", "API function") };
+static const pa_report_col_t cols_api_trace[] = {
+    C("Start (ns)", "Call start"), C("Duration (ns)", "Call duration"), C("Name", "API function"),
+    C("CorrID", "Correlation id"), C("Pid", "Process id"), C("Tid", "Thread id"), C("Thread Name", "Thread name") };
+
+#define N(a) (sizeof a / sizeof a[0])
+#define DEF(var, nm, ttl, a0, a1, desc, op, cl, fn) \
+    static const pa_report_def_t var = { .name = nm, .title = ttl, .aliases = { a0, a1 }, .description = desc, \
+        .opts = op, .nopts = N(op), .cols = cl, .ncols = N(cl), .produce = fn }
+
+DEF(r_kern_sum, "kern_sum", "Kernel Summary", "hggc_ppu_kern_sum", "hggc_kern_sum",
+    "Device time of Level Zero kernels by name, total descending (spec 2.3.7).\n"
+    "Time (%) is of the total of all kernels listed. Names demangled unless base/mangled.",
+    opts_kern, cols_kern_sum, produce_kern_sum);
+DEF(r_kern_gb_sum, "kern_gb_sum", "Kernel Grid/Block Summary", "hggc_ppu_kern_gb_sum", NULL,
+    "Kernel statistics per (name, group count, group size), total descending (spec 2.3.5).",
+    opts_kern, cols_kern_gb_sum, produce_kern_gb_sum);
+DEF(r_kern_gb_trace, "kern_gb_trace", "Kernel Grid/Block Trace", "hggc_ppu_kern_gb_trace", NULL,
+    "One row per kernel execution with group count/size, by start (spec 2.3.6).",
+    opts_kern, cols_kern_gb_trace, produce_kern_gb_trace);
+DEF(r_kern_exec, "kern_exec_trace", "Kernel Execution Trace", "hggc_kern_exec_trace", NULL,
+    "Each kernel from its launching call to its execution, by API start (spec 2.3.4).\n"
+    "Queue Start/Dur are '-' when the kernel started before the call ended.\n"
+    "A regular command list executed N times yields N rows per kernel (graph).",
+    opts_kern, cols_kern_exec, produce_kern_exec_trace);
+DEF(r_gpu_trace, "gpu_trace", "Device Trace", "hggc_ppu_trace", NULL,
+    "Kernels, copies and fills on the devices by start (spec 2.3.8); '-' where a column\n"
+    "does not apply. Throughput in bytes per second.",
+    opts_kern, cols_gpu_trace, produce_gpu_trace);
+DEF(r_mem_time, "mem_time_sum", "Memory Operation Time Summary", "hggc_ppu_mem_time_sum", NULL,
+    "Device time of copies (by direction) and fills, total descending (spec 2.3.17).",
+    opts_rows, cols_mem_time, produce_mem_time_sum);
+DEF(r_mem_size, "mem_size_sum", "Memory Operation Size Summary", "hggc_ppu_mem_size_sum", NULL,
+    "Bytes of copies (by direction) and fills, total descending (spec 2.3.16).",
+    opts_rows, cols_mem_size, produce_mem_size_sum);
+DEF(r_dev, "device_attribute", "Device Attributes", "ppu_device_attribute", NULL,
+    "Every Level Zero device's properties by device index (spec 2.3.20). CE Number = compute\n"
+    "engines, CU Number = execution units, clocks = maximum; PCI '-' without sysman.",
+    opts_rows, cols_dev, produce_device_attribute);
+DEF(r_api_sum, "ze_api_sum", "Level Zero API Summary", "hggc_api_sum", NULL,
+    "Level Zero API calls by name, total time descending (spec 2.3.2).",
+    opts_rows, cols_api_sum, produce_api_sum);
+DEF(r_api_trace, "ze_api_trace", "Level Zero API Trace", "hggc_api_trace", NULL,
+    "One row per Level Zero API call, by duration ascending (spec 2.3.3).",
+    opts_rows, cols_api_trace, produce_api_trace);
+
+const pa_report_def_t *const pa_reports_ze[] = {
+    &r_kern_sum, &r_kern_gb_sum, &r_kern_gb_trace, &r_kern_exec, &r_gpu_trace, &r_mem_time, &r_mem_size,
+    &r_dev, &r_api_sum, &r_api_trace, NULL,
+};
