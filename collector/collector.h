@@ -40,6 +40,7 @@ typedef struct pa_tls {
     int agent;        /* 1 on the agent's own threads (aggregator): record nothing, ever */
     int state;        /* PA_THREAD_NEW / ACTIVE / RETIRED / NORING */
     int depth;        /* HGTX push/pop depth of this thread (all domains share one stack) */
+    int emitting;     /* inside pa_emit: a signal handler recording now would corrupt the ring */
 } pa_tls_t;
 
 enum { PA_THREAD_NEW = 0, PA_THREAD_ACTIVE = 1, PA_THREAD_RETIRED = 2, PA_THREAD_NORING = 3 };
@@ -96,14 +97,17 @@ static inline uint32_t pa_emit_max_payload(const pa_ring_t *r)
 /*! pa_emit() : appends *rec (caller sets kind, flags, t0, t1, u) plus `len` payload bytes to
  *  the calling thread's ring; nslots, len and tid are filled here. A payload longer than
  *  pa_emit_max_payload() is cut to it and flagged PA_RF_TRUNCATED. Returns 0, or -1 when the
- *  record was not stored (ring full: counted in the ring's drops; no ring: pa_unrecorded). */
+ *  record was not stored (ring full: counted in the ring's drops; no ring, or called from a
+ *  signal handler that interrupted pa_emit on this thread: pa_unrecorded). Async-signal-safe. */
 static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t len)
 {
     pa_ring_t *r = pa_thread_ring();
-    if (PA_UNLIKELY(r == NULL)) {
+    if (PA_UNLIKELY(r == NULL || pa_tls.emitting)) { /* no ring, or re-entered from a signal handler */
         atomic_fetch_add_explicit(&pa_unrecorded, 1, memory_order_relaxed);
         return -1;
     }
+    pa_tls.emitting = 1;
+    atomic_signal_fence(memory_order_seq_cst); /* compiler barrier: the flag is set before we write */
     uint32_t flags = rec->flags;
     if (PA_UNLIKELY(len > pa_emit_max_payload(r))) {
         len = pa_emit_max_payload(r);
@@ -111,8 +115,10 @@ static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t 
     }
     uint32_t ns = pa_record_slots(len);
     pa_record_t *slot = pa_ring_reserve(r, ns);
-    if (PA_UNLIKELY(slot == NULL))
+    if (PA_UNLIKELY(slot == NULL)) {
+        pa_tls.emitting = 0;
         return -1;
+    }
     memcpy(slot, rec, sizeof *slot);
     slot->nslots = (uint16_t)ns;
     slot->len = len;
@@ -121,6 +127,8 @@ static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t 
     if (len)
         pa_ring_write_payload(r, payload, len);
     pa_ring_commit(r, ns);
+    atomic_signal_fence(memory_order_seq_cst);
+    pa_tls.emitting = 0;
     return 0;
 }
 
