@@ -1,0 +1,311 @@
+/* test_simdev_smoke.c - loads simdev through the real loader and checks devices, results, timing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+#include <level_zero/ze_api.h>
+
+#include "simdev.h"
+
+static ze_driver_handle_t g_drv;
+static ze_device_handle_t g_dev[4];
+static uint32_t g_ndev;
+static ze_context_handle_t g_ctx;
+
+#define ZE_OK(call) assert_int_equal((call), ZE_RESULT_SUCCESS)
+
+static int setup(void **state)
+{
+    (void)state;
+    if (zeInit(ZE_INIT_FLAG_GPU_ONLY) != ZE_RESULT_SUCCESS)
+        return -1;
+    uint32_t n = 1;
+    if (zeDriverGet(&n, &g_drv) != ZE_RESULT_SUCCESS || n != 1)
+        return -1;
+    g_ndev = 4;
+    zeDeviceGet(g_drv, &g_ndev, g_dev);
+    ze_context_desc_t cd = {ZE_STRUCTURE_TYPE_CONTEXT_DESC, NULL, 0};
+    return zeContextCreate(g_drv, &cd, &g_ctx) == ZE_RESULT_SUCCESS ? 0 : -1;
+}
+
+/* Hand-built SPIR-V: header + one OpEntryPoint (Kernel model) per name; enough for simdev. */
+static size_t build_spirv(uint32_t *w, const char *const *names, int n)
+{
+    size_t k = 0;
+    w[k++] = 0x07230203u; w[k++] = 0x00010000u; w[k++] = 0; w[k++] = 100; w[k++] = 0;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(names[i]), nw = len / 4 + 1, start = k;
+        w[k++] = 0; /* patched below */
+        w[k++] = 6; /* ExecutionModel Kernel */
+        w[k++] = 10 + (uint32_t)i;
+        memset(&w[k], 0, nw * 4);
+        memcpy(&w[k], names[i], len);
+        k += nw;
+        w[start] = ((uint32_t)(k - start) << 16) | 15u;
+    }
+    return k * 4;
+}
+
+static ze_module_handle_t module_spirv(ze_device_handle_t dev, const char *const *names, int n)
+{
+    uint32_t words[256];
+    size_t bytes = build_spirv(words, names, n);
+    ze_module_desc_t md = {ZE_STRUCTURE_TYPE_MODULE_DESC, NULL, ZE_MODULE_FORMAT_IL_SPIRV, bytes,
+                           (const uint8_t *)words, "", NULL};
+    ze_module_handle_t m = NULL;
+    ZE_OK(zeModuleCreate(g_ctx, dev, &md, &m, NULL));
+    return m;
+}
+
+static ze_kernel_handle_t kernel(ze_module_handle_t m, const char *name)
+{
+    ze_kernel_desc_t kd = {ZE_STRUCTURE_TYPE_KERNEL_DESC, NULL, 0, name};
+    ze_kernel_handle_t k = NULL;
+    ZE_OK(zeKernelCreate(m, &kd, &k));
+    return k;
+}
+
+static ze_command_list_handle_t imm_list(ze_device_handle_t dev, uint32_t ordinal, uint32_t index)
+{
+    ze_command_queue_desc_t qd = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, NULL, ordinal, index, 0,
+                                  ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    ze_command_list_handle_t l = NULL;
+    ZE_OK(zeCommandListCreateImmediate(g_ctx, dev, &qd, &l));
+    return l;
+}
+
+static ze_event_pool_handle_t ts_pool(uint32_t count)
+{
+    ze_event_pool_desc_t pd = {ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, NULL,
+                               ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP | ZE_EVENT_POOL_FLAG_HOST_VISIBLE, count};
+    ze_event_pool_handle_t p = NULL;
+    ZE_OK(zeEventPoolCreate(g_ctx, &pd, 0, NULL, &p));
+    return p;
+}
+
+static ze_event_handle_t event_at(ze_event_pool_handle_t p, uint32_t i)
+{
+    ze_event_desc_t ed = {ZE_STRUCTURE_TYPE_EVENT_DESC, NULL, i, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
+    ze_event_handle_t e = NULL;
+    ZE_OK(zeEventCreate(p, &ed, &e));
+    return e;
+}
+
+static void *dev_alloc(ze_device_handle_t dev, size_t bytes)
+{
+    ze_device_mem_alloc_desc_t dd = {ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, NULL, 0, 0};
+    ze_host_mem_alloc_desc_t hd = {ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, NULL, 0};
+    void *p = NULL;
+    ZE_OK(zeMemAllocShared(g_ctx, &dd, &hd, bytes, 64, dev, &p));
+    return p;
+}
+
+static void launch_busy(ze_command_list_handle_t l, ze_kernel_handle_t k, uint64_t ns, ze_event_handle_t ev)
+{
+    ze_group_count_t g = {1, 1, 1};
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof ns, &ns));
+    ZE_OK(zeCommandListAppendLaunchKernel(l, k, &g, ev, 0, NULL));
+}
+
+/* Device timer frequency from the 1.2 properties (cycles/s). */
+static uint64_t timer_hz(ze_device_handle_t dev, uint32_t *bits)
+{
+    ze_device_properties_t p = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2};
+    ZE_OK(zeDeviceGetProperties(dev, &p));
+    *bits = p.kernelTimestampValidBits;
+    return p.timerResolution;
+}
+
+static uint64_t ticks_to_ns(uint64_t start, uint64_t end, uint32_t bits, uint64_t hz)
+{
+    uint64_t mask = bits >= 64 ? UINT64_MAX : (1ull << bits) - 1;
+    return (uint64_t)((double)((end - start) & mask) * 1e9 / (double)hz);
+}
+
+static void test_devices(void **state)
+{
+    (void)state;
+    assert_int_equal(g_ndev, 2);
+    ze_device_properties_t p = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
+    ZE_OK(zeDeviceGetProperties(g_dev[1], &p));
+    assert_string_equal(p.name, "SimDev GPU 1");
+    assert_int_equal(p.vendorId, 0x5344);
+    assert_int_equal(p.type, ZE_DEVICE_TYPE_GPU);
+    assert_int_equal(p.timerResolution, 52); /* ns per tick at 19.2 MHz, old struct */
+    assert_int_equal(p.kernelTimestampValidBits, 36);
+    uint32_t bits;
+    assert_int_equal(timer_hz(g_dev[0], &bits), 19200000);
+    uint32_t ng = 0;
+    ZE_OK(zeDeviceGetCommandQueueGroupProperties(g_dev[0], &ng, NULL));
+    assert_int_equal(ng, 2);
+    ze_command_queue_group_properties_t gp[2];
+    memset(gp, 0, sizeof gp);
+    ZE_OK(zeDeviceGetCommandQueueGroupProperties(g_dev[0], &ng, gp));
+    assert_int_equal(gp[0].numQueues, 4);
+    assert_int_equal(gp[1].numQueues, 2);
+    assert_true(gp[0].flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE);
+    assert_false(gp[1].flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE);
+}
+
+static void test_vector_add(void **state)
+{
+    (void)state;
+    /* The mangled name must keep its spelling and run the vector_add builtin via its base name. */
+    const char *names[] = {"_Z10vector_addPKfS0_Pfj", "my_unknown_kernel"};
+    ze_module_handle_t m = module_spirv(g_dev[0], names, 2);
+    uint32_t nk = 0;
+    ZE_OK(zeModuleGetKernelNames(m, &nk, NULL));
+    assert_int_equal(nk, 2);
+    ze_kernel_handle_t k = kernel(m, names[0]);
+    char kname[64];
+    size_t ks = sizeof kname;
+    ZE_OK(zeKernelGetName(k, &ks, kname));
+    assert_string_equal(kname, "_Z10vector_addPKfS0_Pfj");
+    const uint32_t n = 1000;
+    float *a = dev_alloc(g_dev[0], n * 4), *b = dev_alloc(g_dev[0], n * 4), *c = dev_alloc(g_dev[0], n * 4);
+    for (uint32_t i = 0; i < n; i++) {
+        a[i] = (float)i;
+        b[i] = 2.0f * (float)i + 0.5f;
+    }
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof a, &a));
+    ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof b, &b));
+    ZE_OK(zeKernelSetArgumentValue(k, 2, sizeof c, &c));
+    ZE_OK(zeKernelSetArgumentValue(k, 3, sizeof n, &n));
+    assert_int_equal(zeKernelSetArgumentValue(k, 4, sizeof n, &n), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX);
+    ZE_OK(zeKernelSetGroupSize(k, 100, 1, 1));
+    ze_command_list_handle_t l = imm_list(g_dev[0], 0, 0);
+    ze_group_count_t g = {10, 1, 1};
+    ZE_OK(zeCommandListAppendLaunchKernel(l, k, &g, NULL, 0, NULL));
+    ZE_OK(zeCommandListAppendBarrier(l, NULL, 0, NULL));
+    ze_event_pool_handle_t pool = ts_pool(1);
+    ze_event_handle_t done = event_at(pool, 0);
+    ZE_OK(zeCommandListAppendSignalEvent(l, done));
+    ZE_OK(zeEventHostSynchronize(done, UINT64_MAX));
+    assert_true(c[0] == 0.5f);
+    assert_true(c[999] == 2997.5f); /* 999 + 1998.5 */
+    for (uint32_t i = 0; i < n; i++)
+        assert_true(c[i] == 3.0f * (float)i + 0.5f);
+    zeEventDestroy(done);
+    zeEventPoolDestroy(pool);
+    zeCommandListDestroy(l);
+    zeKernelDestroy(k);
+    zeModuleDestroy(m);
+    ZE_OK(zeMemFree(g_ctx, a));
+    ZE_OK(zeMemFree(g_ctx, b));
+    ZE_OK(zeMemFree(g_ctx, c));
+}
+
+static void test_busy_2ms(void **state)
+{
+    (void)state;
+    const char *names[] = {"busy_ns"};
+    ze_module_handle_t m = module_spirv(g_dev[0], names, 1);
+    ze_kernel_handle_t k = kernel(m, "busy_ns");
+    ze_command_list_handle_t l = imm_list(g_dev[0], 0, 1);
+    ze_event_pool_handle_t pool = ts_pool(1);
+    ze_event_handle_t ev = event_at(pool, 0);
+    launch_busy(l, k, 2000000, ev);
+    ZE_OK(zeEventHostSynchronize(ev, UINT64_MAX));
+    ze_kernel_timestamp_result_t ts;
+    ZE_OK(zeEventQueryKernelTimestamp(ev, &ts));
+    uint32_t bits;
+    uint64_t hz = timer_hz(g_dev[0], &bits);
+    uint64_t ns = ticks_to_ns(ts.global.kernelStart, ts.global.kernelEnd, bits, hz);
+    assert_in_range(ns, 1800000, 2200000);
+    /* Reset and reuse: NOT_READY until signalled again, then the new run's times. */
+    ZE_OK(zeEventHostReset(ev));
+    assert_int_equal(zeEventQueryKernelTimestamp(ev, &ts), ZE_RESULT_NOT_READY);
+    launch_busy(l, k, 1000000, ev);
+    ZE_OK(zeEventHostSynchronize(ev, UINT64_MAX));
+    ze_kernel_timestamp_result_t ts2;
+    ZE_OK(zeEventQueryKernelTimestamp(ev, &ts2));
+    assert_in_range(ticks_to_ns(ts2.global.kernelStart, ts2.global.kernelEnd, bits, hz), 900000, 1100000);
+    assert_true(ts2.global.kernelStart >= ts.global.kernelEnd);
+    zeEventDestroy(ev);
+    zeEventPoolDestroy(pool);
+    zeCommandListDestroy(l);
+    zeKernelDestroy(k);
+    zeModuleDestroy(m);
+}
+
+/* Two 20 ms kernels on two compute engines of device 0 and one on device 1 run concurrently. */
+static void test_overlap(void **state)
+{
+    (void)state;
+    const char *names[] = {"busy_ns"};
+    ze_module_handle_t m = module_spirv(g_dev[0], names, 1);
+    ze_kernel_handle_t k = kernel(m, "busy_ns");
+    ze_command_list_handle_t l0 = imm_list(g_dev[0], 0, 2), l1 = imm_list(g_dev[0], 0, 3);
+    ze_event_pool_handle_t pool = ts_pool(2);
+    ze_event_handle_t e0 = event_at(pool, 0), e1 = event_at(pool, 1);
+    launch_busy(l0, k, 20000000, e0);
+    launch_busy(l1, k, 20000000, e1);
+    ZE_OK(zeEventHostSynchronize(e0, UINT64_MAX));
+    ZE_OK(zeEventHostSynchronize(e1, UINT64_MAX));
+    ze_kernel_timestamp_result_t a, b;
+    ZE_OK(zeEventQueryKernelTimestamp(e0, &a));
+    ZE_OK(zeEventQueryKernelTimestamp(e1, &b));
+    assert_true(a.global.kernelStart < b.global.kernelEnd);
+    assert_true(b.global.kernelStart < a.global.kernelEnd);
+    zeEventDestroy(e0);
+    zeEventDestroy(e1);
+    zeEventPoolDestroy(pool);
+    zeCommandListDestroy(l0);
+    zeCommandListDestroy(l1);
+    zeKernelDestroy(k);
+    zeModuleDestroy(m);
+}
+
+/* A 32-bit clock at 1 GHz started 5 ms before the wrap: some 2 ms kernel spans the wrap, and
+ * (end - start) & mask still gives 2 ms. */
+static void test_wrap(void **state)
+{
+    (void)state;
+    uint32_t bits;
+    uint64_t hz = timer_hz(g_dev[0], &bits);
+    assert_int_equal(bits, 32);
+    assert_int_equal(hz, 1000000000);
+    const char *names[] = {"busy_ns"};
+    ze_module_handle_t m = module_spirv(g_dev[0], names, 1);
+    ze_kernel_handle_t k = kernel(m, "busy_ns");
+    ze_command_list_handle_t l = imm_list(g_dev[0], 0, 0);
+    ze_event_pool_handle_t pool = ts_pool(1);
+    ze_event_handle_t ev = event_at(pool, 0);
+    int wrapped = 0;
+    for (int i = 0; i < 40 && !wrapped; i++) {
+        ZE_OK(zeEventHostReset(ev));
+        launch_busy(l, k, 2000000, ev);
+        ZE_OK(zeEventHostSynchronize(ev, UINT64_MAX));
+        ze_kernel_timestamp_result_t ts;
+        ZE_OK(zeEventQueryKernelTimestamp(ev, &ts));
+        assert_true(ts.global.kernelEnd <= 0xffffffffull);
+        assert_in_range(ticks_to_ns(ts.global.kernelStart, ts.global.kernelEnd, bits, hz), 1800000, 2200000);
+        wrapped = ts.global.kernelEnd < ts.global.kernelStart;
+    }
+    assert_true(wrapped);
+    zeEventDestroy(ev);
+    zeEventPoolDestroy(pool);
+    zeCommandListDestroy(l);
+    zeKernelDestroy(k);
+    zeModuleDestroy(m);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest smoke[] = {
+        cmocka_unit_test(test_devices),
+        cmocka_unit_test(test_vector_add),
+        cmocka_unit_test(test_busy_2ms),
+        cmocka_unit_test(test_overlap),
+    };
+    const struct CMUnitTest wrap[] = {cmocka_unit_test(test_wrap)};
+    if (argc > 1 && strcmp(argv[1], "wrap") == 0)
+        return cmocka_run_group_tests_name("simdev_wrap", wrap, setup, NULL);
+    return cmocka_run_group_tests_name("simdev_smoke", smoke, setup, NULL);
+}
