@@ -1,4 +1,158 @@
-/* writer_mem.c - TEMPORARY STUB (writer owner): the device-memory tables; the mem owner replaces it. */
+/* writer_mem.c - device-memory tables (DEVICE_MEMORY, CALLCHAINS) and the exit summary section. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/pa_callstack.h"
+#include "../common/pa_log.h"
 #include "writer_internal.h"
 
-const pa_writer_source_t pa_writer_source_mem = {.name = "mem"};
+/* The writer runs once per process (at exit), so its loading state is file-static. */
+static struct {
+    pa_bulk_t ev, cc;
+    int open;
+    int64_t pid_shift;
+    int have_pid;
+    pa_mem_exit_t *exit;  /* computed in finish(), printed by summary() */
+} wm;
+
+static int mem_create_schema(sqlite3 *db)
+{
+    static const char sql[] =
+        /* one row per zeMemAlloc* (op 0) or zeMemFree* (op 1); times ns CLOCK_MONOTONIC.
+         * deviceId: enumeration index (NULL for host memory), memKind: ze_memory_type_t,
+         * result: ze_result_t (allocs with result != 0 failed and are never counted),
+         * allocEventId: the allocation a free released (NULL: unknown address),
+         * freeEventId/freeTime: filled on the allocation row after the load. */
+        "CREATE TABLE DEVICE_MEMORY(eventId INTEGER PRIMARY KEY, op INTEGER, start INTEGER,"
+        " end INTEGER, globalTid INTEGER, contextId INTEGER, memory INTEGER, size INTEGER,"
+        " memKind INTEGER, result INTEGER, deviceHandle INTEGER, deviceId INTEGER,"
+        " callchainId INTEGER, allocEventId INTEGER, freeEventId INTEGER, freeTime INTEGER);"
+        /* Ascend-like call chains: one row per frame, stackDepth 0 = innermost (the call site
+         * of the allocation), stack = STRING id of "function (library) file:line"; module and
+         * function (STRING ids) are what the group rules match. */
+        "CREATE TABLE CALLCHAINS(id INTEGER, stack INTEGER, stackDepth INTEGER, module INTEGER,"
+        " function INTEGER, PRIMARY KEY(id, stackDepth));"
+        "CREATE TABLE DEVICE_MEMORY_INFO(groupRulesId INTEGER, exeId INTEGER,"
+        " failedAllocs INTEGER, unknownFrees INTEGER);";
+    pa_mem_exit_free(wm.exit);
+    memset(&wm, 0, sizeof wm);
+    if (pa_db_exec(db, sql) != 0)
+        return -1;
+    int rc = pa_bulk_init(&wm.ev, db, "INSERT INTO DEVICE_MEMORY(eventId, op, start, end, globalTid,"
+                          " contextId, memory, size, memKind, result, deviceHandle, deviceId,"
+                          " callchainId, allocEventId)", 14, 256);
+    rc |= pa_bulk_init(&wm.cc, db, "INSERT OR REPLACE INTO CALLCHAINS(id, stack, stackDepth, module,"
+                       " function)", 5, 512);
+    wm.open = rc == 0;
+    return rc ? -1 : 0;
+}
+
+static int64_t mem_pid_shift(sqlite3 *db)
+{
+    if (!wm.have_pid) {
+        sqlite3_stmt *st;
+        int64_t pid = getpid();
+        if (sqlite3_prepare_v2(db, "SELECT value FROM META WHERE key = 'pid'", -1, &st, NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
+                pid = sqlite3_column_int64(st, 0);
+            sqlite3_finalize(st);
+        }
+        wm.pid_shift = pid << 32;
+        wm.have_pid = 1;
+    }
+    return wm.pid_shift;
+}
+
+static void mem_event(sqlite3 *db, const pa_record_t *r, const uint8_t *payload)
+{
+    pa_mem_sp_t sp;
+    memset(&sp, 0, sizeof sp);
+    memcpy(&sp, payload, r->len < sizeof sp ? r->len : sizeof sp);
+    pa_bulk_t *b = &wm.ev;
+    pa_bulk_int(b, (int64_t)sp.event_id);
+    pa_bulk_int(b, r->kind == PA_SP_MEM_FREE);
+    pa_bulk_int(b, (int64_t)r->t0);
+    pa_bulk_int(b, (int64_t)r->t1);
+    pa_bulk_int(b, mem_pid_shift(db) | r->tid);
+    pa_bulk_int(b, (int64_t)r->u.mem.context);
+    pa_bulk_int(b, (int64_t)r->u.mem.ptr);
+    pa_bulk_int(b, (int64_t)r->u.mem.size);
+    pa_bulk_int(b, r->u.mem.kind);
+    pa_bulk_int(b, r->u.mem.result);
+    pa_bulk_int(b, (int64_t)sp.device_handle);
+    if (sp.device == UINT32_MAX)
+        pa_bulk_null(b);
+    else
+        pa_bulk_int(b, sp.device);
+    pa_bulk_int(b, sp.callchain_id);
+    if (sp.alloc_event_id)
+        pa_bulk_int(b, (int64_t)sp.alloc_event_id);
+    else
+        pa_bulk_null(b);
+}
+
+static int mem_on_record(sqlite3 *db, const pa_record_t *r, const uint8_t *payload)
+{
+    if (!wm.open)
+        return -1;
+    switch (r->kind) {
+    case PA_SP_MEM_ALLOC:
+    case PA_SP_MEM_FREE:
+        mem_event(db, r, payload);
+        return 0;
+    case PA_SP_MEM_FRAME:
+        pa_bulk_int(&wm.cc, (int64_t)r->u.raw[0]);
+        pa_bulk_int(&wm.cc, (int64_t)r->u.raw[2]);
+        pa_bulk_int(&wm.cc, (int64_t)r->u.raw[1]);
+        pa_bulk_int(&wm.cc, (int64_t)(r->u.raw[3] >> 32));
+        pa_bulk_int(&wm.cc, (int64_t)(r->u.raw[3] & 0xffffffffu));
+        return 0;
+    case PA_SP_MEM_INFO: {
+        char sql[256];
+        snprintf(sql, sizeof sql, "INSERT INTO DEVICE_MEMORY_INFO VALUES(%lld, %lld, %lld, %lld)",
+                 (long long)r->u.raw[0], (long long)r->u.raw[1], (long long)r->u.raw[2],
+                 (long long)r->u.raw[3]);
+        return pa_db_exec(db, sql);
+    }
+    default:
+        return 0; /* a newer kind: ignored */
+    }
+}
+
+static int mem_finish(sqlite3 *db)
+{
+    int rc = 0;
+    if (wm.open) {
+        rc |= pa_bulk_finish(&wm.ev);
+        rc |= pa_bulk_finish(&wm.cc);
+        wm.open = 0;
+    }
+    /* link each released allocation to its free (successful frees only) */
+    rc |= pa_db_exec(db, "CREATE INDEX DEVICE_MEMORY_ALLOC ON DEVICE_MEMORY(allocEventId);"
+                         "UPDATE DEVICE_MEMORY AS a SET freeEventId = f.eventId, freeTime = f.start"
+                         " FROM DEVICE_MEMORY AS f WHERE f.op = 1 AND f.result = 0"
+                         " AND f.allocEventId = a.eventId;"
+                         "CREATE INDEX DEVICE_MEMORY_START ON DEVICE_MEMORY(start);");
+    /* the exit summary is computed from the DB with the report code, so both always agree */
+    pa_mem_exit_free(wm.exit);
+    wm.exit = pa_mem_exit_compute(db);
+    return rc ? -1 : 0;
+}
+
+static void mem_summary(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res)
+{
+    (void)meta;
+    (void)res;
+    pa_mem_exit_print(out, wm.exit);
+    pa_mem_exit_free(wm.exit);
+    wm.exit = NULL;
+}
+
+const pa_writer_source_t pa_writer_source_mem = {
+    .name = "mem",
+    .create_schema = mem_create_schema,
+    .on_record = mem_on_record,
+    .finish = mem_finish,
+    .summary = mem_summary,
+};
