@@ -70,6 +70,7 @@ void pa_ze_on_exit(int api, void *params, int32_t result, void **inst)
     rec.u.ze.result = result;
     rec.u.ze.aux[0] = rec.u.ze.aux[1] = 0;
     pa_emit(&rec, NULL, 0);
+    pa_ze_emit_devices();
     if (PA_UNLIKELY(needs_ops(api)))
         pa_ze_ops_epilogue(api, params, result, cur_corr, t0, t1);
     errno = saved;

@@ -54,6 +54,8 @@ typedef struct pa_ze_dev {
 extern pa_ze_dev_t pa_ze_devs[PA_ZE_MAX_DEVICES];
 extern uint32_t pa_ze_ndevs;
 
+/*! pa_ze_emit_devices() : emits the device attribute records once (first traced call). */
+void pa_ze_emit_devices(void);
 /*! pa_ze_dev_index() : index of device handle `h` in enumeration order, UINT32_MAX unknown. */
 uint32_t pa_ze_dev_index(ze_device_handle_t h);
 /*! pa_ze_dev_clock() : a current clock (reference at most 50 ms old) of device `i`; copies it to *out. */

@@ -33,9 +33,9 @@ static int ze_create_schema(sqlite3 *db)
 {
     if (pa_db_exec(db, ze_schema) != 0)
         return -1;
-    if (pa_bulk_init(&bulk_api, db, "ZE_API(start,end,tid,nameId,corrId,result)", 6, 256) != 0 ||
+    if (pa_bulk_init(&bulk_api, db, "INSERT INTO ZE_API(start,end,tid,nameId,corrId,result)", 6, 256) != 0 ||
         pa_bulk_init(&bulk_ops, db,
-                     "ZE_OPS(start,end,tid,kind,corrId,apiStart,apiEnd,apiNameId,deviceId,contextId,"
+                     "INSERT INTO ZE_OPS(start,end,tid,kind,corrId,apiStart,apiEnd,apiNameId,deviceId,contextId,"
                      "queueId,engine,graphId,nodeId,nameId,gridX,gridY,gridZ,blockX,blockY,blockZ,"
                      "bytes,srcKind,dstKind)", 24, 64) != 0)
         return -1;
