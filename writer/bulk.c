@@ -1,6 +1,7 @@
 /* bulk.c - prepared multi-row INSERTs: values are buffered per batch and bound at once. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../common/pa_log.h"
 #include "writer_internal.h"
@@ -44,7 +45,9 @@ int pa_bulk_init(pa_bulk_t *b, sqlite3 *db, const char *table_cols, int ncols, i
         b->failed = 1;
         return -1;
     }
-    sprintf(b->head, "%s VALUES", table_cols);
+    /* "T(a,b)" means "INSERT INTO T(a,b)"; a head starting with INSERT is taken as is */
+    sprintf(b->head, "%s%s VALUES", strncasecmp(table_cols, "INSERT", 6) ? "INSERT INTO " : "",
+            table_cols);
     b->full = pa_bulk_prepare(b, batch);
     if (!b->full) {
         b->failed = 1;

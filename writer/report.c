@@ -215,14 +215,8 @@ static int pa_parse_opt_value(const pa_report_def_t *d, const pa_report_opt_t *o
         }
         break;
     }
-    case PA_OPT_REGEX: {
-        char rerr[512];
-        if (pa_regex_check(val, rerr, sizeof rerr) != 0) {
-            snprintf(err, errsz, "report '%s': option %s: %s", d->name, o->name, rerr);
-            return PA_REP_EUSAGE;
-        }
+    case PA_OPT_REGEX:  /* checked once the ':'-split parts are joined (pa_check_regexes) */
         break;
-    }
     case PA_OPT_ENUM: {
         char acc[256];
         size_t n = 0;
@@ -256,6 +250,22 @@ static const pa_report_opt_t *pa_find_opt(const pa_report_def_t *d, const char *
     return NULL;
 }
 
+/* Compiles every regex option: an invalid one is named with its pattern and failing offset. */
+static int pa_check_regexes(const pa_report_req_t *req, char *err, size_t errsz)
+{
+    const pa_report_def_t *d = req->def;
+    char rerr[512];
+    for (size_t i = 0; i < d->nopts && i < PA_REPORT_MAX_OPTS; i++) {
+        if (d->opts[i].kind != PA_OPT_REGEX || !req->vals[i].set)
+            continue;
+        if (pa_regex_check(req->vals[i].s, rerr, sizeof rerr) != 0) {
+            snprintf(err, errsz, "report '%s': option %s: %s", d->name, d->opts[i].name, rerr);
+            return PA_REP_EUSAGE;
+        }
+    }
+    return PA_REP_OK;
+}
+
 /* Splits "a:b=c:d" at ':' into tokens; a token that names no option right after a regex
  * option is glued back to it, so range=a:b keeps its ':'. */
 static int pa_parse_opts(pa_report_req_t *req, char *opts, char *err, size_t errsz)
@@ -277,12 +287,6 @@ static int pa_parse_opts(pa_report_req_t *req, char *opts, char *err, size_t err
             ns[n] = ':';
             memcpy(ns + n + 1, tok, m + 1);
             v->s = ns;
-            if (pa_regex_check(ns, err, errsz) != 0) {
-                char tmp[600];
-                snprintf(tmp, sizeof tmp, "%s", err);
-                snprintf(err, errsz, "report '%s': option %s: %s", d->name, d->opts[last_regex].name, tmp);
-                return PA_REP_EUSAGE;
-            }
         } else if (!o) {
             char names[512];
             pa_opt_names(d, names, sizeof names);
@@ -298,7 +302,7 @@ static int pa_parse_opts(pa_report_req_t *req, char *opts, char *err, size_t err
         }
         tok = colon ? colon + 1 : NULL;
     }
-    return PA_REP_OK;
+    return pa_check_regexes(req, err, errsz);
 }
 
 int pa_report_parse(const char *spec, pa_report_req_t **out, char *err, size_t errsz)

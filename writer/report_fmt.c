@@ -207,7 +207,7 @@ static void pa_write_table(const pa_table_t *t, FILE *out)
         }
     fprintf(out, "%*s", (int)w[0], "Row#");
     for (size_t c = 1; c < ncols; c++)
-        fprintf(out, "  %-*s", (int)w[c], t->titles[c - 1]);
+        fprintf(out, "  %-*s", c + 1 < ncols ? (int)w[c] : 0, t->titles[c - 1]);
     fputc('\n', out);
     for (size_t c = 0; c < ncols; c++) {
         fputs(c ? "  " : "", out);
@@ -224,7 +224,7 @@ static void pa_write_table(const pa_table_t *t, FILE *out)
                 if (!buf)
                     break;
                 pa_tbl_escape(t->arena + cell->off, cell->len, buf);
-                fprintf(out, "  %-*s", (int)w[c], buf);
+                fprintf(out, "  %-*s", c + 1 < ncols ? (int)w[c] : 0, buf);
                 free(buf);
             } else {
                 if (cell->type == PA_CELL_NONE)

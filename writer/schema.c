@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "../common/pa_log.h"
+#include "../common/pa_names.h"
 #include "writer_internal.h"
 
 /* Modelled on spec/ascend-profiler-db-schema.zh.txt: names in STRING_IDS, threads as
@@ -95,31 +96,6 @@ int pa_meta_set_text(sqlite3 *db, const char *key, const char *v)
 
 const char *pa_osrt_func_name(uint32_t func)
 {
-    /* order of enum pa_osrt_func (pa_record.h) */
-    static const char *const names[PA_OSRT_COUNT] = {
-        [PA_OSRT_PTHREAD_COND_WAIT] = "pthread_cond_wait",
-        [PA_OSRT_PTHREAD_COND_TIMEDWAIT] = "pthread_cond_timedwait",
-        [PA_OSRT_PTHREAD_MUTEX_LOCK] = "pthread_mutex_lock",
-        [PA_OSRT_PTHREAD_JOIN] = "pthread_join",
-        [PA_OSRT_POLL] = "poll",
-        [PA_OSRT_PPOLL] = "ppoll",
-        [PA_OSRT_SELECT] = "select",
-        [PA_OSRT_PSELECT] = "pselect",
-        [PA_OSRT_EPOLL_WAIT] = "epoll_wait",
-        [PA_OSRT_EPOLL_PWAIT] = "epoll_pwait",
-        [PA_OSRT_NANOSLEEP] = "nanosleep",
-        [PA_OSRT_CLOCK_NANOSLEEP] = "clock_nanosleep",
-        [PA_OSRT_USLEEP] = "usleep",
-        [PA_OSRT_SLEEP] = "sleep",
-        [PA_OSRT_SEM_WAIT] = "sem_wait",
-        [PA_OSRT_SEM_TIMEDWAIT] = "sem_timedwait",
-        [PA_OSRT_READ] = "read",
-        [PA_OSRT_WRITE] = "write",
-        [PA_OSRT_OPEN] = "open",
-        [PA_OSRT_WAITPID] = "waitpid",
-        [PA_OSRT_PTHREAD_RWLOCK_RDLOCK] = "pthread_rwlock_rdlock",
-        [PA_OSRT_PTHREAD_RWLOCK_WRLOCK] = "pthread_rwlock_wrlock",
-        [PA_OSRT_PTHREAD_BARRIER_WAIT] = "pthread_barrier_wait",
-    };
-    return func < PA_OSRT_COUNT ? names[func] : NULL;
+    /* the aggregator keys OSRT statistics by the same names (common/pa_names.c) */
+    return func > 0 && func < PA_OSRT_COUNT ? pa_osrt_name(func) : NULL;
 }

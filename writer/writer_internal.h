@@ -36,7 +36,8 @@ typedef struct pa_bulk {
     int failed;
 } pa_bulk_t;
 
-/*! pa_bulk_init() : prepares `<insert_head> VALUES` (e.g. "INSERT INTO T(a,b)") for `ncols` columns, `batch`
+/*! pa_bulk_init() : prepares `<head> VALUES`; head "T(a,b)" means "INSERT INTO T(a,b)", a head
+ *  starting with INSERT ("INSERT OR IGNORE INTO T(a,b)") is used as is; for `ncols` columns, `batch`
  *  rows per statement (batch * ncols <= 32766). Returns 0 or -1 (logged). */
 int pa_bulk_init(pa_bulk_t *b, sqlite3 *db, const char *table_cols, int ncols, int batch);
 /*! pa_bulk_int/_double/_null/_text() : the next column value of the current row; a row is

@@ -1,0 +1,20 @@
+/* cli.h - the profagent command's subcommands (stats, run). */
+#ifndef PA_CLI_H
+#define PA_CLI_H
+
+/* Exit statuses: 0 ok, 1 data error (bad DB, failed report), 2 usage error. */
+#define PA_CLI_OK 0
+#define PA_CLI_EDATA 1
+#define PA_CLI_EUSAGE 2
+
+/*! pa_cli_stats() : `profagent stats ...` (argv[0] = "stats"). Returns the exit status. */
+int pa_cli_stats(int argc, char **argv);
+
+/*! pa_cli_run() : `profagent run [opts] -- CMD ARGS`: sets PROFAGENT_* and LD_PRELOAD, then
+ *  execvp. Returns only on error (the exit status). */
+int pa_cli_run(int argc, char **argv);
+
+/*! pa_cli_error() : prints "profagent: <message>" on stderr. */
+void pa_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

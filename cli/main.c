@@ -1,0 +1,56 @@
+/* main.c - the profagent command: dispatches to stats / run, prints help and version. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "writer_internal.h"
+
+void pa_cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("profagent: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void pa_cli_usage(FILE *out)
+{
+    fprintf(out,
+        "usage: profagent <command> [options]\n\n"
+        "Commands:\n"
+        "  stats -r REPORT[:opt[:opt]] [-r ...] [--format csv|table|json] [--output FILE] FILE.db\n"
+        "        print reports from a profagent database (default format csv)\n"
+        "  stats --help-report NAME     describe a report: options and columns\n"
+        "  stats --list                 list the report names\n"
+        "  run [--output TEMPLATE] [--trace LIST] [--summary DEST] -- CMD [ARGS...]\n"
+        "        run CMD under the agent (sets PROFAGENT_* and LD_PRELOAD, then execs)\n\n"
+        "Options:\n"
+        "  --help       this text\n"
+        "  --version    the version\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        pa_cli_usage(stderr);
+        return PA_CLI_EUSAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        pa_cli_usage(stdout);
+        return PA_CLI_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+        printf("profagent %s (DB schema version %d)\n", PA_WRITER_AGENT_VERSION, PA_SCHEMA_VERSION);
+        return PA_CLI_OK;
+    }
+    if (strcmp(cmd, "stats") == 0)
+        return pa_cli_stats(argc - 1, argv + 1);
+    if (strcmp(cmd, "run") == 0)
+        return pa_cli_run(argc - 1, argv + 1);
+    pa_cli_error("unknown command '%s'; accepted: stats, run, --help, --version", cmd);
+    return PA_CLI_EUSAGE;
+}

@@ -1,0 +1,125 @@
+/* run.c - `profagent run`: sets PROFAGENT_* and LD_PRELOAD (the agent beside the binary), execs. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* <bindir>/../lib/libprofagent.so, from /proc/self/exe. Returns 0 or -1 (message printed). */
+static int pa_agent_path(char *buf, size_t sz)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        pa_cli_error("run: cannot find my own binary (/proc/self/exe): %s", strerror(errno));
+        return -1;
+    }
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    if ((size_t)snprintf(buf, sz, "%s/../lib/libprofagent.so", exe) >= sz) {
+        pa_cli_error("run: path too long");
+        return -1;
+    }
+    char real[PATH_MAX];
+    if (!realpath(buf, real) || access(real, R_OK) != 0) {
+        pa_cli_error("run: the agent library '%s' is missing (expected next to the profagent"
+                     " binary, in ../lib)", buf);
+        return -1;
+    }
+    snprintf(buf, sz, "%s", real);
+    return 0;
+}
+
+static int pa_setenv(const char *name, const char *value)
+{
+    if (setenv(name, value, 1) != 0) {
+        pa_cli_error("run: cannot set %s: %s", name, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* LD_PRELOAD = agent, then whatever the user preloads already. */
+static int pa_set_preload(const char *agent)
+{
+    const char *old = getenv("LD_PRELOAD");
+    if (!old || !*old)
+        return pa_setenv("LD_PRELOAD", agent);
+    size_t n = strlen(agent) + strlen(old) + 2;
+    char *v = malloc(n);
+    if (!v)
+        return -1;
+    snprintf(v, n, "%s:%s", agent, old);
+    int rc = pa_setenv("LD_PRELOAD", v);
+    free(v);
+    return rc;
+}
+
+static void pa_run_usage(FILE *out)
+{
+    fprintf(out, "usage: profagent run [--output TEMPLATE] [--trace LIST] [--summary DEST] -- CMD [ARGS...]\n"
+                 "  --output TEMPLATE  DB path (PROFAGENT_OUTPUT; %%p pid, %%h host, %%q{VAR})\n"
+                 "  --trace LIST       sources, e.g. hgtx,osrt,ze,mem (PROFAGENT_TRACE)\n"
+                 "  --summary DEST     stderr|stdout|none|file:PATH (PROFAGENT_SUMMARY)\n");
+}
+
+int pa_cli_run(int argc, char **argv)
+{
+    static const struct { const char *opt, *env; } map[] = {
+        {"--output", "PROFAGENT_OUTPUT"}, {"--trace", "PROFAGENT_TRACE"},
+        {"--summary", "PROFAGENT_SUMMARY"},
+    };
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            pa_run_usage(stdout);
+            return PA_CLI_OK;
+        }
+        if (a[0] != '-')
+            break;  /* the command itself, without "--" */
+        size_t k = 0, nmap = sizeof map / sizeof map[0];
+        const char *val = NULL;
+        for (; k < nmap; k++) {
+            size_t n = strlen(map[k].opt);
+            if (strncmp(a, map[k].opt, n) == 0 && a[n] == '=') {
+                val = a + n + 1;
+                break;
+            }
+            if (strcmp(a, map[k].opt) == 0) {
+                val = i + 1 < argc ? argv[++i] : NULL;
+                break;
+            }
+        }
+        if (k == nmap) {
+            pa_cli_error("run: unknown option '%s'; accepted: --output, --trace, --summary, --", a);
+            return PA_CLI_EUSAGE;
+        }
+        if (!val || !*val) {
+            pa_cli_error("run: option %s needs a value", map[k].opt);
+            return PA_CLI_EUSAGE;
+        }
+        if (pa_setenv(map[k].env, val) != 0)
+            return PA_CLI_EDATA;
+    }
+    if (i >= argc) {
+        pa_cli_error("run: no command given");
+        pa_run_usage(stderr);
+        return PA_CLI_EUSAGE;
+    }
+    char agent[PATH_MAX];
+    if (pa_agent_path(agent, sizeof agent) != 0 || pa_set_preload(agent) != 0)
+        return PA_CLI_EDATA;
+    execvp(argv[i], argv + i);
+    pa_cli_error("run: cannot execute '%s': %s", argv[i], strerror(errno));
+    return errno == ENOENT ? 127 : 126;
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""test_cli_stats.py - builds the synthetic DB of synth.h and checks `profagent stats` byte for byte.
+
+usage: test_cli_stats.py MKDB PROFAGENT WORKDIR
+Every expected row is hand-computed from synth.h (Time (%) of the listed rows' total,
+one decimal; Avg/Med/StdDev rounded to ns; StdDev is the sample one)."""
+import csv, io, json, os, shutil, sqlite3, subprocess, sys
+
+MKDB, PA, WORK = sys.argv[1:4]
+FAILS = []
+WEIRD = b'"a""b,c\nd\te\\f\xffg"'
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def run(*args, env=None):
+    p = subprocess.run([PA, *args], capture_output=True, env=env, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def lines(*rows):
+    return b"".join(r + b"\n" for r in rows)
+
+
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
+db = os.path.join(WORK, "s.db")
+p = subprocess.run([MKDB, db, os.path.join(WORK, "s.spool")], capture_output=True, timeout=60)
+check(p.returncode == 0, "mkdb exit status %d: %s" % (p.returncode, p.stderr))
+summary = p.stdout
+
+# ---- the writer refuses to overwrite ----
+p2 = subprocess.run([MKDB, db, os.path.join(WORK, "s2.spool")], capture_output=True, timeout=60)
+check(p2.returncode != 0 and b"never overwritten" in p2.stderr, "existing DB must not be overwritten")
+
+# ---- DB contents: exact bytes, META, THREADS, recomputed median ----
+c = sqlite3.connect(db)
+c.text_factory = bytes
+q = lambda sql: c.execute(sql).fetchall()
+check(q("SELECT value FROM STRING_IDS WHERE id = 7") == [(b'a"b,c\nd\te\\f\xffg',)], "weird name byte-exact")
+check(q("SELECT value FROM STRING_IDS WHERE id = 9") == [(b"",)], "empty string kept")
+big = q("SELECT value FROM STRING_IDS WHERE id = 10")[0][0]
+check(len(big) == 102400 and big.endswith(b"xEND"), "100 KB string kept (len %d)" % len(big))
+meta = dict(q("SELECT key, value FROM META"))
+check(meta.get(b"schema_version") == 1 and meta.get(b"session_complete") == 1, "META version/complete")
+check(meta.get(b"pid") == 4242 and meta.get(b"hostname") == b"testhost", "META pid/hostname")
+check(meta.get(b"command_line") == b"./synthetic --flag", "META command line")
+check(meta.get(b"drops") == 3 and meta.get(b"late_records") == 1, "META counters")
+check(q("SELECT drops, records FROM THREADS WHERE globalTid = %d" % ((4242 << 32) | 100)) == [(3, 50)],
+      "THREADS drops of tid 100")
+check(q("SELECT count(*) FROM HGTX_RANGES") == [(10,)], "10 ranges")
+check(q("SELECT endGlobalTid & 4294967295 FROM HGTX_RANGES WHERE id = 20") == [(101,)], "end thread kept")
+check(q("SELECT s.median, s.medianExact FROM SUMMARY_STATS s JOIN STRING_IDS k ON k.id = s.nameId"
+        " WHERE k.value = 'nanosleep'") == [(200.0, 1)], "inexact median recomputed from rows")
+check(q("PRAGMA integrity_check") == [(b"ok",)], "integrity_check")
+c.close()
+
+# ---- summary: exact drops, recomputed median, misuse ----
+check(b"3 dropped" in summary and b"DROPPED" in summary, "summary prints the drops")
+check(b"2 pop on an empty stack, 1 end of an unknown" in summary, "summary prints misuse")
+osrt_line = [l for l in summary.splitlines() if l.rstrip().endswith(b"nanosleep")]
+check(len(osrt_line) == 1 and osrt_line[0].split()[:8] == [b"2", b"13.0", b"600", b"3", b"200", b"200", b"100", b"300"],
+      "summary nanosleep row equals osrt_sum: %r" % osrt_line)
+
+# ---- hgtx_sum ----
+HDR = b"Row#,Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Style,Range,"
+rc, out, err = run("stats", "-r", "hgtx_sum", db)
+exp = lines(HDR,
+            b'1,29.8,10000,2,5000,5000,3000,7000,2828,"PushPop","Loop1",',
+            b'2,29.8,10000,1,10000,10000,10000,10000,0,"PushPop","profile",',
+            b'3,20.9,7000,2,3500,3500,1000,6000,3536,"StartEnd","io:read",',
+            b'4,17.9,6000,3,2000,2000,1000,3000,1000,"PushPop","DoProcess",',
+            b'5,1.5,500,1,500,500,500,500,0,"PushPop","Step",',
+            b'6,0.0,10,1,10,10,10,10,0,"PushPop",' + WEIRD + b',')
+check(rc == 0 and out == exp, "hgtx_sum:\n%s" % out.decode("latin-1"))
+rows = list(csv.reader(io.StringIO(out.decode("latin-1"), newline="")))
+check(len(rows) == 7 and all(len(r) == 12 for r in rows), "hgtx_sum CSV has a constant column count")
+check(rows[6][10] == 'a"b,c\nd\te\\f\xffg', "CSV round-trips the weird name")
+
+rc, out, err = run("stats", "-r", "hgtx_sum:thread=100", db)
+check(out == lines(HDR, b'1,58.8,10000,1,10000,10000,10000,10000,0,"PushPop","profile",',
+                   b'2,41.2,7000,2,3500,3500,1000,6000,3536,"StartEnd","io:read",',
+                   b'3,0.1,10,1,10,10,10,10,0,"PushPop",' + WEIRD + b','), "hgtx_sum thread=100: %r" % out)
+rc, out, err = run("stats", "-r", "hgtx_sum:rows=2:process=4242", db)
+check(out == lines(HDR, b'1,29.8,10000,2,5000,5000,3000,7000,2828,"PushPop","Loop1",',
+                   b'2,29.8,10000,1,10000,10000,10000,10000,0,"PushPop","profile",'), "hgtx_sum rows=2: %r" % out)
+rc, out, err = run("stats", "-r", "hgtx_sum:process=999", db)
+check(rc == 0 and out == lines(HDR), "hgtx_sum process=999 is empty")
+
+# ---- hgtx_pushpop_trace (spec 2.3.25 shape: profile / Loop1 / DoProcess) ----
+PHDR = (b"Row#,Start (ns),End (ns),Duration (ns),DurChild (ns),DurNonChild (ns),Name,PID,TID,Lvl,"
+        b"NumChild,RangeId,ParentId,RangeStack,NameTree,")
+P = [b'1000,11000,10000,0,10000,"profile",4242,100,0,0,6,"-",":6","profile",',
+     b'2000,9000,7000,5000,2000,"Loop1",4242,101,0,2,7,"-",":7","Loop1",',
+     b'3000,5000,2000,500,1500,"DoProcess",4242,101,1,1,13,7,":7:13","-DoProcess",',
+     b'3500,4000,500,0,500,"Step",4242,101,2,0,16,13,":7:13:16","--Step",',
+     b'5500,8500,3000,0,3000,"DoProcess",4242,101,1,0,14,7,":7:14","-DoProcess",',
+     b'9500,12500,3000,1000,2000,"Loop1",4242,101,0,1,9,"-",":9","Loop1",',
+     b'10000,11000,1000,0,1000,"DoProcess",4242,101,1,0,15,9,":9:15","-DoProcess",',
+     b'20000,20010,10,0,10,' + WEIRD + b',4242,100,0,0,30,"-",":30",' + WEIRD + b',']
+rc, out, err = run("stats", "-r", "hgtx_pushpop_trace", db)
+check(rc == 0 and out == lines(PHDR, *[b"%d," % (i + 1) + r for i, r in enumerate(P)]),
+      "hgtx_pushpop_trace:\n%s" % out.decode("latin-1"))
+rc, out, err = run("stats", "-r", "hgtx_pushpop_trace:range=^Loop", db)
+check(out == lines(PHDR, b"1," + P[1], b"2," + P[5]), "pushpop range=^Loop: %r" % out)
+rc, out, err = run("stats", "-r", "hgtx_pushpop_trace:range=(?:Do|St):?", db)
+check(out == lines(PHDR, *[b"%d," % (i + 1) + P[k] for i, k in enumerate([2, 3, 4, 6])]),
+      "pushpop range with ':' in the regex: %r" % out)
+
+# ---- osrt_sum ----
+rc, out, err = run("stats", "-r", "osrt_sum", db)
+check(rc == 0 and out == lines(
+    b"Row#,Time (%),Total Time (ns),Num Calls,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name,",
+    b'1,87.0,4000,2,2000,2000,1000,3000,1414,"poll",',
+    b'2,13.0,600,3,200,200,100,300,100,"nanosleep",'), "osrt_sum: %r" % out)
+
+# ---- formats, output file, several reports ----
+rc, out, err = run("stats", "-r", "hgtx_pushpop_trace", "--format", "json", db)
+js = json.loads(out.decode("utf-8"))
+check(len(js) == 8 and js[7]["Name"] == 'a"b,c\nd\te\\f\u00ffg' and js[0]["ParentId"] is None
+      and js[2]["ParentId"] == 7, "json output")
+rc, out, err = run("stats", "-r", "osrt_sum", "-r", "hgtx_sum", "--format=json", db)
+js = json.loads(out.decode("utf-8"))
+check(sorted(js) == ["hgtx_sum", "osrt_sum"] and js["osrt_sum"][0]["Name"] == "poll", "two json reports")
+rc, out, err = run("stats", "-r", "osrt_sum", "--format", "table", db)
+check(rc == 0 and out.splitlines()[0].split()[:3] == [b"Row#", b"Time", b"(%)"] and b"nanosleep" in out,
+      "table output")
+of = os.path.join(WORK, "o.csv")
+rc, out, err = run("stats", "-r", "osrt_sum", "--output", of, db)
+check(rc == 0 and out == b"" and open(of, "rb").read().startswith(b"Row#,Time (%)"), "--output")
+rc, out, err = run("stats", "--help-report", "hgtx_sum")
+check(rc == 0 and b"rows=<limit>" in out and b"StdDev (ns)" in out, "--help-report")
+rc, out, err = run("stats", "--list")
+check(rc == 0 and all(n in out for n in (b"hgtx_sum", b"hgtx_pushpop_trace", b"osrt_sum")), "--list")
+
+# ---- bad inputs: exit != 0 and exactly one clear line on stderr ----
+def bad(args, status, needle, what):
+    rc, out, err = run(*args)
+    check(rc == status and needle in err and len(err.splitlines()) == 1 and out == b"",
+          "%s: rc=%d err=%r" % (what, rc, err))
+
+bad(["stats", "-r", "nosuch", db], 2, b"unknown report 'nosuch'; valid reports: hgtx_sum", "unknown report")
+bad(["stats", "-r", "hgtx_sum:bogus=1", db], 2, b"unknown option 'bogus=1'; accepted options: rows=<limit>", "bad option")
+bad(["stats", "-r", "hgtx_sum:rows=abc", db], 2, b"rows='abc' is not a non-negative integer", "bad rows")
+bad(["stats", "-r", "hgtx_sum:thread=1/x", db], 2, b"'x' is not a numeric id", "bad thread list")
+bad(["stats", "-r", "hgtx_pushpop_trace:range=(", db], 2, b"invalid regular expression '(' at offset 1", "bad regex")
+bad(["stats", "-r", "hgtx_sum", "--format", "xml", db], 2, b"accepted: csv, table, json", "bad format")
+txt = os.path.join(WORK, "t.txt"); open(txt, "w").write("hello, not a database\n")
+bad(["stats", "-r", "hgtx_sum", txt], 1, b"not a profagent database (not an SQLite file)", "text file")
+empty = os.path.join(WORK, "e.db"); open(empty, "w").close()
+bad(["stats", "-r", "hgtx_sum", empty], 1, b"is empty, not a profagent database", "empty file")
+foreign = os.path.join(WORK, "f.db")
+f = sqlite3.connect(foreign); f.execute("CREATE TABLE t(x)"); f.commit(); f.close()
+bad(["stats", "-r", "hgtx_sum", foreign], 1, b"not a profagent database (no META table)", "foreign DB")
+newer = os.path.join(WORK, "n.db"); shutil.copy(db, newer)
+f = sqlite3.connect(newer); f.execute("UPDATE META SET value = 99 WHERE key = 'schema_version'"); f.commit(); f.close()
+bad(["stats", "-r", "hgtx_sum", newer], 1, b"newer profagent (schema version 99", "newer schema")
+bad(["stats", "-r", "hgtx_sum", os.path.join(WORK, "missing.db")], 1, b"No such file", "missing file")
+bad(["stats", "-r", "hgtx_sum"], 2, b"no database file given", "no db")
+bad(["frobnicate"], 2, b"unknown command 'frobnicate'", "unknown command")
+
+# ---- run: environment and LD_PRELOAD, then exec ----
+env = dict(os.environ, PROFAGENT_ENABLE="0")
+rc, out, err = run("run", "--output", "x-%p.db", "--summary", "none", "--",
+                   "/bin/sh", "-c", 'echo "$PROFAGENT_OUTPUT|$PROFAGENT_SUMMARY|$LD_PRELOAD"', env=env)
+check(rc == 0 and out.startswith(b"x-%p.db|none|/") and out.rstrip().endswith(b"/libprofagent.so"),
+      "run sets the environment: %r %r" % (out, err))
+rc, out, err = run("run", "--", "/nonexistent/prog", env=env)
+check(rc == 127 and b"cannot execute '/nonexistent/prog'" in err, "run of a missing program")
+
+print("%d failure(s)" % len(FAILS))
+sys.exit(1 if FAILS else 0)
