@@ -124,9 +124,29 @@ long pa_statset_row(pa_statset_t *s, int cat, uint32_t tag, uint32_t key_id)
     return (long)s->nrows++;
 }
 
-/* Gives up exact median for a row: its samples return to the shared budget. */
+/* Mean and m2 of the kept samples, two-pass (exact rows defer Welford to here: no division
+ * per sample on the drain path). */
+static void row_moments(struct pa_statrow *r)
+{
+    if (r->nsamples == 0)
+        return;
+    double sum = 0;
+    for (size_t i = 0; i < r->nsamples; i++)
+        sum += (double)r->samples[i];
+    double mean = sum / (double)r->nsamples, m2 = 0;
+    for (size_t i = 0; i < r->nsamples; i++) {
+        double d = (double)r->samples[i] - mean;
+        m2 += d * d;
+    }
+    r->st.mean = mean;
+    r->st.m2 = m2;
+}
+
+/* Gives up exact median for a row: its moments go online (Welford from here on) and its
+ * samples return to the shared budget. */
 static void row_overflow(pa_statset_t *s, struct pa_statrow *r)
 {
+    row_moments(r);
     s->used -= r->nsamples;
     free(r->samples);
     r->samples = NULL;
@@ -137,20 +157,18 @@ static void row_overflow(pa_statset_t *s, struct pa_statrow *r)
 void pa_statset_add(pa_statset_t *s, size_t row, uint64_t v)
 {
     struct pa_statrow *r = &s->rows[row];
-    pa_stat_add(&r->st, v);
-    if (r->overflow)
-        return;
-    if (s->used >= s->budget) {
-        row_overflow(s, r);
+    if (r->overflow) {
+        pa_stat_add(&r->st, v);
         return;
     }
     if (r->nsamples == r->cap) {
         size_t ncap = r->cap ? r->cap * 2 : 16;
         if (ncap - r->nsamples > s->budget - s->used) /* never reserve past the budget */
             ncap = r->nsamples + (s->budget - s->used);
-        uint64_t *ns = realloc(r->samples, ncap * sizeof *ns);
-        if (!ns) {
+        uint64_t *ns = ncap > r->cap ? realloc(r->samples, ncap * sizeof *ns) : NULL;
+        if (!ns) { /* budget spent (or no memory) */
             row_overflow(s, r);
+            pa_stat_add(&r->st, v);
             return;
         }
         r->samples = ns;
@@ -158,6 +176,13 @@ void pa_statset_add(pa_statset_t *s, size_t row, uint64_t v)
     }
     r->samples[r->nsamples++] = v;
     s->used++;
+    pa_stat_t *st = &r->st; /* count/total/min/max now; mean/m2 at finish */
+    if (st->count == 0 || v < st->min)
+        st->min = v;
+    if (v > st->max)
+        st->max = v;
+    st->count++;
+    st->total += v;
 }
 
 void pa_statset_finish(pa_statset_t *s)
@@ -165,7 +190,12 @@ void pa_statset_finish(pa_statset_t *s)
     for (size_t i = 0; i < s->nrows; i++) {
         struct pa_statrow *r = &s->rows[i];
         r->st.median_exact = !r->overflow;
-        r->st.median = r->overflow ? r->st.mean : pa_stat_median_u64(r->samples, r->nsamples);
+        if (r->overflow) {
+            r->st.median = r->st.mean;
+            continue;
+        }
+        row_moments(r);
+        r->st.median = pa_stat_median_u64(r->samples, r->nsamples);
     }
 }
 
