@@ -175,13 +175,19 @@ static int re_find(pa_cs_rules_t *rs, pcre2_code *re, const char *s)
     return s && pcre2_match(re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, rs->md, NULL) >= 0;
 }
 
-/* Ordered subsequence match: regex k must match a frame strictly below (child of) the frame
- * regex k-1 matched; taking the earliest frame for each regex is optimal. */
+/* Ordered match: regex k must match the frame regex k-1 matched or one below it (a child);
+ * the same frame may satisfy consecutive regexes, so "libfoo/LaunchKernel" matches libfoo's
+ * own LaunchKernel frame. Taking the earliest frame for each regex is optimal. */
+static int frame_matches(pa_cs_rules_t *rs, pcre2_code *re, const pa_cs_frame_t *f)
+{
+    return re_find(rs, re, f->module) || re_find(rs, re, f->function);
+}
+
 static int rule_matches(pa_cs_rules_t *rs, const cs_rule_t *r, const pa_cs_frame_t *f, size_t n)
 {
     size_t k = 0;
     for (size_t i = 0; i < n && k < r->nre; i++)
-        if (re_find(rs, r->re[k], f[i].module) || re_find(rs, r->re[k], f[i].function))
+        while (k < r->nre && frame_matches(rs, r->re[k], &f[i]))
             k++;
     return k == r->nre;
 }
