@@ -120,6 +120,114 @@ static int mem_on_record(sqlite3 *db, const pa_record_t *r, const uint8_t *paylo
     }
 }
 
+/* ---- pairing frees with allocations in time order ----
+ * The aggregator drains one ring after another, so a free made on thread B can reach it
+ * before the allocation thread A made earlier. The authoritative pairing is therefore done
+ * here, over all events sorted by start time: a successful free releases the live
+ * allocation of the same address; otherwise the address is unknown (allocated before the
+ * agent started, never allocated, or already freed). */
+typedef struct mem_live_map { uint64_t *key; int64_t *ev; size_t cap, n; } mem_live_map_t;
+
+static size_t live_slot(const mem_live_map_t *m, uint64_t key)
+{
+    size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (m->cap - 1);
+    while (m->key[i] && m->key[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static int live_put(mem_live_map_t *m, uint64_t key, int64_t ev)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        mem_live_map_t g = {calloc(m->cap ? m->cap * 2 : 1024, 8), calloc(m->cap ? m->cap * 2 : 1024, 8),
+                            m->cap ? m->cap * 2 : 1024, 0};
+        if (!g.key || !g.ev) {
+            free(g.key);
+            free(g.ev);
+            return -1;
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->key[i]) {
+                size_t j = live_slot(&g, m->key[i]);
+                g.key[j] = m->key[i];
+                g.ev[j] = m->ev[i];
+                g.n++;
+            }
+        free(m->key);
+        free(m->ev);
+        *m = g;
+    }
+    size_t i = live_slot(m, key);
+    m->n += m->key[i] == 0;
+    m->key[i] = key;
+    m->ev[i] = ev;
+    return 0;
+}
+
+/* Removes `key`; returns its event or 0 when absent (backward-shift deletion). */
+static int64_t live_take(mem_live_map_t *m, uint64_t key)
+{
+    if (!m->cap)
+        return 0;
+    size_t i = live_slot(m, key);
+    if (!m->key[i])
+        return 0;
+    int64_t ev = m->ev[i];
+    m->key[i] = 0;
+    m->n--;
+    for (size_t j = (i + 1) & (m->cap - 1); m->key[j]; j = (j + 1) & (m->cap - 1)) {
+        uint64_t k = m->key[j];
+        int64_t e = m->ev[j];
+        m->key[j] = 0;
+        m->n--;
+        size_t s2 = live_slot(m, k);
+        m->key[s2] = k;
+        m->ev[s2] = e;
+        m->n++;
+    }
+    return ev;
+}
+
+static int mem_pair_frees(sqlite3 *db)
+{
+    sqlite3_stmt *rd, *up;
+    if (sqlite3_prepare_v2(db, "SELECT eventId, op, memory, result FROM DEVICE_MEMORY"
+                               " WHERE memory != 0 ORDER BY start, eventId", -1, &rd, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_prepare_v2(db, "UPDATE DEVICE_MEMORY AS f SET allocEventId = a.eventId, size = a.size,"
+                               " deviceHandle = a.deviceHandle, deviceId = a.deviceId,"
+                               " callchainId = a.callchainId FROM DEVICE_MEMORY AS a"
+                               " WHERE f.eventId = ?1 AND a.eventId = ?2", -1, &up, NULL) != SQLITE_OK) {
+        sqlite3_finalize(rd);
+        return -1;
+    }
+    mem_live_map_t live = {0};
+    int rc = pa_db_exec(db, "UPDATE DEVICE_MEMORY SET allocEventId = NULL, size = 0, deviceId = NULL,"
+                            " callchainId = 0 WHERE op = 1");
+    while (rc == 0 && sqlite3_step(rd) == SQLITE_ROW) {
+        int64_t ev = sqlite3_column_int64(rd, 0);
+        uint64_t mem = (uint64_t)sqlite3_column_int64(rd, 2);
+        if (sqlite3_column_int(rd, 3) != 0)
+            continue; /* failed alloc: nothing live; failed free: the allocation stays live */
+        if (sqlite3_column_int(rd, 1) == 0) {
+            rc = live_put(&live, mem, ev); /* a reused address replaces an allocation never freed */
+            continue;
+        }
+        int64_t a = live_take(&live, mem);
+        if (a) {
+            sqlite3_bind_int64(up, 1, ev);
+            sqlite3_bind_int64(up, 2, a);
+            rc = sqlite3_step(up) == SQLITE_DONE ? 0 : -1;
+            sqlite3_reset(up);
+        }
+    }
+    free(live.key);
+    free(live.ev);
+    sqlite3_finalize(rd);
+    sqlite3_finalize(up);
+    return rc;
+}
+
 static int mem_finish(sqlite3 *db)
 {
     int rc = 0;
@@ -128,12 +236,13 @@ static int mem_finish(sqlite3 *db)
         rc |= pa_bulk_finish(&wm.cc);
         wm.open = 0;
     }
+    rc |= pa_db_exec(db, "CREATE INDEX DEVICE_MEMORY_START ON DEVICE_MEMORY(start);");
+    rc |= mem_pair_frees(db);
     /* link each released allocation to its free (successful frees only) */
     rc |= pa_db_exec(db, "CREATE INDEX DEVICE_MEMORY_ALLOC ON DEVICE_MEMORY(allocEventId);"
                          "UPDATE DEVICE_MEMORY AS a SET freeEventId = f.eventId, freeTime = f.start"
                          " FROM DEVICE_MEMORY AS f WHERE f.op = 1 AND f.result = 0"
-                         " AND f.allocEventId = a.eventId;"
-                         "CREATE INDEX DEVICE_MEMORY_START ON DEVICE_MEMORY(start);");
+                         " AND f.allocEventId = a.eventId;");
     /* the exit summary is computed from the DB with the report code, so both always agree */
     pa_mem_exit_free(wm.exit);
     wm.exit = pa_mem_exit_compute(db);
