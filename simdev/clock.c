@@ -2,30 +2,30 @@
 #include <sched.h>
 #include <time.h>
 
-#include "sd_internal.h"
+#include "pa_sd_internal.h"
 
 static uint64_t g_epoch_ns;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-uint64_t sd_clock_host_ns(void)
+uint64_t pa_sd_clock_host_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void clock_init(void) { g_epoch_ns = sd_clock_host_ns(); }
+static void clock_init(void) { g_epoch_ns = pa_sd_clock_host_ns(); }
 
-uint64_t sd_clock_mask(void)
+uint64_t pa_sd_clock_mask(void)
 {
-    uint32_t bits = sd_config_get()->timestamp_bits;
+    uint32_t bits = pa_sd_config_get()->timestamp_bits;
     return bits >= 64 ? UINT64_MAX : ((1ull << bits) - 1ull);
 }
 
 /* ticks = start + ((host - epoch) + offset) * hz / 1e9; 128-bit so no overflow for years. */
-uint64_t sd_clock_ticks_at(uint64_t host_ns)
+uint64_t pa_sd_clock_ticks_at(uint64_t host_ns)
 {
-    const sd_config *c = sd_config_get();
+    const pa_sd_config *c = pa_sd_config_get();
     pthread_once(&g_once, clock_init);
     __int128 rel = (__int128)host_ns - (__int128)g_epoch_ns + c->clock_offset_ns;
     __int128 t = rel * (__int128)c->timer_hz;
@@ -33,14 +33,14 @@ uint64_t sd_clock_ticks_at(uint64_t host_ns)
     return c->clock_start_ticks + (uint64_t)t; /* unsigned wrap is the intended modulo */
 }
 
-uint64_t sd_clock_now_ticks(void) { return sd_clock_ticks_at(sd_clock_host_ns()) & sd_clock_mask(); }
+uint64_t pa_sd_clock_now_ticks(void) { return pa_sd_clock_ticks_at(pa_sd_clock_host_ns()) & pa_sd_clock_mask(); }
 
-void sd_clock_wait_until(uint64_t host_ns)
+void pa_sd_clock_wait_until(uint64_t host_ns)
 {
     const uint64_t spin_ns = 60000;
     for (;;) {
-        uint64_t now = sd_clock_host_ns();
-        if (now >= host_ns || sd_shutting_down())
+        uint64_t now = pa_sd_clock_host_ns();
+        if (now >= host_ns || pa_sd_shutting_down())
             return;
         uint64_t left = host_ns - now;
         if (left > spin_ns) {

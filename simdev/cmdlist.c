@@ -2,24 +2,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sd_engine.h"
+#include "pa_sd_engine.h"
 
-#define SD_DESTROY_WAIT_NS 5000000000ull /* bounded wait for an immediate list's work at destroy */
+#define PA_SD_DESTROY_WAIT_NS 5000000000ull /* bounded wait for an immediate list's work at destroy */
 
-sd_cmdlist *sd_list_of(ze_command_list_handle_t h)
+pa_sd_cmdlist *pa_sd_list_of(ze_command_list_handle_t h)
 {
-    sd_cmdlist *l = (sd_cmdlist *)h;
-    return (l && l->magic == SD_MAGIC_LIST) ? l : NULL;
+    pa_sd_cmdlist *l = (pa_sd_cmdlist *)h;
+    return (l && l->magic == PA_SD_MAGIC_LIST) ? l : NULL;
 }
 
-void sd_cmd_free(sd_cmd *c)
+void pa_sd_cmd_free(pa_sd_cmd *c)
 {
     if (!c)
         return;
     free(c->wait);
-    if (c->type == SD_CMD_KERNEL)
+    if (c->type == PA_SD_CMD_KERNEL)
         free(c->u.k.args);
-    if (c->type == SD_CMD_QUERY_TS || c->type == SD_CMD_RESET) {
+    if (c->type == PA_SD_CMD_QUERY_TS || c->type == PA_SD_CMD_RESET) {
         free(c->u.qts.events);
         free(c->u.qts.offsets);
     }
@@ -27,49 +27,49 @@ void sd_cmd_free(sd_cmd *c)
 }
 
 /* Allocate a command with its signal and wait events validated and copied. */
-static ze_result_t cmd_new(sd_cmd_type type, ze_event_handle_t hSignal, uint32_t nwait,
-                           ze_event_handle_t *phWait, sd_cmd **out)
+static ze_result_t cmd_new(pa_sd_cmd_type type, ze_event_handle_t hSignal, uint32_t nwait,
+                           ze_event_handle_t *phWait, pa_sd_cmd **out)
 {
-    if (hSignal && !sd_event_of(hSignal))
+    if (hSignal && !pa_sd_event_of(hSignal))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (nwait && !phWait)
         return ZE_RESULT_ERROR_INVALID_SIZE;
     for (uint32_t i = 0; i < nwait; i++)
-        if (!sd_event_of(phWait[i]))
+        if (!pa_sd_event_of(phWait[i]))
             return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    sd_cmd *c = calloc(1, sizeof *c);
+    pa_sd_cmd *c = calloc(1, sizeof *c);
     if (!c || (nwait && !(c->wait = malloc(nwait * sizeof *c->wait)))) {
         free(c);
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
     c->type = type;
-    c->signal = sd_event_of(hSignal);
+    c->signal = pa_sd_event_of(hSignal);
     c->nwait = nwait;
     for (uint32_t i = 0; i < nwait; i++)
-        c->wait[i] = sd_event_of(phWait[i]);
+        c->wait[i] = pa_sd_event_of(phWait[i]);
     *out = c;
     return ZE_RESULT_SUCCESS;
 }
 
 /* Immediate lists hand the command to their engine now; regular lists keep it for execution. */
-static ze_result_t record(sd_cmdlist *l, sd_cmd *c)
+static ze_result_t record(pa_sd_cmdlist *l, pa_sd_cmd *c)
 {
     if (l->immediate) {
-        if (sd_engine_submit_one(l->engine, c, l) != 0) {
-            sd_cmd_free(c);
+        if (pa_sd_engine_submit_one(l->engine, c, l) != 0) {
+            pa_sd_cmd_free(c);
             return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
         }
-        return l->synchronous ? sd_engine_wait_list(l, UINT64_MAX) : ZE_RESULT_SUCCESS;
+        return l->synchronous ? pa_sd_engine_wait_list(l, UINT64_MAX) : ZE_RESULT_SUCCESS;
     }
     if (l->closed) {
-        sd_cmd_free(c);
+        pa_sd_cmd_free(c);
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     }
     if (l->ncmds == l->cap) {
         uint32_t nc = l->cap ? l->cap * 2 : 16;
-        sd_cmd **na = realloc(l->cmds, nc * sizeof *na);
+        pa_sd_cmd **na = realloc(l->cmds, nc * sizeof *na);
         if (!na) {
-            sd_cmd_free(c);
+            pa_sd_cmd_free(c);
             return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
         }
         l->cmds = na;
@@ -79,28 +79,28 @@ static ze_result_t record(sd_cmdlist *l, sd_cmd *c)
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t list_new(ze_context_handle_t hc, ze_device_handle_t hd, sd_cmdlist **out)
+static ze_result_t list_new(ze_context_handle_t hc, ze_device_handle_t hd, pa_sd_cmdlist **out)
 {
-    sd_device *dev = sd_device_of(hd);
-    if (!sd_context_of(hc) || !dev)
+    pa_sd_device *dev = pa_sd_device_of(hd);
+    if (!pa_sd_context_of(hc) || !dev)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    sd_cmdlist *l = calloc(1, sizeof *l);
+    pa_sd_cmdlist *l = calloc(1, sizeof *l);
     if (!l)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-    l->magic = SD_MAGIC_LIST;
+    l->magic = PA_SD_MAGIC_LIST;
     l->device = dev;
     *out = l;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeCommandListCreate(ze_context_handle_t hc, ze_device_handle_t hd,
+ze_result_t pa_sd_zeCommandListCreate(ze_context_handle_t hc, ze_device_handle_t hd,
                                    const ze_command_list_desc_t *desc, ze_command_list_handle_t *ph)
 {
     if (!desc || !ph)
-        return sd_device_of(hd) ? ZE_RESULT_ERROR_INVALID_NULL_POINTER : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    if (desc->commandQueueGroupOrdinal >= SD_NUM_ORDINALS)
+        return pa_sd_device_of(hd) ? ZE_RESULT_ERROR_INVALID_NULL_POINTER : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (desc->commandQueueGroupOrdinal >= PA_SD_NUM_ORDINALS)
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    sd_cmdlist *l;
+    pa_sd_cmdlist *l;
     ze_result_t r = list_new(hc, hd, &l);
     if (r != ZE_RESULT_SUCCESS)
         return r;
@@ -109,17 +109,17 @@ ze_result_t sd_zeCommandListCreate(ze_context_handle_t hc, ze_device_handle_t hd
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeCommandListCreateImmediate(ze_context_handle_t hc, ze_device_handle_t hd,
+ze_result_t pa_sd_zeCommandListCreateImmediate(ze_context_handle_t hc, ze_device_handle_t hd,
                                             const ze_command_queue_desc_t *desc,
                                             ze_command_list_handle_t *ph)
 {
     if (!desc || !ph)
-        return sd_device_of(hd) ? ZE_RESULT_ERROR_INVALID_NULL_POINTER : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    sd_cmdlist *l;
+        return pa_sd_device_of(hd) ? ZE_RESULT_ERROR_INVALID_NULL_POINTER : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    pa_sd_cmdlist *l;
     ze_result_t r = list_new(hc, hd, &l);
     if (r != ZE_RESULT_SUCCESS)
         return r;
-    l->engine = sd_engine_get(l->device, desc->ordinal, desc->index);
+    l->engine = pa_sd_engine_get(l->device, desc->ordinal, desc->index);
     if (!l->engine) {
         free(l);
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -131,32 +131,32 @@ ze_result_t sd_zeCommandListCreateImmediate(ze_context_handle_t hc, ze_device_ha
     return ZE_RESULT_SUCCESS;
 }
 
-static void list_clear(sd_cmdlist *l)
+static void list_clear(pa_sd_cmdlist *l)
 {
     for (uint32_t i = 0; i < l->ncmds; i++)
-        sd_cmd_free(l->cmds[i]);
+        pa_sd_cmd_free(l->cmds[i]);
     l->ncmds = 0;
     l->closed = false;
 }
 
-ze_result_t sd_zeCommandListDestroy(ze_command_list_handle_t h)
+ze_result_t pa_sd_zeCommandListDestroy(ze_command_list_handle_t h)
 {
-    sd_cmdlist *l = sd_list_of(h);
+    pa_sd_cmdlist *l = pa_sd_list_of(h);
     if (!l)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     /* Work still queued references the list: if it does not drain in time, leak the list. */
-    if (l->immediate && sd_engine_wait_list(l, SD_DESTROY_WAIT_NS) != ZE_RESULT_SUCCESS)
+    if (l->immediate && pa_sd_engine_wait_list(l, PA_SD_DESTROY_WAIT_NS) != ZE_RESULT_SUCCESS)
         return ZE_RESULT_SUCCESS;
-    l->magic = SD_MAGIC_DEAD;
+    l->magic = PA_SD_MAGIC_DEAD;
     list_clear(l);
     free(l->cmds);
     free(l);
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeCommandListClose(ze_command_list_handle_t h)
+ze_result_t pa_sd_zeCommandListClose(ze_command_list_handle_t h)
 {
-    sd_cmdlist *l = sd_list_of(h);
+    pa_sd_cmdlist *l = pa_sd_list_of(h);
     if (!l)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!l->immediate)
@@ -164,13 +164,13 @@ ze_result_t sd_zeCommandListClose(ze_command_list_handle_t h)
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeCommandListReset(ze_command_list_handle_t h)
+ze_result_t pa_sd_zeCommandListReset(ze_command_list_handle_t h)
 {
-    sd_cmdlist *l = sd_list_of(h);
+    pa_sd_cmdlist *l = pa_sd_list_of(h);
     if (!l)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (l->immediate)
-        return sd_engine_wait_list(l, UINT64_MAX) == ZE_RESULT_SUCCESS ? ZE_RESULT_SUCCESS
+        return pa_sd_engine_wait_list(l, UINT64_MAX) == ZE_RESULT_SUCCESS ? ZE_RESULT_SUCCESS
                                                                       : ZE_RESULT_ERROR_DEVICE_LOST;
     list_clear(l);
     return ZE_RESULT_SUCCESS;
@@ -178,67 +178,67 @@ ze_result_t sd_zeCommandListReset(ze_command_list_handle_t h)
 
 /* Shared prologue of every append: list and events checked, command allocated. */
 #define APPEND_BEGIN(type)                                                        \
-    sd_cmdlist *l = sd_list_of(hList);                                            \
-    sd_cmd *c;                                                                    \
+    pa_sd_cmdlist *l = pa_sd_list_of(hList);                                            \
+    pa_sd_cmd *c;                                                                    \
     if (!l)                                                                       \
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;                               \
     ze_result_t r = cmd_new(type, hSignal, nwait, phWait, &c);                    \
     if (r != ZE_RESULT_SUCCESS)                                                   \
         return r
 
-ze_result_t sd_zeCommandListAppendWriteGlobalTimestamp(ze_command_list_handle_t hList, uint64_t *dst,
+ze_result_t pa_sd_zeCommandListAppendWriteGlobalTimestamp(ze_command_list_handle_t hList, uint64_t *dst,
                                                        ze_event_handle_t hSignal, uint32_t nwait,
                                                        ze_event_handle_t *phWait)
 {
     if (!dst)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    APPEND_BEGIN(SD_CMD_WRITE_TS);
+    APPEND_BEGIN(PA_SD_CMD_WRITE_TS);
     c->u.wts.dst = dst;
     return record(l, c);
 }
 
-ze_result_t sd_zeCommandListAppendBarrier(ze_command_list_handle_t hList, ze_event_handle_t hSignal,
+ze_result_t pa_sd_zeCommandListAppendBarrier(ze_command_list_handle_t hList, ze_event_handle_t hSignal,
                                           uint32_t nwait, ze_event_handle_t *phWait)
 {
-    APPEND_BEGIN(SD_CMD_BARRIER);
+    APPEND_BEGIN(PA_SD_CMD_BARRIER);
     return record(l, c);
 }
 
-ze_result_t sd_zeCommandListAppendMemoryRangesBarrier(ze_command_list_handle_t hList, uint32_t n,
+ze_result_t pa_sd_zeCommandListAppendMemoryRangesBarrier(ze_command_list_handle_t hList, uint32_t n,
                                                       const size_t *sizes, const void **ranges,
                                                       ze_event_handle_t hSignal, uint32_t nwait,
                                                       ze_event_handle_t *phWait)
 {
     if (n && (!sizes || !ranges))
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    APPEND_BEGIN(SD_CMD_BARRIER);
+    APPEND_BEGIN(PA_SD_CMD_BARRIER);
     return record(l, c);
 }
 
-ze_result_t sd_zeCommandListAppendMemoryCopy(ze_command_list_handle_t hList, void *dst, const void *src,
+ze_result_t pa_sd_zeCommandListAppendMemoryCopy(ze_command_list_handle_t hList, void *dst, const void *src,
                                              size_t size, ze_event_handle_t hSignal, uint32_t nwait,
                                              ze_event_handle_t *phWait)
 {
     if (!dst || !src)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    APPEND_BEGIN(SD_CMD_COPY);
+    APPEND_BEGIN(PA_SD_CMD_COPY);
     c->u.copy.dst = dst;
     c->u.copy.src = src;
     c->u.copy.size = size;
     return record(l, c);
 }
 
-ze_result_t sd_zeCommandListAppendMemoryCopyFromContext(ze_command_list_handle_t hList, void *dst,
+ze_result_t pa_sd_zeCommandListAppendMemoryCopyFromContext(ze_command_list_handle_t hList, void *dst,
                                                         ze_context_handle_t hSrcCtx, const void *src,
                                                         size_t size, ze_event_handle_t hSignal,
                                                         uint32_t nwait, ze_event_handle_t *phWait)
 {
-    if (!sd_context_of(hSrcCtx))
+    if (!pa_sd_context_of(hSrcCtx))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    return sd_zeCommandListAppendMemoryCopy(hList, dst, src, size, hSignal, nwait, phWait);
+    return pa_sd_zeCommandListAppendMemoryCopy(hList, dst, src, size, hSignal, nwait, phWait);
 }
 
-ze_result_t sd_zeCommandListAppendMemoryFill(ze_command_list_handle_t hList, void *ptr, const void *pattern,
+ze_result_t pa_sd_zeCommandListAppendMemoryFill(ze_command_list_handle_t hList, void *ptr, const void *pattern,
                                              size_t psize, size_t size, ze_event_handle_t hSignal,
                                              uint32_t nwait, ze_event_handle_t *phWait)
 {
@@ -246,7 +246,7 @@ ze_result_t sd_zeCommandListAppendMemoryFill(ze_command_list_handle_t hList, voi
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (psize == 0 || psize > 256 || (psize & (psize - 1)))
         return ZE_RESULT_ERROR_INVALID_SIZE;
-    APPEND_BEGIN(SD_CMD_FILL);
+    APPEND_BEGIN(PA_SD_CMD_FILL);
     c->u.fill.dst = ptr;
     memcpy(c->u.fill.pattern, pattern, psize);
     c->u.fill.psize = psize;
@@ -254,7 +254,7 @@ ze_result_t sd_zeCommandListAppendMemoryFill(ze_command_list_handle_t hList, voi
     return record(l, c);
 }
 
-ze_result_t sd_zeCommandListAppendMemoryCopyRegion(ze_command_list_handle_t hList, void *dst,
+ze_result_t pa_sd_zeCommandListAppendMemoryCopyRegion(ze_command_list_handle_t hList, void *dst,
                                                    const ze_copy_region_t *dr, uint32_t dpitch,
                                                    uint32_t dslice, const void *src,
                                                    const ze_copy_region_t *sr, uint32_t spitch,
@@ -265,7 +265,7 @@ ze_result_t sd_zeCommandListAppendMemoryCopyRegion(ze_command_list_handle_t hLis
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (dr->width != sr->width || dr->height != sr->height || dr->depth != sr->depth)
         return ZE_RESULT_ERROR_INVALID_SIZE;
-    APPEND_BEGIN(SD_CMD_COPY_REGION);
+    APPEND_BEGIN(PA_SD_CMD_COPY_REGION);
     c->u.region.dst = dst;
     c->u.region.src = src;
     c->u.region.dr = *dr;
@@ -277,77 +277,77 @@ ze_result_t sd_zeCommandListAppendMemoryCopyRegion(ze_command_list_handle_t hLis
     return record(l, c);
 }
 
-ze_result_t sd_zeCommandListAppendMemoryPrefetch(ze_command_list_handle_t hList, const void *ptr, size_t size)
+ze_result_t pa_sd_zeCommandListAppendMemoryPrefetch(ze_command_list_handle_t hList, const void *ptr, size_t size)
 {
     (void)size;
-    if (!sd_list_of(hList))
+    if (!pa_sd_list_of(hList))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     return ptr ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 }
 
-ze_result_t sd_zeCommandListAppendMemAdvise(ze_command_list_handle_t hList, ze_device_handle_t hd,
+ze_result_t pa_sd_zeCommandListAppendMemAdvise(ze_command_list_handle_t hList, ze_device_handle_t hd,
                                             const void *ptr, size_t size, ze_memory_advice_t advice)
 {
     (void)size;
     (void)advice;
-    if (!sd_list_of(hList) || !sd_device_of(hd))
+    if (!pa_sd_list_of(hList) || !pa_sd_device_of(hd))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     return ptr ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 }
 
-ze_result_t sd_zeCommandListAppendSignalEvent(ze_command_list_handle_t hList, ze_event_handle_t hSignal)
+ze_result_t pa_sd_zeCommandListAppendSignalEvent(ze_command_list_handle_t hList, ze_event_handle_t hSignal)
 {
     uint32_t nwait = 0;
     ze_event_handle_t *phWait = NULL;
-    if (!sd_event_of(hSignal))
+    if (!pa_sd_event_of(hSignal))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    APPEND_BEGIN(SD_CMD_SIGNAL);
+    APPEND_BEGIN(PA_SD_CMD_SIGNAL);
     return record(l, c);
 }
 
-ze_result_t sd_zeCommandListAppendWaitOnEvents(ze_command_list_handle_t hList, uint32_t nwait,
+ze_result_t pa_sd_zeCommandListAppendWaitOnEvents(ze_command_list_handle_t hList, uint32_t nwait,
                                                ze_event_handle_t *phWait)
 {
     ze_event_handle_t hSignal = NULL;
     if (!phWait)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    APPEND_BEGIN(SD_CMD_WAIT);
+    APPEND_BEGIN(PA_SD_CMD_WAIT);
     return record(l, c);
 }
 
-static ze_result_t events_copy(uint32_t n, ze_event_handle_t *ph, sd_cmd *c)
+static ze_result_t events_copy(uint32_t n, ze_event_handle_t *ph, pa_sd_cmd *c)
 {
     c->u.qts.n = n;
     if (!(c->u.qts.events = malloc((n ? n : 1) * sizeof *c->u.qts.events)))
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     for (uint32_t i = 0; i < n; i++)
-        if (!(c->u.qts.events[i] = sd_event_of(ph[i])))
+        if (!(c->u.qts.events[i] = pa_sd_event_of(ph[i])))
             return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeCommandListAppendEventReset(ze_command_list_handle_t hList, ze_event_handle_t hEvent)
+ze_result_t pa_sd_zeCommandListAppendEventReset(ze_command_list_handle_t hList, ze_event_handle_t hEvent)
 {
     uint32_t nwait = 0;
     ze_event_handle_t *phWait = NULL, hSignal = NULL;
-    if (!sd_event_of(hEvent))
+    if (!pa_sd_event_of(hEvent))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    APPEND_BEGIN(SD_CMD_RESET);
+    APPEND_BEGIN(PA_SD_CMD_RESET);
     if ((r = events_copy(1, &hEvent, c)) != ZE_RESULT_SUCCESS) {
-        sd_cmd_free(c);
+        pa_sd_cmd_free(c);
         return r;
     }
     return record(l, c);
 }
 
-ze_result_t sd_zeCommandListAppendQueryKernelTimestamps(ze_command_list_handle_t hList, uint32_t n,
+ze_result_t pa_sd_zeCommandListAppendQueryKernelTimestamps(ze_command_list_handle_t hList, uint32_t n,
                                                         ze_event_handle_t *phEvents, void *dst,
                                                         const size_t *offsets, ze_event_handle_t hSignal,
                                                         uint32_t nwait, ze_event_handle_t *phWait)
 {
     if (!phEvents || !dst)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    APPEND_BEGIN(SD_CMD_QUERY_TS);
+    APPEND_BEGIN(PA_SD_CMD_QUERY_TS);
     c->u.qts.dst = dst;
     if ((r = events_copy(n, phEvents, c)) == ZE_RESULT_SUCCESS && offsets) {
         if ((c->u.qts.offsets = malloc((n ? n : 1) * sizeof *offsets)) != NULL)
@@ -356,7 +356,7 @@ ze_result_t sd_zeCommandListAppendQueryKernelTimestamps(ze_command_list_handle_t
             r = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
     if (r != ZE_RESULT_SUCCESS) {
-        sd_cmd_free(c);
+        pa_sd_cmd_free(c);
         return r;
     }
     return record(l, c);
@@ -365,17 +365,17 @@ ze_result_t sd_zeCommandListAppendQueryKernelTimestamps(ze_command_list_handle_t
 /* Snapshot a kernel (definition, group size, arguments) into a launch command: Level Zero
  * captures arguments at append, and the kernel may be changed or destroyed afterwards. */
 static ze_result_t kernel_cmd(ze_kernel_handle_t hKernel, ze_event_handle_t hSignal, uint32_t nwait,
-                              ze_event_handle_t *phWait, sd_cmd **out)
+                              ze_event_handle_t *phWait, pa_sd_cmd **out)
 {
-    sd_kernel *k = sd_kernel_of(hKernel);
+    pa_sd_kernel *k = pa_sd_kernel_of(hKernel);
     if (!k)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    ze_result_t r = cmd_new(SD_CMD_KERNEL, hSignal, nwait, phWait, out);
+    ze_result_t r = cmd_new(PA_SD_CMD_KERNEL, hSignal, nwait, phWait, out);
     if (r != ZE_RESULT_SUCCESS)
         return r;
-    sd_cmd *c = *out;
+    pa_sd_cmd *c = *out;
     if (!(c->u.k.args = malloc(sizeof k->args))) {
-        sd_cmd_free(c);
+        pa_sd_cmd_free(c);
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
     memcpy(c->u.k.args, k->args, sizeof k->args);
@@ -385,12 +385,12 @@ static ze_result_t kernel_cmd(ze_kernel_handle_t hKernel, ze_event_handle_t hSig
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeCommandListAppendLaunchKernel(ze_command_list_handle_t hList, ze_kernel_handle_t hKernel,
+ze_result_t pa_sd_zeCommandListAppendLaunchKernel(ze_command_list_handle_t hList, ze_kernel_handle_t hKernel,
                                                const ze_group_count_t *groups, ze_event_handle_t hSignal,
                                                uint32_t nwait, ze_event_handle_t *phWait)
 {
-    sd_cmdlist *l = sd_list_of(hList);
-    sd_cmd *c;
+    pa_sd_cmdlist *l = pa_sd_list_of(hList);
+    pa_sd_cmd *c;
     if (!l)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!groups)
@@ -402,23 +402,23 @@ ze_result_t sd_zeCommandListAppendLaunchKernel(ze_command_list_handle_t hList, z
     return record(l, c);
 }
 
-ze_result_t sd_zeCommandListAppendLaunchCooperativeKernel(ze_command_list_handle_t hList,
+ze_result_t pa_sd_zeCommandListAppendLaunchCooperativeKernel(ze_command_list_handle_t hList,
                                                           ze_kernel_handle_t hKernel,
                                                           const ze_group_count_t *groups,
                                                           ze_event_handle_t hSignal, uint32_t nwait,
                                                           ze_event_handle_t *phWait)
 {
-    return sd_zeCommandListAppendLaunchKernel(hList, hKernel, groups, hSignal, nwait, phWait);
+    return pa_sd_zeCommandListAppendLaunchKernel(hList, hKernel, groups, hSignal, nwait, phWait);
 }
 
-ze_result_t sd_zeCommandListAppendLaunchKernelIndirect(ze_command_list_handle_t hList,
+ze_result_t pa_sd_zeCommandListAppendLaunchKernelIndirect(ze_command_list_handle_t hList,
                                                        ze_kernel_handle_t hKernel,
                                                        const ze_group_count_t *groups,
                                                        ze_event_handle_t hSignal, uint32_t nwait,
                                                        ze_event_handle_t *phWait)
 {
-    sd_cmdlist *l = sd_list_of(hList);
-    sd_cmd *c;
+    pa_sd_cmdlist *l = pa_sd_list_of(hList);
+    pa_sd_cmd *c;
     if (!l)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!groups)
@@ -432,20 +432,20 @@ ze_result_t sd_zeCommandListAppendLaunchKernelIndirect(ze_command_list_handle_t 
 
 /* Expanded to one launch per kernel; slots at or beyond *pCount are skipped at execution.
  * Waits go on the first launch and the signal on the last, preserving the call's semantics. */
-ze_result_t sd_zeCommandListAppendLaunchMultipleKernelsIndirect(
+ze_result_t pa_sd_zeCommandListAppendLaunchMultipleKernelsIndirect(
     ze_command_list_handle_t hList, uint32_t nk, ze_kernel_handle_t *phKernels, const uint32_t *pCount,
     const ze_group_count_t *args, ze_event_handle_t hSignal, uint32_t nwait, ze_event_handle_t *phWait)
 {
-    sd_cmdlist *l = sd_list_of(hList);
+    pa_sd_cmdlist *l = pa_sd_list_of(hList);
     if (!l)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!phKernels || !pCount || !args)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     for (uint32_t i = 0; i < nk; i++)
-        if (!sd_kernel_of(phKernels[i]))
+        if (!pa_sd_kernel_of(phKernels[i]))
             return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     for (uint32_t i = 0; i < nk; i++) {
-        sd_cmd *c;
+        pa_sd_cmd *c;
         ze_result_t r = kernel_cmd(phKernels[i], i + 1 == nk ? hSignal : NULL, i == 0 ? nwait : 0,
                                    i == 0 ? phWait : NULL, &c);
         if (r != ZE_RESULT_SUCCESS)

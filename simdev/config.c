@@ -1,4 +1,4 @@
-/* config.c - SIMDEV_* environment variables parsed once into sd_config, with clear messages. */
+/* config.c - SIMDEV_* environment variables parsed once into pa_sd_config, with clear messages. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sd_internal.h"
+#include "pa_sd_internal.h"
 
-static sd_config g_cfg;
+static pa_sd_config g_cfg;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 /* Parse an unsigned decimal (or 0x hex) value in [lo, hi]; 0 on success. */
@@ -56,7 +56,7 @@ static void env_u64(const char *name, uint64_t lo, uint64_t hi, uint64_t *val)
 
 static void config_parse(void)
 {
-    sd_config *c = &g_cfg;
+    pa_sd_config *c = &g_cfg;
     uint64_t v;
     c->devices = SIMDEV_DEFAULT_DEVICES;
     c->timer_hz = SIMDEV_DEFAULT_TIMER_HZ;
@@ -70,7 +70,7 @@ static void config_parse(void)
     c->core_clock_mhz = SIMDEV_DEFAULT_CORE_CLOCK_MHZ;
 
     v = c->devices;
-    env_u64("SIMDEV_DEVICES", 1, SD_MAX_DEVICES, &v);
+    env_u64("SIMDEV_DEVICES", 1, PA_SD_MAX_DEVICES, &v);
     c->devices = (uint32_t)v;
     env_u64("SIMDEV_TIMER_HZ", 1000, 10000000000ull, &c->timer_hz);
 
@@ -100,7 +100,7 @@ static void config_parse(void)
     c->core_clock_mhz = (uint32_t)v;
 }
 
-const sd_config *sd_config_get(void)
+const pa_sd_config *pa_sd_config_get(void)
 {
     pthread_once(&g_once, config_parse);
     return &g_cfg;

@@ -3,7 +3,7 @@
 #include <level_zero/zes_ddi.h>
 #include <level_zero/zet_ddi.h>
 
-#include "sd_internal.h"
+#include "pa_sd_internal.h"
 
 /* Any 1.x table version is accepted: the structs only grow, and we fill the fields we know. */
 static ze_result_t check(ze_api_version_t version, const void *table)
@@ -20,7 +20,7 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetGlobalProcAddrTable(ze_api_version_t ve
     ze_result_t r = check(version, t);
     if (r != ZE_RESULT_SUCCESS)
         return r;
-    t->pfnInit = sd_zeInit;
+    t->pfnInit = pa_sd_zeInit;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -29,11 +29,11 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetDriverProcAddrTable(ze_api_version_t ve
     ze_result_t r = check(version, t);
     if (r != ZE_RESULT_SUCCESS)
         return r;
-    t->pfnGet = sd_zeDriverGet;
-    t->pfnGetApiVersion = sd_zeDriverGetApiVersion;
-    t->pfnGetProperties = sd_zeDriverGetProperties;
-    t->pfnGetIpcProperties = sd_zeDriverGetIpcProperties;
-    t->pfnGetExtensionProperties = sd_zeDriverGetExtensionProperties;
+    t->pfnGet = pa_sd_zeDriverGet;
+    t->pfnGetApiVersion = pa_sd_zeDriverGetApiVersion;
+    t->pfnGetProperties = pa_sd_zeDriverGetProperties;
+    t->pfnGetIpcProperties = pa_sd_zeDriverGetIpcProperties;
+    t->pfnGetExtensionProperties = pa_sd_zeDriverGetExtensionProperties;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -42,21 +42,21 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetDeviceProcAddrTable(ze_api_version_t ve
     ze_result_t r = check(version, t);
     if (r != ZE_RESULT_SUCCESS)
         return r;
-    t->pfnGet = sd_zeDeviceGet;
-    t->pfnGetSubDevices = sd_zeDeviceGetSubDevices;
-    t->pfnGetProperties = sd_zeDeviceGetProperties;
-    t->pfnGetComputeProperties = sd_zeDeviceGetComputeProperties;
-    t->pfnGetModuleProperties = sd_zeDeviceGetModuleProperties;
-    t->pfnGetCommandQueueGroupProperties = sd_zeDeviceGetCommandQueueGroupProperties;
-    t->pfnGetMemoryProperties = sd_zeDeviceGetMemoryProperties;
-    t->pfnGetMemoryAccessProperties = sd_zeDeviceGetMemoryAccessProperties;
-    t->pfnGetCacheProperties = sd_zeDeviceGetCacheProperties;
-    t->pfnGetImageProperties = sd_zeDeviceGetImageProperties;
-    t->pfnGetExternalMemoryProperties = sd_zeDeviceGetExternalMemoryProperties;
-    t->pfnGetP2PProperties = sd_zeDeviceGetP2PProperties;
-    t->pfnCanAccessPeer = sd_zeDeviceCanAccessPeer;
-    t->pfnGetStatus = sd_zeDeviceGetStatus;
-    t->pfnGetGlobalTimestamps = sd_zeDeviceGetGlobalTimestamps;
+    t->pfnGet = pa_sd_zeDeviceGet;
+    t->pfnGetSubDevices = pa_sd_zeDeviceGetSubDevices;
+    t->pfnGetProperties = pa_sd_zeDeviceGetProperties;
+    t->pfnGetComputeProperties = pa_sd_zeDeviceGetComputeProperties;
+    t->pfnGetModuleProperties = pa_sd_zeDeviceGetModuleProperties;
+    t->pfnGetCommandQueueGroupProperties = pa_sd_zeDeviceGetCommandQueueGroupProperties;
+    t->pfnGetMemoryProperties = pa_sd_zeDeviceGetMemoryProperties;
+    t->pfnGetMemoryAccessProperties = pa_sd_zeDeviceGetMemoryAccessProperties;
+    t->pfnGetCacheProperties = pa_sd_zeDeviceGetCacheProperties;
+    t->pfnGetImageProperties = pa_sd_zeDeviceGetImageProperties;
+    t->pfnGetExternalMemoryProperties = pa_sd_zeDeviceGetExternalMemoryProperties;
+    t->pfnGetP2PProperties = pa_sd_zeDeviceGetP2PProperties;
+    t->pfnCanAccessPeer = pa_sd_zeDeviceCanAccessPeer;
+    t->pfnGetStatus = pa_sd_zeDeviceGetStatus;
+    t->pfnGetGlobalTimestamps = pa_sd_zeDeviceGetGlobalTimestamps;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -71,13 +71,13 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetContextProcAddrTable(ze_api_version_t v
     ze_result_t r = check(version, t);
     if (r != ZE_RESULT_SUCCESS)
         return r;
-    t->pfnCreate = sd_zeContextCreate;
-    t->pfnCreateEx = sd_zeContextCreateEx;
-    t->pfnDestroy = sd_zeContextDestroy;
-    t->pfnGetStatus = sd_zeContextGetStatus;
-    t->pfnSystemBarrier = sd_zeContextSystemBarrier;
-    t->pfnMakeMemoryResident = sd_zeContextMakeMemoryResident;
-    t->pfnEvictMemory = sd_zeContextEvictMemory;
+    t->pfnCreate = pa_sd_zeContextCreate;
+    t->pfnCreateEx = pa_sd_zeContextCreateEx;
+    t->pfnDestroy = pa_sd_zeContextDestroy;
+    t->pfnGetStatus = pa_sd_zeContextGetStatus;
+    t->pfnSystemBarrier = pa_sd_zeContextSystemBarrier;
+    t->pfnMakeMemoryResident = pa_sd_zeContextMakeMemoryResident;
+    t->pfnEvictMemory = pa_sd_zeContextEvictMemory;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -86,10 +86,10 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetCommandQueueProcAddrTable(ze_api_versio
     ze_result_t r = check(version, t);
     if (r != ZE_RESULT_SUCCESS)
         return r;
-    t->pfnCreate = sd_zeCommandQueueCreate;
-    t->pfnDestroy = sd_zeCommandQueueDestroy;
-    t->pfnExecuteCommandLists = sd_zeCommandQueueExecuteCommandLists;
-    t->pfnSynchronize = sd_zeCommandQueueSynchronize;
+    t->pfnCreate = pa_sd_zeCommandQueueCreate;
+    t->pfnDestroy = pa_sd_zeCommandQueueDestroy;
+    t->pfnExecuteCommandLists = pa_sd_zeCommandQueueExecuteCommandLists;
+    t->pfnSynchronize = pa_sd_zeCommandQueueSynchronize;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -98,28 +98,28 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetCommandListProcAddrTable(ze_api_version
     ze_result_t r = check(version, t);
     if (r != ZE_RESULT_SUCCESS)
         return r;
-    t->pfnCreate = sd_zeCommandListCreate;
-    t->pfnCreateImmediate = sd_zeCommandListCreateImmediate;
-    t->pfnDestroy = sd_zeCommandListDestroy;
-    t->pfnClose = sd_zeCommandListClose;
-    t->pfnReset = sd_zeCommandListReset;
-    t->pfnAppendWriteGlobalTimestamp = sd_zeCommandListAppendWriteGlobalTimestamp;
-    t->pfnAppendBarrier = sd_zeCommandListAppendBarrier;
-    t->pfnAppendMemoryRangesBarrier = sd_zeCommandListAppendMemoryRangesBarrier;
-    t->pfnAppendMemoryCopy = sd_zeCommandListAppendMemoryCopy;
-    t->pfnAppendMemoryFill = sd_zeCommandListAppendMemoryFill;
-    t->pfnAppendMemoryCopyRegion = sd_zeCommandListAppendMemoryCopyRegion;
-    t->pfnAppendMemoryCopyFromContext = sd_zeCommandListAppendMemoryCopyFromContext;
-    t->pfnAppendMemoryPrefetch = sd_zeCommandListAppendMemoryPrefetch;
-    t->pfnAppendMemAdvise = sd_zeCommandListAppendMemAdvise;
-    t->pfnAppendSignalEvent = sd_zeCommandListAppendSignalEvent;
-    t->pfnAppendWaitOnEvents = sd_zeCommandListAppendWaitOnEvents;
-    t->pfnAppendEventReset = sd_zeCommandListAppendEventReset;
-    t->pfnAppendQueryKernelTimestamps = sd_zeCommandListAppendQueryKernelTimestamps;
-    t->pfnAppendLaunchKernel = sd_zeCommandListAppendLaunchKernel;
-    t->pfnAppendLaunchCooperativeKernel = sd_zeCommandListAppendLaunchCooperativeKernel;
-    t->pfnAppendLaunchKernelIndirect = sd_zeCommandListAppendLaunchKernelIndirect;
-    t->pfnAppendLaunchMultipleKernelsIndirect = sd_zeCommandListAppendLaunchMultipleKernelsIndirect;
+    t->pfnCreate = pa_sd_zeCommandListCreate;
+    t->pfnCreateImmediate = pa_sd_zeCommandListCreateImmediate;
+    t->pfnDestroy = pa_sd_zeCommandListDestroy;
+    t->pfnClose = pa_sd_zeCommandListClose;
+    t->pfnReset = pa_sd_zeCommandListReset;
+    t->pfnAppendWriteGlobalTimestamp = pa_sd_zeCommandListAppendWriteGlobalTimestamp;
+    t->pfnAppendBarrier = pa_sd_zeCommandListAppendBarrier;
+    t->pfnAppendMemoryRangesBarrier = pa_sd_zeCommandListAppendMemoryRangesBarrier;
+    t->pfnAppendMemoryCopy = pa_sd_zeCommandListAppendMemoryCopy;
+    t->pfnAppendMemoryFill = pa_sd_zeCommandListAppendMemoryFill;
+    t->pfnAppendMemoryCopyRegion = pa_sd_zeCommandListAppendMemoryCopyRegion;
+    t->pfnAppendMemoryCopyFromContext = pa_sd_zeCommandListAppendMemoryCopyFromContext;
+    t->pfnAppendMemoryPrefetch = pa_sd_zeCommandListAppendMemoryPrefetch;
+    t->pfnAppendMemAdvise = pa_sd_zeCommandListAppendMemAdvise;
+    t->pfnAppendSignalEvent = pa_sd_zeCommandListAppendSignalEvent;
+    t->pfnAppendWaitOnEvents = pa_sd_zeCommandListAppendWaitOnEvents;
+    t->pfnAppendEventReset = pa_sd_zeCommandListAppendEventReset;
+    t->pfnAppendQueryKernelTimestamps = pa_sd_zeCommandListAppendQueryKernelTimestamps;
+    t->pfnAppendLaunchKernel = pa_sd_zeCommandListAppendLaunchKernel;
+    t->pfnAppendLaunchCooperativeKernel = pa_sd_zeCommandListAppendLaunchCooperativeKernel;
+    t->pfnAppendLaunchKernelIndirect = pa_sd_zeCommandListAppendLaunchKernelIndirect;
+    t->pfnAppendLaunchMultipleKernelsIndirect = pa_sd_zeCommandListAppendLaunchMultipleKernelsIndirect;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -140,11 +140,11 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetFenceProcAddrTable(ze_api_version_t ver
     ze_result_t r = check(version, t);
     if (r != ZE_RESULT_SUCCESS)
         return r;
-    t->pfnCreate = sd_zeFenceCreate;
-    t->pfnDestroy = sd_zeFenceDestroy;
-    t->pfnHostSynchronize = sd_zeFenceHostSynchronize;
-    t->pfnQueryStatus = sd_zeFenceQueryStatus;
-    t->pfnReset = sd_zeFenceReset;
+    t->pfnCreate = pa_sd_zeFenceCreate;
+    t->pfnDestroy = pa_sd_zeFenceDestroy;
+    t->pfnHostSynchronize = pa_sd_zeFenceHostSynchronize;
+    t->pfnQueryStatus = pa_sd_zeFenceQueryStatus;
+    t->pfnReset = pa_sd_zeFenceReset;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -153,8 +153,8 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetEventPoolProcAddrTable(ze_api_version_t
     ze_result_t r = check(version, t);
     if (r != ZE_RESULT_SUCCESS)
         return r;
-    t->pfnCreate = sd_zeEventPoolCreate;
-    t->pfnDestroy = sd_zeEventPoolDestroy;
+    t->pfnCreate = pa_sd_zeEventPoolCreate;
+    t->pfnDestroy = pa_sd_zeEventPoolDestroy;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -163,13 +163,13 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetEventProcAddrTable(ze_api_version_t ver
     ze_result_t r = check(version, t);
     if (r != ZE_RESULT_SUCCESS)
         return r;
-    t->pfnCreate = sd_zeEventCreate;
-    t->pfnDestroy = sd_zeEventDestroy;
-    t->pfnHostSignal = sd_zeEventHostSignal;
-    t->pfnHostSynchronize = sd_zeEventHostSynchronize;
-    t->pfnQueryStatus = sd_zeEventQueryStatus;
-    t->pfnHostReset = sd_zeEventHostReset;
-    t->pfnQueryKernelTimestamp = sd_zeEventQueryKernelTimestamp;
+    t->pfnCreate = pa_sd_zeEventCreate;
+    t->pfnDestroy = pa_sd_zeEventDestroy;
+    t->pfnHostSignal = pa_sd_zeEventHostSignal;
+    t->pfnHostSynchronize = pa_sd_zeEventHostSynchronize;
+    t->pfnQueryStatus = pa_sd_zeEventQueryStatus;
+    t->pfnHostReset = pa_sd_zeEventHostReset;
+    t->pfnQueryKernelTimestamp = pa_sd_zeEventQueryKernelTimestamp;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -184,11 +184,11 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetModuleProcAddrTable(ze_api_version_t ve
     ze_result_t r = check(version, t);
     if (r != ZE_RESULT_SUCCESS)
         return r;
-    t->pfnCreate = sd_zeModuleCreate;
-    t->pfnDestroy = sd_zeModuleDestroy;
-    t->pfnDynamicLink = sd_zeModuleDynamicLink;
-    t->pfnGetKernelNames = sd_zeModuleGetKernelNames;
-    t->pfnGetProperties = sd_zeModuleGetProperties;
+    t->pfnCreate = pa_sd_zeModuleCreate;
+    t->pfnDestroy = pa_sd_zeModuleDestroy;
+    t->pfnDynamicLink = pa_sd_zeModuleDynamicLink;
+    t->pfnGetKernelNames = pa_sd_zeModuleGetKernelNames;
+    t->pfnGetProperties = pa_sd_zeModuleGetProperties;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -197,8 +197,8 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetModuleBuildLogProcAddrTable(ze_api_vers
     ze_result_t r = check(version, t);
     if (r != ZE_RESULT_SUCCESS)
         return r;
-    t->pfnDestroy = sd_zeModuleBuildLogDestroy;
-    t->pfnGetString = sd_zeModuleBuildLogGetString;
+    t->pfnDestroy = pa_sd_zeModuleBuildLogDestroy;
+    t->pfnGetString = pa_sd_zeModuleBuildLogGetString;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -207,18 +207,18 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetKernelProcAddrTable(ze_api_version_t ve
     ze_result_t r = check(version, t);
     if (r != ZE_RESULT_SUCCESS)
         return r;
-    t->pfnCreate = sd_zeKernelCreate;
-    t->pfnDestroy = sd_zeKernelDestroy;
-    t->pfnSetCacheConfig = sd_zeKernelSetCacheConfig;
-    t->pfnSetGroupSize = sd_zeKernelSetGroupSize;
-    t->pfnSuggestGroupSize = sd_zeKernelSuggestGroupSize;
-    t->pfnSuggestMaxCooperativeGroupCount = sd_zeKernelSuggestMaxCooperativeGroupCount;
-    t->pfnSetArgumentValue = sd_zeKernelSetArgumentValue;
-    t->pfnSetIndirectAccess = sd_zeKernelSetIndirectAccess;
-    t->pfnGetIndirectAccess = sd_zeKernelGetIndirectAccess;
-    t->pfnGetSourceAttributes = sd_zeKernelGetSourceAttributes;
-    t->pfnGetProperties = sd_zeKernelGetProperties;
-    t->pfnGetName = sd_zeKernelGetName;
+    t->pfnCreate = pa_sd_zeKernelCreate;
+    t->pfnDestroy = pa_sd_zeKernelDestroy;
+    t->pfnSetCacheConfig = pa_sd_zeKernelSetCacheConfig;
+    t->pfnSetGroupSize = pa_sd_zeKernelSetGroupSize;
+    t->pfnSuggestGroupSize = pa_sd_zeKernelSuggestGroupSize;
+    t->pfnSuggestMaxCooperativeGroupCount = pa_sd_zeKernelSuggestMaxCooperativeGroupCount;
+    t->pfnSetArgumentValue = pa_sd_zeKernelSetArgumentValue;
+    t->pfnSetIndirectAccess = pa_sd_zeKernelSetIndirectAccess;
+    t->pfnGetIndirectAccess = pa_sd_zeKernelGetIndirectAccess;
+    t->pfnGetSourceAttributes = pa_sd_zeKernelGetSourceAttributes;
+    t->pfnGetProperties = pa_sd_zeKernelGetProperties;
+    t->pfnGetName = pa_sd_zeKernelGetName;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -245,13 +245,13 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetMemProcAddrTable(ze_api_version_t versi
     ze_result_t r = check(version, t);
     if (r != ZE_RESULT_SUCCESS)
         return r;
-    t->pfnAllocShared = sd_zeMemAllocShared;
-    t->pfnAllocDevice = sd_zeMemAllocDevice;
-    t->pfnAllocHost = sd_zeMemAllocHost;
-    t->pfnFree = sd_zeMemFree;
-    t->pfnGetAllocProperties = sd_zeMemGetAllocProperties;
-    t->pfnGetAddressRange = sd_zeMemGetAddressRange;
-    t->pfnFreeExt = sd_zeMemFreeExt;
+    t->pfnAllocShared = pa_sd_zeMemAllocShared;
+    t->pfnAllocDevice = pa_sd_zeMemAllocDevice;
+    t->pfnAllocHost = pa_sd_zeMemAllocHost;
+    t->pfnFree = pa_sd_zeMemFree;
+    t->pfnGetAllocProperties = pa_sd_zeMemGetAllocProperties;
+    t->pfnGetAddressRange = pa_sd_zeMemGetAddressRange;
+    t->pfnFreeExt = pa_sd_zeMemFreeExt;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -362,10 +362,10 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zesGetDeviceProcAddrTable(ze_api_version_t v
     ze_result_t r = check(version, t);
     if (r != ZE_RESULT_SUCCESS)
         return r;
-    t->pfnGetProperties = sd_zesDeviceGetProperties;
-    t->pfnPciGetProperties = sd_zesDevicePciGetProperties;
-    t->pfnPciGetState = sd_zesDevicePciGetState;
-    t->pfnPciGetBars = sd_zesDevicePciGetBars;
+    t->pfnGetProperties = pa_sd_zesDeviceGetProperties;
+    t->pfnPciGetProperties = pa_sd_zesDevicePciGetProperties;
+    t->pfnPciGetState = pa_sd_zesDevicePciGetState;
+    t->pfnPciGetBars = pa_sd_zesDevicePciGetBars;
     return ZE_RESULT_SUCCESS;
 }
 

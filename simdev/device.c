@@ -3,43 +3,43 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sd_internal.h"
+#include "pa_sd_internal.h"
 
-static sd_driver g_driver;
-static sd_device g_devices[SD_MAX_DEVICES];
+static pa_sd_driver g_driver;
+static pa_sd_device g_devices[PA_SD_MAX_DEVICES];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static _Atomic int g_inited;
 
 static void driver_create(void)
 {
-    const sd_config *c = sd_config_get();
-    (void)sd_clock_ticks_at(sd_clock_host_ns()); /* starts the device clock's session epoch */
+    const pa_sd_config *c = pa_sd_config_get();
+    (void)pa_sd_clock_ticks_at(pa_sd_clock_host_ns()); /* starts the device clock's session epoch */
     g_driver.ndevices = c->devices;
     for (uint32_t i = 0; i < c->devices; i++) {
-        g_devices[i].magic = SD_MAGIC_DEVICE;
+        g_devices[i].magic = PA_SD_MAGIC_DEVICE;
         g_devices[i].index = i;
         g_devices[i].driver = &g_driver;
         g_driver.devices[i] = &g_devices[i];
     }
-    g_driver.magic = SD_MAGIC_DRIVER;
+    g_driver.magic = PA_SD_MAGIC_DRIVER;
     atomic_store(&g_inited, 1);
 }
 
-sd_driver *sd_driver_get(void) { return atomic_load(&g_inited) ? &g_driver : NULL; }
+pa_sd_driver *pa_sd_driver_get(void) { return atomic_load(&g_inited) ? &g_driver : NULL; }
 
-sd_device *sd_device_of(ze_device_handle_t h)
+pa_sd_device *pa_sd_device_of(ze_device_handle_t h)
 {
-    sd_device *d = (sd_device *)h;
-    return (d && d->magic == SD_MAGIC_DEVICE) ? d : NULL;
+    pa_sd_device *d = (pa_sd_device *)h;
+    return (d && d->magic == PA_SD_MAGIC_DEVICE) ? d : NULL;
 }
 
-static sd_driver *driver_of(ze_driver_handle_t h)
+static pa_sd_driver *driver_of(ze_driver_handle_t h)
 {
-    sd_driver *d = (sd_driver *)h;
-    return (d && d->magic == SD_MAGIC_DRIVER) ? d : NULL;
+    pa_sd_driver *d = (pa_sd_driver *)h;
+    return (d && d->magic == PA_SD_MAGIC_DRIVER) ? d : NULL;
 }
 
-ze_result_t sd_zeInit(ze_init_flags_t flags)
+ze_result_t pa_sd_zeInit(ze_init_flags_t flags)
 {
     /* We are a GPU: a VPU-only request finds no device here. */
     if (flags && !(flags & ZE_INIT_FLAG_GPU_ONLY))
@@ -49,11 +49,11 @@ ze_result_t sd_zeInit(ze_init_flags_t flags)
 }
 
 /* Two-call convention: *pCount==0 asks for the count, otherwise fill up to *pCount handles. */
-ze_result_t sd_zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers)
+ze_result_t pa_sd_zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers)
 {
     if (!pCount)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (!sd_driver_get()) {
+    if (!pa_sd_driver_get()) {
         *pCount = 0;
         return ZE_RESULT_ERROR_UNINITIALIZED;
     }
@@ -66,7 +66,7 @@ ze_result_t sd_zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers)
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeDriverGetApiVersion(ze_driver_handle_t h, ze_api_version_t *version)
+ze_result_t pa_sd_zeDriverGetApiVersion(ze_driver_handle_t h, ze_api_version_t *version)
 {
     if (!driver_of(h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -76,7 +76,7 @@ ze_result_t sd_zeDriverGetApiVersion(ze_driver_handle_t h, ze_api_version_t *ver
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeDriverGetProperties(ze_driver_handle_t h, ze_driver_properties_t *p)
+ze_result_t pa_sd_zeDriverGetProperties(ze_driver_handle_t h, ze_driver_properties_t *p)
 {
     if (!driver_of(h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -88,7 +88,7 @@ ze_result_t sd_zeDriverGetProperties(ze_driver_handle_t h, ze_driver_properties_
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeDriverGetIpcProperties(ze_driver_handle_t h, ze_driver_ipc_properties_t *p)
+ze_result_t pa_sd_zeDriverGetIpcProperties(ze_driver_handle_t h, ze_driver_ipc_properties_t *p)
 {
     if (!driver_of(h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -98,7 +98,7 @@ ze_result_t sd_zeDriverGetIpcProperties(ze_driver_handle_t h, ze_driver_ipc_prop
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeDriverGetExtensionProperties(ze_driver_handle_t h, uint32_t *pCount,
+ze_result_t pa_sd_zeDriverGetExtensionProperties(ze_driver_handle_t h, uint32_t *pCount,
                                               ze_driver_extension_properties_t *props)
 {
     (void)props;
@@ -110,9 +110,9 @@ ze_result_t sd_zeDriverGetExtensionProperties(ze_driver_handle_t h, uint32_t *pC
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeDeviceGet(ze_driver_handle_t h, uint32_t *pCount, ze_device_handle_t *phDevices)
+ze_result_t pa_sd_zeDeviceGet(ze_driver_handle_t h, uint32_t *pCount, ze_device_handle_t *phDevices)
 {
-    sd_driver *drv = driver_of(h);
+    pa_sd_driver *drv = driver_of(h);
     if (!drv)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!pCount)
@@ -128,11 +128,11 @@ ze_result_t sd_zeDeviceGet(ze_driver_handle_t h, uint32_t *pCount, ze_device_han
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeDeviceGetSubDevices(ze_device_handle_t h, uint32_t *pCount,
+ze_result_t pa_sd_zeDeviceGetSubDevices(ze_device_handle_t h, uint32_t *pCount,
                                      ze_device_handle_t *phSub)
 {
     (void)phSub;
-    if (!sd_device_of(h))
+    if (!pa_sd_device_of(h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!pCount)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -140,9 +140,9 @@ ze_result_t sd_zeDeviceGetSubDevices(ze_device_handle_t h, uint32_t *pCount,
     return ZE_RESULT_SUCCESS;
 }
 
-void sd_device_fill_props(const sd_device *dev, ze_device_properties_t *p)
+void pa_sd_device_fill_props(const pa_sd_device *dev, ze_device_properties_t *p)
 {
-    const sd_config *c = sd_config_get();
+    const pa_sd_config *c = pa_sd_config_get();
     p->type = ZE_DEVICE_TYPE_GPU;
     p->vendorId = SIMDEV_VENDOR_ID;
     p->deviceId = SIMDEV_DEVICE_ID;
@@ -173,7 +173,7 @@ void sd_device_fill_props(const sd_device *dev, ze_device_properties_t *p)
     snprintf(p->name, sizeof p->name, SIMDEV_DEVICE_NAME_FMT, dev->index);
 }
 
-void sd_device_pci(const sd_device *dev, zes_pci_address_t *out)
+void pa_sd_device_pci(const pa_sd_device *dev, zes_pci_address_t *out)
 {
     out->domain = 0;
     out->bus = 0x10 + dev->index;
@@ -181,20 +181,20 @@ void sd_device_pci(const sd_device *dev, zes_pci_address_t *out)
     out->function = 0;
 }
 
-ze_result_t sd_zeDeviceGetProperties(ze_device_handle_t h, ze_device_properties_t *p)
+ze_result_t pa_sd_zeDeviceGetProperties(ze_device_handle_t h, ze_device_properties_t *p)
 {
-    sd_device *dev = sd_device_of(h);
+    pa_sd_device *dev = pa_sd_device_of(h);
     if (!dev)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!p)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    sd_device_fill_props(dev, p);
+    pa_sd_device_fill_props(dev, p);
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeDeviceGetComputeProperties(ze_device_handle_t h, ze_device_compute_properties_t *p)
+ze_result_t pa_sd_zeDeviceGetComputeProperties(ze_device_handle_t h, ze_device_compute_properties_t *p)
 {
-    if (!sd_device_of(h))
+    if (!pa_sd_device_of(h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!p)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -210,9 +210,9 @@ ze_result_t sd_zeDeviceGetComputeProperties(ze_device_handle_t h, ze_device_comp
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeDeviceGetModuleProperties(ze_device_handle_t h, ze_device_module_properties_t *p)
+ze_result_t pa_sd_zeDeviceGetModuleProperties(ze_device_handle_t h, ze_device_module_properties_t *p)
 {
-    if (!sd_device_of(h))
+    if (!pa_sd_device_of(h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!p)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -220,24 +220,24 @@ ze_result_t sd_zeDeviceGetModuleProperties(ze_device_handle_t h, ze_device_modul
     p->flags = ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64 | ZE_DEVICE_MODULE_FLAG_INT64_ATOMICS;
     p->fp16flags = p->fp32flags = p->fp64flags =
         ZE_DEVICE_FP_FLAG_DENORM | ZE_DEVICE_FP_FLAG_INF_NAN | ZE_DEVICE_FP_FLAG_ROUND_TO_NEAREST;
-    p->maxArgumentsSize = SD_MAX_ARGS * 8;
+    p->maxArgumentsSize = PA_SD_MAX_ARGS * 8;
     p->printfBufferSize = 4 << 20;
     memset(&p->nativeKernelSupported, 0x5d, sizeof p->nativeKernelSupported);
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeDeviceGetCommandQueueGroupProperties(ze_device_handle_t h, uint32_t *pCount,
+ze_result_t pa_sd_zeDeviceGetCommandQueueGroupProperties(ze_device_handle_t h, uint32_t *pCount,
                                                       ze_command_queue_group_properties_t *p)
 {
-    if (!sd_device_of(h))
+    if (!pa_sd_device_of(h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!pCount)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (*pCount == 0 || !p) {
-        *pCount = SD_NUM_ORDINALS;
+        *pCount = PA_SD_NUM_ORDINALS;
         return ZE_RESULT_SUCCESS;
     }
-    uint32_t n = *pCount < SD_NUM_ORDINALS ? *pCount : SD_NUM_ORDINALS;
+    uint32_t n = *pCount < PA_SD_NUM_ORDINALS ? *pCount : PA_SD_NUM_ORDINALS;
     for (uint32_t i = 0; i < n; i++) {
         bool compute = i == SIMDEV_ORDINAL_COMPUTE;
         p[i].flags = compute ? (ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE |
@@ -252,10 +252,10 @@ ze_result_t sd_zeDeviceGetCommandQueueGroupProperties(ze_device_handle_t h, uint
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeDeviceGetMemoryProperties(ze_device_handle_t h, uint32_t *pCount,
+ze_result_t pa_sd_zeDeviceGetMemoryProperties(ze_device_handle_t h, uint32_t *pCount,
                                            ze_device_memory_properties_t *p)
 {
-    if (!sd_device_of(h))
+    if (!pa_sd_device_of(h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!pCount)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -266,16 +266,16 @@ ze_result_t sd_zeDeviceGetMemoryProperties(ze_device_handle_t h, uint32_t *pCoun
     p->flags = 0;
     p->maxClockRate = 1600; /* MHz */
     p->maxBusWidth = 256;   /* bits */
-    p->totalSize = sd_config_get()->mem_bytes;
+    p->totalSize = pa_sd_config_get()->mem_bytes;
     snprintf(p->name, sizeof p->name, "SimDev HBM");
     *pCount = 1;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeDeviceGetMemoryAccessProperties(ze_device_handle_t h,
+ze_result_t pa_sd_zeDeviceGetMemoryAccessProperties(ze_device_handle_t h,
                                                  ze_device_memory_access_properties_t *p)
 {
-    if (!sd_device_of(h))
+    if (!pa_sd_device_of(h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!p)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -290,10 +290,10 @@ ze_result_t sd_zeDeviceGetMemoryAccessProperties(ze_device_handle_t h,
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeDeviceGetCacheProperties(ze_device_handle_t h, uint32_t *pCount,
+ze_result_t pa_sd_zeDeviceGetCacheProperties(ze_device_handle_t h, uint32_t *pCount,
                                           ze_device_cache_properties_t *p)
 {
-    if (!sd_device_of(h))
+    if (!pa_sd_device_of(h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!pCount)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -307,9 +307,9 @@ ze_result_t sd_zeDeviceGetCacheProperties(ze_device_handle_t h, uint32_t *pCount
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeDeviceGetImageProperties(ze_device_handle_t h, ze_device_image_properties_t *p)
+ze_result_t pa_sd_zeDeviceGetImageProperties(ze_device_handle_t h, ze_device_image_properties_t *p)
 {
-    if (!sd_device_of(h))
+    if (!pa_sd_device_of(h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!p)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -320,10 +320,10 @@ ze_result_t sd_zeDeviceGetImageProperties(ze_device_handle_t h, ze_device_image_
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeDeviceGetExternalMemoryProperties(ze_device_handle_t h,
+ze_result_t pa_sd_zeDeviceGetExternalMemoryProperties(ze_device_handle_t h,
                                                    ze_device_external_memory_properties_t *p)
 {
-    if (!sd_device_of(h))
+    if (!pa_sd_device_of(h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!p)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -332,10 +332,10 @@ ze_result_t sd_zeDeviceGetExternalMemoryProperties(ze_device_handle_t h,
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeDeviceGetP2PProperties(ze_device_handle_t h, ze_device_handle_t peer,
+ze_result_t pa_sd_zeDeviceGetP2PProperties(ze_device_handle_t h, ze_device_handle_t peer,
                                         ze_device_p2p_properties_t *p)
 {
-    if (!sd_device_of(h) || !sd_device_of(peer))
+    if (!pa_sd_device_of(h) || !pa_sd_device_of(peer))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!p)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -343,9 +343,9 @@ ze_result_t sd_zeDeviceGetP2PProperties(ze_device_handle_t h, ze_device_handle_t
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeDeviceCanAccessPeer(ze_device_handle_t h, ze_device_handle_t peer, ze_bool_t *v)
+ze_result_t pa_sd_zeDeviceCanAccessPeer(ze_device_handle_t h, ze_device_handle_t peer, ze_bool_t *v)
 {
-    if (!sd_device_of(h) || !sd_device_of(peer))
+    if (!pa_sd_device_of(h) || !pa_sd_device_of(peer))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!v)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -353,88 +353,88 @@ ze_result_t sd_zeDeviceCanAccessPeer(ze_device_handle_t h, ze_device_handle_t pe
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeDeviceGetStatus(ze_device_handle_t h)
+ze_result_t pa_sd_zeDeviceGetStatus(ze_device_handle_t h)
 {
-    return sd_device_of(h) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    return pa_sd_device_of(h) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 }
 
 /* One host clock read yields both values, so every pair is exactly consistent. */
-ze_result_t sd_zeDeviceGetGlobalTimestamps(ze_device_handle_t h, uint64_t *host, uint64_t *dev)
+ze_result_t pa_sd_zeDeviceGetGlobalTimestamps(ze_device_handle_t h, uint64_t *host, uint64_t *dev)
 {
-    if (!sd_device_of(h))
+    if (!pa_sd_device_of(h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!host || !dev)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    uint64_t now = sd_clock_host_ns();
+    uint64_t now = pa_sd_clock_host_ns();
     *host = now;
-    *dev = sd_clock_ticks_at(now) & sd_clock_mask();
+    *dev = pa_sd_clock_ticks_at(now) & pa_sd_clock_mask();
     return ZE_RESULT_SUCCESS;
 }
 
 /* ---- contexts ---- */
-ze_result_t sd_zeContextCreate(ze_driver_handle_t h, const ze_context_desc_t *desc,
+ze_result_t pa_sd_zeContextCreate(ze_driver_handle_t h, const ze_context_desc_t *desc,
                                ze_context_handle_t *ph)
 {
-    sd_driver *drv = driver_of(h);
+    pa_sd_driver *drv = driver_of(h);
     if (!drv)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!desc || !ph)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    sd_context *c = calloc(1, sizeof *c);
+    pa_sd_context *c = calloc(1, sizeof *c);
     if (!c)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-    c->magic = SD_MAGIC_CONTEXT;
+    c->magic = PA_SD_MAGIC_CONTEXT;
     c->driver = drv;
     *ph = (ze_context_handle_t)c;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeContextCreateEx(ze_driver_handle_t h, const ze_context_desc_t *desc,
+ze_result_t pa_sd_zeContextCreateEx(ze_driver_handle_t h, const ze_context_desc_t *desc,
                                  uint32_t n, ze_device_handle_t *phDevices, ze_context_handle_t *ph)
 {
     for (uint32_t i = 0; phDevices && i < n; i++)
-        if (!sd_device_of(phDevices[i]))
+        if (!pa_sd_device_of(phDevices[i]))
             return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    return sd_zeContextCreate(h, desc, ph);
+    return pa_sd_zeContextCreate(h, desc, ph);
 }
 
-sd_context *sd_context_of(ze_context_handle_t h)
+pa_sd_context *pa_sd_context_of(ze_context_handle_t h)
 {
-    sd_context *c = (sd_context *)h;
-    return (c && c->magic == SD_MAGIC_CONTEXT) ? c : NULL;
+    pa_sd_context *c = (pa_sd_context *)h;
+    return (c && c->magic == PA_SD_MAGIC_CONTEXT) ? c : NULL;
 }
 
-ze_result_t sd_zeContextDestroy(ze_context_handle_t h)
+ze_result_t pa_sd_zeContextDestroy(ze_context_handle_t h)
 {
-    sd_context *c = sd_context_of(h);
+    pa_sd_context *c = pa_sd_context_of(h);
     if (!c)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    c->magic = SD_MAGIC_DEAD;
+    c->magic = PA_SD_MAGIC_DEAD;
     free(c);
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeContextGetStatus(ze_context_handle_t h)
+ze_result_t pa_sd_zeContextGetStatus(ze_context_handle_t h)
 {
-    return sd_context_of(h) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    return pa_sd_context_of(h) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 }
 
-ze_result_t sd_zeContextSystemBarrier(ze_context_handle_t h, ze_device_handle_t d)
+ze_result_t pa_sd_zeContextSystemBarrier(ze_context_handle_t h, ze_device_handle_t d)
 {
-    return (sd_context_of(h) && sd_device_of(d)) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    return (pa_sd_context_of(h) && pa_sd_device_of(d)) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 }
 
-ze_result_t sd_zeContextMakeMemoryResident(ze_context_handle_t h, ze_device_handle_t d, void *ptr,
+ze_result_t pa_sd_zeContextMakeMemoryResident(ze_context_handle_t h, ze_device_handle_t d, void *ptr,
                                            size_t size)
 {
     (void)size;
-    if (!sd_context_of(h) || !sd_device_of(d))
+    if (!pa_sd_context_of(h) || !pa_sd_device_of(d))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     return ptr ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 }
 
-ze_result_t sd_zeContextEvictMemory(ze_context_handle_t h, ze_device_handle_t d, void *ptr,
+ze_result_t pa_sd_zeContextEvictMemory(ze_context_handle_t h, ze_device_handle_t d, void *ptr,
                                     size_t size)
 {
-    return sd_zeContextMakeMemoryResident(h, d, ptr, size);
+    return pa_sd_zeContextMakeMemoryResident(h, d, ptr, size);
 }

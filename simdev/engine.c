@@ -7,15 +7,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "sd_engine.h"
+#include "pa_sd_engine.h"
 
 static pthread_mutex_t g_create_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic bool g_shutdown;
 static _Atomic int g_active_workers;
 
-bool sd_shutting_down(void) { return atomic_load_explicit(&g_shutdown, memory_order_acquire); }
+bool pa_sd_shutting_down(void) { return atomic_load_explicit(&g_shutdown, memory_order_acquire); }
 
-void sd_cond_init_mono(pthread_cond_t *cv)
+void pa_sd_cond_init_mono(pthread_cond_t *cv)
 {
     pthread_condattr_t a;
     pthread_condattr_init(&a);
@@ -24,7 +24,7 @@ void sd_cond_init_mono(pthread_cond_t *cv)
     pthread_condattr_destroy(&a);
 }
 
-void sd_deadline(uint64_t timeout_ns, struct timespec *ts)
+void pa_sd_deadline(uint64_t timeout_ns, struct timespec *ts)
 {
     clock_gettime(CLOCK_MONOTONIC, ts);
     uint64_t max_add = 100ull * 365 * 86400 * 1000000000ull; /* saturate near "forever" */
@@ -35,7 +35,7 @@ void sd_deadline(uint64_t timeout_ns, struct timespec *ts)
     ts->tv_nsec = (long)(ns % 1000000000ull);
 }
 
-static void job_finish(sd_engine *eng, sd_job *j)
+static void job_finish(pa_sd_engine *eng, pa_sd_job *j)
 {
     pthread_mutex_lock(&eng->mu);
     if (j->queue)
@@ -47,28 +47,28 @@ static void job_finish(sd_engine *eng, sd_job *j)
     pthread_cond_broadcast(&eng->done_cv);
     pthread_mutex_unlock(&eng->mu);
     if (j->owned)
-        sd_cmd_free(j->owned);
+        pa_sd_cmd_free(j->owned);
     free(j);
 }
 
 static void *worker_main(void *arg)
 {
-    sd_engine *eng = arg;
+    pa_sd_engine *eng = arg;
     for (;;) {
         pthread_mutex_lock(&eng->mu);
-        while (!eng->head && !sd_shutting_down())
+        while (!eng->head && !pa_sd_shutting_down())
             pthread_cond_wait(&eng->cv, &eng->mu);
-        if (sd_shutting_down()) {
+        if (pa_sd_shutting_down()) {
             pthread_mutex_unlock(&eng->mu);
             break;
         }
-        sd_job *j = eng->head;
+        pa_sd_job *j = eng->head;
         eng->head = j->next;
         if (!eng->head)
             eng->tail = NULL;
         pthread_mutex_unlock(&eng->mu);
-        for (uint32_t i = 0; i < j->n && !sd_shutting_down(); i++)
-            sd_exec_cmd(eng, j->cmds[i]);
+        for (uint32_t i = 0; i < j->n && !pa_sd_shutting_down(); i++)
+            pa_sd_exec_cmd(eng, j->cmds[i]);
         job_finish(eng, j);
     }
     atomic_fetch_sub(&g_active_workers, 1);
@@ -76,7 +76,7 @@ static void *worker_main(void *arg)
 }
 
 /* Workers block every signal so the application's handlers only ever run on its own threads. */
-static int engine_start(sd_engine *eng)
+static int engine_start(pa_sd_engine *eng)
 {
     sigset_t all, old;
     sigfillset(&all);
@@ -99,21 +99,21 @@ static int engine_start(sd_engine *eng)
     return rc;
 }
 
-sd_engine *sd_engine_get(sd_device *dev, uint32_t ordinal, uint32_t index)
+pa_sd_engine *pa_sd_engine_get(pa_sd_device *dev, uint32_t ordinal, uint32_t index)
 {
     uint32_t n = ordinal == SIMDEV_ORDINAL_COMPUTE ? SIMDEV_NUM_COMPUTE_ENGINES
                : ordinal == SIMDEV_ORDINAL_COPY    ? SIMDEV_NUM_COPY_ENGINES : 0;
     if (!dev || index >= n)
         return NULL;
     pthread_mutex_lock(&g_create_mu);
-    sd_engine *eng = dev->engines[ordinal][index];
+    pa_sd_engine *eng = dev->engines[ordinal][index];
     if (!eng && (eng = calloc(1, sizeof *eng)) != NULL) {
         eng->dev = dev;
         eng->ordinal = ordinal;
         eng->index = index;
         pthread_mutex_init(&eng->mu, NULL);
         pthread_cond_init(&eng->cv, NULL);
-        sd_cond_init_mono(&eng->done_cv);
+        pa_sd_cond_init_mono(&eng->done_cv);
         if (engine_start(eng) != 0) {
             free(eng);
             eng = NULL;
@@ -125,7 +125,7 @@ sd_engine *sd_engine_get(sd_device *dev, uint32_t ordinal, uint32_t index)
     return eng;
 }
 
-int sd_engine_push(sd_engine *eng, sd_job *j)
+int pa_sd_engine_push(pa_sd_engine *eng, pa_sd_job *j)
 {
     j->next = NULL;
     pthread_mutex_lock(&eng->mu);
@@ -143,9 +143,9 @@ int sd_engine_push(sd_engine *eng, sd_job *j)
     return 0;
 }
 
-int sd_engine_submit_one(sd_engine *eng, sd_cmd *c, sd_cmdlist *list)
+int pa_sd_engine_submit_one(pa_sd_engine *eng, pa_sd_cmd *c, pa_sd_cmdlist *list)
 {
-    sd_job *j = calloc(1, sizeof *j);
+    pa_sd_job *j = calloc(1, sizeof *j);
     if (!j)
         return -1;
     j->owned = c;
@@ -153,19 +153,19 @@ int sd_engine_submit_one(sd_engine *eng, sd_cmd *c, sd_cmdlist *list)
     j->cmds = &j->one;
     j->n = 1;
     j->list = list;
-    return sd_engine_push(eng, j);
+    return pa_sd_engine_push(eng, j);
 }
 
 /* Wait on eng->done_cv until *done reaches target; UINT64_MAX infinite, 0 polls. */
-ze_result_t sd_engine_wait(sd_engine *eng, const uint64_t *done, uint64_t target, const bool *flag,
+ze_result_t pa_sd_engine_wait(pa_sd_engine *eng, const uint64_t *done, uint64_t target, const bool *flag,
                            uint64_t timeout_ns)
 {
     struct timespec dl;
-    sd_deadline(timeout_ns, &dl);
+    pa_sd_deadline(timeout_ns, &dl);
     ze_result_t r = ZE_RESULT_SUCCESS;
     pthread_mutex_lock(&eng->mu);
     while (flag ? !*flag : *done < target) {
-        if (timeout_ns == 0 || sd_shutting_down()) {
+        if (timeout_ns == 0 || pa_sd_shutting_down()) {
             r = ZE_RESULT_NOT_READY;
             break;
         }
@@ -180,21 +180,21 @@ ze_result_t sd_engine_wait(sd_engine *eng, const uint64_t *done, uint64_t target
     return r;
 }
 
-ze_result_t sd_engine_wait_list(sd_cmdlist *list, uint64_t timeout_ns)
+ze_result_t pa_sd_engine_wait_list(pa_sd_cmdlist *list, uint64_t timeout_ns)
 {
     pthread_mutex_lock(&list->engine->mu);
     uint64_t target = list->submitted;
     pthread_mutex_unlock(&list->engine->mu);
-    return sd_engine_wait(list->engine, &list->completed, target, NULL, timeout_ns);
+    return pa_sd_engine_wait(list->engine, &list->completed, target, NULL, timeout_ns);
 }
 
 static void wake_engines(void)
 {
-    sd_driver *drv = sd_driver_get();
+    pa_sd_driver *drv = pa_sd_driver_get();
     for (uint32_t d = 0; drv && d < drv->ndevices; d++)
-        for (uint32_t o = 0; o < SD_NUM_ORDINALS; o++)
-            for (uint32_t i = 0; i < SD_MAX_ENGINES; i++) {
-                sd_engine *eng = drv->devices[d]->engines[o][i];
+        for (uint32_t o = 0; o < PA_SD_NUM_ORDINALS; o++)
+            for (uint32_t i = 0; i < PA_SD_MAX_ENGINES; i++) {
+                pa_sd_engine *eng = drv->devices[d]->engines[o][i];
                 if (!eng)
                     continue;
                 pthread_mutex_lock(&eng->mu);
@@ -212,8 +212,8 @@ __attribute__((destructor)) static void engine_fini(void)
     pthread_mutex_lock(&g_create_mu);
     wake_engines();
     pthread_mutex_unlock(&g_create_mu);
-    sd_events_wake_all();
-    sd_builtin_release_waiters();
+    pa_sd_events_wake_all();
+    pa_sd_builtin_release_waiters();
     for (int i = 0; i < 1000 && atomic_load(&g_active_workers) > 0; i++) {
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);

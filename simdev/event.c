@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sd_internal.h"
+#include "pa_sd_internal.h"
 
 /* One lock and condition for all events: signals are rare compared with the work they mark,
  * and a single condition lets a waiter watch any set of events without registration. */
@@ -11,93 +11,93 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-static void ev_init(void) { sd_cond_init_mono(&g_cv); }
+static void ev_init(void) { pa_sd_cond_init_mono(&g_cv); }
 
-static sd_event_pool *pool_of(ze_event_pool_handle_t h)
+static pa_sd_event_pool *pool_of(ze_event_pool_handle_t h)
 {
-    sd_event_pool *p = (sd_event_pool *)h;
-    return (p && p->magic == SD_MAGIC_POOL) ? p : NULL;
+    pa_sd_event_pool *p = (pa_sd_event_pool *)h;
+    return (p && p->magic == PA_SD_MAGIC_POOL) ? p : NULL;
 }
 
-sd_event *sd_event_of(ze_event_handle_t h)
+pa_sd_event *pa_sd_event_of(ze_event_handle_t h)
 {
-    sd_event *e = (sd_event *)h;
-    return (e && e->magic == SD_MAGIC_EVENT) ? e : NULL;
+    pa_sd_event *e = (pa_sd_event *)h;
+    return (e && e->magic == PA_SD_MAGIC_EVENT) ? e : NULL;
 }
 
-ze_result_t sd_zeEventPoolCreate(ze_context_handle_t hc, const ze_event_pool_desc_t *desc, uint32_t ndev,
+ze_result_t pa_sd_zeEventPoolCreate(ze_context_handle_t hc, const ze_event_pool_desc_t *desc, uint32_t ndev,
                                  ze_device_handle_t *phDevices, ze_event_pool_handle_t *ph)
 {
-    if (!sd_context_of(hc))
+    if (!pa_sd_context_of(hc))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!desc || !ph || (ndev && !phDevices))
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (desc->count == 0)
         return ZE_RESULT_ERROR_INVALID_SIZE;
     for (uint32_t i = 0; i < ndev; i++)
-        if (!sd_device_of(phDevices[i]))
+        if (!pa_sd_device_of(phDevices[i]))
             return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     pthread_once(&g_once, ev_init);
-    sd_event_pool *p = calloc(1, sizeof *p);
+    pa_sd_event_pool *p = calloc(1, sizeof *p);
     if (!p || !(p->events = calloc(desc->count, sizeof *p->events))) {
         free(p);
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
-    p->magic = SD_MAGIC_POOL;
+    p->magic = PA_SD_MAGIC_POOL;
     p->count = desc->count;
     p->flags = desc->flags;
     *ph = (ze_event_pool_handle_t)p;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeEventPoolDestroy(ze_event_pool_handle_t h)
+ze_result_t pa_sd_zeEventPoolDestroy(ze_event_pool_handle_t h)
 {
-    sd_event_pool *p = pool_of(h);
+    pa_sd_event_pool *p = pool_of(h);
     if (!p)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    p->magic = SD_MAGIC_DEAD;
+    p->magic = PA_SD_MAGIC_DEAD;
     free(p->events);
     free(p);
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeEventCreate(ze_event_pool_handle_t h, const ze_event_desc_t *desc, ze_event_handle_t *ph)
+ze_result_t pa_sd_zeEventCreate(ze_event_pool_handle_t h, const ze_event_desc_t *desc, ze_event_handle_t *ph)
 {
-    sd_event_pool *p = pool_of(h);
+    pa_sd_event_pool *p = pool_of(h);
     if (!p)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!desc || !ph)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (desc->index >= p->count)
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    sd_event *e = &p->events[desc->index];
+    pa_sd_event *e = &p->events[desc->index];
     pthread_mutex_lock(&g_mu);
     memset(e, 0, sizeof *e);
     e->pool = p;
     e->index = desc->index;
-    e->magic = SD_MAGIC_EVENT;
+    e->magic = PA_SD_MAGIC_EVENT;
     pthread_mutex_unlock(&g_mu);
     *ph = (ze_event_handle_t)e;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeEventDestroy(ze_event_handle_t h)
+ze_result_t pa_sd_zeEventDestroy(ze_event_handle_t h)
 {
-    sd_event *e = sd_event_of(h);
+    pa_sd_event *e = pa_sd_event_of(h);
     if (!e)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     pthread_mutex_lock(&g_mu);
-    e->magic = SD_MAGIC_DEAD;
+    e->magic = PA_SD_MAGIC_DEAD;
     pthread_cond_broadcast(&g_cv); /* a device waiting on it gives up instead of hanging */
     pthread_mutex_unlock(&g_mu);
     return ZE_RESULT_SUCCESS;
 }
 
-void sd_event_signal_device(sd_event *ev, uint64_t start_ticks, uint64_t end_ticks)
+void pa_sd_event_signal_device(pa_sd_event *ev, uint64_t start_ticks, uint64_t end_ticks)
 {
-    uint64_t m = sd_clock_mask();
+    uint64_t m = pa_sd_clock_mask();
     pthread_mutex_lock(&g_mu);
-    if (ev->magic == SD_MAGIC_EVENT) {
+    if (ev->magic == PA_SD_MAGIC_EVENT) {
         ev->ts.global.kernelStart = ev->ts.context.kernelStart = start_ticks & m;
         ev->ts.global.kernelEnd = ev->ts.context.kernelEnd = end_ticks & m;
         ev->has_ts = true;
@@ -107,7 +107,7 @@ void sd_event_signal_device(sd_event *ev, uint64_t start_ticks, uint64_t end_tic
     pthread_mutex_unlock(&g_mu);
 }
 
-void sd_event_reset_device(sd_event *ev)
+void pa_sd_event_reset_device(pa_sd_event *ev)
 {
     pthread_mutex_lock(&g_mu);
     ev->signaled = false;
@@ -116,16 +116,16 @@ void sd_event_reset_device(sd_event *ev)
     pthread_mutex_unlock(&g_mu);
 }
 
-void sd_event_wait_device(sd_event *ev)
+void pa_sd_event_wait_device(pa_sd_event *ev)
 {
     pthread_once(&g_once, ev_init);
     pthread_mutex_lock(&g_mu);
-    while (ev->magic == SD_MAGIC_EVENT && !ev->signaled && !sd_shutting_down())
+    while (ev->magic == PA_SD_MAGIC_EVENT && !ev->signaled && !pa_sd_shutting_down())
         pthread_cond_wait(&g_cv, &g_mu);
     pthread_mutex_unlock(&g_mu);
 }
 
-int sd_event_get_ts(sd_event *ev, ze_kernel_timestamp_result_t *out)
+int pa_sd_event_get_ts(pa_sd_event *ev, ze_kernel_timestamp_result_t *out)
 {
     int ok;
     pthread_mutex_lock(&g_mu);
@@ -136,7 +136,7 @@ int sd_event_get_ts(sd_event *ev, ze_kernel_timestamp_result_t *out)
     return ok;
 }
 
-void sd_events_wake_all(void)
+void pa_sd_events_wake_all(void)
 {
     pthread_once(&g_once, ev_init);
     pthread_mutex_lock(&g_mu);
@@ -144,27 +144,27 @@ void sd_events_wake_all(void)
     pthread_mutex_unlock(&g_mu);
 }
 
-ze_result_t sd_zeEventHostSignal(ze_event_handle_t h)
+ze_result_t pa_sd_zeEventHostSignal(ze_event_handle_t h)
 {
-    sd_event *e = sd_event_of(h);
+    pa_sd_event *e = pa_sd_event_of(h);
     if (!e)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    uint64_t now = sd_clock_ticks_at(sd_clock_host_ns());
-    sd_event_signal_device(e, now, now);
+    uint64_t now = pa_sd_clock_ticks_at(pa_sd_clock_host_ns());
+    pa_sd_event_signal_device(e, now, now);
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeEventHostSynchronize(ze_event_handle_t h, uint64_t timeout)
+ze_result_t pa_sd_zeEventHostSynchronize(ze_event_handle_t h, uint64_t timeout)
 {
-    sd_event *e = sd_event_of(h);
+    pa_sd_event *e = pa_sd_event_of(h);
     if (!e)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     struct timespec dl;
-    sd_deadline(timeout, &dl);
+    pa_sd_deadline(timeout, &dl);
     ze_result_t r = ZE_RESULT_SUCCESS;
     pthread_mutex_lock(&g_mu);
     while (!e->signaled) {
-        if (timeout == 0 || e->magic != SD_MAGIC_EVENT) {
+        if (timeout == 0 || e->magic != PA_SD_MAGIC_EVENT) {
             r = ZE_RESULT_NOT_READY;
             break;
         }
@@ -179,9 +179,9 @@ ze_result_t sd_zeEventHostSynchronize(ze_event_handle_t h, uint64_t timeout)
     return r;
 }
 
-ze_result_t sd_zeEventQueryStatus(ze_event_handle_t h)
+ze_result_t pa_sd_zeEventQueryStatus(ze_event_handle_t h)
 {
-    sd_event *e = sd_event_of(h);
+    pa_sd_event *e = pa_sd_event_of(h);
     if (!e)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     pthread_mutex_lock(&g_mu);
@@ -190,25 +190,25 @@ ze_result_t sd_zeEventQueryStatus(ze_event_handle_t h)
     return s ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
 }
 
-ze_result_t sd_zeEventHostReset(ze_event_handle_t h)
+ze_result_t pa_sd_zeEventHostReset(ze_event_handle_t h)
 {
-    sd_event *e = sd_event_of(h);
+    pa_sd_event *e = pa_sd_event_of(h);
     if (!e)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    sd_event_reset_device(e);
+    pa_sd_event_reset_device(e);
     return ZE_RESULT_SUCCESS;
 }
 
 /* Timestamps of the last command that signalled the event, in device ticks masked to
  * kernelTimestampValidBits; NOT_READY until signalled again after a reset (never stale). */
-ze_result_t sd_zeEventQueryKernelTimestamp(ze_event_handle_t h, ze_kernel_timestamp_result_t *dst)
+ze_result_t pa_sd_zeEventQueryKernelTimestamp(ze_event_handle_t h, ze_kernel_timestamp_result_t *dst)
 {
-    sd_event *e = sd_event_of(h);
+    pa_sd_event *e = pa_sd_event_of(h);
     if (!e)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!dst)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (!(e->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP))
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    return sd_event_get_ts(e, dst) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+    return pa_sd_event_get_ts(e, dst) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
 }

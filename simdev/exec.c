@@ -1,21 +1,21 @@
 /* exec.c - executes one command on an engine worker: waits, real work, modelled device time. */
 #include <string.h>
 
-#include "sd_engine.h"
+#include "pa_sd_engine.h"
 
-#define SD_COPY_BASE_NS 1000ull /* fixed cost of a copy or fill, plus bytes / SIMDEV_COPY_GBPS */
+#define PA_SD_COPY_BASE_NS 1000ull /* fixed cost of a copy or fill, plus bytes / SIMDEV_COPY_GBPS */
 
 /* Hold the engine until host time 'end' so device time is both measured and modelled. */
 static uint64_t finish_at(uint64_t start, uint64_t model_ns)
 {
-    uint64_t end = start + model_ns, now = sd_clock_host_ns();
+    uint64_t end = start + model_ns, now = pa_sd_clock_host_ns();
     if (now > end)
         end = now; /* real work took longer than the model: report what happened */
-    sd_clock_wait_until(end);
+    pa_sd_clock_wait_until(end);
     return end;
 }
 
-static uint64_t exec_kernel(sd_cmd *c, uint64_t start)
+static uint64_t exec_kernel(pa_sd_cmd *c, uint64_t start)
 {
     ze_group_count_t g = c->u.k.groups;
     if (c->u.k.count_ptr && c->u.k.slot >= *c->u.k.count_ptr)
@@ -24,8 +24,8 @@ static uint64_t exec_kernel(sd_cmd *c, uint64_t start)
         g = *c->u.k.indirect;
     uint64_t items = (uint64_t)g.groupCountX * g.groupCountY * g.groupCountZ *
                      c->u.k.gsize[0] * c->u.k.gsize[1] * c->u.k.gsize[2];
-    const sd_kernel_def *d = &c->u.k.def;
-    uint64_t requested = d->builtin ? sd_builtin_run(d->builtin, c->u.k.args, items) : 0;
+    const pa_sd_kernel_def *d = &c->u.k.def;
+    uint64_t requested = d->builtin ? pa_sd_builtin_run(d->builtin, c->u.k.args, items) : 0;
     if (requested) /* busy_ns: exactly the requested device time */
         return finish_at(start, requested);
     return finish_at(start, d->base_ns + d->ns_per_item * items);
@@ -33,10 +33,10 @@ static uint64_t exec_kernel(sd_cmd *c, uint64_t start)
 
 static uint64_t copy_cost(size_t bytes)
 {
-    return SD_COPY_BASE_NS + bytes / sd_config_get()->copy_gbps; /* 1 GB/s == 1 byte/ns */
+    return PA_SD_COPY_BASE_NS + bytes / pa_sd_config_get()->copy_gbps; /* 1 GB/s == 1 byte/ns */
 }
 
-static void copy_region(sd_cmd *c)
+static void copy_region(pa_sd_cmd *c)
 {
     const ze_copy_region_t *dr = &c->u.region.dr, *sr = &c->u.region.sr;
     uint8_t *dst = c->u.region.dst;
@@ -51,7 +51,7 @@ static void copy_region(sd_cmd *c)
         }
 }
 
-static void fill(sd_cmd *c)
+static void fill(pa_sd_cmd *c)
 {
     uint8_t *d = c->u.fill.dst;
     size_t ps = c->u.fill.psize;
@@ -63,53 +63,53 @@ static void fill(sd_cmd *c)
         memcpy(d + off, c->u.fill.pattern, c->u.fill.size - off < ps ? c->u.fill.size - off : ps);
 }
 
-static void query_ts(sd_cmd *c)
+static void query_ts(pa_sd_cmd *c)
 {
     for (uint32_t i = 0; i < c->u.qts.n; i++) {
         ze_kernel_timestamp_result_t r;
         memset(&r, 0, sizeof r);
-        (void)sd_event_get_ts(c->u.qts.events[i], &r);
+        (void)pa_sd_event_get_ts(c->u.qts.events[i], &r);
         size_t off = c->u.qts.offsets ? c->u.qts.offsets[i] : i * sizeof r;
         memcpy((uint8_t *)c->u.qts.dst + off, &r, sizeof r);
     }
 }
 
-void sd_exec_cmd(sd_engine *eng, sd_cmd *c)
+void pa_sd_exec_cmd(pa_sd_engine *eng, pa_sd_cmd *c)
 {
     (void)eng;
     for (uint32_t i = 0; i < c->nwait; i++)
-        sd_event_wait_device(c->wait[i]);
-    uint64_t start = sd_clock_host_ns(), end = start;
+        pa_sd_event_wait_device(c->wait[i]);
+    uint64_t start = pa_sd_clock_host_ns(), end = start;
     switch (c->type) {
-    case SD_CMD_KERNEL:
+    case PA_SD_CMD_KERNEL:
         end = exec_kernel(c, start);
         break;
-    case SD_CMD_COPY:
+    case PA_SD_CMD_COPY:
         memmove(c->u.copy.dst, c->u.copy.src, c->u.copy.size);
         end = finish_at(start, copy_cost(c->u.copy.size));
         break;
-    case SD_CMD_COPY_REGION:
+    case PA_SD_CMD_COPY_REGION:
         copy_region(c);
         end = finish_at(start, copy_cost((size_t)c->u.region.dr.width * c->u.region.dr.height *
                                          c->u.region.dr.depth));
         break;
-    case SD_CMD_FILL:
+    case PA_SD_CMD_FILL:
         fill(c);
         end = finish_at(start, copy_cost(c->u.fill.size));
         break;
-    case SD_CMD_WRITE_TS:
-        *c->u.wts.dst = sd_clock_ticks_at(start) & sd_clock_mask();
+    case PA_SD_CMD_WRITE_TS:
+        *c->u.wts.dst = pa_sd_clock_ticks_at(start) & pa_sd_clock_mask();
         break;
-    case SD_CMD_QUERY_TS:
+    case PA_SD_CMD_QUERY_TS:
         query_ts(c);
         break;
-    case SD_CMD_RESET:
+    case PA_SD_CMD_RESET:
         for (uint32_t i = 0; i < c->u.qts.n; i++)
-            sd_event_reset_device(c->u.qts.events[i]);
+            pa_sd_event_reset_device(c->u.qts.events[i]);
         break;
     default: /* barrier, signal, wait, nop: ordering only */
         break;
     }
     if (c->signal)
-        sd_event_signal_device(c->signal, sd_clock_ticks_at(start), sd_clock_ticks_at(end));
+        pa_sd_event_signal_device(c->signal, pa_sd_clock_ticks_at(start), pa_sd_clock_ticks_at(end));
 }

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sd_internal.h"
+#include "pa_sd_internal.h"
 
 typedef struct builtin_info {
     const char *name;
@@ -11,45 +11,45 @@ typedef struct builtin_info {
     uint8_t size[6]; /* bytes of each argument */
 } builtin_info;
 
-static const builtin_info g_info[SD_BI_COUNT] = {
-    [SD_BI_NONE] = {"", 0, {0}},
-    [SD_BI_VECTOR_ADD] = {SIMDEV_K_VECTOR_ADD, 4, {8, 8, 8, 4}},
-    [SD_BI_SAXPY] = {SIMDEV_K_SAXPY, 4, {4, 8, 8, 4}},
-    [SD_BI_GEMM] = {SIMDEV_K_GEMM_F32, 6, {8, 8, 8, 4, 4, 4}},
-    [SD_BI_FILL_U32] = {SIMDEV_K_FILL_U32, 3, {8, 4, 4}},
-    [SD_BI_REDUCE_SUM] = {SIMDEV_K_REDUCE_SUM_F32, 3, {8, 8, 4}},
-    [SD_BI_BUSY_NS] = {SIMDEV_K_BUSY_NS, 1, {8}},
-    [SD_BI_ALLREDUCE] = {SIMDEV_K_ALLREDUCE_SUM_F32, 5, {8, 4, 4, 4, 8}},
+static const builtin_info g_info[PA_SD_BI_COUNT] = {
+    [PA_SD_BI_NONE] = {"", 0, {0}},
+    [PA_SD_BI_VECTOR_ADD] = {SIMDEV_K_VECTOR_ADD, 4, {8, 8, 8, 4}},
+    [PA_SD_BI_SAXPY] = {SIMDEV_K_SAXPY, 4, {4, 8, 8, 4}},
+    [PA_SD_BI_GEMM] = {SIMDEV_K_GEMM_F32, 6, {8, 8, 8, 4, 4, 4}},
+    [PA_SD_BI_FILL_U32] = {SIMDEV_K_FILL_U32, 3, {8, 4, 4}},
+    [PA_SD_BI_REDUCE_SUM] = {SIMDEV_K_REDUCE_SUM_F32, 3, {8, 8, 4}},
+    [PA_SD_BI_BUSY_NS] = {SIMDEV_K_BUSY_NS, 1, {8}},
+    [PA_SD_BI_ALLREDUCE] = {SIMDEV_K_ALLREDUCE_SUM_F32, 5, {8, 4, 4, 4, 8}},
 };
 
-sd_builtin sd_builtin_by_name(const char *name)
+pa_sd_builtin pa_sd_builtin_by_name(const char *name)
 {
-    for (int b = SD_BI_NONE + 1; b < SD_BI_COUNT; b++)
+    for (int b = PA_SD_BI_NONE + 1; b < PA_SD_BI_COUNT; b++)
         if (name && strcmp(name, g_info[b].name) == 0)
-            return (sd_builtin)b;
-    return SD_BI_NONE;
+            return (pa_sd_builtin)b;
+    return PA_SD_BI_NONE;
 }
 
-uint32_t sd_builtin_nargs(sd_builtin b) { return b < SD_BI_COUNT ? g_info[b].nargs : 0; }
+uint32_t pa_sd_builtin_nargs(pa_sd_builtin b) { return b < PA_SD_BI_COUNT ? g_info[b].nargs : 0; }
 
-uint32_t sd_builtin_arg_size(sd_builtin b, uint32_t i)
+uint32_t pa_sd_builtin_arg_size(pa_sd_builtin b, uint32_t i)
 {
-    return (b < SD_BI_COUNT && i < g_info[b].nargs) ? g_info[b].size[i] : 0;
+    return (b < PA_SD_BI_COUNT && i < g_info[b].nargs) ? g_info[b].size[i] : 0;
 }
 
-static void *arg_ptr(uint8_t (*args)[SD_ARG_BYTES], int i)
+static void *arg_ptr(uint8_t (*args)[PA_SD_ARG_BYTES], int i)
 {
     void *p;
     memcpy(&p, args[i], sizeof p);
     return p;
 }
-static uint32_t arg_u32(uint8_t (*args)[SD_ARG_BYTES], int i)
+static uint32_t arg_u32(uint8_t (*args)[PA_SD_ARG_BYTES], int i)
 {
     uint32_t v;
     memcpy(&v, args[i], sizeof v);
     return v;
 }
-static uint64_t arg_u64(uint8_t (*args)[SD_ARG_BYTES], int i)
+static uint64_t arg_u64(uint8_t (*args)[PA_SD_ARG_BYTES], int i)
 {
     uint64_t v;
     memcpy(&v, args[i], sizeof v);
@@ -64,7 +64,7 @@ static bool span_ok(const char *kernel, const void *p, uint64_t bytes)
     size_t size;
     if (bytes == 0)
         return true;
-    if (p && sd_mem_lookup(p, &base, &size, NULL, NULL) &&
+    if (p && pa_sd_mem_lookup(p, &base, &size, NULL, NULL) &&
         (uint64_t)((const char *)p - (const char *)base) + bytes <= size)
         return true;
     fprintf(stderr, "simdev: kernel %s: buffer %p of %llu bytes is not inside a Level Zero "
@@ -74,7 +74,7 @@ static bool span_ok(const char *kernel, const void *p, uint64_t bytes)
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-static void run_vector_add(uint8_t (*a)[SD_ARG_BYTES], uint64_t items)
+static void run_vector_add(uint8_t (*a)[PA_SD_ARG_BYTES], uint64_t items)
 {
     const float *x = arg_ptr(a, 0), *y = arg_ptr(a, 1);
     float *z = arg_ptr(a, 2);
@@ -86,7 +86,7 @@ static void run_vector_add(uint8_t (*a)[SD_ARG_BYTES], uint64_t items)
         z[i] = x[i] + y[i];
 }
 
-static void run_saxpy(uint8_t (*a)[SD_ARG_BYTES], uint64_t items)
+static void run_saxpy(uint8_t (*a)[PA_SD_ARG_BYTES], uint64_t items)
 {
     float alpha;
     memcpy(&alpha, a[0], sizeof alpha);
@@ -100,7 +100,7 @@ static void run_saxpy(uint8_t (*a)[SD_ARG_BYTES], uint64_t items)
 }
 
 /* C[M x N] = A[M x K] * B[K x N], row-major; computed whole regardless of the launch shape. */
-static void run_gemm(uint8_t (*a)[SD_ARG_BYTES])
+static void run_gemm(uint8_t (*a)[PA_SD_ARG_BYTES])
 {
     const float *A = arg_ptr(a, 0), *B = arg_ptr(a, 1);
     float *C = arg_ptr(a, 2);
@@ -117,7 +117,7 @@ static void run_gemm(uint8_t (*a)[SD_ARG_BYTES])
         }
 }
 
-static void run_fill(uint8_t (*a)[SD_ARG_BYTES], uint64_t items)
+static void run_fill(uint8_t (*a)[PA_SD_ARG_BYTES], uint64_t items)
 {
     uint32_t *d = arg_ptr(a, 0);
     uint32_t v = arg_u32(a, 1);
@@ -128,7 +128,7 @@ static void run_fill(uint8_t (*a)[SD_ARG_BYTES], uint64_t items)
         d[i] = v;
 }
 
-static void run_reduce(uint8_t (*a)[SD_ARG_BYTES])
+static void run_reduce(uint8_t (*a)[PA_SD_ARG_BYTES])
 {
     const float *x = arg_ptr(a, 0);
     float *out = arg_ptr(a, 1);
@@ -158,7 +158,7 @@ static pthread_cond_t g_ar_cv;
 static pthread_once_t g_ar_once = PTHREAD_ONCE_INIT;
 static ar_slot g_ar[AR_SLOTS];
 
-static void ar_init(void) { sd_cond_init_mono(&g_ar_cv); }
+static void ar_init(void) { pa_sd_cond_init_mono(&g_ar_cv); }
 
 static ar_slot *ar_find(uint64_t key)
 {
@@ -193,7 +193,7 @@ static void ar_complete(ar_slot *s)
     pthread_cond_broadcast(&g_ar_cv);
 }
 
-static void run_allreduce(uint8_t (*a)[SD_ARG_BYTES])
+static void run_allreduce(uint8_t (*a)[PA_SD_ARG_BYTES])
 {
     float *buf = arg_ptr(a, 0);
     uint32_t n = arg_u32(a, 1), rank = arg_u32(a, 2), nranks = arg_u32(a, 3);
@@ -224,8 +224,8 @@ static void run_allreduce(uint8_t (*a)[SD_ARG_BYTES])
     } else {
         uint64_t gen = s->gen;
         struct timespec dl;
-        sd_deadline(AR_TIMEOUT_NS, &dl);
-        while (s->gen == gen && !sd_shutting_down()) {
+        pa_sd_deadline(AR_TIMEOUT_NS, &dl);
+        while (s->gen == gen && !pa_sd_shutting_down()) {
             if (pthread_cond_timedwait(&g_ar_cv, &g_ar_mu, &dl) != 0 && s->gen == gen) {
                 fprintf(stderr, "simdev: allreduce_sum_f32 key %llu: rank %u waited 60 s for %u "
                                 "ranks; giving up\n", (unsigned long long)key, rank, s->nranks);
@@ -238,7 +238,7 @@ static void run_allreduce(uint8_t (*a)[SD_ARG_BYTES])
     pthread_mutex_unlock(&g_ar_mu);
 }
 
-void sd_builtin_release_waiters(void)
+void pa_sd_builtin_release_waiters(void)
 {
     pthread_once(&g_ar_once, ar_init);
     pthread_mutex_lock(&g_ar_mu);
@@ -246,16 +246,16 @@ void sd_builtin_release_waiters(void)
     pthread_mutex_unlock(&g_ar_mu);
 }
 
-uint64_t sd_builtin_run(sd_builtin b, uint8_t (*args)[SD_ARG_BYTES], uint64_t items)
+uint64_t pa_sd_builtin_run(pa_sd_builtin b, uint8_t (*args)[PA_SD_ARG_BYTES], uint64_t items)
 {
     switch (b) {
-    case SD_BI_VECTOR_ADD: run_vector_add(args, items); break;
-    case SD_BI_SAXPY: run_saxpy(args, items); break;
-    case SD_BI_GEMM: run_gemm(args); break;
-    case SD_BI_FILL_U32: run_fill(args, items); break;
-    case SD_BI_REDUCE_SUM: run_reduce(args); break;
-    case SD_BI_BUSY_NS: return arg_u64(args, 0) ? arg_u64(args, 0) : 1;
-    case SD_BI_ALLREDUCE: run_allreduce(args); break;
+    case PA_SD_BI_VECTOR_ADD: run_vector_add(args, items); break;
+    case PA_SD_BI_SAXPY: run_saxpy(args, items); break;
+    case PA_SD_BI_GEMM: run_gemm(args); break;
+    case PA_SD_BI_FILL_U32: run_fill(args, items); break;
+    case PA_SD_BI_REDUCE_SUM: run_reduce(args); break;
+    case PA_SD_BI_BUSY_NS: return arg_u64(args, 0) ? arg_u64(args, 0) : 1;
+    case PA_SD_BI_ALLREDUCE: run_allreduce(args); break;
     default: break;
     }
     return 0;

@@ -2,19 +2,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sd_internal.h"
+#include "pa_sd_internal.h"
 
-typedef struct sd_alloc {
+typedef struct pa_sd_alloc {
     uintptr_t base;
     size_t size;
     ze_memory_type_t type;
-    sd_device *device; /* NULL for host allocations */
+    pa_sd_device *device; /* NULL for host allocations */
     uint64_t id;
-} sd_alloc;
+} pa_sd_alloc;
 
 /* Sorted by base so interior pointers resolve by binary search; allocation is not a hot path. */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static sd_alloc *g_allocs;
+static pa_sd_alloc *g_allocs;
 static size_t g_n, g_cap;
 static uint64_t g_next_id = 1;
 
@@ -43,7 +43,7 @@ static long find_containing(const void *ptr)
     return -1;
 }
 
-int sd_mem_lookup(const void *ptr, void **base, size_t *size, ze_memory_type_t *type, sd_device **dev)
+int pa_sd_mem_lookup(const void *ptr, void **base, size_t *size, ze_memory_type_t *type, pa_sd_device **dev)
 {
     int found = 0;
     pthread_mutex_lock(&g_mu);
@@ -59,11 +59,11 @@ int sd_mem_lookup(const void *ptr, void **base, size_t *size, ze_memory_type_t *
     return found;
 }
 
-static int table_insert(const sd_alloc *a)
+static int table_insert(const pa_sd_alloc *a)
 {
     if (g_n == g_cap) {
         size_t nc = g_cap ? g_cap * 2 : 256;
-        sd_alloc *na = realloc(g_allocs, nc * sizeof *na);
+        pa_sd_alloc *na = realloc(g_allocs, nc * sizeof *na);
         if (!na)
             return -1;
         g_allocs = na;
@@ -77,9 +77,9 @@ static int table_insert(const sd_alloc *a)
 }
 
 /* Reserve bytes on dev; fails when the device's memory would be exceeded. */
-static int reserve(sd_device *dev, size_t size)
+static int reserve(pa_sd_device *dev, size_t size)
 {
-    uint64_t total = sd_config_get()->mem_bytes;
+    uint64_t total = pa_sd_config_get()->mem_bytes;
     uint64_t used = atomic_load(&dev->mem_used);
     do {
         if (size > total || used > total - size)
@@ -88,7 +88,7 @@ static int reserve(sd_device *dev, size_t size)
     return 0;
 }
 
-static ze_result_t mem_alloc(ze_memory_type_t type, sd_device *dev, size_t size, size_t alignment,
+static ze_result_t mem_alloc(ze_memory_type_t type, pa_sd_device *dev, size_t size, size_t alignment,
                              void **pptr)
 {
     if (size == 0)
@@ -104,7 +104,7 @@ static ze_result_t mem_alloc(ze_memory_type_t type, sd_device *dev, size_t size,
         /* Fresh device memory reads as zeros, like freshly mapped pages on real drivers. */
         memset(p, 0, rounded);
         pthread_mutex_lock(&g_mu);
-        sd_alloc a = {(uintptr_t)p, size, type, dev, g_next_id++};
+        pa_sd_alloc a = {(uintptr_t)p, size, type, dev, g_next_id++};
         int rc = table_insert(&a);
         pthread_mutex_unlock(&g_mu);
         if (rc == 0) {
@@ -118,43 +118,43 @@ static ze_result_t mem_alloc(ze_memory_type_t type, sd_device *dev, size_t size,
     return dev ? ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY : ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
 }
 
-ze_result_t sd_zeMemAllocDevice(ze_context_handle_t hc, const ze_device_mem_alloc_desc_t *desc,
+ze_result_t pa_sd_zeMemAllocDevice(ze_context_handle_t hc, const ze_device_mem_alloc_desc_t *desc,
                                 size_t size, size_t alignment, ze_device_handle_t hd, void **pptr)
 {
-    sd_device *dev = sd_device_of(hd);
-    if (!sd_context_of(hc) || !dev)
+    pa_sd_device *dev = pa_sd_device_of(hd);
+    if (!pa_sd_context_of(hc) || !dev)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!desc || !pptr)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     return mem_alloc(ZE_MEMORY_TYPE_DEVICE, dev, size, alignment, pptr);
 }
 
-ze_result_t sd_zeMemAllocShared(ze_context_handle_t hc, const ze_device_mem_alloc_desc_t *ddesc,
+ze_result_t pa_sd_zeMemAllocShared(ze_context_handle_t hc, const ze_device_mem_alloc_desc_t *ddesc,
                                 const ze_host_mem_alloc_desc_t *hdesc, size_t size, size_t alignment,
                                 ze_device_handle_t hd, void **pptr)
 {
-    if (!sd_context_of(hc))
+    if (!pa_sd_context_of(hc))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    if (hd && !sd_device_of(hd))
+    if (hd && !pa_sd_device_of(hd))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!ddesc || !hdesc || !pptr)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    return mem_alloc(ZE_MEMORY_TYPE_SHARED, sd_device_of(hd), size, alignment, pptr);
+    return mem_alloc(ZE_MEMORY_TYPE_SHARED, pa_sd_device_of(hd), size, alignment, pptr);
 }
 
-ze_result_t sd_zeMemAllocHost(ze_context_handle_t hc, const ze_host_mem_alloc_desc_t *desc,
+ze_result_t pa_sd_zeMemAllocHost(ze_context_handle_t hc, const ze_host_mem_alloc_desc_t *desc,
                               size_t size, size_t alignment, void **pptr)
 {
-    if (!sd_context_of(hc))
+    if (!pa_sd_context_of(hc))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!desc || !pptr)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     return mem_alloc(ZE_MEMORY_TYPE_HOST, NULL, size, alignment, pptr);
 }
 
-ze_result_t sd_zeMemFree(ze_context_handle_t hc, void *ptr)
+ze_result_t pa_sd_zeMemFree(ze_context_handle_t hc, void *ptr)
 {
-    if (!sd_context_of(hc))
+    if (!pa_sd_context_of(hc))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!ptr)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -164,7 +164,7 @@ ze_result_t sd_zeMemFree(ze_context_handle_t hc, void *ptr)
         pthread_mutex_unlock(&g_mu);
         return ZE_RESULT_ERROR_INVALID_ARGUMENT; /* not the start of a live allocation */
     }
-    sd_alloc a = g_allocs[i];
+    pa_sd_alloc a = g_allocs[i];
     memmove(&g_allocs[i], &g_allocs[i + 1], (g_n - (size_t)i - 1) * sizeof a);
     g_n--;
     pthread_mutex_unlock(&g_mu);
@@ -174,19 +174,19 @@ ze_result_t sd_zeMemFree(ze_context_handle_t hc, void *ptr)
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeMemFreeExt(ze_context_handle_t hc, const ze_memory_free_ext_desc_t *desc, void *ptr)
+ze_result_t pa_sd_zeMemFreeExt(ze_context_handle_t hc, const ze_memory_free_ext_desc_t *desc, void *ptr)
 {
     if (!desc)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    return sd_zeMemFree(hc, ptr);
+    return pa_sd_zeMemFree(hc, ptr);
 }
 
 /* Unknown pointers are not an error here: the spec answers ZE_MEMORY_TYPE_UNKNOWN. */
-ze_result_t sd_zeMemGetAllocProperties(ze_context_handle_t hc, const void *ptr,
+ze_result_t pa_sd_zeMemGetAllocProperties(ze_context_handle_t hc, const void *ptr,
                                        ze_memory_allocation_properties_t *props,
                                        ze_device_handle_t *phDevice)
 {
-    if (!sd_context_of(hc))
+    if (!pa_sd_context_of(hc))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!ptr || !props)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -208,16 +208,16 @@ ze_result_t sd_zeMemGetAllocProperties(ze_context_handle_t hc, const void *ptr,
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeMemGetAddressRange(ze_context_handle_t hc, const void *ptr, void **pBase,
+ze_result_t pa_sd_zeMemGetAddressRange(ze_context_handle_t hc, const void *ptr, void **pBase,
                                     size_t *pSize)
 {
-    if (!sd_context_of(hc))
+    if (!pa_sd_context_of(hc))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!ptr)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     void *base;
     size_t size;
-    if (!sd_mem_lookup(ptr, &base, &size, NULL, NULL))
+    if (!pa_sd_mem_lookup(ptr, &base, &size, NULL, NULL))
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     if (pBase)
         *pBase = base;

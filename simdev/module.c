@@ -3,29 +3,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sd_internal.h"
-#include "sd_module.h"
+#include "pa_sd_internal.h"
+#include "pa_sd_module.h"
 
-static sd_module *module_of(ze_module_handle_t h)
+static pa_sd_module *module_of(ze_module_handle_t h)
 {
-    sd_module *m = (sd_module *)h;
-    return (m && m->magic == SD_MAGIC_MODULE) ? m : NULL;
+    pa_sd_module *m = (pa_sd_module *)h;
+    return (m && m->magic == PA_SD_MAGIC_MODULE) ? m : NULL;
 }
 
-static sd_kernel *kernel_of(ze_kernel_handle_t h)
+static pa_sd_kernel *kernel_of(ze_kernel_handle_t h)
 {
-    sd_kernel *k = (sd_kernel *)h;
-    return (k && k->magic == SD_MAGIC_KERNEL) ? k : NULL;
+    pa_sd_kernel *k = (pa_sd_kernel *)h;
+    return (k && k->magic == PA_SD_MAGIC_KERNEL) ? k : NULL;
 }
 
-sd_kernel *sd_kernel_of(ze_kernel_handle_t h) { return kernel_of(h); }
+pa_sd_kernel *pa_sd_kernel_of(ze_kernel_handle_t h) { return kernel_of(h); }
 
 static ze_module_build_log_handle_t make_log(const char *text)
 {
-    sd_build_log *l = calloc(1, sizeof *l);
+    pa_sd_build_log *l = calloc(1, sizeof *l);
     if (!l)
         return NULL;
-    l->magic = SD_MAGIC_BUILDLOG;
+    l->magic = PA_SD_MAGIC_BUILDLOG;
     l->text = strdup(text ? text : "");
     return (ze_module_build_log_handle_t)l;
 }
@@ -39,39 +39,39 @@ static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
     return h;
 }
 
-ze_result_t sd_zeModuleCreate(ze_context_handle_t hc, ze_device_handle_t hd, const ze_module_desc_t *desc,
+ze_result_t pa_sd_zeModuleCreate(ze_context_handle_t hc, ze_device_handle_t hd, const ze_module_desc_t *desc,
                               ze_module_handle_t *phModule, ze_module_build_log_handle_t *phLog)
 {
-    sd_device *dev = sd_device_of(hd);
+    pa_sd_device *dev = pa_sd_device_of(hd);
     if (phLog)
         *phLog = NULL;
-    if (!sd_context_of(hc) || !dev)
+    if (!pa_sd_context_of(hc) || !dev)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!desc || !phModule || !desc->pInputModule)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (desc->inputSize == 0)
         return ZE_RESULT_ERROR_INVALID_SIZE;
-    sd_parsed_module pm = {0, NULL};
+    pa_sd_parsed_module pm = {0, NULL};
     char err[512] = "";
     ze_result_t r;
     if (desc->format == ZE_MODULE_FORMAT_IL_SPIRV)
-        r = sd_parse_spirv(desc->pInputModule, desc->inputSize, &pm, err, sizeof err);
+        r = pa_sd_parse_spirv(desc->pInputModule, desc->inputSize, &pm, err, sizeof err);
     else if (desc->format == ZE_MODULE_FORMAT_NATIVE)
-        r = sd_parse_native(desc->pInputModule, desc->inputSize, &pm, err, sizeof err);
+        r = pa_sd_parse_native(desc->pInputModule, desc->inputSize, &pm, err, sizeof err);
     else
         return ZE_RESULT_ERROR_INVALID_ENUMERATION;
     if (phLog)
         *phLog = make_log(err);
     if (r != ZE_RESULT_SUCCESS) {
-        sd_parsed_free(&pm);
+        pa_sd_parsed_free(&pm);
         return r;
     }
-    sd_module *m = calloc(1, sizeof *m);
+    pa_sd_module *m = calloc(1, sizeof *m);
     if (!m) {
-        sd_parsed_free(&pm);
+        pa_sd_parsed_free(&pm);
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
-    m->magic = SD_MAGIC_MODULE;
+    m->magic = PA_SD_MAGIC_MODULE;
     m->device = dev;
     m->nkernels = pm.nkernels;
     m->kernels = pm.kernels;
@@ -82,19 +82,19 @@ ze_result_t sd_zeModuleCreate(ze_context_handle_t hc, ze_device_handle_t hd, con
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeModuleDestroy(ze_module_handle_t h)
+ze_result_t pa_sd_zeModuleDestroy(ze_module_handle_t h)
 {
-    sd_module *m = module_of(h);
+    pa_sd_module *m = module_of(h);
     if (!m)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    m->magic = SD_MAGIC_DEAD;
-    sd_parsed_module pm = {m->nkernels, m->kernels};
-    sd_parsed_free(&pm);
+    m->magic = PA_SD_MAGIC_DEAD;
+    pa_sd_parsed_module pm = {m->nkernels, m->kernels};
+    pa_sd_parsed_free(&pm);
     free(m);
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeModuleDynamicLink(uint32_t n, ze_module_handle_t *phModules, ze_module_build_log_handle_t *phLog)
+ze_result_t pa_sd_zeModuleDynamicLink(uint32_t n, ze_module_handle_t *phModules, ze_module_build_log_handle_t *phLog)
 {
     if (phLog)
         *phLog = make_log("");
@@ -104,9 +104,9 @@ ze_result_t sd_zeModuleDynamicLink(uint32_t n, ze_module_handle_t *phModules, ze
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeModuleGetKernelNames(ze_module_handle_t h, uint32_t *pCount, const char **pNames)
+ze_result_t pa_sd_zeModuleGetKernelNames(ze_module_handle_t h, uint32_t *pCount, const char **pNames)
 {
-    sd_module *m = module_of(h);
+    pa_sd_module *m = module_of(h);
     if (!m)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!pCount)
@@ -122,7 +122,7 @@ ze_result_t sd_zeModuleGetKernelNames(ze_module_handle_t h, uint32_t *pCount, co
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeModuleGetProperties(ze_module_handle_t h, ze_module_properties_t *p)
+ze_result_t pa_sd_zeModuleGetProperties(ze_module_handle_t h, ze_module_properties_t *p)
 {
     if (!module_of(h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -132,18 +132,18 @@ ze_result_t sd_zeModuleGetProperties(ze_module_handle_t h, ze_module_properties_
     return ZE_RESULT_SUCCESS;
 }
 
-static sd_build_log *log_of(ze_module_build_log_handle_t h)
+static pa_sd_build_log *log_of(ze_module_build_log_handle_t h)
 {
-    sd_build_log *l = (sd_build_log *)h;
-    return (l && l->magic == SD_MAGIC_BUILDLOG) ? l : NULL;
+    pa_sd_build_log *l = (pa_sd_build_log *)h;
+    return (l && l->magic == PA_SD_MAGIC_BUILDLOG) ? l : NULL;
 }
 
-ze_result_t sd_zeModuleBuildLogDestroy(ze_module_build_log_handle_t h)
+ze_result_t pa_sd_zeModuleBuildLogDestroy(ze_module_build_log_handle_t h)
 {
-    sd_build_log *l = log_of(h);
+    pa_sd_build_log *l = log_of(h);
     if (!l)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    l->magic = SD_MAGIC_DEAD;
+    l->magic = PA_SD_MAGIC_DEAD;
     free(l->text);
     free(l);
     return ZE_RESULT_SUCCESS;
@@ -164,9 +164,9 @@ static ze_result_t copy_string(const char *s, size_t *pSize, char *out)
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeModuleBuildLogGetString(ze_module_build_log_handle_t h, size_t *pSize, char *pLog)
+ze_result_t pa_sd_zeModuleBuildLogGetString(ze_module_build_log_handle_t h, size_t *pSize, char *pLog)
 {
-    sd_build_log *l = log_of(h);
+    pa_sd_build_log *l = log_of(h);
     if (!l)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!pSize)
@@ -174,9 +174,9 @@ ze_result_t sd_zeModuleBuildLogGetString(ze_module_build_log_handle_t h, size_t 
     return copy_string(l->text ? l->text : "", pSize, pLog);
 }
 
-ze_result_t sd_zeKernelCreate(ze_module_handle_t h, const ze_kernel_desc_t *desc, ze_kernel_handle_t *ph)
+ze_result_t pa_sd_zeKernelCreate(ze_module_handle_t h, const ze_kernel_desc_t *desc, ze_kernel_handle_t *ph)
 {
-    sd_module *m = module_of(h);
+    pa_sd_module *m = module_of(h);
     if (!m)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!desc || !ph || !desc->pKernelName)
@@ -184,42 +184,42 @@ ze_result_t sd_zeKernelCreate(ze_module_handle_t h, const ze_kernel_desc_t *desc
     for (uint32_t i = 0; i < m->nkernels; i++) {
         if (strcmp(m->kernels[i].name, desc->pKernelName) != 0)
             continue;
-        sd_kernel *k = calloc(1, sizeof *k);
+        pa_sd_kernel *k = calloc(1, sizeof *k);
         if (!k)
             return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-        k->magic = SD_MAGIC_KERNEL;
+        k->magic = PA_SD_MAGIC_KERNEL;
         k->module = m;
         k->def = &m->kernels[i];
         k->gsize[0] = k->gsize[1] = k->gsize[2] = 1;
-        k->nargs = sd_builtin_nargs(k->def->builtin);
+        k->nargs = pa_sd_builtin_nargs(k->def->builtin);
         if (k->nargs == 0)
-            k->nargs = k->def->nparams ? k->def->nparams : SD_MAX_ARGS;
+            k->nargs = k->def->nparams ? k->def->nparams : PA_SD_MAX_ARGS;
         *ph = (ze_kernel_handle_t)k;
         return ZE_RESULT_SUCCESS;
     }
     return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
 }
 
-ze_result_t sd_zeKernelDestroy(ze_kernel_handle_t h)
+ze_result_t pa_sd_zeKernelDestroy(ze_kernel_handle_t h)
 {
-    sd_kernel *k = kernel_of(h);
+    pa_sd_kernel *k = kernel_of(h);
     if (!k)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     /* Commands snapshot what they need (def, args), so in-flight work does not read *k. */
-    k->magic = SD_MAGIC_DEAD;
+    k->magic = PA_SD_MAGIC_DEAD;
     free(k);
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeKernelSetCacheConfig(ze_kernel_handle_t h, ze_cache_config_flags_t flags)
+ze_result_t pa_sd_zeKernelSetCacheConfig(ze_kernel_handle_t h, ze_cache_config_flags_t flags)
 {
     (void)flags;
     return kernel_of(h) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 }
 
-ze_result_t sd_zeKernelSetGroupSize(ze_kernel_handle_t h, uint32_t x, uint32_t y, uint32_t z)
+ze_result_t pa_sd_zeKernelSetGroupSize(ze_kernel_handle_t h, uint32_t x, uint32_t y, uint32_t z)
 {
-    sd_kernel *k = kernel_of(h);
+    pa_sd_kernel *k = kernel_of(h);
     if (!k)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!x || !y || !z || x > 1024 || y > 1024 || z > 1024 || (uint64_t)x * y * z > 1024)
@@ -239,7 +239,7 @@ static uint32_t pow2_divisor(uint32_t n, uint32_t cap)
     return g;
 }
 
-ze_result_t sd_zeKernelSuggestGroupSize(ze_kernel_handle_t h, uint32_t gx, uint32_t gy, uint32_t gz,
+ze_result_t pa_sd_zeKernelSuggestGroupSize(ze_kernel_handle_t h, uint32_t gx, uint32_t gy, uint32_t gz,
                                         uint32_t *x, uint32_t *y, uint32_t *z)
 {
     if (!kernel_of(h))
@@ -252,7 +252,7 @@ ze_result_t sd_zeKernelSuggestGroupSize(ze_kernel_handle_t h, uint32_t gx, uint3
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeKernelSuggestMaxCooperativeGroupCount(ze_kernel_handle_t h, uint32_t *total)
+ze_result_t pa_sd_zeKernelSuggestMaxCooperativeGroupCount(ze_kernel_handle_t h, uint32_t *total)
 {
     if (!kernel_of(h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -262,34 +262,34 @@ ze_result_t sd_zeKernelSuggestMaxCooperativeGroupCount(ze_kernel_handle_t h, uin
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeKernelSetArgumentValue(ze_kernel_handle_t h, uint32_t index, size_t size, const void *value)
+ze_result_t pa_sd_zeKernelSetArgumentValue(ze_kernel_handle_t h, uint32_t index, size_t size, const void *value)
 {
-    sd_kernel *k = kernel_of(h);
+    pa_sd_kernel *k = kernel_of(h);
     if (!k)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (index >= k->nargs)
         return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX;
-    uint32_t want = sd_builtin_arg_size(k->def->builtin, index);
+    uint32_t want = pa_sd_builtin_arg_size(k->def->builtin, index);
     if ((want && size != want) || size == 0)
         return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
-    memset(k->args[index], 0, SD_ARG_BYTES);
+    memset(k->args[index], 0, PA_SD_ARG_BYTES);
     if (value) /* NULL value = NULL buffer or local-memory size only */
-        memcpy(k->args[index], value, size < SD_ARG_BYTES ? size : SD_ARG_BYTES);
+        memcpy(k->args[index], value, size < PA_SD_ARG_BYTES ? size : PA_SD_ARG_BYTES);
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeKernelSetIndirectAccess(ze_kernel_handle_t h, ze_kernel_indirect_access_flags_t f)
+ze_result_t pa_sd_zeKernelSetIndirectAccess(ze_kernel_handle_t h, ze_kernel_indirect_access_flags_t f)
 {
-    sd_kernel *k = kernel_of(h);
+    pa_sd_kernel *k = kernel_of(h);
     if (!k)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     k->indirect = f;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeKernelGetIndirectAccess(ze_kernel_handle_t h, ze_kernel_indirect_access_flags_t *f)
+ze_result_t pa_sd_zeKernelGetIndirectAccess(ze_kernel_handle_t h, ze_kernel_indirect_access_flags_t *f)
 {
-    sd_kernel *k = kernel_of(h);
+    pa_sd_kernel *k = kernel_of(h);
     if (!k)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!f)
@@ -298,7 +298,7 @@ ze_result_t sd_zeKernelGetIndirectAccess(ze_kernel_handle_t h, ze_kernel_indirec
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeKernelGetSourceAttributes(ze_kernel_handle_t h, uint32_t *pSize, char **pString)
+ze_result_t pa_sd_zeKernelGetSourceAttributes(ze_kernel_handle_t h, uint32_t *pSize, char **pString)
 {
     if (!kernel_of(h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -310,14 +310,14 @@ ze_result_t sd_zeKernelGetSourceAttributes(ze_kernel_handle_t h, uint32_t *pSize
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeKernelGetProperties(ze_kernel_handle_t h, ze_kernel_properties_t *p)
+ze_result_t pa_sd_zeKernelGetProperties(ze_kernel_handle_t h, ze_kernel_properties_t *p)
 {
-    sd_kernel *k = kernel_of(h);
+    pa_sd_kernel *k = kernel_of(h);
     if (!k)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!p)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    p->numKernelArgs = sd_builtin_nargs(k->def->builtin) ? sd_builtin_nargs(k->def->builtin)
+    p->numKernelArgs = pa_sd_builtin_nargs(k->def->builtin) ? pa_sd_builtin_nargs(k->def->builtin)
                                                          : k->def->nparams;
     p->requiredGroupSizeX = p->requiredGroupSizeY = p->requiredGroupSizeZ = 0;
     p->requiredNumSubGroups = 0;
@@ -334,9 +334,9 @@ ze_result_t sd_zeKernelGetProperties(ze_kernel_handle_t h, ze_kernel_properties_
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zeKernelGetName(ze_kernel_handle_t h, size_t *pSize, char *pName)
+ze_result_t pa_sd_zeKernelGetName(ze_kernel_handle_t h, size_t *pSize, char *pName)
 {
-    sd_kernel *k = kernel_of(h);
+    pa_sd_kernel *k = kernel_of(h);
     if (!k)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!pSize)

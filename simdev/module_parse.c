@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sd_internal.h"
-#include "sd_module.h"
+#include "pa_sd_internal.h"
+#include "pa_sd_module.h"
 
 #define SPIRV_MAGIC 0x07230203u
 #define SPIRV_OP_ENTRY_POINT 15u
@@ -27,7 +27,7 @@ static const char *source_name(const char *p, size_t *len, const char **next)
     return end;
 }
 
-void sd_demangle_base(const char *name, char *out, size_t cap)
+void pa_sd_demangle_base(const char *name, char *out, size_t cap)
 {
     const char *p = name, *base = NULL, *next;
     size_t len = 0;
@@ -60,32 +60,32 @@ void sd_demangle_base(const char *name, char *out, size_t cap)
 }
 
 /* Resolve which builtin a kernel runs: explicit builtin=, its name, or its demangled base. */
-static sd_builtin resolve_builtin(const char *name, const char *explicit_bi)
+static pa_sd_builtin resolve_builtin(const char *name, const char *explicit_bi)
 {
     char base[256];
     if (explicit_bi)
-        return sd_builtin_by_name(explicit_bi);
-    sd_builtin b = sd_builtin_by_name(name);
-    if (b != SD_BI_NONE)
+        return pa_sd_builtin_by_name(explicit_bi);
+    pa_sd_builtin b = pa_sd_builtin_by_name(name);
+    if (b != PA_SD_BI_NONE)
         return b;
-    sd_demangle_base(name, base, sizeof base);
-    return sd_builtin_by_name(base);
+    pa_sd_demangle_base(name, base, sizeof base);
+    return pa_sd_builtin_by_name(base);
 }
 
-static int add_kernel(sd_parsed_module *m, const char *name, size_t len, uint32_t id)
+static int add_kernel(pa_sd_parsed_module *m, const char *name, size_t len, uint32_t id)
 {
-    sd_kernel_def *nk = realloc(m->kernels, (m->nkernels + 1) * sizeof *nk);
+    pa_sd_kernel_def *nk = realloc(m->kernels, (m->nkernels + 1) * sizeof *nk);
     if (!nk)
         return -1;
     m->kernels = nk;
-    sd_kernel_def *k = &nk[m->nkernels];
+    pa_sd_kernel_def *k = &nk[m->nkernels];
     memset(k, 0, sizeof *k);
     k->name = strndup(name, len);
     if (!k->name)
         return -1;
     k->spirv_id = id;
-    k->base_ns = sd_config_get()->base_ns;
-    k->ns_per_item = sd_config_get()->ns_per_item;
+    k->base_ns = pa_sd_config_get()->base_ns;
+    k->ns_per_item = pa_sd_config_get()->ns_per_item;
     m->nkernels++;
     return 0;
 }
@@ -114,7 +114,7 @@ static size_t literal_len(const uint8_t *p, size_t from, size_t end_word, bool s
     return n;
 }
 
-ze_result_t sd_parse_spirv(const uint8_t *data, size_t size, sd_parsed_module *m, char *err, size_t errcap)
+ze_result_t pa_sd_parse_spirv(const uint8_t *data, size_t size, pa_sd_parsed_module *m, char *err, size_t errcap)
 {
     if (!data || size < 20 || size % 4) {
         snprintf(err, errcap, "SPIR-V input of %zu bytes is not a whole number of 32-bit words "
@@ -161,7 +161,7 @@ ze_result_t sd_parse_spirv(const uint8_t *data, size_t size, sd_parsed_module *m
 }
 
 /* Parse "key=value" of a native kernel line into the definition. */
-static int parse_attr(sd_kernel_def *k, const char *tok, char *err, size_t errcap, int line)
+static int parse_attr(pa_sd_kernel_def *k, const char *tok, char *err, size_t errcap, int line)
 {
     const char *eq = strchr(tok, '=');
     char *end;
@@ -172,8 +172,8 @@ static int parse_attr(sd_kernel_def *k, const char *tok, char *err, size_t errca
     }
     size_t klen = (size_t)(eq - tok);
     if (klen == 7 && strncmp(tok, "builtin", 7) == 0) {
-        k->builtin = sd_builtin_by_name(eq + 1);
-        if (k->builtin == SD_BI_NONE) {
+        k->builtin = pa_sd_builtin_by_name(eq + 1);
+        if (k->builtin == PA_SD_BI_NONE) {
             snprintf(err, errcap, "line %d: unknown builtin \"%s\" (accepted: vector_add, saxpy, "
                                   "gemm_f32, fill_u32, reduce_sum_f32, busy_ns, allreduce_sum_f32)",
                      line, eq + 1);
@@ -200,7 +200,7 @@ static int parse_attr(sd_kernel_def *k, const char *tok, char *err, size_t errca
     return 0;
 }
 
-static ze_result_t parse_native_line(char *s, int line, sd_parsed_module *m, char *err, size_t errcap)
+static ze_result_t parse_native_line(char *s, int line, pa_sd_parsed_module *m, char *err, size_t errcap)
 {
     char *save = NULL, *tok = strtok_r(s, " \t\r", &save);
     if (!tok || tok[0] == '#')
@@ -212,7 +212,7 @@ static ze_result_t parse_native_line(char *s, int line, sd_parsed_module *m, cha
     }
     if (add_kernel(m, tok, strlen(tok), 0) != 0)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-    sd_kernel_def *k = &m->kernels[m->nkernels - 1];
+    pa_sd_kernel_def *k = &m->kernels[m->nkernels - 1];
     const char *explicit_bi = NULL;
     while ((tok = strtok_r(NULL, " \t\r", &save)) != NULL) {
         if (parse_attr(k, tok, err, errcap, line) != 0)
@@ -224,7 +224,7 @@ static ze_result_t parse_native_line(char *s, int line, sd_parsed_module *m, cha
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_parse_native(const uint8_t *data, size_t size, sd_parsed_module *m, char *err, size_t errcap)
+ze_result_t pa_sd_parse_native(const uint8_t *data, size_t size, pa_sd_parsed_module *m, char *err, size_t errcap)
 {
     size_t mlen = strlen(SIMDEV_NATIVE_MAGIC);
     if (!data || size < mlen || memcmp(data, SIMDEV_NATIVE_MAGIC, mlen) != 0) {
@@ -246,7 +246,7 @@ ze_result_t sd_parse_native(const uint8_t *data, size_t size, sd_parsed_module *
     return r;
 }
 
-void sd_parsed_free(sd_parsed_module *m)
+void pa_sd_parsed_free(pa_sd_parsed_module *m)
 {
     for (uint32_t i = 0; i < m->nkernels; i++)
         free(m->kernels[i].name);

@@ -2,18 +2,18 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sd_internal.h"
+#include "pa_sd_internal.h"
 
-ze_result_t sd_zesDeviceGetProperties(zes_device_handle_t h, zes_device_properties_t *p)
+ze_result_t pa_sd_zesDeviceGetProperties(zes_device_handle_t h, zes_device_properties_t *p)
 {
-    sd_device *dev = sd_device_of((ze_device_handle_t)h);
+    pa_sd_device *dev = pa_sd_device_of((ze_device_handle_t)h);
     if (!dev)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!p)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     p->core.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
     p->core.pNext = NULL;
-    sd_device_fill_props(dev, &p->core);
+    pa_sd_device_fill_props(dev, &p->core);
     p->numSubdevices = 0;
     snprintf(p->serialNumber, sizeof p->serialNumber, "SD%08u", 1000 + dev->index);
     snprintf(p->boardNumber, sizeof p->boardNumber, "SIMDEV-BOARD-%u", dev->index);
@@ -24,14 +24,14 @@ ze_result_t sd_zesDeviceGetProperties(zes_device_handle_t h, zes_device_properti
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zesDevicePciGetProperties(zes_device_handle_t h, zes_pci_properties_t *p)
+ze_result_t pa_sd_zesDevicePciGetProperties(zes_device_handle_t h, zes_pci_properties_t *p)
 {
-    sd_device *dev = sd_device_of((ze_device_handle_t)h);
+    pa_sd_device *dev = pa_sd_device_of((ze_device_handle_t)h);
     if (!dev)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!p)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    sd_device_pci(dev, &p->address);
+    pa_sd_device_pci(dev, &p->address);
     p->maxSpeed.gen = 4;
     p->maxSpeed.width = 16;
     p->maxSpeed.maxBandwidth = 31500000000ll; /* bytes/s, PCIe 4.0 x16 */
@@ -41,9 +41,9 @@ ze_result_t sd_zesDevicePciGetProperties(zes_device_handle_t h, zes_pci_properti
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zesDevicePciGetState(zes_device_handle_t h, zes_pci_state_t *s)
+ze_result_t pa_sd_zesDevicePciGetState(zes_device_handle_t h, zes_pci_state_t *s)
 {
-    if (!sd_device_of((ze_device_handle_t)h))
+    if (!pa_sd_device_of((ze_device_handle_t)h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!s)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -56,10 +56,10 @@ ze_result_t sd_zesDevicePciGetState(zes_device_handle_t h, zes_pci_state_t *s)
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sd_zesDevicePciGetBars(zes_device_handle_t h, uint32_t *pCount, zes_pci_bar_properties_t *p)
+ze_result_t pa_sd_zesDevicePciGetBars(zes_device_handle_t h, uint32_t *pCount, zes_pci_bar_properties_t *p)
 {
     (void)p;
-    if (!sd_device_of((ze_device_handle_t)h))
+    if (!pa_sd_device_of((ze_device_handle_t)h))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!pCount)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;

@@ -1,7 +1,7 @@
-/* sd_api.h - generated list of the Level Zero entry points simdev implements (sd_ + API name). */
+/* pa_sd_api.h - generated list of the Level Zero entry points simdev implements (pa_sd_ + API name). */
 /* Regenerate by hand when adding an entry point; ddi_tables.c wires the same list. */
-#define SD_DECL(f) SD_HIDDEN extern __typeof__(f) sd_##f;
-#define SD_TABLE_LIST(X) \
+#define PA_SD_DECL(f) PA_SD_HIDDEN extern __typeof__(f) pa_sd_##f;
+#define PA_SD_TABLE_LIST(X) \
     X(Global, Init, zeInit) \
     X(Driver, Get, zeDriverGet) \
     X(Driver, GetApiVersion, zeDriverGetApiVersion) \
@@ -96,11 +96,11 @@
     X(Mem, GetAllocProperties, zeMemGetAllocProperties) \
     X(Mem, GetAddressRange, zeMemGetAddressRange) \
     X(Mem, FreeExt, zeMemFreeExt)
-#define SD_ZES_TABLE_LIST(X) \
+#define PA_SD_ZES_TABLE_LIST(X) \
     X(Device, GetProperties, zesDeviceGetProperties) \
     X(Device, PciGetProperties, zesDevicePciGetProperties) \
     X(Device, PciGetState, zesDevicePciGetState) \
     X(Device, PciGetBars, zesDevicePciGetBars)
-#define SD_DECL3(t, f, api) SD_DECL(api)
-SD_TABLE_LIST(SD_DECL3)
-SD_ZES_TABLE_LIST(SD_DECL3)
+#define PA_SD_DECL3(t, f, api) PA_SD_DECL(api)
+PA_SD_TABLE_LIST(PA_SD_DECL3)
+PA_SD_ZES_TABLE_LIST(PA_SD_DECL3)

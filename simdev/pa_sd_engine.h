@@ -1,0 +1,37 @@
+/* pa_sd_engine.h - engines, jobs and command execution shared by engine.c, exec.c and queue.c. */
+#ifndef PA_SD_ENGINE_H
+#define PA_SD_ENGINE_H
+
+#include "pa_sd_internal.h"
+
+typedef struct pa_sd_job {
+    struct pa_sd_job *next;
+    pa_sd_cmd **cmds;       /* commands to run in order (a regular list's array, or &one) */
+    uint32_t n;
+    pa_sd_cmd *one;         /* storage for a single immediate command */
+    pa_sd_cmd *owned;       /* freed when the job finishes */
+    pa_sd_queue *queue;     /* completed++ when done */
+    pa_sd_cmdlist *list;    /* immediate list: completed++ when done */
+    pa_sd_fence *fence;     /* signaled when done */
+} pa_sd_job;
+
+struct pa_sd_engine {
+    pa_sd_device *dev;
+    uint32_t ordinal, index;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;      /* work available */
+    pthread_cond_t done_cv; /* a job finished (CLOCK_MONOTONIC) */
+    pa_sd_job *head, *tail;
+    pthread_t thread;
+};
+
+/*! pa_sd_engine_push(eng, j) : append job j; counts it as submitted on its queue/list. 0 on success. */
+PA_SD_HIDDEN int pa_sd_engine_push(pa_sd_engine *eng, pa_sd_job *j);
+/*! pa_sd_engine_wait(eng, done, target, flag, timeout_ns) : wait until *done >= target (or *flag when
+ *  flag is non-NULL) under eng's lock; SUCCESS or NOT_READY (timeout, 0 = poll, shutdown). */
+PA_SD_HIDDEN ze_result_t pa_sd_engine_wait(pa_sd_engine *eng, const uint64_t *done, uint64_t target,
+                                     const bool *flag, uint64_t timeout_ns);
+/*! pa_sd_exec_cmd(eng, c) : execute one command on the calling worker (waits, work, timestamps). */
+PA_SD_HIDDEN void pa_sd_exec_cmd(pa_sd_engine *eng, pa_sd_cmd *c);
+
+#endif

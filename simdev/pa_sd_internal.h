@@ -1,0 +1,267 @@
+/* pa_sd_internal.h - objects and internal interfaces shared by the simdev driver's source files. */
+#ifndef PA_SD_INTERNAL_H
+#define PA_SD_INTERNAL_H
+
+#include <level_zero/ze_api.h>
+#include <level_zero/ze_ddi.h>
+#include <level_zero/zes_api.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "simdev.h"
+
+#define PA_SD_HIDDEN __attribute__((visibility("hidden")))
+#define PA_SD_MAX_DEVICES 16u
+#define PA_SD_NUM_ORDINALS 2u
+#define PA_SD_MAX_ENGINES 4u /* per ordinal */
+#define PA_SD_MAX_ARGS 32u
+#define PA_SD_ARG_BYTES 64u
+
+/* Magic tags at the start of every handle so a wrong or stale handle is rejected, not followed. */
+enum {
+    PA_SD_MAGIC_DRIVER = 0x53447244u, PA_SD_MAGIC_DEVICE = 0x53446576u, PA_SD_MAGIC_CONTEXT = 0x53446374u,
+    PA_SD_MAGIC_QUEUE = 0x53447175u, PA_SD_MAGIC_LIST = 0x53446c73u, PA_SD_MAGIC_FENCE = 0x53446663u,
+    PA_SD_MAGIC_POOL = 0x5344706cu, PA_SD_MAGIC_EVENT = 0x53446576u ^ 0xffu, PA_SD_MAGIC_MODULE = 0x53446d64u,
+    PA_SD_MAGIC_KERNEL = 0x53446b6eu, PA_SD_MAGIC_BUILDLOG = 0x5344626cu, PA_SD_MAGIC_DEAD = 0xdeadbeefu,
+};
+
+/* ---- configuration (config.c) ---- */
+typedef struct pa_sd_config {
+    uint32_t devices;          /* SIMDEV_DEVICES */
+    uint64_t timer_hz;         /* SIMDEV_TIMER_HZ, device ticks per second */
+    uint32_t timestamp_bits;   /* SIMDEV_TIMESTAMP_BITS: 32, 36 or 64 */
+    int64_t clock_offset_ns;   /* SIMDEV_CLOCK_OFFSET_NS */
+    uint64_t clock_start_ticks;/* SIMDEV_CLOCK_START_TICKS */
+    uint64_t mem_bytes;        /* SIMDEV_MEM_MB * 2^20, per device */
+    uint64_t base_ns;          /* SIMDEV_KERNEL_BASE_NS, unknown-kernel fixed cost */
+    uint64_t ns_per_item;      /* SIMDEV_KERNEL_NS_PER_ITEM, unknown-kernel cost per work item */
+    uint64_t copy_gbps;        /* SIMDEV_COPY_GBPS, modelled copy/fill bandwidth */
+    uint32_t core_clock_mhz;   /* SIMDEV_CORE_CLOCK_MHZ */
+} pa_sd_config;
+
+/*! pa_sd_config_get() : the process-wide configuration, parsed once from SIMDEV_* on first use. */
+PA_SD_HIDDEN const pa_sd_config *pa_sd_config_get(void);
+
+/* ---- device clock (clock.c) ---- */
+/*! pa_sd_clock_host_ns() : CLOCK_MONOTONIC in ns. */
+PA_SD_HIDDEN uint64_t pa_sd_clock_host_ns(void);
+/*! pa_sd_clock_ticks_at(host_ns) : unmasked device ticks at a host instant (README "Clock"). */
+PA_SD_HIDDEN uint64_t pa_sd_clock_ticks_at(uint64_t host_ns);
+/*! pa_sd_clock_mask() : mask of SIMDEV_TIMESTAMP_BITS valid bits (all ones for 64). */
+PA_SD_HIDDEN uint64_t pa_sd_clock_mask(void);
+/*! pa_sd_clock_now_ticks() : masked device ticks now. */
+PA_SD_HIDDEN uint64_t pa_sd_clock_now_ticks(void);
+/*! pa_sd_clock_wait_until(host_ns) : sleep/spin until CLOCK_MONOTONIC >= host_ns; returns early on
+ *  shutdown. Sleeps coarse, spins the last ~60 us for precision. */
+PA_SD_HIDDEN void pa_sd_clock_wait_until(uint64_t host_ns);
+
+/* ---- objects ---- */
+typedef struct pa_sd_engine pa_sd_engine;
+typedef struct pa_sd_device pa_sd_device;
+
+typedef struct pa_sd_driver {
+    uint32_t magic;
+    uint32_t ndevices;
+    pa_sd_device *devices[PA_SD_MAX_DEVICES];
+} pa_sd_driver;
+
+struct pa_sd_device {
+    uint32_t magic;
+    uint32_t index;
+    pa_sd_driver *driver;
+    _Atomic uint64_t mem_used; /* bytes of device + shared allocations bound to this device */
+    pa_sd_engine *engines[PA_SD_NUM_ORDINALS][PA_SD_MAX_ENGINES];
+};
+
+typedef struct pa_sd_context { uint32_t magic; pa_sd_driver *driver; } pa_sd_context;
+
+typedef struct pa_sd_event_pool pa_sd_event_pool;
+typedef struct pa_sd_event {
+    uint32_t magic;
+    pa_sd_event_pool *pool;
+    uint32_t index;
+    bool signaled;             /* protected by the global event lock */
+    bool has_ts;               /* a command stored timestamps since the last reset */
+    ze_kernel_timestamp_result_t ts;
+} pa_sd_event;
+
+struct pa_sd_event_pool {
+    uint32_t magic;
+    uint32_t count;
+    ze_event_pool_flags_t flags;
+    pa_sd_event *events;          /* count slots; slot.magic==PA_SD_MAGIC_EVENT when created */
+};
+
+typedef enum pa_sd_cmd_type {
+    PA_SD_CMD_KERNEL, PA_SD_CMD_COPY, PA_SD_CMD_COPY_REGION, PA_SD_CMD_FILL, PA_SD_CMD_BARRIER,
+    PA_SD_CMD_SIGNAL, PA_SD_CMD_WAIT, PA_SD_CMD_RESET, PA_SD_CMD_WRITE_TS, PA_SD_CMD_QUERY_TS, PA_SD_CMD_NOP,
+} pa_sd_cmd_type;
+
+typedef enum pa_sd_builtin {
+    PA_SD_BI_NONE = 0, PA_SD_BI_VECTOR_ADD, PA_SD_BI_SAXPY, PA_SD_BI_GEMM, PA_SD_BI_FILL_U32, PA_SD_BI_REDUCE_SUM,
+    PA_SD_BI_BUSY_NS, PA_SD_BI_ALLREDUCE, PA_SD_BI_COUNT
+} pa_sd_builtin;
+
+typedef struct pa_sd_kernel_def {
+    char *name;                    /* as given in the module (mangled names kept) */
+    pa_sd_builtin builtin;
+    uint32_t spirv_id;             /* SPIR-V result id of the entry point (0 for native) */
+    uint32_t nparams;              /* parameters found in SPIR-V; 0 = unknown */
+    uint64_t base_ns, ns_per_item; /* cost model of non-time builtins and unknown kernels */
+} pa_sd_kernel_def;
+
+typedef struct pa_sd_kernel pa_sd_kernel;
+typedef struct pa_sd_cmd {
+    pa_sd_cmd_type type;
+    pa_sd_event *signal;
+    uint32_t nwait;
+    pa_sd_event **wait;           /* owned array of nwait events */
+    union {
+        struct {
+            pa_sd_kernel_def def;             /* snapshot (name NULL): kernel may be destroyed */
+            uint8_t (*args)[PA_SD_ARG_BYTES]; /* owned snapshot of PA_SD_MAX_ARGS args taken at append */
+            uint32_t gsize[3];
+            ze_group_count_t groups;
+            const ze_group_count_t *indirect; /* read at execution when non-NULL */
+            const uint32_t *count_ptr;        /* multiple-indirect: run only if slot < *count_ptr */
+            uint32_t slot;
+        } k;
+        struct { void *dst; const void *src; size_t size; } copy;
+        struct {
+            void *dst; const void *src; ze_copy_region_t dr, sr;
+            uint32_t dpitch, dslice, spitch, sslice;
+        } region;
+        struct { void *dst; uint8_t pattern[256]; size_t psize; size_t size; } fill;
+        struct { uint64_t *dst; } wts;
+        struct { uint32_t n; pa_sd_event **events; void *dst; size_t *offsets; } qts;
+    } u;
+} pa_sd_cmd;
+
+typedef struct pa_sd_queue {
+    uint32_t magic;
+    pa_sd_device *device;
+    pa_sd_engine *engine;
+    bool synchronous;
+    uint64_t submitted, completed; /* protected by engine lock */
+} pa_sd_queue;
+
+typedef struct pa_sd_cmdlist {
+    uint32_t magic;
+    pa_sd_device *device;
+    uint32_t ordinal;
+    bool immediate, synchronous, closed;
+    pa_sd_engine *engine;             /* immediate lists only */
+    uint64_t submitted, completed; /* immediate lists only; protected by engine lock */
+    pa_sd_cmd **cmds;                 /* regular lists: recorded commands */
+    uint32_t ncmds, cap;
+} pa_sd_cmdlist;
+
+typedef struct pa_sd_fence {
+    uint32_t magic;
+    pa_sd_queue *queue;
+    bool signaled;                 /* protected by the queue's engine lock */
+} pa_sd_fence;
+
+typedef struct pa_sd_module {
+    uint32_t magic;
+    pa_sd_device *device;
+    uint32_t nkernels;
+    pa_sd_kernel_def *kernels;
+    uint8_t uuid[ZE_MAX_MODULE_UUID_SIZE];
+} pa_sd_module;
+
+typedef struct pa_sd_build_log { uint32_t magic; char *text; } pa_sd_build_log;
+
+struct pa_sd_kernel {
+    uint32_t magic;
+    pa_sd_module *module;
+    const pa_sd_kernel_def *def;
+    uint32_t gsize[3];
+    uint32_t nargs;                /* builtins: exact; others: PA_SD_MAX_ARGS */
+    uint8_t args[PA_SD_MAX_ARGS][PA_SD_ARG_BYTES];
+    ze_kernel_indirect_access_flags_t indirect;
+};
+
+/* ---- device.c ---- */
+/*! pa_sd_driver_get() : the single driver object (created by zeInit); NULL before zeInit. */
+PA_SD_HIDDEN pa_sd_driver *pa_sd_driver_get(void);
+/*! pa_sd_device_of(h) : device handle -> object, NULL if h is not a live simdev device. */
+PA_SD_HIDDEN pa_sd_device *pa_sd_device_of(ze_device_handle_t h);
+/*! pa_sd_context_of(h) : context handle -> object, NULL if not a live simdev context. */
+PA_SD_HIDDEN pa_sd_context *pa_sd_context_of(ze_context_handle_t h);
+/*! pa_sd_device_fill_props(dev, p) : fill ze_device_properties_t honouring stype 1.2 units. */
+PA_SD_HIDDEN void pa_sd_device_fill_props(const pa_sd_device *dev, ze_device_properties_t *p);
+/*! pa_sd_device_pci(dev, out) : PCI address of a device (domain 0, bus 0x10+index, dev 0, fn 0). */
+PA_SD_HIDDEN void pa_sd_device_pci(const pa_sd_device *dev, zes_pci_address_t *out);
+
+/* ---- memory.c ---- */
+/*! pa_sd_mem_lookup(ptr, base, size, type, dev) : find the allocation containing ptr; 0 if none. */
+PA_SD_HIDDEN int pa_sd_mem_lookup(const void *ptr, void **base, size_t *size, ze_memory_type_t *type,
+                            pa_sd_device **dev);
+
+/* ---- kernels_builtin.c ---- */
+/*! pa_sd_builtin_by_name(name) : builtin id for a builtin name, PA_SD_BI_NONE otherwise. */
+PA_SD_HIDDEN pa_sd_builtin pa_sd_builtin_by_name(const char *name);
+/*! pa_sd_builtin_nargs(b) : number of arguments of builtin b; 0 for PA_SD_BI_NONE. */
+PA_SD_HIDDEN uint32_t pa_sd_builtin_nargs(pa_sd_builtin b);
+/*! pa_sd_builtin_arg_size(b, i) : byte size of argument i of builtin b. */
+PA_SD_HIDDEN uint32_t pa_sd_builtin_arg_size(pa_sd_builtin b, uint32_t i);
+/*! pa_sd_builtin_run(b, args, items) : compute builtin b on args; returns the device ns the builtin
+ *  requests by itself (busy_ns) or 0 when the cost model applies. */
+PA_SD_HIDDEN uint64_t pa_sd_builtin_run(pa_sd_builtin b, uint8_t (*args)[PA_SD_ARG_BYTES], uint64_t items);
+/*! pa_sd_builtin_release_waiters() : wake all-reduce launches waiting at shutdown. */
+PA_SD_HIDDEN void pa_sd_builtin_release_waiters(void);
+
+/* ---- module.c ---- */
+/*! pa_sd_demangle_base(name, out, cap) : base function name of an Itanium _Z name (simple and
+ *  nested cases); copies name itself when it is not mangled. */
+PA_SD_HIDDEN void pa_sd_demangle_base(const char *name, char *out, size_t cap);
+
+/*! pa_sd_kernel_of(h) : kernel handle -> object or NULL. */
+PA_SD_HIDDEN pa_sd_kernel *pa_sd_kernel_of(ze_kernel_handle_t h);
+
+/* ---- event.c ---- */
+/*! pa_sd_event_of(h) : event handle -> object or NULL. */
+PA_SD_HIDDEN pa_sd_event *pa_sd_event_of(ze_event_handle_t h);
+/*! pa_sd_event_wait_device(ev) : block an engine worker until ev is signaled or shutdown. */
+PA_SD_HIDDEN void pa_sd_event_wait_device(pa_sd_event *ev);
+/*! pa_sd_event_signal_device(ev, start, end) : store timestamps (ticks, unmasked) and signal. */
+PA_SD_HIDDEN void pa_sd_event_signal_device(pa_sd_event *ev, uint64_t start_ticks, uint64_t end_ticks);
+/*! pa_sd_event_reset_device(ev) : reset from a command (AppendEventReset). */
+PA_SD_HIDDEN void pa_sd_event_reset_device(pa_sd_event *ev);
+/*! pa_sd_event_get_ts(ev, out) : 1 and the stored timestamps if signaled with timestamps. */
+PA_SD_HIDDEN int pa_sd_event_get_ts(pa_sd_event *ev, ze_kernel_timestamp_result_t *out);
+/*! pa_sd_events_wake_all() : wake every waiter (shutdown). */
+PA_SD_HIDDEN void pa_sd_events_wake_all(void);
+
+/* ---- cmdlist.c ---- */
+/*! pa_sd_cmd_free(c) : free a command and its owned arrays. */
+PA_SD_HIDDEN void pa_sd_cmd_free(pa_sd_cmd *c);
+/*! pa_sd_list_of(h) : command list handle -> object or NULL. */
+PA_SD_HIDDEN pa_sd_cmdlist *pa_sd_list_of(ze_command_list_handle_t h);
+
+/* ---- queue_engine.c ---- */
+/*! pa_sd_engine_get(dev, ordinal, index) : the engine, created (worker thread started) on first use;
+ *  NULL for an ordinal/index outside the device's queue groups. */
+PA_SD_HIDDEN pa_sd_engine *pa_sd_engine_get(pa_sd_device *dev, uint32_t ordinal, uint32_t index);
+/*! pa_sd_engine_submit_one(eng, c, list) : run command c (ownership passes) on eng after all earlier
+ *  work; list->completed advances when done. Returns 0, or -1 when out of memory. */
+PA_SD_HIDDEN int pa_sd_engine_submit_one(pa_sd_engine *eng, pa_sd_cmd *c, pa_sd_cmdlist *list);
+/*! pa_sd_engine_wait_list(list, timeout_ns) : wait until an immediate list's work is done;
+ *  ZE_RESULT_SUCCESS or ZE_RESULT_NOT_READY on timeout (UINT64_MAX = infinite, 0 = poll). */
+PA_SD_HIDDEN ze_result_t pa_sd_engine_wait_list(pa_sd_cmdlist *list, uint64_t timeout_ns);
+/*! pa_sd_shutting_down() : true once the library destructor started; waits must give up. */
+PA_SD_HIDDEN bool pa_sd_shutting_down(void);
+/*! pa_sd_deadline(timeout_ns, ts) : absolute CLOCK_MONOTONIC deadline for a relative timeout. */
+PA_SD_HIDDEN void pa_sd_deadline(uint64_t timeout_ns, struct timespec *ts);
+/*! pa_sd_cond_init_mono(cv) : condition variable timed on CLOCK_MONOTONIC. */
+PA_SD_HIDDEN void pa_sd_cond_init_mono(pthread_cond_t *cv);
+
+/* ---- DDI entry points (defined across files, collected in ddi_tables.c) ---- */
+#define PA_SD_API PA_SD_HIDDEN ze_result_t ZE_APICALL
+#include "pa_sd_api.h"
+
+#endif /* PA_SD_INTERNAL_H */
