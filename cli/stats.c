@@ -62,6 +62,17 @@ static int pa_stats_parse(int argc, char **argv, pa_stats_args_t *a)
         else if (pa_is_opt(s, "--format", "-f")) { lng = "--format"; shrt = "-f"; dst = &a->format; }
         else if (pa_is_opt(s, "--output", "-o")) { lng = "--output"; shrt = "-o"; dst = &a->output; }
         else if (pa_is_opt(s, "--help-report", NULL)) { lng = "--help-report"; dst = &a->help_report; }
+        else if (pa_is_opt(s, "--callstack-group-config", NULL)) {
+            /* device_memory_usage_* group rule (mem owner, issue 6); repeatable, in order. A
+             * malformed rule gets a message naming it; the valid ones still apply. */
+            const char *v = pa_opt_arg(argc, argv, &i, "--callstack-group-config", NULL);
+            if (!v) {
+                pa_cli_error("stats: option --callstack-group-config needs a value: name=frame_regex1/frame_regex2/...");
+                return PA_CLI_EUSAGE;
+            }
+            pa_report_mem_add_group_rule(v, stderr);
+            continue;
+        }
         else if (strcmp(s, "--list") == 0) { a->list = 1; continue; }
         else if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) { a->help = 1; continue; }
         else if (s[0] == '-' && s[1]) {
