@@ -222,8 +222,10 @@ static int pa_parse_opt_value(const pa_report_def_t *d, const pa_report_opt_t *o
         size_t n = 0;
         acc[0] = '\0';
         for (size_t i = 0; o->choices && o->choices[i]; i++) {
-            if (strcmp(o->choices[i], val) == 0)
+            if (strcmp(o->choices[i], val) == 0) {
+                v->set = 1; /* (was returning before marking the option set) */
                 return 0;
+            }
             int w = snprintf(acc + n, sizeof acc - n, "%s'%s'", i ? ", " : "", o->choices[i]);
             if (w > 0 && (size_t)w < sizeof acc - n)
                 n += (size_t)w;
