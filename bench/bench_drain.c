@@ -89,13 +89,14 @@ int main(int argc, char **argv)
     int nrings = argc > 2 ? atoi(argv[2]) : 4;
     uint32_t slots = argc > 3 ? (uint32_t)atoi(argv[3]) : (1u << 18);
     int level = argc > 4 ? atoi(argv[4]) : 1;
+    int nospool = argc > 5 && strcmp(argv[5], "nospool") == 0; /* to see what zstd costs */
     if (rounds < 1 || nrings < 1 || nrings > 64 || slots < 64) {
-        fprintf(stderr, "usage: bench_drain [rounds>=1] [rings 1..64] [slots>=64] [zstd level]\n");
+        fprintf(stderr, "usage: bench_drain [rounds>=1] [rings 1..64] [slots>=64] [zstd level] [nospool]\n");
         return 2;
     }
     char path[64];
     snprintf(path, sizeof path, "/tmp/bench_drain_%d.zst", (int)getpid());
-    pa_agg_config_t cfg = { .spool_path = path, .zstd_level = level };
+    pa_agg_config_t cfg = { .spool_path = nospool ? NULL : path, .zstd_level = level };
     pa_agg_t *a = pa_agg_create(&cfg);
     if (!a)
         return 1;
