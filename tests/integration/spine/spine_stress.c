@@ -8,7 +8,7 @@
 #include <profagent/hgtx.h>
 
 #define THREADS 16
-static long pairs = 50000, batch = 2000;
+static long pairs = 50000, batch = 100;
 
 static void *worker(void *arg)
 {
@@ -17,7 +17,7 @@ static void *worker(void *arg)
         hgtxRangePushA("stress");
         hgtxRangePop();
         if (batch && (i + 1) % batch == 0) {
-            struct timespec ts = {0, 3000000};
+            struct timespec ts = {0, 2000000};
             nanosleep(&ts, NULL);
         }
     }
