@@ -104,6 +104,7 @@ static void pa_summary_threads(FILE *out, const pa_agg_results_t *res)
     fprintf(out, "\nWARNING: %llu records were DROPPED (full rings); per thread:\n",
             (unsigned long long)res->drops_total);
     pa_table_write(&t, PA_FMT_TABLE, out);
+    pa_table_free(&t);
 }
 
 /* Unterminated ranges with their start, from the DB (the aggregates only count them). */
