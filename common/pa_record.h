@@ -33,7 +33,7 @@ enum pa_rec_kind {
     PA_REC_THREAD_EXIT = 0x02,   /* t0: exit time; last record of a ring */
     /* HGTX, 0x10.. ; names travel as payload bytes */
     PA_REC_HGTX_PUSH = 0x10,     /* t0, u.hgtx.domain, payload = name */
-    PA_REC_HGTX_POP = 0x11,      /* t0, u.hgtx.domain; u.hgtx.level = depth before pop (-1: empty stack) */
+    PA_REC_HGTX_POP = 0x11,      /* t0, u.hgtx.domain; u.hgtx.level = level of the closed range (-1: empty stack) */
     PA_REC_HGTX_START = 0x12,    /* t0, u.hgtx.id, u.hgtx.domain, payload = name */
     PA_REC_HGTX_END = 0x13,      /* t0, u.hgtx.id */
     PA_REC_HGTX_MARK = 0x14,     /* t0, u.hgtx.domain, payload = name */
