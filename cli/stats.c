@@ -1,4 +1,5 @@
 /* stats.c - `profagent stats`: parses the report requests, opens the DB, prints the reports. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,8 @@
 
 typedef struct pa_stats_args {
     const char *reports[PA_MAX_REPORTS]; int nreports;
-    const char *format, *output, *db, *help_report;
+    const char *format, *output, *db, *help_report, *filter_time;
+    const char *groups[PA_MAX_REPORTS]; int ngroups;  /* --callstack-group-config rules */
     int list, help;
 } pa_stats_args_t;
 
@@ -25,6 +27,10 @@ static void pa_stats_usage(FILE *out)
         "                      (repeatable; options are 'flag' or 'key=value', ':'-separated)\n"
         "  -f, --format F      csv (default, the spec's style), table, json\n"
         "  -o, --output FILE   write to FILE instead of stdout (never partial on error)\n"
+        "  --callstack-group-config NAME=RE1/RE2/...\n"
+        "                      a call-stack group rule for device_memory_usage_* (repeatable)\n"
+        "  --filter-time FROM:TO  only events in [FROM, TO] ns after the session start\n"
+        "                      (TO empty or 0: the session end; device_memory_usage_*)\n"
         "  --help-report NAME  the report's description, options and columns\n"
         "  --list              the report names and aliases\n");
 }
@@ -62,6 +68,8 @@ static int pa_stats_parse(int argc, char **argv, pa_stats_args_t *a)
         else if (pa_is_opt(s, "--format", "-f")) { lng = "--format"; shrt = "-f"; dst = &a->format; }
         else if (pa_is_opt(s, "--output", "-o")) { lng = "--output"; shrt = "-o"; dst = &a->output; }
         else if (pa_is_opt(s, "--help-report", NULL)) { lng = "--help-report"; dst = &a->help_report; }
+        else if (pa_is_opt(s, "--filter-time", NULL)) { lng = "--filter-time"; dst = &a->filter_time; }
+        else if (pa_is_opt(s, "--callstack-group-config", NULL)) { lng = "--callstack-group-config"; }
         else if (pa_is_opt(s, "--callstack-group-config", NULL)) {
             /* device_memory_usage_* group rule (mem owner, issue 6); repeatable, in order. A
              * malformed rule gets a message naming it; the valid ones still apply. */
@@ -77,7 +85,7 @@ static int pa_stats_parse(int argc, char **argv, pa_stats_args_t *a)
         else if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) { a->help = 1; continue; }
         else if (s[0] == '-' && s[1]) {
             pa_cli_error("stats: unknown option '%s'; accepted: -r/--report, -f/--format,"
-                         " -o/--output, --help-report, --list, --help", s);
+                         " -o/--output, --callstack-group-config, --filter-time, --help-report, --list, --help", s);
             return PA_CLI_EUSAGE;
         } else if (a->db) {
             pa_cli_error("stats: one database file expected, got '%s' and '%s'", a->db, s);
@@ -93,6 +101,12 @@ static int pa_stats_parse(int argc, char **argv, pa_stats_args_t *a)
         }
         if (dst) {
             *dst = v;
+        } else if (strcmp(lng, "--callstack-group-config") == 0) {
+            if (a->ngroups == PA_MAX_REPORTS) {
+                pa_cli_error("stats: at most %d --callstack-group-config rules", PA_MAX_REPORTS);
+                return PA_CLI_EUSAGE;
+            }
+            a->groups[a->ngroups++] = v;
         } else if (a->nreports == PA_MAX_REPORTS) {
             pa_cli_error("stats: at most %d reports per call", PA_MAX_REPORTS);
             return PA_CLI_EUSAGE;
@@ -116,6 +130,31 @@ static int pa_stats_format(const char *f, int *fmt)
         return PA_CLI_EUSAGE;
     }
     return PA_CLI_OK;
+}
+
+/* --filter-time FROM:TO (ns after the session start; TO empty or 0 = the end). */
+static int pa_stats_filter_time(const char *v)
+{
+    char *end;
+    unsigned long long from, to = 0;
+    if (!v)
+        return PA_CLI_OK;
+    errno = 0;
+    from = strtoull(v, &end, 10);
+    if (end == v || *end != ':' || v[0] == '-' || errno)
+        goto bad;
+    if (end[1]) {
+        const char *t = end + 1;
+        to = strtoull(t, &end, 10);
+        if (*end || t[0] == '-' || errno || (to && to < from))
+            goto bad;
+    }
+    pa_report_mem_set_time_range(from, to);
+    return PA_CLI_OK;
+bad:
+    pa_cli_error("stats: --filter-time '%s' is not accepted; expected FROM:TO in ns after the"
+                 " session start, FROM <= TO (TO empty or 0: the session end), e.g. 0:5000000", v);
+    return PA_CLI_EUSAGE;
 }
 
 /* Runs every parsed report into `out`; several JSON reports become one object keyed by name. */
@@ -213,6 +252,11 @@ int pa_cli_stats(int argc, char **argv)
     }
     if ((rc = pa_stats_format(a.format, &fmt)) != 0)
         return rc;
+    if ((rc = pa_stats_filter_time(a.filter_time)) != 0)
+        return rc;
+    /* a malformed rule gets its own message; the valid rules still apply (issue 6) */
+    for (int i = 0; i < a.ngroups; i++)
+        pa_report_mem_add_group_rule(a.groups[i], stderr);
     if (a.nreports == 0 || !a.db) {
         pa_cli_error("stats: %s; see 'profagent stats --help'",
                      a.nreports ? "no database file given" : "no report given (-r REPORT)");
