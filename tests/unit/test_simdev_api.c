@@ -84,11 +84,11 @@ static void test_native_module(void **state)
     ze_module_build_log_handle_t log = NULL;
     md.pInputModule = (const uint8_t *)"SIMDEV-MODULE 2\n";
     md.inputSize = 16;
-    assert_int_equal(zeModuleCreate(g_ctx, g_dev[0], &md, &m, NULL), ZE_RESULT_ERROR_INVALID_NATIVE_BINARY);
+    ze_module_handle_t m2 = NULL;
+    assert_int_equal(zeModuleCreate(g_ctx, g_dev[0], &md, &m2, NULL), ZE_RESULT_ERROR_INVALID_NATIVE_BINARY);
     const char *bad = "SIMDEV-MODULE 1\nkernel k colour=red\n";
     md.pInputModule = (const uint8_t *)bad;
     md.inputSize = strlen(bad);
-    ze_module_handle_t m2 = NULL;
     assert_int_equal(zeModuleCreate(g_ctx, g_dev[0], &md, &m2, &log), ZE_RESULT_ERROR_MODULE_BUILD_FAILURE);
     char msg[256];
     size_t ms = sizeof msg;
@@ -103,6 +103,13 @@ static void test_native_module(void **state)
     zeEventDestroy(ev);
     zeEventPoolDestroy(pool);
     zeCommandListDestroy(l);
+    zeKernelDestroy(kf);
+    zeKernelDestroy(ks);
+    zeKernelDestroy(kslow);
+    zeModuleDestroy(m);
+    ZE_OK(zeMemFree(g_ctx, buf));
+    ZE_OK(zeMemFree(g_ctx, x));
+    ZE_OK(zeMemFree(g_ctx, y));
 }
 
 /* A regular list with 2 kernels executed 3 times: each execution gives new, later timestamps. */
@@ -154,6 +161,8 @@ static void test_regular_list_fence(void **state)
     zeEventDestroy(e1);
     zeEventPoolDestroy(pool);
     zeCommandListDestroy(l);
+    zeKernelDestroy(k);
+    zeModuleDestroy(m);
 }
 
 /* Copy engine: copy, fill and 2-D region copy give right bytes and timestamps of their own. */
@@ -189,6 +198,8 @@ static void test_copies(void **state)
     zeEventDestroy(e2);
     zeEventPoolDestroy(pool);
     zeCommandListDestroy(l);
+    ZE_OK(zeMemFree(g_ctx, src));
+    ZE_OK(zeMemFree(g_ctx, dst));
 }
 
 /* 101 appends to one immediate list signal 101 distinct, in-order, non-overlapping timestamps. */
@@ -218,6 +229,8 @@ static void test_101_appends(void **state)
     }
     zeEventPoolDestroy(pool);
     zeCommandListDestroy(l);
+    zeKernelDestroy(k);
+    zeModuleDestroy(m);
 }
 
 /* Two devices, one rank each, device 1 launches 5 ms late: both buffers get the sum, and the
@@ -227,6 +240,7 @@ static void test_allreduce(void **state)
     (void)state;
     const char *names[] = {"allreduce_sum_f32"};
     float *buf[2];
+    ze_module_handle_t m[2];
     ze_command_list_handle_t l[2];
     ze_kernel_handle_t k[2];
     ze_event_pool_handle_t pool = ts_pool(2);
@@ -234,7 +248,8 @@ static void test_allreduce(void **state)
     uint32_t n = 16, nr = 2;
     uint64_t key = 42;
     for (uint32_t r = 0; r < 2; r++) {
-        k[r] = kernel(module_spirv(g_dev[r], names, 1), names[0]);
+        m[r] = module_spirv(g_dev[r], names, 1);
+        k[r] = kernel(m[r], names[0]);
         l[r] = imm_list(g_dev[r], 0, 0);
         buf[r] = shared_on(g_dev[r], n * 4);
         for (uint32_t i = 0; i < n; i++)
@@ -264,8 +279,12 @@ static void test_allreduce(void **state)
     zeEventDestroy(ev[0]);
     zeEventDestroy(ev[1]);
     zeEventPoolDestroy(pool);
-    zeCommandListDestroy(l[0]);
-    zeCommandListDestroy(l[1]);
+    for (int r = 0; r < 2; r++) {
+        zeCommandListDestroy(l[r]);
+        zeKernelDestroy(k[r]);
+        zeModuleDestroy(m[r]);
+        ZE_OK(zeMemFree(g_ctx, buf[r]));
+    }
 }
 
 static void test_bad_handles(void **state)
