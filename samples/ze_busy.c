@@ -9,8 +9,8 @@
  *   --events  fresh: one timestamp event per kernel (default); reuse: one event per engine,
  *             host-reset and reused for every launch; none: no app events
  *   --engines spread kernels round-robin over K compute engines (default 1)
- *   --wrap    wait until the device clock is 0.9*ns before its wrap, then launch (the first
- *             kernel spans the wrap unless launching takes longer than 0.9*ns)
+ *   --wrap    wait until the device clock is 30 ms before its wrap, then launch (a train of
+ *             kernels longer than that spans the wrap)
  * Output: one line per kernel "kernel I exec=E engine=K start=T end=T ns=D wrapped=0|1". */
 #include "common.h"
 
@@ -87,27 +87,47 @@ static dev_clock_t device_clock(ze_device_handle_t dev, uint32_t *compute_engine
     return (dev_clock_t){p.timerResolution, p.kernelTimestampValidBits};
 }
 
-/* Sleeps until the device clock is 0.9*ns before wrapping (at most 10 s away): the host only
- * oversleeps, so the largest lead that still ends after the wrap tolerates the most latency. */
-static void wait_for_wrap(ze_device_handle_t dev, dev_clock_t clk, uint64_t ns)
+/* Nanoseconds until the device clock wraps (at most 10 s away, else exits). */
+static uint64_t ns_to_wrap(ze_device_handle_t dev, dev_clock_t clk, uint64_t *devts)
 {
-    uint64_t host, devts;
-    SAMPLE_CHECK(zeDeviceGetGlobalTimestamps(dev, &host, &devts));
+    uint64_t host;
+    SAMPLE_CHECK(zeDeviceGetGlobalTimestamps(dev, &host, devts));
     if (clk.bits >= 64)
         sample_die("--wrap: the device has 64 valid timestamp bits, it will not wrap");
-    uint64_t left = (UINT64_C(1) << clk.bits) - (devts & ((UINT64_C(1) << clk.bits) - 1));
+    uint64_t left = (UINT64_C(1) << clk.bits) - (*devts & ((UINT64_C(1) << clk.bits) - 1));
     uint64_t left_ns = (uint64_t)((unsigned __int128)left * 1000000000u / clk.hz);
     if (left_ns > UINT64_C(10000000000))
         sample_die("--wrap: the device clock wraps in %.3f s (more than 10 s); start it near the "
                    "wrap (SIMDEV_CLOCK_START_TICKS)", (double)left_ns / 1e9);
-    uint64_t lead = ns / 10 * 9;
-    if (left_ns > lead) {
-        uint64_t s = left_ns - lead;
+    return left_ns;
+}
+
+/* Sleeps until the device clock is WRAP_LEAD_NS before its wrap. A train of kernels launched
+ * then spans the wrap even when the host oversleeps or the engine thread starts late (loaded
+ * hosts delay both by milliseconds, so one precisely timed kernel would be flaky). */
+#define WRAP_LEAD_NS 30000000u
+static void wait_for_wrap(ze_device_handle_t dev, dev_clock_t clk)
+{
+    uint64_t devts, left_ns = ns_to_wrap(dev, clk, &devts);
+    printf("wrap: device ticks %llu, %llu ns before wrap\n", (unsigned long long)devts,
+           (unsigned long long)left_ns);
+    if (left_ns > WRAP_LEAD_NS) {
+        uint64_t s = left_ns - WRAP_LEAD_NS;
         struct timespec ts = {(time_t)(s / 1000000000u), (long)(s % 1000000000u)};
         nanosleep(&ts, NULL);
     }
-    printf("wrap: device ticks %llu, %llu ns before wrap\n", (unsigned long long)devts,
-           (unsigned long long)left_ns);
+}
+
+/* Runs k for 1 us on list and waits for it (ev signalled, then reset); restores its ns. */
+static void warm_up(ze_kernel_handle_t k, uint64_t ns, ze_command_list_handle_t list,
+                    ze_event_handle_t ev)
+{
+    uint64_t one_us = 1000;
+    sample_set_arg(k, 0, sizeof(one_us), &one_us);
+    sample_launch_1d(list, k, 1, 1, ev);
+    SAMPLE_CHECK(zeEventHostSynchronize(ev, UINT64_MAX));
+    SAMPLE_CHECK(zeEventHostReset(ev));
+    sample_set_arg(k, 0, sizeof(ns), &ns);
 }
 
 /* Prints one kernel's timestamps; returns 1 when the duration is zero (broken timestamps). */
@@ -229,8 +249,11 @@ int main(int argc, char **argv)
             lists[e] = sample_immediate(&env, dev, 0, e);
         }
     }
-    if (o.wrap)
-        wait_for_wrap(dev, clk, o.ns);
+    if (o.wrap) {
+        if (!o.regular)       /* warm the engine up so the timed launch has no first-use cost */
+            warm_up(k, o.ns, lists[0], done[0]);
+        wait_for_wrap(dev, clk);
+    }
 
     run_t run = {.o = &o, .clk = clk, .k = k, .lists = lists, .queues = queues, .ev = ev,
                  .done = done};
