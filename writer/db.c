@@ -352,7 +352,8 @@ int pa_writer_write_db(const char *db_path, const char *spool_path, const pa_ses
     sqlite3 *db = NULL;
     if (!db_path || pa_create_exclusive(db_path) != 0)
         return -1;
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+    /* one thread uses this connection: no SQLite mutexes (they cost ~10 % of the load) */
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         pa_err("writer", "cannot open '%s': %s", db_path, db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
         return -1;
