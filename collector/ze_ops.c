@@ -362,6 +362,7 @@ static void append_end(void *list_h, int32_t result, uint64_t corr, uint64_t t0,
     } else { /* regular list: kept until reset/destroy, one flight per execution */
         c->op.node_id = li->ncmds++;
         c->op.graph_id = (uint64_t)(uintptr_t)list_h;
+        c->op.append_corr = corr;  /* HGTX graph mapping: ranges open at this append */
         if (li->cmd_tail == PA_ZE_CMD_NONE)
             li->cmd_head = ci;
         else

@@ -64,6 +64,10 @@ enum pa_sp_kind {
     PA_SP_THREAD = 0x1002,       /* tid, t0 first event, t1 last event, u.thread */
     PA_SP_HGTX_RANGE = 0x1010,   /* t0 start, t1 end, tid = starting thread, u.range */
     PA_SP_HGTX_MARK = 0x1011,    /* t0, tid, u.range.name_id, u.range.domain_id */
+    PA_SP_HGTX_ASSOC = 0x1012,   /* range -> device op (agg/agg_proj.c): u.raw[0] range_id,
+                                    raw[1] op id (1-based order of PA_SP_ZE_OP in the spool),
+                                    raw[2] how: 0 launched in the range, 1 through a graph
+                                    (regular list recorded in it), 2 graph executed in it */
     PA_SP_OSRT = 0x1020,         /* t0, t1, tid, u.osrt */
     PA_SP_ZE_FIRST = 0x1040,
     PA_SP_ZE_LAST = 0x107f,
@@ -149,7 +153,9 @@ typedef struct pa_ze_op {
     uint32_t grid[3], block[3];  /* group count / group size, 0 = unknown */
     uint8_t src_kind, dst_kind;  /* enum pa_ze_mem_kind */
     uint16_t name_len;           /* ring: kernel name bytes after the struct */
-    uint32_t pad[5];
+    uint32_t pad0;
+    uint64_t append_corr;        /* regular lists: corr id of the append call (graph node), else 0 */
+    uint32_t pad[2];
 } pa_ze_op_t;
 _Static_assert(sizeof(pa_ze_op_t) == 128, "pa_ze_op_t is two slots");
 
