@@ -179,8 +179,8 @@ static int mem_row_cmp(const void *pa, const void *pb)
         return a->usage > b->usage ? -1 : 1;
     if (a->pid != b->pid)
         return a->pid < b->pid ? -1 : 1;
-    if (a->device != b->device)
-        return a->device < b->device ? -1 : 1;
+    if (a->device != b->device) /* host memory (-1) after every device */
+        return (uint64_t)a->device < (uint64_t)b->device ? -1 : 1;
     return strcmp(a->groups, b->groups);
 }
 
