@@ -29,7 +29,7 @@ typedef struct pa_mem_sp {
     uint32_t callchain_id;    /* ALLOC: CALLCHAINS id, 0 = no stack */
 } pa_mem_sp_t;
 
-#define PA_CALLSTACK_MAX_DEPTH 128   /* upper bound of PROFAGENT_CALLSTACK_DEPTH */
+#define PA_CALLSTACK_MAX_DEPTH 256   /* upper bound of PROFAGENT_CALLSTACK_DEPTH (config.c allows 0..256) */
 #define PA_CALLSTACK_PY_MAX 2048     /* bytes of Python frame text kept per stack */
 
 /* One symbolized frame, as matched by the group rules. */
