@@ -208,6 +208,12 @@ def t_exit_worker():
     check(w and w[0][7] == 1, "worker's open range reported unterminated")
 
 
+def t_tls_dtor():
+    c = t_exit("tls_dtor", 0, [b"thread_body", b"late_dtor"])
+    n = [r[0] for r in ranges(c)].count(b"late_dtor")
+    check(n == 8, "events of TLS destructors after the ring retired are recorded (%d of 8)" % n)
+
+
 def t_fork():
     p = run("spine_exit", "fork")
     check(p.returncode == 0, "child ran normally (levels counted) and parent exit 0")
@@ -228,6 +234,7 @@ TESTS = {
     "exit_detached": lambda: t_exit("detached", 3, [b"detached"]),
     "exit_worker": t_exit_worker,
     "exit_atexit": lambda: t_exit("atexit", 7, [b"main_body", b"atexit_before"]),
+    "tls_dtor": t_tls_dtor,
     "fork": t_fork, "disabled": t_disabled,
 }
 TESTS[TEST]()

@@ -45,6 +45,24 @@ static void handler_before_agent(void)
     atexit(handler_inner); /* registered during exit: runs next */
 }
 
+/* An application TLS destructor that records after the agent retired the thread's ring. */
+static pthread_key_t app_key;
+static void app_key_dtor(void *v)
+{
+    (void)v;
+    hgtxRangePushA("late_dtor");
+    hgtxRangePop();
+}
+
+static void *thread_with_dtor(void *arg)
+{
+    (void)arg;
+    pthread_setspecific(app_key, (void *)1);
+    hgtxRangePushA("thread_body");
+    hgtxRangePop();
+    return NULL;
+}
+
 static int mode_atexit;
 __attribute__((destructor)) static void dtor_after_agent(void)
 {
@@ -84,6 +102,15 @@ int main(int argc, char **argv)
         hgtxRangePop();
         return 7;
     }
+    if (strcmp(mode, "tls_dtor") == 0) { /* app key created after the agent's: its dtor runs later */
+        pthread_key_create(&app_key, app_key_dtor);
+        for (int i = 0; i < 8; i++) {
+            pthread_t t;
+            pthread_create(&t, NULL, thread_with_dtor, NULL);
+            pthread_join(t, NULL);
+        }
+        return 0;
+    }
     if (strcmp(mode, "fork") == 0) {
         hgtxRangePushA("parent");
         pid_t pid = fork();
@@ -97,6 +124,6 @@ int main(int argc, char **argv)
         hgtxRangePop();
         return WIFEXITED(st) ? WEXITSTATUS(st) : 10;
     }
-    fprintf(stderr, "usage: spine_exit detached|worker_exit|atexit|fork\n");
+    fprintf(stderr, "usage: spine_exit detached|worker_exit|atexit|fork|tls_dtor\n");
     return 2;
 }
