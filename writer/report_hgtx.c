@@ -34,7 +34,7 @@ static int pa_produce_hgtx_sum(sqlite3 *db, const pa_report_req_t *req, pa_table
     char sql[2048] = "SELECT sum(end - start) AS total, count(*), sum(end - start) * 1.0 / count(*),"
                      " median(end - start), min(end - start), max(end - start), stddev(end - start),"
                      " CASE style WHEN 1 THEN 'StartEnd' ELSE 'PushPop' END, name"
-                     " FROM HGTX_RANGES_NAMED WHERE 1";
+                     " FROM HGTX_RANGES_NAMED WHERE unterminated = 0";
     if (pa_sql_tid_filter(req, "globalTid", sql, sizeof sql - 200) != 0) {
         snprintf(err, errsz, "report '%s': filter list too long", req->def->name);
         return PA_REP_EDATA;
@@ -51,7 +51,8 @@ const pa_report_def_t pa_report_hgtx_sum = {
     .description = "Aggregates the execution time of HGTX ranges by domain and name (a range with\n"
                    "a domain is shown as domain:range), sorted by total time, descending.\n"
                    "Time (%) is of the total of all ranges listed, not of the application time.\n"
-                   "Ranges still open at exit count until the session end.",
+                   "Ranges still open at exit have no duration: they are left out here (as in the\n"
+                   "exit summary, which lists them with their start).",
     .opts = pa_opts_rows_pid_tid, .nopts = 3,
     .cols = pa_cols_hgtx_sum, .ncols = sizeof pa_cols_hgtx_sum / sizeof pa_cols_hgtx_sum[0],
     .produce = pa_produce_hgtx_sum,
