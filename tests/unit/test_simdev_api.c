@@ -1,6 +1,8 @@
 /* test_simdev_api.c - simdev API semantics: memory, modules, regular lists, fences, copies, events. */
 #include "test_simdev_util.h"
 
+#include <level_zero/zes_api.h>
+
 static void *shared_on(ze_device_handle_t dev, size_t bytes) { return dev_alloc(dev, bytes); }
 
 static void test_memory(void **state)
@@ -287,6 +289,32 @@ static void test_allreduce(void **state)
     }
 }
 
+/* Sysman in legacy mode (ze device handles): PCI bus 0x10 + index, properties, unsupported calls. */
+static void test_sysman_and_clock(void **state)
+{
+    (void)state;
+    zes_pci_properties_t pp = {.stype = ZES_STRUCTURE_TYPE_PCI_PROPERTIES};
+    ZE_OK(zesDevicePciGetProperties((zes_device_handle_t)g_dev[1], &pp));
+    assert_int_equal(pp.address.domain, 0);
+    assert_int_equal(pp.address.bus, 0x11);
+    assert_int_equal(pp.address.device, 0);
+    zes_device_properties_t dp = {.stype = ZES_STRUCTURE_TYPE_DEVICE_PROPERTIES};
+    ZE_OK(zesDeviceGetProperties((zes_device_handle_t)g_dev[0], &dp));
+    assert_string_equal(dp.core.name, "SimDev GPU 0");
+    assert_int_equal(zesDeviceGetState((zes_device_handle_t)g_dev[0], NULL), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    /* Host/device pairs: the device advances by the host delta * 19.2 MHz (+-1 tick rounding). */
+    uint64_t h0, d0, h1, d1;
+    ZE_OK(zeDeviceGetGlobalTimestamps(g_dev[0], &h0, &d0));
+    struct timespec ms = {0, 3000000};
+    nanosleep(&ms, NULL);
+    ZE_OK(zeDeviceGetGlobalTimestamps(g_dev[0], &h1, &d1));
+    double expect = (double)(h1 - h0) * 19.2e6 / 1e9;
+    assert_true((double)(d1 - d0) >= expect - 1.0 && (double)(d1 - d0) <= expect + 1.0);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    assert_true(h1 <= (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
+}
+
 static void test_bad_handles(void **state)
 {
     (void)state;
@@ -304,7 +332,7 @@ int main(void)
         cmocka_unit_test(test_memory),          cmocka_unit_test(test_native_module),
         cmocka_unit_test(test_regular_list_fence), cmocka_unit_test(test_copies),
         cmocka_unit_test(test_101_appends),     cmocka_unit_test(test_allreduce),
-        cmocka_unit_test(test_bad_handles),
+        cmocka_unit_test(test_sysman_and_clock), cmocka_unit_test(test_bad_handles),
     };
     return cmocka_run_group_tests_name("simdev_api", tests, setup, NULL);
 }
