@@ -3,6 +3,10 @@
 #include <string.h>
 
 #include "agg_priv.h"
+#include "agg_proj.h"
+
+/* weak: tests that build the HGTX pairing alone do not link the projection */
+extern __typeof__(pa_agg_proj_range) pa_agg_proj_range __attribute__((weak));
 
 /* "domain:name" (or just the name) as one interned string: the statistics key. */
 static uint32_t display_id(pa_agg_t *a, uint32_t domain_id, uint32_t name_id)
@@ -61,6 +65,8 @@ static void range_emit(pa_agg_t *a, const range_out_t *o)
     r.u.range.level = o->level;
     r.u.range.end_tid = o->end_tid;
     pa_agg_spool(a, &r, NULL);
+    if (pa_agg_proj_range)
+        pa_agg_proj_range(a, &r); /* device projection of this instance (agg_proj.c) */
     if (o->flags & PA_RF_UNTERMINATED)
         return;
     uint32_t key = display_id(a, o->domain_id, o->name_id);

@@ -49,7 +49,7 @@ typedef struct pa_agg_open_range {
 size_t pa_agg_hgtx_stack(pa_agg_t *a, uint32_t tid, const pa_agg_open_range_t **ranges);
 
 /* Per-source private state slots, so ze/mem keep their tables without globals. */
-enum pa_agg_source { PA_AGG_SRC_ZE = 0, PA_AGG_SRC_MEM = 1, PA_AGG_SRC_COUNT };
+enum pa_agg_source { PA_AGG_SRC_ZE = 0, PA_AGG_SRC_MEM = 1, PA_AGG_SRC_PROJ = 2, PA_AGG_SRC_COUNT };
 
 /*! pa_agg_source_state() : address of the source's state pointer (NULL initially). */
 void **pa_agg_source_state(pa_agg_t *a, int source);

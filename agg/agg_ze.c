@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "agg_internal.h"
+#include "agg_proj.h"
 
 /* API names come from the collector's generated table (same library); weak so the
  * aggregator also links alone (unit tests): then ids print as "ze#<id>". */
@@ -113,6 +114,7 @@ static void on_op(pa_agg_t *a, ze_state_t *s, const pa_record_t *rec, const uint
     out.kind = PA_SP_ZE_OP;
     out.len = sizeof op;
     pa_agg_spool(a, &out, &op);
+    pa_agg_proj_op(a, &out, &op); /* HGTX projection (agg_proj.c) */
 }
 
 void pa_agg_ze_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
@@ -128,6 +130,7 @@ void pa_agg_ze_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payloa
         pa_agg_stat_add_id(a, PA_CAT_ZE_API, 0, out.u.ze.api, rec->t1 > rec->t0 ? rec->t1 - rec->t0 : 0);
         out.len = 0;
         pa_agg_spool(a, &out, NULL);
+        pa_agg_proj_api(a, rec); /* launch-time HGTX ranges (agg_proj.c) */
         break;
     case PA_REC_ZE_OP:
         on_op(a, s, rec, payload);
@@ -151,6 +154,7 @@ void pa_agg_ze_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payloa
 
 void pa_agg_ze_finish(pa_agg_t *a)
 {
+    pa_agg_proj_finish(a); /* after the HGTX finish closed every range */
     void **slot = pa_agg_source_state(a, PA_AGG_SRC_ZE);
     ze_state_t *s = *slot;
     if (!s)
