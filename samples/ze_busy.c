@@ -10,7 +10,8 @@
  *             host-reset and reused for every launch; none: no app events
  *   --engines spread kernels round-robin over K compute engines (default 1)
  *   --wrap    wait until the device clock is 30 ms before its wrap, then launch (a train of
- *             kernels longer than that spans the wrap)
+ *             kernels longer than that spans the wrap); first runs one 1 us warm-up kernel
+ *             (immediate lists) so the timed launches have no first-use cost
  * Output: one line per kernel "kernel I exec=E engine=K start=T end=T ns=D wrapped=0|1". */
 #include "common.h"
 
@@ -81,6 +82,9 @@ static dev_clock_t device_clock(ze_device_handle_t dev, uint32_t *compute_engine
     uint32_t ng = 1;
     SAMPLE_CHECK(zeDeviceGetCommandQueueGroupProperties(dev, &ng, &g));
     *compute_engines = g.numQueues;
+    if (p.timerResolution == 0 || p.kernelTimestampValidBits == 0 || p.kernelTimestampValidBits > 64)
+        sample_die("device reports timerResolution %llu cycles/s and %u valid bits: unusable",
+                   (unsigned long long)p.timerResolution, p.kernelTimestampValidBits);
     printf("device %s timer_hz=%llu kernel_valid_bits=%u timestamp_valid_bits=%u engines=%u\n",
            p.name, (unsigned long long)p.timerResolution, p.kernelTimestampValidBits,
            p.timestampValidBits, g.numQueues);
