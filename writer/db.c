@@ -104,6 +104,8 @@ static void pa_load_record(pa_load_t *l, const pa_record_t *r, const uint8_t *pa
         src = &pa_writer_source_ze;
     else if (r->kind >= PA_SP_MEM_FIRST && r->kind <= PA_SP_MEM_LAST)
         src = &pa_writer_source_mem;
+    else if (r->kind == PA_SP_HGTX_ASSOC)
+        src = &pa_writer_source_proj;
     if (src && src->on_record) {
         if (src->on_record(l->db, r, payload) != 0)
             l->src_failed = 1;
@@ -302,9 +304,10 @@ static int pa_create_exclusive(const char *path)
 
 static int pa_run_sources(sqlite3 *db, int finish)
 {
-    const pa_writer_source_t *srcs[] = {&pa_writer_source_ze, &pa_writer_source_mem};
+    const pa_writer_source_t *srcs[] = {&pa_writer_source_ze, &pa_writer_source_mem,
+                                        &pa_writer_source_proj};
     int rc = 0;
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
         int (*fn)(sqlite3 *) = finish ? srcs[i]->finish : srcs[i]->create_schema;
         if (fn && fn(db) != 0) {
             pa_err("writer", "source '%s' failed to %s", srcs[i]->name,

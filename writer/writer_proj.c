@@ -1,0 +1,170 @@
+/* writer_proj.c - HGTX_OP_ASSOC (range -> device op associations from the aggregator) and the
+ * exit summary section "HGTX ranges projected onto the device" (issue 5). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../agg/agg_proj.h"
+#include "writer_internal.h"
+#include "writer_proj.h"
+
+/* opId = rowid of ZE_OPS (ops are inserted in spool order, rowids 1..n); how = enum pa_proj_via:
+ * 0 launched while the range was open, 1 through a graph (regular list recorded in the range),
+ * 2 graph executed while the range was open (counts only with no-graph-mapping). */
+static const char proj_schema[] =
+    "CREATE TABLE HGTX_OP_ASSOC(rangeId INTEGER, opId INTEGER, how INTEGER);";
+
+static pa_bulk_t bulk_assoc;
+static int bulk_ready;
+
+static int proj_create_schema(sqlite3 *db)
+{
+    if (pa_db_exec(db, proj_schema) != 0)
+        return -1;
+    if (pa_bulk_init(&bulk_assoc, db, "INSERT INTO HGTX_OP_ASSOC(rangeId,opId,how)", 3, 256) != 0)
+        return -1;
+    bulk_ready = 1;
+    return 0;
+}
+
+static int proj_on_record(sqlite3 *db, const pa_record_t *rec, const uint8_t *payload)
+{
+    (void)db;
+    (void)payload;
+    if (!bulk_ready || rec->kind != PA_SP_HGTX_ASSOC)
+        return 0;
+    pa_bulk_int(&bulk_assoc, (int64_t)rec->u.raw[0]);
+    pa_bulk_int(&bulk_assoc, (int64_t)rec->u.raw[1]);
+    pa_bulk_int(&bulk_assoc, (int64_t)rec->u.raw[2]);
+    return 0;
+}
+
+static int proj_finish(sqlite3 *db)
+{
+    int rc = 0;
+    if (bulk_ready) {
+        rc = pa_bulk_finish(&bulk_assoc);
+        bulk_ready = 0;
+    }
+    if (pa_db_exec(db, "CREATE INDEX HGTX_OP_ASSOC_op ON HGTX_OP_ASSOC(opId);"
+                       "CREATE INDEX HGTX_OP_ASSOC_range ON HGTX_OP_ASSOC(rangeId);") != 0)
+        rc = -1;
+    return rc;
+}
+
+/* ---- exit summary ---- */
+
+typedef struct proj_row {
+    const char *key; size_t key_len;
+    uint32_t style;
+    uint64_t active, total_proj, instances, ops;
+    double in_use;
+} proj_row_t;
+
+static int proj_row_cmp(const void *x, const void *y)
+{
+    const proj_row_t *a = x, *b = y;
+    if (a->in_use != b->in_use)
+        return a->in_use > b->in_use ? -1 : 1;
+    size_t n = a->key_len < b->key_len ? a->key_len : b->key_len;
+    int c = memcmp(a->key, b->key, n);
+    if (c)
+        return c;
+    if (a->key_len != b->key_len)
+        return a->key_len < b->key_len ? -1 : 1;
+    return a->style < b->style ? -1 : a->style > b->style;
+}
+
+static proj_row_t *proj_find(proj_row_t *rows, size_t n, const pa_stat_row_t *r)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].style == (r->tag & 1u) && rows[i].key_len == r->key_len &&
+            memcmp(rows[i].key, r->key, r->key_len) == 0)
+            return &rows[i];
+    return NULL;
+}
+
+size_t pa_proj_summary_rows(const pa_agg_results_t *res, pa_proj_sum_row_t *out, size_t max,
+                            uint64_t *span_ns)
+{
+    uint64_t span = 0;
+    size_t n = 0;
+    proj_row_t *rows = calloc(res && res->nrows ? res->nrows : 1, sizeof *rows);
+    if (!rows)
+        return 0;
+    for (size_t i = 0; res && i < res->nrows; i++) {
+        const pa_stat_row_t *r = &res->rows[i];
+        if (r->cat != PA_CAT_HGTX_PROJ)
+            continue;
+        if (r->tag == PA_PROJ_TAG_SPAN) {
+            span = r->st.total;
+            continue;
+        }
+        if (r->tag > (PA_PROJ_TAG_ACTIVE | 1u))
+            continue;
+        proj_row_t *p = proj_find(rows, n, r);
+        if (!p) {
+            p = &rows[n++];
+            p->key = r->key;
+            p->key_len = r->key_len;
+            p->style = r->tag & 1u;
+        }
+        switch (r->tag & ~1u) {
+        case PA_PROJ_TAG_DUR: p->total_proj = r->st.total; p->instances = r->st.count; break;
+        case PA_PROJ_TAG_OPS: p->ops = r->st.total; break;
+        default: p->active = r->st.total; break;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        double u = span ? (double)rows[i].active * 100.0 / (double)span : 0.0;
+        rows[i].in_use = u > 100.0 ? 100.0 : u;
+    }
+    qsort(rows, n, sizeof *rows, proj_row_cmp);
+    size_t k = 0;
+    for (; k < n && k < max; k++) {
+        out[k].key = rows[k].key;
+        out[k].key_len = rows[k].key_len;
+        out[k].style = rows[k].style;
+        out[k].active_ns = rows[k].active;
+        out[k].total_proj_ns = rows[k].total_proj;
+        out[k].instances = rows[k].instances;
+        out[k].ops = rows[k].ops;
+        out[k].in_use_pct = rows[k].in_use;
+    }
+    free(rows);
+    if (span_ns)
+        *span_ns = span;
+    return k;
+}
+
+#define PA_PROJ_SUMMARY_TOP 10
+
+static void proj_summary(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res)
+{
+    (void)meta;
+    pa_proj_sum_row_t rows[PA_PROJ_SUMMARY_TOP];
+    uint64_t span = 0;
+    size_t n = pa_proj_summary_rows(res, rows, PA_PROJ_SUMMARY_TOP, &span);
+    if (!n)
+        return;
+    fprintf(out, "\n-- HGTX ranges projected onto the device (top %d by In-Use; device active span"
+                 " %llu ns; profagent stats -r hgtx_gpu_proj_sum) --\n",
+            PA_PROJ_SUMMARY_TOP, (unsigned long long)span);
+    fprintf(out, "%10s %20s %20s %10s %10s %-9s %s\n", "In-Use (%)", "Proj Active Time (ns)",
+            "Total Proj Time (ns)", "Instances", "Dev Ops", "Style", "Range");
+    for (size_t i = 0; i < n; i++) {
+        char pct[32];
+        pa_format_double(pct, sizeof pct, rows[i].in_use_pct, 1);
+        fprintf(out, "%10s %20llu %20llu %10llu %10llu %-9s %.*s\n", pct,
+                (unsigned long long)rows[i].active_ns, (unsigned long long)rows[i].total_proj_ns,
+                (unsigned long long)rows[i].instances, (unsigned long long)rows[i].ops,
+                rows[i].style ? "StartEnd" : "PushPop", (int)rows[i].key_len, rows[i].key);
+    }
+}
+
+const pa_writer_source_t pa_writer_source_proj = {
+    .name = "hgtx-projection",
+    .create_schema = proj_create_schema,
+    .on_record = proj_on_record,
+    .finish = proj_finish,
+    .summary = proj_summary,
+};
