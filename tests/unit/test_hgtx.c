@@ -1,0 +1,150 @@
+/* test_hgtx.c - the agent's HGTX definitions and pa_emit: records, levels, ids, truncation, off. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "collector.h"
+#include <profagent/hgtx.h>
+
+typedef struct got {
+    size_t n;
+    pa_record_t rec[64];
+    uint8_t payload[64][4096];
+} got_t;
+
+static void collect(void *ctx, const pa_record_t *rec, const uint8_t *payload)
+{
+    got_t *g = ctx;
+    g->rec[g->n] = *rec;
+    if (rec->len)
+        memcpy(g->payload[g->n], payload, rec->len);
+    g->n++;
+}
+
+static uint8_t scratch[4096];
+
+static got_t *drain(void)
+{
+    static got_t g;
+    memset(&g, 0, sizeof g);
+    pa_ring_drain(pa_tls.ring, collect, &g, scratch, 0);
+    return &g;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    pa_config.ring_size = 4096; /* 64 slots: max payload (32 - 1) * 64 = 1984 bytes */
+    atomic_store(&pa_sources, PA_SRC_ALL);
+    return 0;
+}
+
+static void test_push_pop_records_and_levels(void **state)
+{
+    (void)state;
+    assert_int_equal(hgtxRangePushA("outer"), 0);
+    assert_int_equal(hgtxRangePushA(NULL), 1);
+    assert_int_equal(hgtxRangePop(), 1);
+    assert_int_equal(hgtxRangePop(), 0);
+    assert_int_equal(hgtxRangePop(), -1); /* empty: misuse, still recorded */
+    got_t *g = drain();
+    assert_int_equal(g->n, 6);
+    assert_int_equal(g->rec[0].kind, PA_REC_THREAD_NAME); /* first event of the thread */
+    assert_int_equal(g->rec[1].kind, PA_REC_HGTX_PUSH);
+    assert_int_equal(g->rec[1].len, 5);
+    assert_memory_equal(g->payload[1], "outer", 5);
+    assert_int_equal(g->rec[1].nslots, 2);
+    assert_int_equal(g->rec[1].u.hgtx.level, 0);
+    assert_int_equal(g->rec[1].tid, pa_tls.tid);
+    assert_true(g->rec[1].t0 > 0);
+    assert_int_equal(g->rec[2].len, 0); /* NULL name = "" */
+    assert_int_equal(g->rec[2].nslots, 1);
+    assert_int_equal(g->rec[3].kind, PA_REC_HGTX_POP);
+    assert_int_equal(g->rec[3].u.hgtx.level, 1);
+    assert_int_equal(g->rec[5].u.hgtx.level, -1);
+    assert_true(g->rec[1].t0 <= g->rec[3].t0);
+}
+
+static void test_start_end_ids_and_domains(void **state)
+{
+    (void)state;
+    hgtxRangeId_t a = hgtxRangeStartA("a"), b = hgtxRangeStartA("b");
+    assert_true(a > 0);
+    assert_int_equal(b, a + 1);
+    hgtxRangeEnd(a);
+    hgtxDomainHandle_t d = hgtxDomainCreateA("dom");
+    assert_non_null(d);
+    assert_int_equal(hgtxDomainRangePushA(d, "in"), 0);
+    assert_int_equal(hgtxDomainRangePop(d), 0);
+    hgtxDomainMarkA(d, "m");
+    got_t *g = drain();
+    assert_int_equal(g->n, 7);
+    assert_int_equal(g->rec[0].kind, PA_REC_HGTX_START);
+    assert_int_equal(g->rec[0].u.hgtx.id, a);
+    assert_int_equal(g->rec[2].kind, PA_REC_HGTX_END);
+    assert_int_equal(g->rec[2].u.hgtx.id, a);
+    assert_int_equal(g->rec[3].kind, PA_REC_HGTX_DOMAIN);
+    assert_int_equal(g->rec[3].u.hgtx.domain, (uint32_t)(uintptr_t)d);
+    assert_memory_equal(g->payload[3], "dom", 3);
+    assert_int_equal(g->rec[4].u.hgtx.domain, (uint32_t)(uintptr_t)d);
+    assert_int_equal(g->rec[6].kind, PA_REC_HGTX_MARK);
+}
+
+static void test_long_name_truncated(void **state)
+{
+    (void)state;
+    char name[3001];
+    for (int i = 0; i < 3000; i++)
+        name[i] = (char)('a' + i % 26);
+    name[3000] = '\0';
+    hgtxMarkA(name);
+    got_t *g = drain();
+    assert_int_equal(g->n, 1);
+    assert_int_equal(g->rec[0].len, 1984);
+    assert_int_equal(g->rec[0].nslots, 32);
+    assert_true(g->rec[0].flags & PA_RF_TRUNCATED);
+    assert_memory_equal(g->payload[0], name, 1984);
+}
+
+static void test_full_ring_counts_drops(void **state)
+{
+    (void)state;
+    uint64_t before = atomic_load(&pa_tls.ring->drops);
+    for (int i = 0; i < 100; i++) /* 100 x 2 slots into 64 */
+        hgtxMarkA("x");
+    assert_int_equal(atomic_load(&pa_tls.ring->drops) - before, 100 - 32);
+    drain();
+}
+
+static void test_off_returns_plausible_values(void **state)
+{
+    (void)state;
+    atomic_store(&pa_sources, PA_SRC_OSRT); /* hgtx not traced */
+    assert_int_equal(hgtxRangePushA("x"), 0);
+    assert_int_equal(hgtxRangePushA("y"), 1);
+    assert_int_equal(hgtxRangePop(), 1);
+    assert_int_equal(hgtxRangePop(), 0);
+    assert_int_equal(hgtxRangeStartA("s"), 0);
+    assert_null(hgtxDomainCreateA("d"));
+    assert_int_equal(drain()->n, 0);
+    pa_guard_enter(); /* agent code on this thread: nothing recorded either */
+    atomic_store(&pa_sources, PA_SRC_ALL);
+    hgtxMarkA("guarded");
+    pa_guard_leave();
+    assert_int_equal(drain()->n, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_push_pop_records_and_levels), cmocka_unit_test(test_start_end_ids_and_domains),
+        cmocka_unit_test(test_long_name_truncated),         cmocka_unit_test(test_full_ring_counts_drops),
+        cmocka_unit_test(test_off_returns_plausible_values),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
