@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""check_bench_smoke.py - runs bench/run_bench.py --smoke and checks that every figure of
+issue 7 is printed as a `name value unit` line with a finite number (values are not judged:
+benchmarks are not timed tests). usage: check_bench_smoke.py BUILD_DIR SOURCE_DIR"""
+import math
+import subprocess
+import sys
+
+EXPECTED = [
+    ("ze_call_added_ns", "ns"), ("hgtx_pushpop_added_ns", "ns"), ("osrt_call_added_ns", "ns"),
+    ("mem_alloc_added_ns_live10", "ns"), ("mem_alloc_added_ns_live1k", "ns"),
+    ("agg_drain_rate", "events/s"), ("db_write_rate", "rows/s"), ("spool_bytes_per_event", "bytes"),
+    ("spool_compress_rate", "MB/s"), ("spool_compress_event_rate", "events/s"),
+    ("exit_time_per_1M_events", "s"), ("rss_growth_vs_none", "MiB"), ("rss_growth_10x_events", "MiB"),
+    ("slowdown_gemm", "ratio"), ("slowdown_multithread", "ratio"),
+]
+
+
+def main():
+    build, src = sys.argv[1], sys.argv[2]
+    p = subprocess.run([sys.executable, src + "/bench/run_bench.py", "--build", build, "--smoke"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    if p.returncode != 0:
+        sys.exit("run_bench.py --smoke failed (%d):\n%s\n%s" % (p.returncode, p.stdout, p.stderr))
+    lines = p.stdout.split("# machine-readable")[-1].splitlines()[1:]
+    got = {}
+    for line in lines:
+        f = line.split()
+        if len(f) == 3:
+            got[f[0]] = (f[1], f[2])
+    bad = []
+    for name, unit in EXPECTED:
+        if name not in got:
+            bad.append("missing figure %s" % name)
+            continue
+        value, u = got[name]
+        try:
+            ok = math.isfinite(float(value))
+        except ValueError:
+            ok = False
+        if not ok or u != unit:
+            bad.append("%s: value %r unit %r (want a number in %s)" % (name, value, u, unit))
+    if len(got) != len(EXPECTED):
+        bad.append("%d figure lines, expected %d: %s" % (len(got), len(EXPECTED), sorted(got)))
+    if bad:
+        sys.exit("bench smoke:\n  " + "\n  ".join(bad) + "\n--- output:\n" + p.stdout)
+    print("bench smoke: %d figures printed" % len(got))
+
+
+if __name__ == "__main__":
+    main()
