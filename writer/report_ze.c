@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "report_util.h"
+#include "writer_proj.h"
 #include "writer_ze.h"
 
 #define OPT_ROWS {"rows", PA_OPT_INT, "<limit>", "Optional argument. Limits the number of rows.\nDefault is no limit.", NULL}
@@ -13,6 +14,9 @@
 
 static const pa_report_opt_t opts_rows[] = { OPT_ROWS };
 static const pa_report_opt_t opts_kern[] = { OPT_BASE, OPT_MANGLED, OPT_DEVICE, OPT_ROWS };
+/* reports with the hgtx-name option (spec 2.3.5-2.3.8; expression from writer_proj.h) */
+static const pa_report_opt_t opts_kern_hn[] = { PA_PROJ_OPT_HGTX_NAME, OPT_BASE, OPT_MANGLED, OPT_DEVICE, OPT_ROWS };
+#define KNAME(req) pa_proj_kname_sql(pa_req_opt(req, "hgtx-name") && pa_req_opt(req, "hgtx-name")->set, name_mode(req), kn, sizeof kn)
 
 /* Name mode of base/mangled options: 0 demangled (default), 1 base, 2 mangled. */
 static int name_mode(const pa_report_req_t *req)
@@ -68,13 +72,13 @@ static int plain_rows(sqlite3 *db, sqlite3_stmt *st, const pa_report_req_t *req,
 static int kern_sum_common(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz,
                            int gb)
 {
-    char sql[2048];
+    char sql[2048], kn[512];
     snprintf(sql, sizeof sql,
-             "SELECT " STATS("o.end - o.start") ",%s ze_kname(s.value, %d) AS name"
+             "SELECT " STATS("o.end - o.start") ",%s %s AS name"
              " FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1",
              gb ? " coalesce(o.gridX,'-')||' '||coalesce(o.gridY,'-')||' '||coalesce(o.gridZ,'-') AS g,"
                   " coalesce(o.blockX,'-')||' '||coalesce(o.blockY,'-')||' '||coalesce(o.blockZ,'-') AS b," : "",
-             name_mode(req));
+             KNAME(req));
     if (device_filter(req, sql, sizeof sql - 200) != 0) {
         snprintf(err, errsz, "report '%s': device list too long", req->def->name);
         return PA_REP_EDATA;
@@ -92,14 +96,14 @@ static int produce_kern_gb_sum(sqlite3 *db, const pa_report_req_t *req, pa_table
 /* ---- kern_gb_trace (2.3.6) ---- */
 static int produce_kern_gb_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
 {
-    char sql[2048];
+    char sql[2048], kn[512];
     snprintf(sql, sizeof sql,
              "SELECT o.start, o.end - o.start, (SELECT value FROM META WHERE key = 'pid'), o.deviceId,"
              " o.contextId, o.queueId,"
              " coalesce(o.gridX,'-')||' '||coalesce(o.gridY,'-')||' '||coalesce(o.gridZ,'-'),"
              " coalesce(o.blockX,'-')||' '||coalesce(o.blockY,'-')||' '||coalesce(o.blockZ,'-'),"
-             " ze_kname(s.value, %d) FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1",
-             name_mode(req));
+             " %s FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1",
+             KNAME(req));
     if (device_filter(req, sql, sizeof sql - 100) != 0)
         return PA_REP_EDATA;
     strcat(sql, " ORDER BY o.start, o.corrId");
@@ -136,19 +140,19 @@ static int produce_kern_exec_trace(sqlite3 *db, const pa_report_req_t *req, pa_t
 #define MEMKIND(c) "CASE " c " WHEN 1 THEN 'Host' WHEN 2 THEN 'Device' WHEN 3 THEN 'Shared' WHEN 4 THEN 'Pageable' WHEN 0 THEN 'Unknown' END"
 static int produce_gpu_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
 {
-    char sql[3072];
+    char sql[3072], kn[512];
     snprintf(sql, sizeof sql,
              "SELECT o.start, o.end - o.start, o.corrId, o.gridX, o.gridY, o.gridZ, o.blockX, o.blockY,"
              " o.blockZ, NULL, NULL, NULL, o.bytes,"
              " CASE WHEN o.kind != 1 AND o.end > o.start THEN o.bytes * 1000000000 / (o.end - o.start) END,"
              " " MEMKIND("o.srcKind") ", " MEMKIND("o.dstKind") ","
              " coalesce(d.name, 'device') || ' (' || o.deviceId || ')', o.contextId, o.queueId,"
-             " CASE o.kind WHEN 1 THEN ze_kname(s.value, %d) WHEN 3 THEN 'Memset' ELSE"
+             " CASE o.kind WHEN 1 THEN %s WHEN 3 THEN 'Memset' ELSE"
              "  'Memcpy ' || CASE WHEN o.srcKind IN (1,4) THEN 'H' WHEN o.srcKind = 3 THEN 'S' ELSE 'D' END"
              "  || 'to' || CASE WHEN o.dstKind IN (1,4) THEN 'H' WHEN o.dstKind = 3 THEN 'S' ELSE 'D' END END"
              " FROM ZE_OPS o LEFT JOIN STRING_IDS s ON s.id = o.nameId LEFT JOIN ZE_DEVICES d"
              " ON d.deviceId = o.deviceId WHERE 1",
-             name_mode(req));
+             KNAME(req));
     if (device_filter(req, sql, sizeof sql - 100) != 0)
         return PA_REP_EDATA;
     strcat(sql, " ORDER BY o.start, o.corrId");
@@ -272,13 +276,13 @@ static const pa_report_col_t cols_api_trace[] = {
 DEF(r_kern_sum, "kern_sum", "Kernel Summary", "hggc_ppu_kern_sum", "hggc_kern_sum",
     "Device time of Level Zero kernels by name, total descending (spec 2.3.7).\n"
     "Time (%) is of the total of all kernels listed. Names demangled unless base/mangled.",
-    opts_kern, cols_kern_sum, produce_kern_sum);
+    opts_kern_hn, cols_kern_sum, produce_kern_sum);
 DEF(r_kern_gb_sum, "kern_gb_sum", "Kernel Grid/Block Summary", "hggc_ppu_kern_gb_sum", NULL,
     "Kernel statistics per (name, group count, group size), total descending (spec 2.3.5).",
-    opts_kern, cols_kern_gb_sum, produce_kern_gb_sum);
+    opts_kern_hn, cols_kern_gb_sum, produce_kern_gb_sum);
 DEF(r_kern_gb_trace, "kern_gb_trace", "Kernel Grid/Block Trace", "hggc_ppu_kern_gb_trace", NULL,
     "One row per kernel execution with group count/size, by start (spec 2.3.6).",
-    opts_kern, cols_kern_gb_trace, produce_kern_gb_trace);
+    opts_kern_hn, cols_kern_gb_trace, produce_kern_gb_trace);
 DEF(r_kern_exec, "kern_exec_trace", "Kernel Execution Trace", "hggc_kern_exec_trace", NULL,
     "Each kernel from its launching call to its execution, by API start (spec 2.3.4).\n"
     "Queue Start/Dur are '-' when the kernel started before the call ended.\n"
@@ -287,7 +291,7 @@ DEF(r_kern_exec, "kern_exec_trace", "Kernel Execution Trace", "hggc_kern_exec_tr
 DEF(r_gpu_trace, "gpu_trace", "Device Trace", "hggc_ppu_trace", NULL,
     "Kernels, copies and fills on the devices by start (spec 2.3.8); '-' where a column\n"
     "does not apply. Throughput in bytes per second.",
-    opts_kern, cols_gpu_trace, produce_gpu_trace);
+    opts_kern_hn, cols_gpu_trace, produce_gpu_trace);
 DEF(r_mem_time, "mem_time_sum", "Memory Operation Time Summary", "hggc_ppu_mem_time_sum", NULL,
     "Device time of copies (by direction) and fills, total descending (spec 2.3.17).",
     opts_rows, cols_mem_time, produce_mem_time_sum);

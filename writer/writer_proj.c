@@ -51,6 +51,17 @@ static int proj_finish(sqlite3 *db)
     return rc;
 }
 
+const char *pa_proj_kname_sql(int hgtx_name, int mode, char *buf, size_t sz)
+{
+    if (!hgtx_name)
+        snprintf(buf, sz, "ze_kname(s.value, %d)", mode);
+    else
+        snprintf(buf, sz, "coalesce((SELECT r.name || '/' FROM HGTX_OP_ASSOC x JOIN HGTX_RANGES_NAMED r"
+                 " ON r.id = x.rangeId WHERE x.opId = o.rowid AND x.how IN (0,1) ORDER BY r.start DESC,"
+                 " r.id DESC LIMIT 1), '') || ze_kname(s.value, %d)", mode);
+    return buf;
+}
+
 /* ---- exit summary ---- */
 
 typedef struct proj_row {

@@ -26,4 +26,13 @@ typedef struct pa_proj_sum_row {
 size_t pa_proj_summary_rows(const pa_agg_results_t *res, pa_proj_sum_row_t *out, size_t max,
                             uint64_t *span_ns);
 
+/* The hgtx-name report option (spec 2.3.5-2.3.8), shared by the kernel reports of report_ze.c. */
+#define PA_PROJ_OPT_HGTX_NAME {"hgtx-name", PA_OPT_FLAG, "", "Prefix each kernel name with the name of the closest HGTX range open at its\nlaunch and '/' (kernels launched outside any range keep their name).", NULL}
+
+/*! pa_proj_kname_sql() : SQL expression of a kernel's display name for rows `o` (ZE_OPS) joined
+ *  with `s` (STRING_IDS of o.nameId): ze_kname(s.value, mode), prefixed with "<range>/" when
+ *  hgtx_name is set (closest range = the associated one that started last, graph mapping on).
+ *  Written to buf (512 bytes suffice); returns buf. */
+const char *pa_proj_kname_sql(int hgtx_name, int mode, char *buf, size_t sz);
+
 #endif
