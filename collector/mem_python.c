@@ -22,6 +22,8 @@
 typedef void PyObj;
 static struct {
     int (*gil_check)(void);
+    PyObj *(*this_tstate)(void);  /* PyGILState_GetThisThreadState */
+    PyObj *(*cur_tstate)(void);   /* the thread state holding the GIL, unchecked (may be NULL) */
     int (*is_initialized)(void);
     PyObj *(*get_frame)(void);
     PyObj *(*frame_code)(PyObj *);
@@ -42,6 +44,10 @@ void pa_mem_python_init(void)
     if (!PA_PY_SYM(gil_check, "PyGILState_Check"))
         return; /* no CPython in the process */
     PA_PY_SYM(is_initialized, "Py_IsInitialized");
+    PA_PY_SYM(this_tstate, "PyGILState_GetThisThreadState");
+    if (!PA_PY_SYM(cur_tstate, "PyThreadState_GetUnchecked")) /* 3.13+ */
+        PA_PY_SYM(cur_tstate, "_PyThreadState_UncheckedGet");
+
     PA_PY_SYM(get_frame, "PyEval_GetFrame");
     PA_PY_SYM(frame_code, "PyFrame_GetCode");
     PA_PY_SYM(frame_back, "PyFrame_GetBack");
@@ -91,10 +97,22 @@ static const py_names_t *py_names(PyObj *code)
     return e;
 }
 
+/* PyGILState_Check() alone answers 1 when its checking is disabled (sub-interpreters): also
+ * require that this thread's state is the one currently running. */
+static int py_gil_held(void)
+{
+    if (py.gil_check() != 1)
+        return 0;
+    if (!py.this_tstate || !py.cur_tstate)
+        return 1;
+    PyObj *mine = py.this_tstate();
+    return mine != NULL && py.cur_tstate() == mine;
+}
+
 uint32_t pa_mem_python_capture(char *buf, uint32_t cap, uint32_t *nframes)
 {
     *nframes = 0;
-    if (!py.ok || !py.is_initialized() || py.gil_check() != 1)
+    if (!py.ok || !py.is_initialized() || !py_gil_held())
         return 0;
     PyObj *f = py.get_frame(); /* borrowed */
     if (!f)
