@@ -150,6 +150,20 @@ static void test_usage_modes(void **s)
            "1,4242,0,\"ga\",700,\n2,4242,\"-\",\"ga\",50,\n");
 }
 
+static void test_time_range(void **s)
+{
+    (void)s;
+    /* session starts at 1 ns: [0, 450] relative = events starting in [1, 451]; p1 (freed at 700)
+     * counts as unreleased by then, p2 was freed at 350, p4 (800) is outside */
+    pa_report_mem_set_time_range(0, 450);
+    expect("device_memory_usage_summary", "1,4242,0,\"ga\",500,\n");
+    expect("device_memory_usage_summary:usage-mode=alloc-count", "1,4242,0,\"ga\",2,\n2,4242,0,\"ga/gb\",1,\n");
+    pa_report_mem_set_time_range(350, 0); /* from 351 to the end: p3 and p4 only */
+    expect("device_memory_usage_summary:usage-mode=alloc-size",
+           "1,4242,0,\"ga\",400,\n2,4242,\"-\",\"ga/gb\",50,\n");
+    pa_report_mem_set_time_range(0, 0);
+}
+
 static void test_pairing_and_counts(void **s)
 {
     (void)s;
@@ -200,6 +214,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_usage_modes),
+        cmocka_unit_test(test_time_range),
         cmocka_unit_test(test_pairing_and_counts),
         cmocka_unit_test(test_detail),
     };
