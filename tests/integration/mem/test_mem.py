@@ -33,8 +33,8 @@ def run_agent(a, argv, db, rules, extra_env=None):
     return p.stderr
 
 
-def report(a, db, spec, rules=()):
-    cmd = [a.cli, "stats", "-r", spec]
+def report(a, db, spec, rules=(), extra=()):
+    cmd = [a.cli, "stats", "-r", spec] + list(extra)
     for r in rules:
         cmd += ["--callstack-group-config", r]
     p = subprocess.run(cmd + [db], capture_output=True, text=True, timeout=60)
@@ -86,6 +86,8 @@ def test_script(a):
     got, _ = report(a, db, "device_memory_usage_summary", R)
     check(got == want["unreleased-size"], "default mode is unreleased-size")
     check(exit_rows(err) == want["unreleased-size"], "exit summary rows %s == report" % exit_rows(err))
+    got, _ = report(a, db, "device_memory_usage_summary:usage-mode=alloc-count", R, ["--filter-time", "0:1"])
+    check(got == [], "--filter-time 0:1 (before any allocation) gives no row: %s" % got)
     det, _ = report(a, db, "device_memory_usage_detail", R)
     check([r[7] for r in det] == ["200", "400", "500", "50"], "detail unreleased sizes %s" % [r[7] for r in det])
     check([r[2] for r in det] == ["pa", "pb", "pb", "pb"], "detail groups")
