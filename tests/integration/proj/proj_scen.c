@@ -1,0 +1,152 @@
+/* proj_scen.c - HGTX-to-device scenarios with known device work (busy_ns kernels on simdev) for
+ * the projection tests. usage: proj_scen nested|overlap|graph|xthread */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <profagent/hgtx.h>
+
+#include "common.h"
+
+static sample_env_t env;
+static ze_kernel_handle_t kern;
+
+static void sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    nanosleep(&ts, NULL);
+}
+
+/* Appends one busy kernel of `ns` to list (busy_ns reads its duration from argument 0). */
+static void busy(ze_command_list_handle_t list, uint64_t ns)
+{
+    sample_set_arg(kern, 0, sizeof ns, &ns);
+    sample_launch_1d(list, kern, 1, 1, NULL);
+}
+
+static ze_command_list_handle_t lists[3];
+static ze_event_handle_t done[3];
+
+/* Waits for everything appended to list so far (a barrier signalling its own event). */
+static void sync_list(ze_command_list_handle_t list)
+{
+    for (int i = 0; i < 3; i++)
+        if (lists[i] == list) {
+            SAMPLE_CHECK(zeCommandListAppendBarrier(list, done[i], 0, NULL));
+            SAMPLE_CHECK(zeEventHostSynchronize(done[i], UINT64_MAX));
+            SAMPLE_CHECK(zeEventHostReset(done[i]));
+        }
+}
+
+/* profile > Loop1 > DoProcess > k(1 ms); profile > Loop2 > DoProcess > k(2 ms); k(0.5 ms) outside */
+static void nested(ze_command_list_handle_t l)
+{
+    hgtxRangePushA("profile");
+    hgtxRangePushA("Loop1");
+    hgtxRangePushA("DoProcess");
+    busy(l, 1000000);
+    sync_list(l);
+    hgtxRangePop();
+    hgtxRangePop();
+    hgtxRangePushA("Loop2");
+    hgtxRangePushA("DoProcess");
+    busy(l, 2000000);
+    sync_list(l);
+    hgtxRangePop();
+    hgtxRangePop();
+    hgtxRangePop();
+    busy(l, 500000);
+    sync_list(l);
+}
+
+/* k0 (1 ms, engine 0) before range "ovl"; inside: kA (2 ms, engine 1), 1 ms later kB (2 ms, engine 2) */
+static void overlap(ze_command_list_handle_t l0, ze_command_list_handle_t l1, ze_command_list_handle_t l2)
+{
+    busy(l0, 1000000);
+    hgtxRangePushA("ovl");
+    busy(l1, 2000000);
+    sleep_ns(1000000);
+    busy(l2, 2000000);
+    hgtxRangePop();
+    sync_list(l0);
+    sync_list(l1);
+    sync_list(l2);
+}
+
+/* 2 kernels recorded in "capture" into a regular list, executed 4x; the 4th inside "runner" */
+static void graph(ze_device_handle_t dev)
+{
+    ze_command_queue_handle_t q = sample_queue(&env, dev, 0, 0);
+    ze_command_list_handle_t l = sample_list(&env, dev, 0);
+    hgtxRangePushA("capture");
+    busy(l, 200000);
+    busy(l, 300000);
+    hgtxRangePop();
+    SAMPLE_CHECK(zeCommandListClose(l));
+    for (int i = 0; i < 4; i++) {
+        if (i == 3)
+            hgtxRangePushA("runner");
+        SAMPLE_CHECK(zeCommandQueueExecuteCommandLists(q, 1, &l, NULL));
+        SAMPLE_CHECK(zeCommandQueueSynchronize(q, UINT64_MAX));
+        if (i == 3)
+            hgtxRangePop();
+    }
+    SAMPLE_CHECK(zeCommandListDestroy(l));
+    SAMPLE_CHECK(zeCommandQueueDestroy(q));
+}
+
+/* start/end "xr" begun on main, ended on thread B after B launched a kernel inside it */
+static struct { hgtxRangeId_t id; ze_command_list_handle_t l; } xs;
+static void *thread_b(void *arg)
+{
+    (void)arg;
+    busy(xs.l, 1000000);
+    sync_list(xs.l);
+    hgtxRangeEnd(xs.id);
+    return NULL;
+}
+
+static void xthread(ze_command_list_handle_t l)
+{
+    xs.l = l;
+    xs.id = hgtxRangeStartA("xr");
+    sleep_ns(2000000);
+    pthread_t b;
+    pthread_create(&b, NULL, thread_b, NULL);
+    pthread_join(b, NULL);
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "";
+    sample_env_init(&env, 1);
+    ze_device_handle_t dev = env.devices[0];
+    ze_module_handle_t mod = sample_module_native(&env, dev, "SIMDEV-MODULE 1\nkernel busy_ns\n");
+    kern = sample_kernel(mod, "busy_ns", 1);
+    ze_command_list_handle_t *l = lists;
+    ze_event_pool_handle_t pool = sample_event_pool(&env, 3, 0);
+    for (uint32_t e = 0; e < 3; e++) {
+        l[e] = sample_immediate(&env, dev, 0, e);
+        done[e] = sample_event(pool, e);
+    }
+    if (!strcmp(what, "nested"))
+        nested(l[0]);
+    else if (!strcmp(what, "overlap"))
+        overlap(l[0], l[1], l[2]);
+    else if (!strcmp(what, "graph"))
+        graph(dev);
+    else if (!strcmp(what, "xthread"))
+        xthread(l[0]);
+    else
+        sample_die("usage: %s nested|overlap|graph|xthread (got '%s')", argv[0], what);
+    for (uint32_t e = 0; e < 3; e++) {
+        SAMPLE_CHECK(zeCommandListDestroy(l[e]));
+        SAMPLE_CHECK(zeEventDestroy(done[e]));
+    }
+    SAMPLE_CHECK(zeEventPoolDestroy(pool));
+    SAMPLE_CHECK(zeKernelDestroy(kern));
+    SAMPLE_CHECK(zeModuleDestroy(mod));
+    sample_env_fini(&env);
+    return 0;
+}
