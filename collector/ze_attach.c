@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <level_zero/zes_api.h>
+
 #include "../common/pa_log.h"
 #include "collector.h"
 #include "ze_internal.h"
@@ -24,6 +26,8 @@ static _Atomic int dev_attrs_pending;
 static pthread_mutex_t attach_mu = PTHREAD_MUTEX_INITIALIZER;
 static int attach_tried;
 static zel_tracer_handle_t tracer;
+/* sysman PCI query, optional: legacy mode (zes calls on ze device handles, loader 1.x) */
+static __typeof__(&zesDevicePciGetProperties) pci_props;
 
 static int resolve_fns(void *lib)
 {
@@ -33,7 +37,10 @@ static int resolve_fns(void *lib)
     R(zeDeviceGetGlobalTimestamps) R(zeDriverGetApiVersion) R(zeEventPoolCreate) R(zeEventCreate)
     R(zeEventHostReset) R(zeEventQueryStatus) R(zeEventQueryKernelTimestamp)
     R(zeEventHostSynchronize) R(zeMemGetAllocProperties) R(zelTracerCreate) R(zelTracerSetEnabled)
+    R(zeMemAllocHost) R(zeCommandListCreate) R(zeCommandListClose) R(zeCommandListDestroy)
+    R(zeCommandListAppendQueryKernelTimestamps) R(zeCommandListAppendEventReset)
 #undef R
+    *(void **)&pci_props = dlsym(lib, "zesDevicePciGetProperties");
     return 0;
 }
 
@@ -76,6 +83,19 @@ static void device_engines(ze_device_handle_t d, pa_ze_device_t *out)
             out->ce_count += g[i].numQueues;
 }
 
+/* PCI bus id "dddd:bb:dd.f" from sysman (zesDevicePciGetProperties on the ze handle, legacy
+ * mode: drivers that need ZES_ENABLE_SYSMAN=1 before zeInit fail it unless the user set it;
+ * the agent does not set it, as it changes the driver's behaviour); "-" when unavailable. */
+static void device_pci(ze_device_handle_t d, pa_ze_device_t *out)
+{
+    zes_pci_properties_t p = { .stype = ZES_STRUCTURE_TYPE_PCI_PROPERTIES };
+    if (pci_props && pci_props((zes_device_handle_t)d, &p) == ZE_RESULT_SUCCESS)
+        snprintf(out->pci, sizeof out->pci, "%04x:%02x:%02x.%x", p.address.domain, p.address.bus,
+                 p.address.device, p.address.function);
+    else
+        snprintf(out->pci, sizeof out->pci, "-");
+}
+
 static void device_record(uint32_t idx, ze_driver_handle_t drv, ze_device_handle_t d)
 {
     pa_ze_device_t a;
@@ -108,7 +128,7 @@ static void device_record(uint32_t idx, ze_driver_handle_t drv, ze_device_handle
                 a.mem_clock_hz = (uint64_t)m[i].maxClockRate * 1000000u;
         }
     device_engines(d, &a);
-    snprintf(a.pci, sizeof a.pci, "-"); /* zes (sysman) is not initialized by the agent */
+    device_pci(d, &a);
     dev_attrs[idx] = a; /* emitted by the first traced call: no ring exists in the constructor */
 }
 

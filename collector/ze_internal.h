@@ -39,6 +39,10 @@ typedef struct pa_ze_fns {
     PA_ZE_FN(zeEventQueryStatus); PA_ZE_FN(zeEventQueryKernelTimestamp);
     PA_ZE_FN(zeEventHostSynchronize); PA_ZE_FN(zeMemGetAllocProperties);
     PA_ZE_FN(zelTracerCreate); PA_ZE_FN(zelTracerSetEnabled);
+    /* timestamp capture on the device (ze_ops.c: regular lists re-executed, device resets) */
+    PA_ZE_FN(zeMemAllocHost); PA_ZE_FN(zeCommandListCreate); PA_ZE_FN(zeCommandListClose);
+    PA_ZE_FN(zeCommandListDestroy); PA_ZE_FN(zeCommandListAppendQueryKernelTimestamps);
+    PA_ZE_FN(zeCommandListAppendEventReset);
 } pa_ze_fns_t;
 extern pa_ze_fns_t pa_ze;
 extern _Atomic int pa_ze_attached;
@@ -75,6 +79,7 @@ typedef struct pa_ze_obj_info {
     _Atomic uint32_t gsize[3];   /* kernels: zeKernelSetGroupSize */
     uint32_t ncmds;              /* regular lists: appended commands */
     uint32_t cmd_head, cmd_tail; /* regular lists: command chain (indices, PA_ZE_CMD_NONE) */
+    _Atomic int exec_busy;       /* regular lists: 1 while one thread plans its capture (ze_ops.c) */
 } pa_ze_obj_info_t;
 
 /*! pa_ze_obj_put() : creates/replaces the entry of handle `h`; NULL when the table is full. */
@@ -93,6 +98,11 @@ typedef struct pa_ze_cmd {
     void *pool;                  /* agent pool the event came from, NULL = app event */
     uint32_t ev_index;           /* index in that pool */
     uint32_t next;               /* chain of a regular list */
+    /* current execution's capture (regular lists, agent events): the agent event of `cap_pool`
+     * the harvest list signals once it copied `event`'s timestamps; NULL = not captured */
+    void *cap_pool;
+    uint32_t cap_index;
+    int32_t cap_harvest;
 } pa_ze_cmd_t;
 
 /*! pa_ze_ops_prologue()/pa_ze_ops_epilogue() : hooks of the APIs that touch device activity

@@ -50,6 +50,7 @@ typedef struct ev_pool {
     ze_event_pool_handle_t pool;
     ze_event_handle_t ev[PA_ZE_POOL_EVENTS];
     _Atomic uint64_t used[PA_ZE_POOL_EVENTS / 64];
+    ze_kernel_timestamp_result_t *ts;  /* host USM, ts[k] = capture target of event k; NULL = none */
     int failed;
 } ev_pool_t;
 static ev_pool_t pools[PA_ZE_MAX_POOLS];
@@ -72,6 +73,10 @@ static ev_pool_t *pool_create(void *ctx)
                 ze_event_desc_t ed = { ZE_STRUCTURE_TYPE_EVENT_DESC, NULL, k, ZE_EVENT_SCOPE_FLAG_HOST, 0 };
                 n->failed = pa_ze.zeEventCreate(n->pool, &ed, &n->ev[k]) != ZE_RESULT_SUCCESS;
             }
+            ze_host_mem_alloc_desc_t hd = { ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, NULL, 0 };
+            if (!n->failed && pa_ze.zeMemAllocHost(ctx, &hd, PA_ZE_POOL_EVENTS * sizeof *n->ts, 64,
+                                                   (void **)&n->ts) != ZE_RESULT_SUCCESS)
+                n->ts = NULL;  /* captures unavailable: plain event queries still work */
             atomic_store(&n->context, ctx);
             p = n;
         }
@@ -127,6 +132,10 @@ typedef struct flight {
     ev_pool_t *pool;             /* release the agent event at collection when release_ev */
     uint32_t ev_index;
     int release_ev;
+    /* captured flights: `event` is the agent event signalled once the device copied the
+     * timestamps of the operation's own event to *tsp (see "device-side capture" below) */
+    const ze_kernel_timestamp_result_t *tsp;
+    int harvest;                 /* harvest list slot to release at collection, -1 none */
 } flight_t;
 static flight_t flights[PA_ZE_MAX_FLIGHTS];
 static _Atomic uint32_t flight_hwm, flight_hint;
@@ -150,13 +159,53 @@ static flight_t *flight_claim(void)
     return NULL;
 }
 
+/* ---- harvest lists: agent command lists that capture a regular list's timestamps ---- */
+#define PA_ZE_MAX_HARVESTS 256
+typedef struct harvest {
+    _Atomic int refs;            /* flights still reading its captures; 0 = slot free */
+    ze_command_list_handle_t list;
+} harvest_t;
+static harvest_t harvests[PA_ZE_MAX_HARVESTS];
+
+/* A slot for list h with `refs` flights; -1 when the table is full. */
+static int harvest_put(ze_command_list_handle_t h, int refs)
+{
+    for (int i = 0; i < PA_ZE_MAX_HARVESTS; i++) {
+        int expect = 0;
+        if (atomic_load_explicit(&harvests[i].refs, memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_strong(&harvests[i].refs, &expect, refs)) {
+            harvests[i].list = h;
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* One flight of slot i is done; the last one destroys the (executed, complete) list. */
+static void harvest_release(int i)
+{
+    if (i >= 0 && atomic_fetch_sub(&harvests[i].refs, 1) == 1)
+        pa_ze.zeCommandListDestroy(harvests[i].list);
+}
+
+/* Where a flight's timestamps come from when the device captured them (NULL = its own event). */
+typedef struct flight_cap {
+    ev_pool_t *pool;             /* agent pool: event ev_index is the "captured" signal */
+    uint32_t ev_index;
+    int harvest;                 /* harvest slot or -1 */
+} flight_cap_t;
+
 static void flight_start(const pa_ze_cmd_t *c, uint64_t corr, uint64_t t0, uint64_t t1,
-                         void *queue, uint32_t engine, int release_ev)
+                         void *queue, uint32_t engine, int release_ev, const flight_cap_t *cap)
 {
     flight_t *f = flight_claim();
     if (!f) {
         if (release_ev && c->pool)
             pool_give(c->pool, c->ev_index);
+        if (cap) {
+            pool_give(cap->pool, cap->ev_index);
+            harvest_release(cap->harvest);
+        }
         return;
     }
     f->tid = pa_tls.tid;
@@ -172,6 +221,16 @@ static void flight_start(const pa_ze_cmd_t *c, uint64_t corr, uint64_t t0, uint6
     f->pool = c->pool;
     f->ev_index = c->ev_index;
     f->release_ev = release_ev;
+    f->tsp = NULL;
+    f->harvest = -1;
+    if (cap) {
+        f->event = cap->pool->ev[cap->ev_index];
+        f->pool = cap->pool;
+        f->ev_index = cap->ev_index;
+        f->release_ev = 1;
+        f->tsp = &cap->pool->ts[cap->ev_index];
+        f->harvest = cap->harvest;
+    }
     atomic_fetch_add(&npending, 1);
     atomic_store_explicit(&f->state, FL_PENDING, memory_order_release);
 }
@@ -225,13 +284,19 @@ static int flight_try(uint32_t i, ze_event_handle_t ev, int wait_ok, uint64_t wa
     ze_result_t st = wait_ok ? pa_ze.zeEventHostSynchronize(f->event, wait_ns)
                              : pa_ze.zeEventQueryStatus(f->event);
     ze_kernel_timestamp_result_t ts;
-    if (st != ZE_RESULT_SUCCESS || pa_ze.zeEventQueryKernelTimestamp(f->event, &ts) != ZE_RESULT_SUCCESS) {
+    if (st == ZE_RESULT_SUCCESS && f->tsp)
+        memcpy(&ts, f->tsp, sizeof ts);  /* the device wrote it before signalling f->event */
+    else if (st != ZE_RESULT_SUCCESS || pa_ze.zeEventQueryKernelTimestamp(f->event, &ts) != ZE_RESULT_SUCCESS) {
         atomic_store(&f->state, FL_PENDING);
         return 0;
     }
-    flight_emit(f, &ts);
+    if (f->tsp && ts.global.kernelStart == 0 && ts.global.kernelEnd == 0)
+        atomic_fetch_add(&pa_ze_uncollected, 1); /* the captured event had no timestamps */
+    else
+        flight_emit(f, &ts);
     if (f->release_ev && f->pool)
         pool_give(f->pool, f->ev_index);
+    harvest_release(f->harvest);
     atomic_fetch_sub(&npending, 1);
     atomic_store_explicit(&f->state, FL_FREE, memory_order_release);
     return 1;
@@ -357,7 +422,7 @@ static void append_end(void *list_h, int32_t result, uint64_t corr, uint64_t t0,
             atomic_fetch_add(&pa_ze_uncollected, 1); /* no event could be had */
         cmd_release(ci);
     } else if (!li || li->immediate) {
-        flight_start(c, corr, t0, t1, list_h, UINT32_MAX, 1);
+        flight_start(c, corr, t0, t1, list_h, UINT32_MAX, 1, NULL);
         cmd_free(ci);
     } else { /* regular list: kept until reset/destroy, one flight per execution */
         c->op.node_id = li->ncmds++;
@@ -395,29 +460,185 @@ static void list_forget(ze_command_list_handle_t list, int destroy)
         pa_ze_obj_del(list);
 }
 
+/* ---- device-side capture ----
+ * The agent's timestamp event of a command in a regular list is baked into the list, so a list
+ * executed again before the previous execution was collected would overwrite that execution's
+ * timestamps (and host resets between executions are impossible while it runs). Instead every
+ * execution gets a "harvest" list, submitted in the same ExecuteCommandLists call right after
+ * the application's lists: for each agent event e it copies e's timestamps into host memory
+ * (zeCommandListAppendQueryKernelTimestamps waiting on e, signalling a fresh agent event d) and
+ * then resets e on the device, so the next execution finds e clear. The flight of that
+ * execution polls d and reads the copy. The queue runs the harvest list after the app's lists
+ * and before the next submission. Any failure falls back to polling e itself. */
+#define PA_ZE_MAX_EXEC_LISTS 64
+static __thread ze_command_list_handle_t exec_lists[PA_ZE_MAX_EXEC_LISTS];
+static __thread uint64_t exec_claimed;  /* bit i: list i's captures planned by this thread */
+
+/* Returns capture i's agent pool event to the pool and drops its harvest reference. */
+static void cap_drop(pa_ze_cmd_t *c)
+{
+    if (!c->cap_pool)
+        return;
+    pool_give(c->cap_pool, c->cap_index);
+    harvest_release(c->cap_harvest);
+    c->cap_pool = NULL;
+}
+
+/* Appends the capture of c's event to harvest list h (pool p, slot). 0 ok, -1 failed. */
+static int cap_append(ze_command_list_handle_t h, ev_pool_t *p, int slot, pa_ze_cmd_t *c)
+{
+    uint32_t idx;
+    if (pool_take(p, &idx) != 0 && (collect(NULL), pool_take(p, &idx) != 0))
+        return -1;
+    memset(&p->ts[idx], 0, sizeof p->ts[idx]);
+    c->cap_pool = p;
+    c->cap_index = idx;
+    c->cap_harvest = slot;
+    ze_event_handle_t e = c->event;
+    if (pa_ze.zeCommandListAppendQueryKernelTimestamps(h, 1, &e, &p->ts[idx], NULL, p->ev[idx], 1, &e) !=
+            ZE_RESULT_SUCCESS ||
+        pa_ze.zeCommandListAppendEventReset(h, e) != ZE_RESULT_SUCCESS)
+        return -1;
+    return 0;
+}
+
+/* The harvest list of one execution of li on queue qi, closed; NULL = no capture. */
+static ze_command_list_handle_t harvest_build(pa_ze_obj_info_t *li, const pa_ze_obj_info_t *qi)
+{
+    int ncap = 0;
+    for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next) {
+        cmds[ci].cap_pool = NULL;
+        ncap += cmds[ci].pool != NULL;
+    }
+    ev_pool_t *p = ncap && qi->device < pa_ze_ndevs ? pool_for(li->context) : NULL;
+    if (!p || p->failed || !p->ts)
+        return NULL;
+    ze_command_list_desc_t d = { ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, NULL, qi->engine >> 16, 0 };
+    ze_command_list_handle_t h;
+    if (pa_ze.zeCommandListCreate(li->context, pa_ze_devs[qi->device].h, &d, &h) != ZE_RESULT_SUCCESS)
+        return NULL;
+    int slot = harvest_put(h, ncap + 1);  /* +1: held while building */
+    if (slot < 0) {
+        pa_ze.zeCommandListDestroy(h);
+        return NULL;
+    }
+    int ok = 1;
+    for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE && ok; ci = cmds[ci].next)
+        if (cmds[ci].pool)
+            ok = cap_append(h, p, slot, &cmds[ci]) == 0;
+    ok = ok && pa_ze.zeCommandListClose(h) == ZE_RESULT_SUCCESS;
+    if (!ok) {
+        atomic_store(&harvests[slot].refs, 1);  /* the builder's; each capture taken adds its own */
+        for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next)
+            if (cmds[ci].cap_pool) {
+                atomic_fetch_add(&harvests[slot].refs, 1);
+                cap_drop(&cmds[ci]);
+            }
+        harvest_release(slot);  /* the last reference: the list is destroyed */
+        return NULL;
+    }
+    harvest_release(slot);
+    return h;
+}
+
 static void execute_begin(ze_command_queue_execute_command_lists_params_t *p)
 {
-    for (uint32_t i = 0; i < *p->pnumCommandLists; i++) {
+    pa_ze_obj_info_t *qi = pa_ze_obj_get(*p->phCommandQueue);
+    uint32_t n = *p->pnumCommandLists, extra = 0;
+    exec_claimed = 0;
+    for (uint32_t i = 0; i < n; i++) {
         pa_ze_obj_info_t *li = pa_ze_obj_get((*p->pphCommandLists)[i]);
         if (!li)
             continue;
+        int expect = 0;
+        ze_command_list_handle_t h = NULL;
+        if (qi && n + extra < PA_ZE_MAX_EXEC_LISTS && i < 64 &&
+            atomic_compare_exchange_strong(&li->exec_busy, &expect, 1)) {
+            h = harvest_build(li, qi);
+            if (!h)
+                atomic_store(&li->exec_busy, 0);
+        }
+        if (h) {
+            exec_claimed |= 1ull << i;
+            exec_lists[n + extra++] = h;
+            continue;
+        }
         for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next)
             if (cmds[ci].pool && collect(cmds[ci].event) == 0)
                 pa_ze.zeEventHostReset(cmds[ci].event); /* fresh for this execution */
     }
+    if (extra) { /* the application's lists, then the harvest lists (same queue, after them) */
+        memcpy(exec_lists, *p->pphCommandLists, n * sizeof exec_lists[0]);
+        *p->pphCommandLists = exec_lists;
+        *p->pnumCommandLists = n + extra;
+    }
 }
 
-static void execute_end(ze_command_queue_execute_command_lists_params_t *p, uint64_t corr,
+static void execute_end(ze_command_queue_execute_command_lists_params_t *p, int ok, uint64_t corr,
                         uint64_t t0, uint64_t t1)
 {
     pa_ze_obj_info_t *qi = pa_ze_obj_get(*p->phCommandQueue);
     for (uint32_t i = 0; i < *p->pnumCommandLists; i++) {
         pa_ze_obj_info_t *li = pa_ze_obj_get((*p->pphCommandLists)[i]);
         if (!li)
-            continue;
-        for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next)
-            flight_start(&cmds[ci], corr, t0, t1, *p->phCommandQueue, qi ? qi->engine : UINT32_MAX, 0);
+            continue; /* also the harvest lists */
+        int claimed = i < 64 && (exec_claimed >> i & 1);
+        for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next) {
+            pa_ze_cmd_t *c = &cmds[ci];
+            if (claimed && c->cap_pool) {
+                flight_cap_t cap = { c->cap_pool, c->cap_index, c->cap_harvest };
+                if (ok)
+                    flight_start(c, corr, t0, t1, *p->phCommandQueue, qi ? qi->engine : UINT32_MAX, 0, &cap);
+                else
+                    cap_drop(c);
+                c->cap_pool = NULL;
+            } else if (ok) {
+                flight_start(c, corr, t0, t1, *p->phCommandQueue, qi ? qi->engine : UINT32_MAX, 0, NULL);
+            }
+        }
+        if (claimed)
+            atomic_store(&li->exec_busy, 0);
     }
+    exec_claimed = 0;
+}
+
+/* zeCommandListAppendEventReset(list, ev) on an immediate list while an operation signalling
+ * the app's event ev is still running: the reset would erase its timestamps before the host
+ * sees them. Queue a capture of ev's timestamps ahead of the reset (it waits for ev) and let
+ * the pending flight poll the capture's agent event instead. Regular lists are not handled:
+ * their recorded reset repeats on every execution (the flight then reads the next signal). */
+static void capture_before_reset(ze_command_list_handle_t list, ze_event_handle_t ev)
+{
+    pa_ze_obj_info_t *li = pa_ze_obj_get(list);
+    if (!li || !li->immediate || collect(ev) == 0)
+        return;
+    ev_pool_t *p = pool_for(li->context);
+    uint32_t idx, hwm = atomic_load(&flight_hwm);
+    if (!p || p->failed || !p->ts || (pool_take(p, &idx) != 0 && (collect(NULL), pool_take(p, &idx) != 0)))
+        return;
+    for (uint32_t i = 0; i < hwm; i++) {
+        flight_t *f = &flights[i];
+        int expect = FL_PENDING;
+        if (atomic_load(&f->state) != FL_PENDING || f->event != ev || f->tsp ||
+            !atomic_compare_exchange_strong(&f->state, &expect, FL_BUSY))
+            continue;
+        memset(&p->ts[idx], 0, sizeof p->ts[idx]);
+        if (pa_ze.zeCommandListAppendQueryKernelTimestamps(list, 1, &ev, &p->ts[idx], NULL, p->ev[idx], 1,
+                                                           &ev) == ZE_RESULT_SUCCESS) {
+            if (f->release_ev && f->pool)
+                pool_give(f->pool, f->ev_index);
+            f->event = p->ev[idx];
+            f->pool = p;
+            f->ev_index = idx;
+            f->release_ev = 1;
+            f->tsp = &p->ts[idx];
+            idx = UINT32_MAX;
+        }
+        atomic_store_explicit(&f->state, FL_PENDING, memory_order_release);
+        break; /* one signal of ev is pending at a time: the next one would overwrite it */
+    }
+    if (idx != UINT32_MAX)
+        pool_give(p, idx);
 }
 
 static void object_created(int api, void *params)
@@ -616,9 +837,13 @@ void pa_ze_ops_prologue(int api, void *params, uint64_t corr, uint64_t t0)
     case PA_ZE_API_EventDestroy:
         collect(*((ze_event_destroy_params_t *)params)->phEvent);
         break;
-    case PA_ZE_API_CommandListAppendEventReset:
-        collect(*((ze_command_list_append_event_reset_params_t *)params)->phEvent);
+    case PA_ZE_API_CommandListAppendEventReset: {
+        ze_command_list_append_event_reset_params_t *p = params;
+        pa_guard_enter();
+        capture_before_reset(*p->phCommandList, *p->phEvent);
+        pa_guard_leave();
         break;
+    }
     case PA_ZE_API_CommandListReset:
         pa_guard_enter();
         list_forget(*((ze_command_list_reset_params_t *)params)->phCommandList, 0);
@@ -652,11 +877,9 @@ void pa_ze_ops_epilogue(int api, void *params, int32_t result, uint64_t corr, ui
         append_end(**(ze_command_list_handle_t **)params, result, corr, t0, t1);
         break;
     case PA_ZE_API_CommandQueueExecuteCommandLists:
-        if (result == ZE_RESULT_SUCCESS) {
-            pa_guard_enter();
-            execute_end(params, corr, t0, t1);
-            pa_guard_leave();
-        }
+        pa_guard_enter();
+        execute_end(params, result == ZE_RESULT_SUCCESS, corr, t0, t1);
+        pa_guard_leave();
         break;
     case PA_ZE_API_CommandQueueSynchronize: case PA_ZE_API_EventHostSynchronize:
     case PA_ZE_API_FenceHostSynchronize:

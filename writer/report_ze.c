@@ -256,9 +256,9 @@ static const pa_report_col_t cols_mem_size[] = {
     C("Med (bytes)", "Median"), C("Min (bytes)", "Smallest"), C("Max (bytes)", "Largest"),
     C("StdDev (bytes)", "Standard deviation"), C("Operation", "Operation") };
 static const pa_report_col_t cols_dev[] = {
-    C("Device ID", "Device index"), C("Device Name", "Name"), C("PCI Bus ID", "PCI address or -"),
-    C("Host Name", "Host"), C("UUID", "Device UUID (hex)"), C("Compute Capability Major", "Driver API major"),
-    C("Compute Capability Minor", "Driver API minor"), C("CE Number", "Compute engines"),
+    C("Device ID", "Device index"), C("Device Name", "Name"), C("PCI Bus ID", "PCI address (sysman) or -"),
+    C("Host Name", "Host"), C("UUID", "Device UUID (hex)"), C("Compute Capability Major", "Level Zero API major of the driver"),
+    C("Compute Capability Minor", "Level Zero API minor of the driver"), C("CE Number", "Compute engines"),
     C("CU Number", "Execution units"), C("Total Memory (bytes)", "Device memory"),
     C("CU Clock (Hz)", "Max core clock"), C("Memory Clock (Hz)", "Max memory clock") };
 static const pa_report_col_t cols_api_sum[] = {
@@ -299,8 +299,13 @@ DEF(r_mem_size, "mem_size_sum", "Memory Operation Size Summary", "hggc_ppu_mem_s
     "Bytes of copies (by direction) and fills, total descending (spec 2.3.16).",
     opts_rows, cols_mem_size, produce_mem_size_sum);
 DEF(r_dev, "device_attribute", "Device Attributes", "ppu_device_attribute", NULL,
-    "Every Level Zero device's properties by device index (spec 2.3.20). CE Number = compute\n"
-    "engines, CU Number = execution units, clocks = maximum; PCI '-' without sysman.",
+    "Every Level Zero device's properties by device index (spec 2.3.20). Level Zero equivalents:\n"
+    "PCI Bus ID = zesDevicePciGetProperties address dddd:bb:dd.f (sysman; '-' when the driver\n"
+    "refuses it, e.g. without ZES_ENABLE_SYSMAN=1); Compute Capability Major/Minor = the driver's\n"
+    "Level Zero API version (zeDriverGetApiVersion; the device IP version extension is not in the\n"
+    "1.4 headers); CE Number = engines of the compute queue groups; CU Number = execution units\n"
+    "(numSlices x numSubslicesPerSlice x numEUsPerSubslice); CU Clock = coreClockRate; Memory\n"
+    "Clock = the highest maxClockRate of the memory properties; Total Memory = their totalSize sum.",
     opts_rows, cols_dev, produce_device_attribute);
 DEF(r_api_sum, "ze_api_sum", "Level Zero API Summary", "hggc_api_sum", NULL,
     "Level Zero API calls by name, total time descending (spec 2.3.2).",

@@ -1,20 +1,21 @@
 #!/usr/bin/env python3
 """test_ze.py - Level Zero collection on simdev: ze_busy / hello_ze under the agent, checks the
 DB and the reports against hand-computed values. usage: test_ze.py BUILD_DIR"""
-import csv, io, os, sqlite3, subprocess, sys, tempfile
+import csv, io, os, re, sqlite3, subprocess, sys, tempfile
 
 B = sys.argv[1]
 PROF = os.path.join(B, "bin", "profagent")
 fails = []
 
 
-def run(prog, args, env_extra=None):
+def run(prog, args, env_extra=None, preload=True):
     d = tempfile.mkdtemp(prefix="pa_ze_")
     db = os.path.join(d, "t.db")
     env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=os.path.join(B, "lib", "libze_simdev.so"),
                LD_PRELOAD=os.path.join(B, "lib", "libprofagent.so"), PROFAGENT_OUTPUT=db)
     env.update(env_extra or {})
-    p = subprocess.run([os.path.join(B, "bin", prog)] + args, env=env, capture_output=True, text=True, timeout=120)
+    exe = prog if "/" in prog else os.path.join(B, "bin", prog)
+    p = subprocess.run([exe] + args, env=env, capture_output=True, text=True, timeout=120)
     check(p.returncode == 0, f"{prog} {args} exit {p.returncode}: {p.stderr[-500:]}")
     return db, p.stderr
 
@@ -69,7 +70,8 @@ check(r[0][0] == 10 and r[0][1] == 10 and r[0][2] == 100000, f"event reuse: {r}"
 # wrap: 32 valid bits, 1 GHz clock started near the wrap -> right positive duration
 db, _ = run("ze_busy", ["--count", "1", "--ns", "2000000", "--wrap"],
             {"PROFAGENT_SUMMARY": "none", "SIMDEV_TIMER_HZ": "1000000000", "SIMDEV_TIMESTAMP_BITS": "32"})
-r = q(db, "SELECT end - start FROM ZE_OPS WHERE kind = 1")
+# (ze_busy --wrap warms the engine up with a 1 us kernel first: that row is not the one checked)
+r = q(db, "SELECT end - start FROM ZE_OPS WHERE kind = 1 AND end - start > 1000000")
 check(len(r) == 1 and abs(r[0][0] - 2000000) <= 1000, f"wrap duration: {r}")
 
 # kern_exec_trace queue rule: Queue Dur = kernel start - API end when positive, else '-'
@@ -91,6 +93,103 @@ for row in report(db, "gpu_trace"):
 dev = report(db, "device_attribute")
 check(len(dev) == 2 and dev[1][1] == "1", f"device_attribute: {dev}")
 check(len(report(db, "kern_sum:device=1")) == 0, "device=1 filter should drop device 0 kernels")
+
+ZT = os.path.join(B, "tests", "ze")
+
+
+def counters(db):
+    return dict(q(db, "SELECT name, value FROM SESSION_COUNTERS WHERE name LIKE 'ze%'"))
+
+
+# two devices x two engines, 1 ms kernels all overlapping; both devices reported; device=1 filters
+db, _ = run(os.path.join(ZT, "ze_ops_check"), ["devices"], {"PROFAGENT_SUMMARY": "none"})
+r = q(db, "SELECT deviceId, engine, start, end FROM ZE_OPS WHERE kind = 1 ORDER BY deviceId, engine")
+check([(d, e) for d, e, _, _ in r] == [(0, 0), (0, 1), (1, 0), (1, 1)], f"devices/engines: {r}")
+check(len(r) == 4 and max(x[2] for x in r) < min(x[3] for x in r), f"4 kernels should overlap: {r}")
+check(all(x[3] - x[2] == 1000000 for x in r), f"device kernels 1 ms: {r}")
+ks = report(db, "kern_sum:device=1")
+check([(x[3], x[9]) for x in ks] == [("2", "busy_d1")], f"kern_sum:device=1: {ks}")
+ks = report(db, "kern_sum")
+check(sorted((x[3], x[9]) for x in ks) == [("2", "busy_d0"), ("2", "busy_d1")], f"kern_sum devices: {ks}")
+gt = report(db, "gpu_trace:device=1")
+check(len(gt) == 2 and all(x[17] == "SimDev GPU 1 (1)" for x in gt), f"gpu_trace:device=1: {gt}")
+check([x[0] for x in report(db, "kern_gb_trace:device=0")] != [] and
+      {x[4] for x in report(db, "kern_gb_trace")} == {"0", "1"}, "kern_gb_trace device ids")
+dev = report(db, "device_attribute")
+check([(x[1], x[3]) for x in dev] == [("0", "0000:10:00.0"), ("1", "0000:11:00.0")], f"PCI bus ids: {dev}")
+
+# copies and fills of known sizes: mem_size_sum exact, gpu_trace bytes/throughput/kinds
+db, _ = run(os.path.join(ZT, "ze_ops_check"), ["copies"], {"PROFAGENT_SUMMARY": "none"})
+ms = {x[8]: x[1:7] for x in report(db, "mem_size_sum")}
+want = {"[memcpy Host-to-Device]": ["5096", "2", "2548", "2548", "1000", "4096"],
+        "[memcpy Device-to-Host]": ["8192", "1", "8192", "8192", "8192", "8192"],
+        "[memcpy Device-to-Device]": ["3128", "2", "1564", "1564", "128", "3000"],
+        "[memcpy Shared-to-Device]": ["256", "1", "256", "256", "256", "256"],
+        "[memset]": ["2560", "2", "1280", "1280", "512", "2048"]}
+check(ms == want, f"mem_size_sum: {ms}")
+mt = {x[9]: x[3] for x in report(db, "mem_time_sum")}
+check(mt == {k: v[1] for k, v in want.items()}, f"mem_time_sum counts: {mt}")
+gt = [x for x in report(db, "gpu_trace") if x[13] != "-"]
+got = sorted((int(x[13]), x[15], x[16], x[20]) for x in gt)
+check(got == [(128, "Device", "Device", "Memcpy DtoD"), (256, "Shared", "Device", "Memcpy StoD"),
+              (512, "Device", "-", "Memset"), (1000, "Pageable", "Device", "Memcpy HtoD"),
+              (2048, "Device", "-", "Memset"), (3000, "Device", "Device", "Memcpy DtoD"),
+              (4096, "Host", "Device", "Memcpy HtoD"), (8192, "Device", "Host", "Memcpy DtoH")],
+      f"gpu_trace copies: {got}")
+for x in gt:
+    check(int(x[14]) == int(x[13]) * 1000000000 // int(x[2]) and x[4] == "-" and x[20] != "",
+          f"gpu_trace copy row: {x}")
+
+# a regular list executed 5 times back-to-back, one sync: 15 rows, 5 per node, distinct times
+db, _ = run(os.path.join(ZT, "ze_ops_check"), ["reexec"], {"PROFAGENT_SUMMARY": "none"})
+r = q(db, "SELECT start, end, nodeId, corrId FROM ZE_OPS WHERE kind = 1 ORDER BY start")
+check(len(r) == 15 and len({x[0] for x in r}) == 15, f"reexec rows/distinct starts: {r}")
+check(all(r[i][1] <= r[i + 1][0] for i in range(len(r) - 1)), f"reexec: same engine, no overlap: {r}")
+check([x[2] for x in r] == [0, 1, 2] * 5 and len({x[3] for x in r}) == 5, f"reexec node/corr order: {r}")
+check(all(x[1] - x[0] == 200000 for x in r), f"reexec durations: {r}")
+check(counters(db).get("ze_uncollected_ops") == 0, f"reexec counters: {counters(db)}")
+ks = report(db, "kern_sum")
+check(len(ks) == 1 and ks[0][3] == "15", f"reexec kern_sum: {ks}")
+
+# app event reset on the device while its kernel runs: both kernels, right durations
+db, _ = run(os.path.join(ZT, "ze_ops_check"), ["devreset"], {"PROFAGENT_SUMMARY": "none"})
+r = q(db, "SELECT end - start, s.value FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId"
+          " WHERE kind = 1 ORDER BY start")
+check(r == [(2000000, "busy_2ms"), (100000, "busy_100us")], f"device reset: {r}")
+check(counters(db).get("ze_uncollected_ops") == 0, f"devreset counters: {counters(db)}")
+
+# exit summary kernel rows == kern_sum rows (numbers parsed from both), names demangled
+db, err = run(os.path.join(ZT, "ze_ops_check"), ["names"], {"PROFAGENT_SUMMARY": "stderr"})
+ks = report(db, "kern_sum")
+lines = err.split("\n")
+start = next((i for i, l in enumerate(lines) if l.startswith("Level Zero kernels")), None)
+summ = []
+if start is not None:
+    for l in lines[start + 3:]:
+        if not l.strip():
+            break
+        summ.append(re.split(r"\s{2,}", l.strip()))
+check(summ == ks and len(ks) == 2, f"summary kernels {summ} != kern_sum {ks}")
+check(sorted(x[9] for x in ks) == ["ns::busy(unsigned long)",
+                                   "vector_add(float const*, float const*, float*, unsigned int)"],
+      f"demangled names: {ks}")
+check(sorted(x[9] for x in report(db, "kern_sum:base")) == ["busy", "vector_add"], "kern_sum:base")
+check(sorted(x[9] for x in report(db, "kern_sum:mangled")) == ["_Z10vector_addPKfS0_Pfj", "_ZN2ns4busyEm"],
+      "kern_sum:mangled")
+
+# an application that dlopen()s the loader: traced, its kernel in kern_sum
+db, _ = run(os.path.join(ZT, "ze_dlopen"), [], {"PROFAGENT_SUMMARY": "none"})
+ks = report(db, "kern_sum")
+check([(x[3], x[9]) for x in ks] == [("1", "vector_add")], f"dlopen kern_sum: {ks}")
+api = {x[9]: x[3] for x in report(db, "ze_api_sum")}
+check(api.get("zeInit") == "1" and api.get("zeCommandListAppendLaunchKernel") == "1", f"dlopen ze_api_sum: {api}")
+
+# an HGTX-only program (no Level Zero): no ZE_API rows, no Level Zero summary section or message
+db, err = run(os.path.join(B, "tests", "spine", "spine_nested"), [], {"PROFAGENT_SUMMARY": "stderr"})
+check(q(db, "SELECT count(*) FROM ZE_API")[0][0] == 0 and q(db, "SELECT count(*) FROM ZE_OPS")[0][0] == 0,
+      "HGTX-only program has ze rows")
+check("Level Zero" not in err and "[profagent ze]" not in err and "ze:" not in err,
+      f"HGTX-only summary mentions Level Zero: {err[-800:]}")
 
 print("FAILED" if fails else "OK", len(fails))
 sys.exit(1 if fails else 0)
