@@ -60,14 +60,15 @@ static void nested(ze_command_list_handle_t l)
     sync_list(l);
 }
 
-/* k0 (1 ms, engine 0) before range "ovl"; inside: kA (2 ms, engine 1), 1 ms later kB (2 ms, engine 2) */
+/* k0 (1 ms, engine 0) before range "ovl"; inside: kA (20 ms, engine 1), 2 ms later kB (20 ms, engine 2):
+ * long kernels so they overlap even on a loaded host */
 static void overlap(ze_command_list_handle_t l0, ze_command_list_handle_t l1, ze_command_list_handle_t l2)
 {
     busy(l0, 1000000);
     hgtxRangePushA("ovl");
-    busy(l1, 2000000);
-    sleep_ns(1000000);
-    busy(l2, 2000000);
+    busy(l1, 20000000);
+    sleep_ns(2000000);
+    busy(l2, 20000000);
     hgtxRangePop();
     sync_list(l0);
     sync_list(l1);
