@@ -1,6 +1,6 @@
 /* ze_ops_check.c - Level Zero scenarios with hand-computable device activity for test_ze.py.
  * usage: ze_ops_check devices|copies|reexec|devreset|names
- *   devices  : 2 devices x 2 engines, one busy kernel of 1 ms per engine, all overlapping;
+ *   devices  : 2 devices x 2 engines, one busy kernel of 20 ms per engine, all overlapping;
  *              device 0 runs "busy_d0", device 1 "busy_d1"
  *   copies   : on device 0: H2D 4096 (host USM) + 1000 (pageable), D2H 8192, D2D 3000,
  *              copy region 16x8 D2D (128 bytes), S2D 256, fills 512 and 2048 (no app events)
@@ -43,8 +43,8 @@ static int run_devices(sample_env_t *env)
         l[i] = sample_immediate(env, dev, 0, i % 2);
         ev[i] = sample_event(pool, i);
     }
-    ze_kernel_handle_t k0 = busy(env, env->devices[0], "busy_d0", 1000000);
-    ze_kernel_handle_t k1 = busy(env, env->devices[1], "busy_d1", 1000000);
+    ze_kernel_handle_t k0 = busy(env, env->devices[0], "busy_d0", 20000000);
+    ze_kernel_handle_t k1 = busy(env, env->devices[1], "busy_d1", 20000000);
     for (uint32_t i = 0; i < 4; i++)
         sample_launch_1d(l[i], i < 2 ? k0 : k1, 1, 1, NULL);
     for (uint32_t i = 0; i < 4; i++)
