@@ -18,8 +18,8 @@ import time
 # Full and smoke sizes: smoke only checks that every figure is produced (tests/integration/bench_smoke).
 SIZES = {
     "full": dict(runs=5, ze_calls=1000000, hgtx_pairs=500000, osrt_calls=20000, mem_allocs=2000,
-                 mem_live=(1000, 1000000), drain_rounds=25, write_events=3000000, exit_pairs=500000,
-                 rss_pairs=(500000, 5000000), rss_runs=3, gemm=(300, 128), mt=(4, 2000, 65536)),
+                 mem_live=(1000, 1000000), drain_rounds=25, write_events=1000000, exit_pairs=500000,
+                 rss_pairs=(500000, 5000000), rss_runs=1, gemm=(300, 128), mt=(4, 2000, 65536)),
     "smoke": dict(runs=1, ze_calls=20000, hgtx_pairs=20000, osrt_calls=200, mem_allocs=50,
                   mem_live=(10, 1000), drain_rounds=2, write_events=30000, exit_pairs=5000,
                   rss_pairs=(5000, 50000), rss_runs=1, gemm=(5, 16), mt=(2, 5, 256)),
