@@ -1,4 +1,4 @@
-/* pa_spool.c - streaming zstd spool: 64-byte records plus slot-padded payloads, one zstd frame. */
+/* pa_spool.c - streaming zstd spool: 64-byte records plus slot-padded payloads, one zstd frame per ~1 MiB block. */
 #include "pa_spool.h"
 
 #include <errno.h>
@@ -11,12 +11,15 @@
 #include "pa_log.h"
 
 /* Records are staged in a 1 MiB input buffer so zstd sees large blocks (its speed depends on
- * it) and the per-record cost is a 64-byte memcpy. */
+ * it) and the per-record cost is a 64-byte memcpy. Each full buffer becomes one complete zstd
+ * frame, appended by path: the agent holds no file descriptor between flushes, so an
+ * application that closes or dup2()s over "its" fds (closefrom(3)) can never receive spool
+ * bytes, and a spool cut short by a crash stays readable up to its last whole frame. */
 #define SPOOL_IN_CAP (1u << 20)
 #define SPOOL_MAX_LEN (1u << 30) /* reader sanity bound on one payload */
 
 struct pa_spool_writer {
-    int fd;
+    char *path;
     ZSTD_CCtx *cc;
     uint8_t *in;
     size_t in_len;
@@ -52,53 +55,67 @@ static int write_all(int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
-/* Feeds `n` bytes (may be 0) to zstd with `mode`, writing whatever it produces. */
-static int spool_compress(pa_spool_writer_t *w, const void *data, size_t n, ZSTD_EndDirective mode)
+/* Appends `n` bytes to the spool file: open by path, write, close (no fd kept; O_CLOEXEC so
+ * a concurrent exec cannot inherit it). */
+static int spool_append_file(pa_spool_writer_t *w, const uint8_t *p, size_t n)
 {
-    ZSTD_inBuffer in = { data, n, 0 };
-    for (;;) {
-        ZSTD_outBuffer out = { w->out, w->out_cap, 0 };
-        size_t rem = ZSTD_compressStream2(w->cc, &out, &in, mode);
-        if (ZSTD_isError(rem)) {
-            pa_err("spool", "zstd compression failed: %s", ZSTD_getErrorName(rem));
-            return -1;
-        }
-        if (out.pos && write_all(w->fd, w->out, out.pos) < 0) {
-            pa_err("spool", "write failed: %s", strerror(errno));
-            return -1;
-        }
-        w->comp += out.pos;
-        if (mode == ZSTD_e_continue ? in.pos == in.size : rem == 0)
-            return 0;
+    int fd = open(w->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) {
+        pa_err("spool", "cannot reopen spool file '%s': %s", w->path, strerror(errno));
+        return -1;
     }
-}
-
-static int spool_flush_in(pa_spool_writer_t *w)
-{
-    if (w->in_len == 0)
-        return 0;
-    int rc = spool_compress(w, w->in, w->in_len, ZSTD_e_continue);
-    w->in_len = 0;
+    int rc = write_all(fd, p, n);
+    int e = errno;
+    if (close(fd) < 0 && rc == 0)
+        rc = -1, e = errno;
+    if (rc < 0)
+        pa_err("spool", "write to '%s' failed: %s", w->path, strerror(e));
     return rc;
 }
 
-/* Appends bytes through the staging buffer; big pieces bypass it to avoid a copy. */
+/* Compresses the staged bytes into one complete frame and appends it. */
+static int spool_flush_in(pa_spool_writer_t *w, int force)
+{
+    if (w->in_len == 0 && !force)
+        return 0;
+    size_t n = ZSTD_compress2(w->cc, w->out, w->out_cap, w->in, w->in_len);
+    w->in_len = 0;
+    if (ZSTD_isError(n)) {
+        pa_err("spool", "zstd compression failed: %s", ZSTD_getErrorName(n));
+        return -1;
+    }
+    w->comp += n;
+    return spool_append_file(w, w->out, n);
+}
+
+/* Appends bytes through the staging buffer (a record larger than it spans several frames:
+ * the reader sees one byte stream). */
 static int spool_put(pa_spool_writer_t *w, const void *data, size_t n)
 {
-    if (n == 0)
-        return 0;
-    if (n <= SPOOL_IN_CAP - w->in_len) {
-        memcpy(w->in + w->in_len, data, n);
-        w->in_len += n;
-        return 0;
+    const uint8_t *p = data;
+    while (n > 0) {
+        size_t k = SPOOL_IN_CAP - w->in_len;
+        if (k > n)
+            k = n;
+        memcpy(w->in + w->in_len, p, k);
+        w->in_len += k;
+        p += k;
+        n -= k;
+        if (w->in_len == SPOOL_IN_CAP && spool_flush_in(w, 0) < 0)
+            return -1;
     }
-    if (spool_flush_in(w) < 0)
-        return -1;
-    if (n >= SPOOL_IN_CAP / 2)
-        return spool_compress(w, data, n, ZSTD_e_continue);
-    memcpy(w->in, data, n);
-    w->in_len = n;
     return 0;
+}
+
+static void spool_writer_free(pa_spool_writer_t *w)
+{
+    int e = errno;
+    ZSTD_freeCCtx(w->cc);
+    free(w->in);
+    free(w->out);
+    free(w->path);
+    free(w);
+    errno = e;
 }
 
 pa_spool_writer_t *pa_spool_open_write(const char *path, int level)
@@ -106,29 +123,25 @@ pa_spool_writer_t *pa_spool_open_write(const char *path, int level)
     pa_spool_writer_t *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
-    w->out_cap = ZSTD_CStreamOutSize();
+    w->out_cap = ZSTD_compressBound(SPOOL_IN_CAP);
     w->in = malloc(SPOOL_IN_CAP);
     w->out = malloc(w->out_cap);
     w->cc = ZSTD_createCCtx();
-    if (!w->in || !w->out || !w->cc) {
+    w->path = strdup(path);
+    if (!w->in || !w->out || !w->cc || !w->path) {
+        spool_writer_free(w);
         errno = ENOMEM;
-        goto fail;
+        return NULL;
     }
     ZSTD_CCtx_setParameter(w->cc, ZSTD_c_compressionLevel, level);
-    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (w->fd < 0) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
         pa_err("spool", "cannot create spool file '%s': %s", path, strerror(errno));
-        goto fail;
+        spool_writer_free(w);
+        return NULL;
     }
+    close(fd);
     return w;
-fail:;
-    int e = errno;
-    ZSTD_freeCCtx(w->cc);
-    free(w->in);
-    free(w->out);
-    free(w);
-    errno = e;
-    return NULL;
 }
 
 int pa_spool_append(pa_spool_writer_t *w, const pa_record_t *rec, const void *payload)
@@ -139,7 +152,7 @@ int pa_spool_append(pa_spool_writer_t *w, const pa_record_t *rec, const void *pa
     uint32_t ns = pa_record_slots(len);
     size_t total = (size_t)ns * PA_SLOT_SIZE;
     w->raw += total;
-    if (len == 0 && w->in_len + PA_SLOT_SIZE <= SPOOL_IN_CAP) { /* fast path: header only */
+    if (len == 0 && w->in_len + PA_SLOT_SIZE < SPOOL_IN_CAP) { /* fast path: header only */
         pa_record_t *dst = (pa_record_t *)(w->in + w->in_len);
         memcpy(dst, rec, sizeof *dst);
         dst->nslots = 1;
@@ -160,23 +173,30 @@ int pa_spool_append(pa_spool_writer_t *w, const pa_record_t *rec, const void *pa
     return 0;
 }
 
+int pa_spool_flush(pa_spool_writer_t *w)
+{
+    if (!w || w->failed)
+        return -1;
+    if (spool_flush_in(w, 0) < 0) {
+        w->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
 int pa_spool_close_write(pa_spool_writer_t *w, uint64_t *raw_bytes, uint64_t *compressed_bytes)
 {
     if (!w)
         return -1;
     int rc = w->failed ? -1 : 0;
-    if (rc == 0 && (spool_flush_in(w) < 0 || spool_compress(w, NULL, 0, ZSTD_e_end) < 0))
-        rc = -1;
-    if (close(w->fd) < 0)
+    /* an empty session still gets one (empty) frame: a clean end, not a truncated file */
+    if (rc == 0 && spool_flush_in(w, w->comp == 0) < 0)
         rc = -1;
     if (raw_bytes)
         *raw_bytes = w->raw;
     if (compressed_bytes)
         *compressed_bytes = w->comp;
-    ZSTD_freeCCtx(w->cc);
-    free(w->in);
-    free(w->out);
-    free(w);
+    spool_writer_free(w);
     return rc;
 }
 

@@ -10,12 +10,19 @@ typedef struct pa_spool_writer pa_spool_writer_t;
 typedef struct pa_spool_reader pa_spool_reader_t;
 
 /*! pa_spool_open_write() : creates `path` (truncates) for streaming; zstd `level` (1 = fast).
+ *  No file descriptor is kept open: each ~1 MiB block is compressed into one complete zstd
+ *  frame and appended by path (open O_APPEND|O_CLOEXEC, write, close), so the application's
+ *  fds are never touched and a spool cut short stays readable up to its last frame.
  *  Returns NULL (errno set, reason logged) on failure. */
 pa_spool_writer_t *pa_spool_open_write(const char *path, int level);
 
 /*! pa_spool_append() : appends one record and its `rec->len` payload bytes (nslots is
  *  recomputed from len). Returns 0, or -1 on a write/compression error. */
 int pa_spool_append(pa_spool_writer_t *w, const pa_record_t *rec, const void *payload);
+
+/*! pa_spool_flush() : writes the staged records now as one frame (e.g. when idle, so a
+ *  crash loses little). Returns 0, or -1 on a write error (the writer then refuses appends). */
+int pa_spool_flush(pa_spool_writer_t *w);
 
 /*! pa_spool_close_write() : flushes the zstd frame and closes; reports raw and compressed
  *  byte counts (either pointer may be NULL). Returns 0 or -1. */

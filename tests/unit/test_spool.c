@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -128,12 +129,50 @@ static void test_empty_spool(void **state)
     assert_int_equal(last, 0);
 }
 
+/* Defect qa2#1: the writer keeps no fd between flushes. After open_write and appends, the
+ * lowest free fd is unchanged (an app's closefrom()+open() can't get ours), a file opened by
+ * "the app" in between receives nothing, and pa_spool_flush() makes what was appended so far
+ * readable even if the rest never comes (crash). */
+static void test_no_fd_held_and_flush(void **state)
+{
+    (void)state;
+    int probe = dup(0);
+    close(probe); /* lowest free fd before */
+    pa_spool_writer_t *w = pa_spool_open_write(path, 1);
+    assert_non_null(w);
+    int after = dup(0);
+    assert_int_equal(after, probe);
+    close(after);
+    char app[80];
+    snprintf(app, sizeof app, "%s.app", path);
+    FILE *af = fopen(app, "w"); /* takes the fd a kept spool fd would have had */
+    assert_non_null(af);
+    for (uint32_t i = 0; i < 3000; i++) {
+        pa_record_t r = { .kind = PA_SP_OSRT, .tid = i ^ 0x5a5a, .t0 = i, .t1 = (uint64_t)i * 3 };
+        r.len = payload_len(i);
+        uint8_t buf[128];
+        fill_payload(buf, i, r.len);
+        assert_int_equal(pa_spool_append(w, &r, r.len ? buf : NULL), 0);
+    }
+    assert_int_equal(pa_spool_flush(w), 0);
+    fclose(af);
+    struct stat st;
+    assert_int_equal(stat(app, &st), 0);
+    assert_int_equal(st.st_size, 0); /* the app's file got no spool bytes */
+    unlink(app);
+    int last;
+    assert_int_equal(read_spool(&last), 3000); /* readable up to the flush, writer still open */
+    assert_int_equal(last, 0);
+    pa_spool_close_write(w, NULL, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_empty_spool, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_fd_held_and_flush, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
