@@ -1,4 +1,4 @@
-/* agg_hgtx.c - HGTX pairing: push/pop stacks per thread, start/end ids across threads, marks. */
+/* agg_hgtx.c - HGTX pairing: push/pop stacks per thread and domain, start/end ids across threads, marks. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,11 +74,54 @@ static void range_emit(pa_agg_t *a, const range_out_t *o)
                        o->t1 > o->t0 ? o->t1 - o->t0 : 0);
 }
 
+/* The name bytes of a push/start/mark/domain record: inline in the header (PA_RF_INLINE) or
+ * the payload; "" when there is none. */
+static const void *rec_name(const pa_record_t *rec, const uint8_t *payload, size_t *len)
+{
+    if (rec->flags & PA_RF_INLINE) {
+        uint32_t off = pa_hgtx_inline_off(rec->kind), n = PA_RF_INLINE_LEN(rec->flags);
+        *len = n < PA_SLOT_SIZE - off ? n : PA_SLOT_SIZE - off;
+        return (const uint8_t *)rec + off;
+    }
+    *len = payload ? rec->len : 0;
+    return payload ? (const void *)payload : "";
+}
+
+static uint32_t rec_name_id(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
+{
+    size_t len;
+    const void *p = rec_name(rec, payload, &len);
+    return pa_agg_intern(a, p, len);
+}
+
+static inline uint32_t dom_slot(uint32_t dom)
+{
+    return dom < PA_AGG_DOM_SLOTS - 1 ? dom : PA_AGG_DOM_SLOTS - 1;
+}
+
+/* Index of the innermost open range of domain `dom` on the thread, -1 when none. Domains
+ * rarely interleave, so this is the top entry in practice. */
+static long top_of(const struct pa_agg_thread *t, uint32_t dom)
+{
+    for (long i = (long)t->depth - 1; i >= 0; i--)
+        if (t->stack[i].dom == dom)
+            return i;
+    return -1;
+}
+
+/* Removes stack entry i, keeping the push order of the others. */
+static void remove_at(struct pa_agg_thread *t, long i)
+{
+    memmove(&t->stack[i], &t->stack[i + 1], (t->depth - (size_t)i - 1) * sizeof *t->stack);
+    t->depth--;
+}
+
 static void hgtx_push(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec,
                       const uint8_t *payload)
 {
+    uint32_t dom = rec->u.hgtx.domain;
     if (t->depth >= a->cfg.max_stack_depth) {
-        t->skipped++;
+        t->skipped[dom_slot(dom)]++;
         a->depth_overflow++;
         return;
     }
@@ -86,54 +129,61 @@ static void hgtx_push(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *r
         uint32_t ncap = t->cap ? t->cap * 2 : 8;
         pa_agg_open_range_t *ns = realloc(t->stack, ncap * sizeof *ns);
         if (!ns) {
-            t->skipped++;
+            t->skipped[dom_slot(dom)]++;
             a->depth_overflow++;
             return;
         }
         t->stack = ns;
         t->cap = ncap;
     }
+    long parent = top_of(t, dom);
     pa_agg_open_range_t *o = &t->stack[t->depth];
     o->t0 = rec->t0;
     o->range_id = ++a->next_range_id;
-    o->parent_id = t->depth ? t->stack[t->depth - 1].range_id : 0;
-    o->name_id = pa_agg_intern(a, payload ? (const void *)payload : "", payload ? rec->len : 0);
-    o->domain_id = domain_name_id(a, rec->u.hgtx.domain);
-    o->level = (int32_t)t->depth;
-    o->pad = 0;
+    o->parent_id = parent >= 0 ? t->stack[parent].range_id : 0;
+    o->name_id = rec_name_id(a, rec, payload);
+    o->domain_id = domain_name_id(a, dom);
+    o->level = parent >= 0 ? t->stack[parent].level + 1 : 0;
+    o->dom = dom;
     t->depth++;
 }
 
-static void pop_emit(pa_agg_t *a, struct pa_agg_thread *t, uint64_t t1, uint32_t flags)
+static void pop_emit(pa_agg_t *a, struct pa_agg_thread *t, long i, uint64_t t1, uint32_t flags)
 {
-    const pa_agg_open_range_t *o = &t->stack[--t->depth];
+    const pa_agg_open_range_t *o = &t->stack[i];
     range_out_t out = { .t0 = o->t0, .t1 = t1, .tid = t->tid, .end_tid = t->tid,
                         .range_id = o->range_id, .parent_id = o->parent_id, .name_id = o->name_id,
                         .domain_id = o->domain_id, .flags = flags, .level = o->level };
+    remove_at(t, i);
     range_emit(a, &out);
 }
 
 static void hgtx_pop(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec)
 {
-    if (t->skipped) { /* the matching push was past the depth limit */
-        t->skipped--;
+    uint32_t dom = rec->u.hgtx.domain;
+    if (t->skipped[dom_slot(dom)]) { /* the matching push was past the depth limit */
+        t->skipped[dom_slot(dom)]--;
         return;
     }
     int32_t lvl = rec->u.hgtx.level; /* level of the closed range per the producer, -1: empty */
+    long i = top_of(t, dom);
     /* Only a thread that lost records can disagree with the producer's depth; then trust the
-     * producer: drop ranges whose pop was lost, ignore a pop whose push was lost. */
-    if (a->cur_ring && lvl >= 0 && atomic_load_explicit(&((pa_ring_t *)a->cur_ring)->drops,
-                                                        memory_order_relaxed)) {
-        while (t->depth > (uint32_t)lvl + 1)
-            t->depth--;
-        if (t->depth < (uint32_t)lvl + 1)
+     * producer (exact for domains with their own counter): drop ranges whose pop was lost,
+     * ignore a pop whose push was lost. */
+    if (a->cur_ring && lvl >= 0 && dom < PA_AGG_DOM_SLOTS - 1 &&
+        atomic_load_explicit(&((pa_ring_t *)a->cur_ring)->drops, memory_order_relaxed)) {
+        while (i >= 0 && t->stack[i].level > lvl) {
+            remove_at(t, i);
+            i = top_of(t, dom);
+        }
+        if (i < 0 || t->stack[i].level < lvl)
             return;
     }
-    if (t->depth == 0) {
+    if (i < 0) {
         a->pop_empty++;
         return;
     }
-    pop_emit(a, t, rec->t0, 0);
+    pop_emit(a, t, i, rec->t0, 0);
 }
 
 static struct pa_agg_se *se_alloc(pa_agg_t *a, uint64_t id)
@@ -179,7 +229,7 @@ static void hgtx_start(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *
     uint64_t id = rec->u.hgtx.id;
     range_out_t out = { .t0 = rec->t0, .tid = t->tid, .range_id = ++a->next_range_id,
                         .flags = PA_RF_STARTEND, .level = -1 };
-    out.name_id = pa_agg_intern(a, payload ? (const void *)payload : "", payload ? rec->len : 0);
+    out.name_id = rec_name_id(a, rec, payload);
     out.domain_id = domain_name_id(a, rec->u.hgtx.domain);
     uint32_t *ix = id ? pa_map_get(&a->se_map, id) : NULL;
     if (ix && a->se[*ix].is_end) { /* its end was drained first (another thread's ring) */
@@ -232,6 +282,8 @@ static void hgtx_end(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *re
 void pa_agg_hgtx_record(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec,
                         const uint8_t *payload)
 {
+    if (rec->flags & PA_RF_BAD_DOMAIN) /* the collector judged the handle; domain is 0 now */
+        a->bad_domain++;
     switch (rec->kind) {
     case PA_REC_HGTX_PUSH:
         hgtx_push(a, t, rec, payload);
@@ -247,15 +299,14 @@ void pa_agg_hgtx_record(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t 
         break;
     case PA_REC_HGTX_MARK: {
         pa_record_t m = { .kind = PA_SP_HGTX_MARK, .tid = t->tid, .t0 = rec->t0 };
-        m.u.range.name_id = pa_agg_intern(a, payload ? (const void *)payload : "",
-                                          payload ? rec->len : 0);
+        m.u.range.name_id = rec_name_id(a, rec, payload);
         m.u.range.domain_id = domain_name_id(a, rec->u.hgtx.domain);
         m.u.range.level = -1;
         pa_agg_spool(a, &m, NULL);
         break;
     }
     case PA_REC_HGTX_DOMAIN: {
-        uint32_t nid = pa_agg_intern(a, payload ? (const void *)payload : "", payload ? rec->len : 0);
+        uint32_t nid = rec_name_id(a, rec, payload);
         if (rec->u.hgtx.domain && nid)
             pa_map_put(&a->domains, rec->u.hgtx.domain, nid);
         break;
@@ -271,7 +322,7 @@ void pa_agg_hgtx_finish(pa_agg_t *a)
         struct pa_agg_thread *t = a->threads[i];
         a->unterminated += t->depth;
         while (t->depth) /* innermost first, like pops would have come */
-            pop_emit(a, t, a->end_ns, PA_RF_UNTERMINATED);
+            pop_emit(a, t, (long)t->depth - 1, a->end_ns, PA_RF_UNTERMINATED);
     }
     for (size_t i = 0; i < a->se_n; i++) {
         struct pa_agg_se *e = &a->se[i];

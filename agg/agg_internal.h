@@ -39,11 +39,12 @@ typedef struct pa_agg_open_range {
     uint32_t parent_id;   /* enclosing range, 0 = none */
     uint32_t name_id;     /* STRING id of the range name */
     uint32_t domain_id;   /* STRING id of the domain name, 0 = none */
-    int32_t level;        /* 0 = outermost */
-    uint32_t pad;
+    int32_t level;        /* 0 = outermost within its domain (stacks are per thread and domain) */
+    uint32_t dom;         /* the collector's domain number (0 = default), whose stack it is on */
 } pa_agg_open_range_t;
 
-/*! pa_agg_hgtx_stack() : the open push/pop ranges of thread `tid`, outermost first, as of the
+/*! pa_agg_hgtx_stack() : the open push/pop ranges of thread `tid` in every domain, in push
+ *  order (outermost first), as of the
  *  records drained so far; returns the depth (0 and *ranges = NULL when none). Valid until the
  *  next record is processed. Used to attribute device work to the enclosing range. */
 size_t pa_agg_hgtx_stack(pa_agg_t *a, uint32_t tid, const pa_agg_open_range_t **ranges);

@@ -7,6 +7,7 @@
 #include "agg_internal.h"
 
 #define PA_AGG_BATCH 4096u   /* records per ring per pass: fairness between busy threads */
+#define PA_AGG_DOM_SLOTS 16u /* skipped-push counters: domains 0..14, 15 for all others */
 #define PA_AGG_FINAL_PASSES 64 /* bounded final drain while producers may still write */
 
 /* One application thread (all rings of the same tid merge here). */
@@ -16,9 +17,10 @@ struct pa_agg_thread {
     char name[16];
     uint64_t records, drops;         /* from rings already retired */
     uint64_t first_ns, last_ns;
-    pa_agg_open_range_t *stack;      /* open push/pop ranges, outermost first */
+    pa_agg_open_range_t *stack;      /* open push/pop ranges of all domains, in push order;
+                                        each domain's stack is the subsequence of its entries */
     uint32_t depth, cap;
-    uint32_t skipped;                /* pushes past max depth: their pops are skipped */
+    uint32_t skipped[PA_AGG_DOM_SLOTS]; /* pushes past max depth per domain slot: pops skipped */
 };
 
 /* A start/end id in flight: either an open start or an end seen before its start. */
@@ -58,7 +60,7 @@ struct pa_agg {
     uint8_t *scratch; size_t scratch_cap;
 
     uint64_t consumed, retired_records, retired_drops;
-    uint64_t pop_empty, bad_end, unterminated, depth_overflow;
+    uint64_t pop_empty, bad_end, unterminated, depth_overflow, bad_domain;
     uint64_t spool_records, spool_errors;
     uint64_t first_ns, last_ns, end_ns;
 

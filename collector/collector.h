@@ -32,6 +32,10 @@
  * threads call pa_thread_mark_agent() first thing: nothing is ever recorded on them.
  */
 
+/* HGTX levels are per (thread, domain), as in NVTX: domain ids 0..PA_HGTX_DEPTH_SLOTS-2 have a
+ * depth counter each; every higher domain id shares the last one (documented in hgtx.h). */
+#define PA_HGTX_DEPTH_SLOTS 16
+
 /* Per-thread state, initial-exec TLS (the agent is preloaded, so static TLS is available). */
 typedef struct pa_tls {
     pa_ring_t *ring;  /* NULL until the first event, and again after retirement */
@@ -39,7 +43,7 @@ typedef struct pa_tls {
     int guard;        /* > 0 while agent code runs on this thread: record nothing */
     int agent;        /* 1 on the agent's own threads (aggregator): record nothing, ever */
     int state;        /* PA_THREAD_NEW / ACTIVE / RETIRED / NORING */
-    int depth;        /* HGTX push/pop depth of this thread (all domains share one stack) */
+    int depth[PA_HGTX_DEPTH_SLOTS]; /* HGTX push/pop depth per domain (collector/hgtx.c) */
     int emitting;     /* inside pa_emit: a signal handler recording now would corrupt the ring */
 } pa_tls_t;
 

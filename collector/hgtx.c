@@ -3,26 +3,69 @@
 
 #include <profagent/hgtx.h>
 
+#define PA_HGTX_NAME_MAX HGTX_MESSAGE_MAX /* bytes of a name kept; longer ones are cut, flagged */
+
 static _Atomic uint64_t next_range_id; /* start/end ids, > 0 */
 static _Atomic uint32_t next_domain_id; /* domain ids, > 0; 0 = default domain */
 
-static inline uint32_t domain_id(hgtxDomainHandle_t d)
+/* Destroyed domain ids, one bit each, for ids below PA_HGTX_DEAD_IDS (beyond: not tracked, a
+ * destroyed handle is then still accepted; documented in hgtx.h). */
+#define PA_HGTX_DEAD_IDS 4096u
+static _Atomic uint64_t dead_domains[PA_HGTX_DEAD_IDS / 64];
+
+/* A handle is valid when hgtxDomainCreateA returned it and it was not destroyed. Handles are
+ * small integers, so anything above the last id handed out is garbage. Returns the domain id,
+ * or 0 with *flags |= PA_RF_BAD_DOMAIN (the range is then recorded without a domain). */
+static inline uint32_t domain_check(hgtxDomainHandle_t d, uint32_t *flags)
 {
-    return (uint32_t)(uintptr_t)d;
+    uintptr_t id = (uintptr_t)d;
+    if (id == 0)
+        return 0;
+    if (PA_UNLIKELY(id > atomic_load_explicit(&next_domain_id, memory_order_relaxed)))
+        goto bad;
+    if (id < PA_HGTX_DEAD_IDS &&
+        PA_UNLIKELY(atomic_load_explicit(&dead_domains[id / 64], memory_order_relaxed) >> (id % 64) & 1))
+        goto bad;
+    return (uint32_t)id;
+bad:
+    *flags |= PA_RF_BAD_DOMAIN;
+    return 0;
 }
 
-/* NULL names are recorded as "". */
+/* The depth counter of a domain on this thread (shared by ids >= PA_HGTX_DEPTH_SLOTS - 1). */
+static inline int *depth_of(uint32_t dom)
+{
+    return &pa_tls.depth[dom < PA_HGTX_DEPTH_SLOTS - 1 ? dom : PA_HGTX_DEPTH_SLOTS - 1];
+}
+
+/* Emits a named record: names up to the header's spare room travel inline (one slot), longer
+ * ones as payload, cut at PA_HGTX_NAME_MAX (flagged PA_RF_TRUNCATED). NULL names are "". */
 static inline void emit_named(pa_record_t *rec, const char *name)
 {
+    size_t len = name ? strnlen(name, PA_HGTX_NAME_MAX + 1) : 0;
+    uint32_t off = pa_hgtx_inline_off(rec->kind);
     rec->t0 = pa_clock_ns();
-    pa_emit(rec, name ? name : "", name ? (uint32_t)strlen(name) : 0);
+    if (len <= PA_SLOT_SIZE - off) {
+        if (len)
+            memcpy((uint8_t *)rec + off, name, len);
+        rec->flags |= PA_RF_INLINE | (uint32_t)len << 16;
+        pa_emit(rec, NULL, 0);
+        return;
+    }
+    if (len > PA_HGTX_NAME_MAX) {
+        len = PA_HGTX_NAME_MAX;
+        rec->flags |= PA_RF_TRUNCATED;
+    }
+    pa_emit(rec, name, (uint32_t)len);
 }
 
-static inline int push(uint32_t dom, const char *message)
+static inline int push(hgtxDomainHandle_t d, const char *message)
 {
-    int level = pa_tls.depth++;
+    uint32_t flags = 0;
+    uint32_t dom = domain_check(d, &flags);
+    int level = (*depth_of(dom))++;
     if (pa_agent_collecting(PA_SRC_HGTX)) {
-        pa_record_t rec = {.kind = PA_REC_HGTX_PUSH};
+        pa_record_t rec = {.kind = PA_REC_HGTX_PUSH, .flags = flags};
         rec.u.hgtx.domain = dom;
         rec.u.hgtx.level = level;
         emit_named(&rec, message);
@@ -32,11 +75,14 @@ static inline int push(uint32_t dom, const char *message)
 
 /* Returns the level of the closed range, -1 on an empty stack (still recorded: the
  * aggregator counts the misuse). */
-static inline int pop(uint32_t dom)
+static inline int pop(hgtxDomainHandle_t d)
 {
-    int level = pa_tls.depth > 0 ? --pa_tls.depth : -1;
+    uint32_t flags = 0;
+    uint32_t dom = domain_check(d, &flags);
+    int *depth = depth_of(dom);
+    int level = *depth > 0 ? --*depth : -1;
     if (pa_agent_collecting(PA_SRC_HGTX)) {
-        pa_record_t rec = {.kind = PA_REC_HGTX_POP, .t0 = pa_clock_ns()};
+        pa_record_t rec = {.kind = PA_REC_HGTX_POP, .flags = flags, .t0 = pa_clock_ns()};
         rec.u.hgtx.domain = dom;
         rec.u.hgtx.level = level;
         pa_emit(&rec, NULL, 0);
@@ -44,43 +90,43 @@ static inline int pop(uint32_t dom)
     return level;
 }
 
-static inline hgtxRangeId_t start(uint32_t dom, const char *message)
+static inline hgtxRangeId_t start(hgtxDomainHandle_t d, const char *message)
 {
     if (!pa_agent_collecting(PA_SRC_HGTX))
         return 0;
     pa_record_t rec = {.kind = PA_REC_HGTX_START};
+    rec.u.hgtx.domain = domain_check(d, &rec.flags);
     rec.u.hgtx.id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed) + 1;
-    rec.u.hgtx.domain = dom;
     rec.u.hgtx.level = -1;
     emit_named(&rec, message);
     return rec.u.hgtx.id;
 }
 
-static inline void end(uint32_t dom, hgtxRangeId_t id)
+static inline void end(hgtxDomainHandle_t d, hgtxRangeId_t id)
 {
     if (!pa_agent_collecting(PA_SRC_HGTX))
         return;
     pa_record_t rec = {.kind = PA_REC_HGTX_END, .t0 = pa_clock_ns()};
+    rec.u.hgtx.domain = domain_check(d, &rec.flags);
     rec.u.hgtx.id = id;
-    rec.u.hgtx.domain = dom;
     rec.u.hgtx.level = -1;
     pa_emit(&rec, NULL, 0);
 }
 
-static inline void mark(uint32_t dom, const char *message)
+static inline void mark(hgtxDomainHandle_t d, const char *message)
 {
     if (!pa_agent_collecting(PA_SRC_HGTX))
         return;
     pa_record_t rec = {.kind = PA_REC_HGTX_MARK};
-    rec.u.hgtx.domain = dom;
+    rec.u.hgtx.domain = domain_check(d, &rec.flags);
     emit_named(&rec, message);
 }
 
-PA_EXPORT int hgtxRangePushA(const char *message) { return push(0, message); }
-PA_EXPORT int hgtxRangePop(void) { return pop(0); }
-PA_EXPORT hgtxRangeId_t hgtxRangeStartA(const char *message) { return start(0, message); }
-PA_EXPORT void hgtxRangeEnd(hgtxRangeId_t id) { end(0, id); }
-PA_EXPORT void hgtxMarkA(const char *message) { mark(0, message); }
+PA_EXPORT int hgtxRangePushA(const char *message) { return push(NULL, message); }
+PA_EXPORT int hgtxRangePop(void) { return pop(NULL); }
+PA_EXPORT hgtxRangeId_t hgtxRangeStartA(const char *message) { return start(NULL, message); }
+PA_EXPORT void hgtxRangeEnd(hgtxRangeId_t id) { end(NULL, id); }
+PA_EXPORT void hgtxMarkA(const char *message) { mark(NULL, message); }
 
 PA_EXPORT hgtxDomainHandle_t hgtxDomainCreateA(const char *name)
 {
@@ -93,20 +139,24 @@ PA_EXPORT hgtxDomainHandle_t hgtxDomainCreateA(const char *name)
     return (hgtxDomainHandle_t)(uintptr_t)id;
 }
 
+/* A garbage or already destroyed handle is recorded with PA_RF_BAD_DOMAIN (counted misuse). */
 PA_EXPORT void hgtxDomainDestroy(hgtxDomainHandle_t domain)
 {
     if (!domain || !pa_agent_collecting(PA_SRC_HGTX))
         return;
     pa_record_t rec = {.kind = PA_REC_HGTX_DOMAIN_DESTROY, .t0 = pa_clock_ns()};
-    rec.u.hgtx.domain = domain_id(domain);
+    uint32_t id = domain_check(domain, &rec.flags);
+    if (id && id < PA_HGTX_DEAD_IDS)
+        atomic_fetch_or_explicit(&dead_domains[id / 64], 1ull << (id % 64), memory_order_relaxed);
+    rec.u.hgtx.domain = id;
     pa_emit(&rec, NULL, 0);
 }
 
-PA_EXPORT int hgtxDomainRangePushA(hgtxDomainHandle_t d, const char *message) { return push(domain_id(d), message); }
-PA_EXPORT int hgtxDomainRangePop(hgtxDomainHandle_t d) { return pop(domain_id(d)); }
+PA_EXPORT int hgtxDomainRangePushA(hgtxDomainHandle_t d, const char *message) { return push(d, message); }
+PA_EXPORT int hgtxDomainRangePop(hgtxDomainHandle_t d) { return pop(d); }
 PA_EXPORT hgtxRangeId_t hgtxDomainRangeStartA(hgtxDomainHandle_t d, const char *message)
 {
-    return start(domain_id(d), message);
+    return start(d, message);
 }
-PA_EXPORT void hgtxDomainRangeEnd(hgtxDomainHandle_t d, hgtxRangeId_t id) { end(domain_id(d), id); }
-PA_EXPORT void hgtxDomainMarkA(hgtxDomainHandle_t d, const char *message) { mark(domain_id(d), message); }
+PA_EXPORT void hgtxDomainRangeEnd(hgtxDomainHandle_t d, hgtxRangeId_t id) { end(d, id); }
+PA_EXPORT void hgtxDomainMarkA(hgtxDomainHandle_t d, const char *message) { mark(d, message); }

@@ -2,6 +2,7 @@
 #ifndef PA_RECORD_H
 #define PA_RECORD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -32,12 +33,12 @@ enum pa_rec_kind {
     PA_REC_THREAD_NAME = 0x01,   /* payload: thread name bytes */
     PA_REC_THREAD_EXIT = 0x02,   /* t0: exit time; last record of a ring */
     /* HGTX, 0x10.. ; names travel as payload bytes */
-    PA_REC_HGTX_PUSH = 0x10,     /* t0, u.hgtx.domain, payload = name */
+    PA_REC_HGTX_PUSH = 0x10,     /* t0, u.hgtx.domain, u.hgtx.level (per domain), name: payload or inline */
     PA_REC_HGTX_POP = 0x11,      /* t0, u.hgtx.domain; u.hgtx.level = level of the closed range (-1: empty stack) */
-    PA_REC_HGTX_START = 0x12,    /* t0, u.hgtx.id, u.hgtx.domain, payload = name */
+    PA_REC_HGTX_START = 0x12,    /* t0, u.hgtx.id, u.hgtx.domain, name: payload or inline */
     PA_REC_HGTX_END = 0x13,      /* t0, u.hgtx.id */
-    PA_REC_HGTX_MARK = 0x14,     /* t0, u.hgtx.domain, payload = name */
-    PA_REC_HGTX_DOMAIN = 0x15,   /* u.hgtx.domain = new id, payload = domain name */
+    PA_REC_HGTX_MARK = 0x14,     /* t0, u.hgtx.domain, name: payload or inline */
+    PA_REC_HGTX_DOMAIN = 0x15,   /* u.hgtx.domain = new id, name: payload or inline */
     PA_REC_HGTX_DOMAIN_DESTROY = 0x16,
     /* OS runtime, 0x20.. */
     PA_REC_OSRT = 0x20,          /* t0, t1, u.osrt */
@@ -68,7 +69,8 @@ enum pa_sp_kind {
                                     raw[1] op id (1-based order of PA_SP_ZE_OP in the spool),
                                     raw[2] how: 0 launched in the range, 1 through a graph
                                     (regular list recorded in it), 2 graph executed in it */
-    PA_SP_OSRT = 0x1020,         /* t0, t1, tid, u.osrt */
+    PA_SP_OSRT = 0x1020,         /* t0, t1, tid, u.osrt; u.osrt.pad = STRING id of the function
+                                    name (0: the writer names it from u.osrt.func) */
     PA_SP_ZE_FIRST = 0x1040,
     PA_SP_ZE_LAST = 0x107f,
     PA_SP_ZE_API = 0x1040,       /* t0, t1, tid, u.ze (api = STRING id of the API name) */
@@ -89,6 +91,12 @@ enum pa_sp_kind {
 #define PA_RF_UNTERMINATED 0x0001u  /* PA_SP_HGTX_RANGE: still open at exit; t1 = session end */
 #define PA_RF_STARTEND     0x0002u  /* PA_SP_HGTX_RANGE: start/end style (else push/pop) */
 #define PA_RF_TRUNCATED    0x0004u  /* payload was cut to fit (len is what was kept) */
+#define PA_RF_INLINE       0x0008u  /* HGTX ring records: the name is inside the header slot at
+                                       pa_hgtx_inline_off(kind), PA_RF_INLINE_LEN(flags) bytes;
+                                       len == 0, nslots == 1 (a short push costs one slot) */
+#define PA_RF_BAD_DOMAIN   0x0010u  /* HGTX ring records: the domain handle was never returned by
+                                       hgtxDomainCreateA or was destroyed; domain = 0 (misuse) */
+#define PA_RF_INLINE_LEN(f) (((f) >> 16) & 0xffu)  /* inline name bytes (flags bits 16..23) */
 
 /* OS runtime functions (PA_REC_OSRT u.osrt.func); names in pa_osrt_name(). */
 enum pa_osrt_func {
@@ -111,7 +119,8 @@ typedef struct pa_record {
     uint64_t t1;      /* ns; 0 when the record is an instant */
     union {
         uint64_t raw[4];
-        struct { uint64_t id; uint32_t domain; int32_t level; uint64_t aux[2]; } hgtx;
+        /* HGTX ring records; with PA_RF_INLINE the name sits in the header (pa_hgtx_inline_off) */
+        struct { uint32_t domain; int32_t level; uint64_t id; uint8_t text[16]; } hgtx;
         struct { uint32_t func; int32_t ret; int32_t err; uint32_t pad; uint64_t aux[2]; } osrt;
         struct { uint64_t id; uint64_t pad[3]; } str;
         struct {
@@ -167,6 +176,15 @@ typedef struct pa_ze_device {
     char uuid[40];               /* hex */
     char pci[24];                /* "dddd:bb:dd.f" or "-" */
 } pa_ze_device_t;
+
+/*! pa_hgtx_inline_off() : byte offset in the 64-byte header where an inline HGTX name starts;
+ *  PA_SLOT_SIZE - offset is its capacity: 24 bytes (u.hgtx.id + text) for kinds without an id
+ *  (push, mark, domain), 16 (u.hgtx.text) for PA_REC_HGTX_START, which needs u.hgtx.id. */
+static inline uint32_t pa_hgtx_inline_off(uint16_t kind)
+{
+    return kind == PA_REC_HGTX_START ? (uint32_t)offsetof(pa_record_t, u.hgtx.text)
+                                     : (uint32_t)offsetof(pa_record_t, u.hgtx.id);
+}
 
 /*! pa_record_slots() : slots needed for a record carrying `len` payload bytes. */
 static inline uint32_t pa_record_slots(uint32_t len)

@@ -13,6 +13,24 @@ extern "C" {
  * definitions of these same symbols take precedence and record the calls.
  * Names are copied when the call is made: the caller may free or reuse its buffer. */
 
+/* Names (messages, domain names) longer than HGTX_MESSAGE_MAX bytes are cut to that length
+ * and the record is flagged truncated; shorter names are stored byte-exact (any bytes but NUL).
+ * Names up to 24 bytes (16 for start/end ranges) travel inside one 64-byte ring slot; longer
+ * ones take ceil(len/64) more slots of the thread's ring (PROFAGENT_RING_SIZE; a name never
+ * takes more than half the ring: with a ring smaller than 256 KiB it is cut further). */
+#define HGTX_MESSAGE_MAX (128u * 1024u)
+
+/* Push/pop stacks are per (thread, domain), as in NVTX: hgtxDomainRangePop(d) closes the
+ * innermost range that d has open on the calling thread, whatever other domains pushed since;
+ * levels and parents count only the ranges of the same domain. The level returned by
+ * push/pop is exact for the default domain and the first 14 domains created; later domains
+ * share one counter for the returned value (the recorded ranges stay exact per domain).
+ *
+ * Domain handles are only those returned by hgtxDomainCreateA(), until hgtxDomainDestroy().
+ * Any other non-NULL handle (garbage, or destroyed: tracked for the first 4095 domains) is
+ * counted as misuse ("bad domain handle" in the summary, SESSION_COUNTERS
+ * hgtx_misuse_bad_domain) and the call acts on the default domain. */
+
 typedef uint64_t hgtxRangeId_t;             /* 0 = invalid */
 typedef struct hgtxDomainRegistration_st *hgtxDomainHandle_t; /* NULL = default domain */
 

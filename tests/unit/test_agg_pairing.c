@@ -227,8 +227,9 @@ static void test_unterminated_and_domains(void **state)
         }
         if (strcmp(sp.str[r->u.range.name_id], "r") == 0)
             assert_string_equal(sp.str[r->u.range.domain_id], "dom");
-        if (strcmp(sp.str[r->u.range.name_id], "open") == 0) {
-            assert_int_equal(r->u.range.level, 1);
+        if (strcmp(sp.str[r->u.range.name_id], "open") == 0) { /* default domain: own stack */
+            assert_int_equal(r->u.range.level, 0);
+            assert_int_equal(r->u.range.parent_id, 0);
             assert_int_equal(r->u.range.domain_id, 0);
         }
     }
@@ -285,6 +286,111 @@ static void *producer(void *arg)
     return NULL;
 }
 
+/* NVTX semantics: per-domain stacks. push A:a @0, push B:b @1000, pop A @3000, pop B @7000:
+ * A:a lasts 3000 and B:b 6000, both at level 0 of their own domain, B:b not a child of A:a. */
+static void test_domain_stacks_interleaved(void **state)
+{
+    (void)state;
+    pa_agg_t *a = new_agg();
+    feed(a, PA_REC_HGTX_DOMAIN, 1, 0, 0, 1, 0, "A");
+    feed(a, PA_REC_HGTX_DOMAIN, 1, 0, 0, 2, 0, "B");
+    feed(a, PA_REC_HGTX_PUSH, 1, 10, 0, 1, 0, "a");
+    feed(a, PA_REC_HGTX_PUSH, 1, 1010, 0, 2, 0, "b");
+    feed(a, PA_REC_HGTX_PUSH, 1, 1500, 0, 2, 1, "b2");
+    feed(a, PA_REC_HGTX_POP, 1, 1600, 0, 2, 1, NULL);
+    feed(a, PA_REC_HGTX_POP, 1, 3010, 0, 1, 0, NULL);
+    feed(a, PA_REC_HGTX_POP, 1, 7010, 0, 2, 0, NULL);
+    feed(a, PA_REC_HGTX_POP, 1, 8000, 0, 1, -1, NULL); /* A is empty now: misuse */
+    const pa_agg_results_t *res = pa_agg_finish(a);
+    assert_int_equal(res->hgtx_misuse_pop_empty, 1);
+    assert_int_equal(res->hgtx_unterminated, 0);
+    const pa_stat_row_t *ra = find_row(res, PA_CAT_HGTX_RANGE, "A:a");
+    const pa_stat_row_t *rb = find_row(res, PA_CAT_HGTX_RANGE, "B:b");
+    assert_non_null(ra);
+    assert_non_null(rb);
+    assert_int_equal(ra->st.total, 3000);
+    assert_int_equal(rb->st.total, 6000);
+    read_back();
+    assert_int_equal(sp.nranges, 3);
+    const pa_record_t *b2 = &sp.ranges[0], *ea = &sp.ranges[1], *eb = &sp.ranges[2];
+    assert_string_equal(sp.str[b2->u.range.name_id], "b2");
+    assert_int_equal(b2->u.range.level, 1);
+    assert_int_equal(b2->u.range.parent_id, eb->u.range.range_id);
+    assert_int_equal(ea->u.range.level, 0);
+    assert_int_equal(ea->u.range.parent_id, 0);
+    assert_int_equal(eb->u.range.level, 0);
+    assert_int_equal(eb->u.range.parent_id, 0);
+    assert_string_equal(sp.str[eb->u.range.domain_id], "B");
+    pa_agg_destroy(a);
+    unlink(path);
+}
+
+/* Inline names (PA_RF_INLINE), bad-domain misuse, summary row key ids = spooled string ids. */
+static void test_inline_names_bad_domain_key_ids(void **state)
+{
+    (void)state;
+    pa_agg_t *a = new_agg();
+    pa_record_t r = { .kind = PA_REC_HGTX_PUSH, .tid = 4, .t0 = 100, .nslots = 1 };
+    memcpy((uint8_t *)&r + pa_hgtx_inline_off(r.kind), "inl", 3);
+    r.flags = PA_RF_INLINE | 3u << 16 | PA_RF_BAD_DOMAIN;
+    pa_agg_process_for_test(a, &r, NULL);
+    feed(a, PA_REC_HGTX_POP, 4, 350, 0, 0, 0, NULL);
+    pa_record_t s = { .kind = PA_REC_HGTX_START, .tid = 4, .t0 = 400, .nslots = 1 };
+    s.u.hgtx.id = 77;
+    memcpy((uint8_t *)&s + pa_hgtx_inline_off(s.kind), "0123456789abcdef", 16);
+    s.flags = PA_RF_INLINE | 16u << 16;
+    pa_agg_process_for_test(a, &s, NULL);
+    feed(a, PA_REC_HGTX_END, 4, 900, 77, 0, 0, NULL);
+    const pa_agg_results_t *res = pa_agg_finish(a);
+    assert_int_equal(res->hgtx_misuse_bad_domain, 1);
+    const pa_stat_row_t *ri = find_row(res, PA_CAT_HGTX_RANGE, "inl");
+    const pa_stat_row_t *rs = find_row(res, PA_CAT_HGTX_RANGE, "0123456789abcdef");
+    assert_non_null(ri);
+    assert_non_null(rs);
+    assert_int_equal(ri->st.total, 250);
+    assert_int_equal(rs->st.total, 500);
+    read_back();
+    assert_string_equal(sp.str[ri->key_id], "inl"); /* the writer reuses these ids */
+    assert_string_equal(sp.str[rs->key_id], "0123456789abcdef");
+    assert_int_equal(sp.nranges, 2);
+    assert_int_equal(sp.ranges[0].u.range.domain_id, 0);
+    pa_agg_destroy(a);
+    unlink(path);
+}
+
+/* 5000-deep nesting is kept whole by default; a configured limit counts what it refuses. */
+static void test_deep_nesting_and_limit(void **state)
+{
+    (void)state;
+    pa_agg_t *a = new_agg();
+    for (int i = 0; i < 5000; i++)
+        feed(a, PA_REC_HGTX_PUSH, 9, 1000 + (uint64_t)i, 0, 0, i, "d");
+    for (int i = 4999; i >= 0; i--)
+        feed(a, PA_REC_HGTX_POP, 9, 100000 - (uint64_t)i, 0, 0, i, NULL);
+    const pa_agg_results_t *res = pa_agg_finish(a);
+    assert_int_equal(res->hgtx_depth_overflow, 0);
+    assert_int_equal(res->hgtx_misuse_pop_empty, 0);
+    assert_int_equal(find_row(res, PA_CAT_HGTX_RANGE, "d")->st.count, 5000);
+    pa_agg_destroy(a);
+    unlink(path);
+
+    pa_agg_config_t cfg = { .spool_path = path, .max_stack_depth = 3 };
+    a = pa_agg_create(&cfg);
+    assert_non_null(a);
+    for (int i = 0; i < 5; i++)
+        feed(a, PA_REC_HGTX_PUSH, 9, 1000 + (uint64_t)i, 0, 0, i, "d");
+    for (int i = 4; i >= 0; i--)
+        feed(a, PA_REC_HGTX_POP, 9, 2000 + (uint64_t)(4 - i), 0, 0, i, NULL);
+    res = pa_agg_finish(a);
+    assert_int_equal(res->hgtx_depth_overflow, 2);
+    assert_int_equal(res->hgtx_misuse_pop_empty, 0);
+    const pa_stat_row_t *d = find_row(res, PA_CAT_HGTX_RANGE, "d");
+    assert_int_equal(d->st.count, 3);
+    assert_int_equal(d->st.max, 2004 - 1000); /* the outermost kept range: push 1000, last pop */
+    pa_agg_destroy(a);
+    unlink(path);
+}
+
 static void test_thread_drains_rings(void **state)
 {
     (void)state;
@@ -330,6 +436,9 @@ int main(void)
         cmocka_unit_test(test_end_before_start_across_threads),
         cmocka_unit_test(test_misuse),
         cmocka_unit_test(test_unterminated_and_domains),
+        cmocka_unit_test(test_domain_stacks_interleaved),
+        cmocka_unit_test(test_inline_names_bad_domain_key_ids),
+        cmocka_unit_test(test_deep_nesting_and_limit),
         cmocka_unit_test(test_thread_drains_rings),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,6 +28,12 @@ static void collect(void *ctx, const pa_record_t *rec, const uint8_t *payload)
 
 static uint8_t scratch[4096];
 
+/* The inline name bytes of an HGTX ring record (PA_RF_INLINE). */
+static const uint8_t *inline_name(const pa_record_t *r)
+{
+    return (const uint8_t *)r + pa_hgtx_inline_off(r->kind);
+}
+
 static got_t *drain(void)
 {
     static got_t g;
@@ -56,9 +62,11 @@ static void test_push_pop_records_and_levels(void **state)
     assert_int_equal(g->n, 6);
     assert_int_equal(g->rec[0].kind, PA_REC_THREAD_NAME); /* first event of the thread */
     assert_int_equal(g->rec[1].kind, PA_REC_HGTX_PUSH);
-    assert_int_equal(g->rec[1].len, 5);
-    assert_memory_equal(g->payload[1], "outer", 5);
-    assert_int_equal(g->rec[1].nslots, 2);
+    assert_int_equal(g->rec[1].len, 0); /* a short name travels inside the header slot */
+    assert_true(g->rec[1].flags & PA_RF_INLINE);
+    assert_int_equal(PA_RF_INLINE_LEN(g->rec[1].flags), 5);
+    assert_memory_equal(inline_name(&g->rec[1]), "outer", 5);
+    assert_int_equal(g->rec[1].nslots, 1);
     assert_int_equal(g->rec[1].u.hgtx.level, 0);
     assert_int_equal(g->rec[1].tid, pa_tls.tid);
     assert_true(g->rec[1].t0 > 0);
@@ -90,7 +98,8 @@ static void test_start_end_ids_and_domains(void **state)
     assert_int_equal(g->rec[2].u.hgtx.id, a);
     assert_int_equal(g->rec[3].kind, PA_REC_HGTX_DOMAIN);
     assert_int_equal(g->rec[3].u.hgtx.domain, (uint32_t)(uintptr_t)d);
-    assert_memory_equal(g->payload[3], "dom", 3);
+    assert_int_equal(PA_RF_INLINE_LEN(g->rec[3].flags), 3);
+    assert_memory_equal(inline_name(&g->rec[3]), "dom", 3);
     assert_int_equal(g->rec[4].u.hgtx.domain, (uint32_t)(uintptr_t)d);
     assert_int_equal(g->rec[6].kind, PA_REC_HGTX_MARK);
 }
@@ -115,10 +124,71 @@ static void test_full_ring_counts_drops(void **state)
 {
     (void)state;
     uint64_t before = atomic_load(&pa_tls.ring->drops);
-    for (int i = 0; i < 100; i++) /* 100 x 2 slots into 64 */
+    for (int i = 0; i < 100; i++) /* 100 x 1 slot (inline name) into 64 */
         hgtxMarkA("x");
-    assert_int_equal(atomic_load(&pa_tls.ring->drops) - before, 100 - 32);
+    assert_int_equal(atomic_load(&pa_tls.ring->drops) - before, 100 - 64);
     drain();
+}
+
+/* Names up to the header's spare room are inline (24 bytes; 16 for start), longer ones payload. */
+static void test_inline_boundaries(void **state)
+{
+    (void)state;
+    const char *n24 = "abcdefghijklmnopqrstuvwx", *n25 = "abcdefghijklmnopqrstuvwxy";
+    hgtxMarkA(n24);
+    hgtxMarkA(n25);
+    hgtxRangeId_t id16 = hgtxRangeStartA("0123456789abcdef");
+    hgtxRangeId_t id17 = hgtxRangeStartA("0123456789abcdefg");
+    got_t *g = drain();
+    assert_int_equal(g->n, 4);
+    assert_int_equal(g->rec[0].nslots, 1);
+    assert_int_equal(PA_RF_INLINE_LEN(g->rec[0].flags), 24);
+    assert_memory_equal(inline_name(&g->rec[0]), n24, 24);
+    assert_false(g->rec[1].flags & PA_RF_INLINE);
+    assert_int_equal(g->rec[1].nslots, 2);
+    assert_int_equal(g->rec[1].len, 25);
+    assert_memory_equal(g->payload[1], n25, 25);
+    assert_int_equal(g->rec[2].nslots, 1); /* 16 inline next to the id */
+    assert_int_equal(g->rec[2].u.hgtx.id, id16);
+    assert_memory_equal(inline_name(&g->rec[2]), "0123456789abcdef", 16);
+    assert_int_equal(g->rec[3].nslots, 2);
+    assert_int_equal(g->rec[3].u.hgtx.id, id17);
+    assert_int_equal(g->rec[3].len, 17);
+}
+
+/* Levels are per (thread, domain); garbage and destroyed handles are flagged, domain 0. */
+static void test_domain_stacks_and_bad_handles(void **state)
+{
+    (void)state;
+    hgtxDomainHandle_t a = hgtxDomainCreateA("A"), b = hgtxDomainCreateA("B");
+    assert_int_equal(hgtxDomainRangePushA(a, "a"), 0);
+    assert_int_equal(hgtxDomainRangePushA(b, "b"), 0);  /* B's own stack */
+    assert_int_equal(hgtxRangePushA("plain"), 0);       /* default domain's own stack */
+    assert_int_equal(hgtxDomainRangePushA(a, "a2"), 1);
+    assert_int_equal(hgtxDomainRangePop(a), 1);
+    assert_int_equal(hgtxDomainRangePop(a), 0);        /* closes A:a although B:b is newer */
+    assert_int_equal(hgtxDomainRangePop(a), -1);
+    assert_int_equal(hgtxDomainRangePop(b), 0);
+    assert_int_equal(hgtxRangePop(), 0);
+    got_t *g = drain();
+    for (size_t i = 0; i < g->n; i++)
+        assert_false(g->rec[i].flags & PA_RF_BAD_DOMAIN);
+    hgtxDomainHandle_t junk = (hgtxDomainHandle_t)(uintptr_t)0x5678;
+    assert_int_equal(hgtxDomainRangePushA(junk, "j"), 0); /* acts on the default domain */
+    assert_int_equal(hgtxRangePop(), 0);
+    hgtxDomainDestroy(b);
+    hgtxDomainMarkA(b, "late");
+    hgtxDomainDestroy(b);
+    g = drain();
+    assert_int_equal(g->n, 5);
+    assert_int_equal(g->rec[0].kind, PA_REC_HGTX_PUSH);
+    assert_true(g->rec[0].flags & PA_RF_BAD_DOMAIN);
+    assert_int_equal(g->rec[0].u.hgtx.domain, 0);
+    assert_false(g->rec[1].flags & PA_RF_BAD_DOMAIN);
+    assert_int_equal(g->rec[2].kind, PA_REC_HGTX_DOMAIN_DESTROY);
+    assert_false(g->rec[2].flags & PA_RF_BAD_DOMAIN); /* first destroy is fine */
+    assert_true(g->rec[3].flags & PA_RF_BAD_DOMAIN);  /* used after destroy */
+    assert_true(g->rec[4].flags & PA_RF_BAD_DOMAIN);  /* destroyed twice */
 }
 
 static void test_off_returns_plausible_values(void **state)
@@ -144,6 +214,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_push_pop_records_and_levels), cmocka_unit_test(test_start_end_ids_and_domains),
         cmocka_unit_test(test_long_name_truncated),         cmocka_unit_test(test_full_ring_counts_drops),
+        cmocka_unit_test(test_inline_boundaries),
+        cmocka_unit_test(test_domain_stacks_and_bad_handles),
         cmocka_unit_test(test_off_returns_plausible_values),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
