@@ -32,6 +32,7 @@ enum pa_stat_cat {
 typedef struct pa_stat_row {
     int cat;
     uint32_t tag;
+    uint32_t key_id;     /* STRING id of the key in the spool (0: none, e.g. synthetic rows) */
     const char *key;     /* interned, valid until pa_agg_free() */
     size_t key_len;
     pa_stat_t st;
@@ -56,8 +57,11 @@ typedef struct pa_agg_results {
     uint64_t hgtx_unterminated;     /* ranges still open at exit */
     uint64_t spool_records, spool_bytes_raw, spool_bytes_compressed;
     uint64_t first_ns, last_ns;     /* session span */
-    uint64_t hgtx_depth_overflow;   /* pushes beyond max_stack_depth (not stored) */
+    uint64_t hgtx_depth_overflow;   /* pushes beyond max_stack_depth (their ranges are lost) */
     uint64_t spool_errors;          /* records the spool refused (disk full...) */
+    uint64_t hgtx_misuse_bad_domain; /* calls with a domain handle never created or destroyed */
+    uint64_t unrecorded;            /* events the collector could not put in any ring
+                                       (pa_unrecorded as of the final drain) */
 } pa_agg_results_t;
 
 typedef struct pa_agg_config {
@@ -68,14 +72,16 @@ typedef struct pa_agg_config {
     /* Bounds on in-flight state (0 = default); memory never grows with run length. */
     size_t max_open_ranges;      /* open start/end ranges + early ends (default 1 M); beyond:
                                     a start is closed at once as unterminated, an end counted bad */
-    uint32_t max_stack_depth;    /* push/pop depth kept per thread (default 1024); deeper
-                                    pushes are counted and their pops skipped */
+    uint32_t max_stack_depth;    /* push/pop depth kept per thread, all domains (default
+                                    1 M, the stack grows on demand: 32 bytes a level); deeper
+                                    pushes are counted (hgtx_depth_overflow) and their pops
+                                    skipped */
 } pa_agg_config_t;
 
 #define PA_AGG_DEFAULT_POLL_NS 1000000ull
 #define PA_AGG_DEFAULT_MEDIAN_BUDGET ((size_t)16 << 20)
 #define PA_AGG_DEFAULT_MAX_OPEN ((size_t)1 << 20)
-#define PA_AGG_DEFAULT_MAX_DEPTH 1024u
+#define PA_AGG_DEFAULT_MAX_DEPTH (1u << 20)
 
 /*! pa_agg_start() : starts the aggregator thread. Returns 0, or -1 (errno set) when the
  *  thread or the spool could not be created (the agent then runs without collection). */

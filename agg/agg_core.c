@@ -7,6 +7,9 @@
 #include "../common/pa_names.h"
 #include "agg_priv.h"
 
+/* collector/thread.c: events that found no ring (weak: absent when a test links agg alone) */
+extern _Atomic uint64_t pa_unrecorded __attribute__((weak));
+
 pa_agg_t *pa_agg_create(const pa_agg_config_t *cfg)
 {
     pa_agg_t *a = calloc(1, sizeof *a);
@@ -124,16 +127,17 @@ static void thread_set_name(pa_agg_t *a, struct pa_agg_thread *t, const uint8_t 
 
 static void osrt_record(pa_agg_t *a, const pa_record_t *rec)
 {
-    pa_record_t sp = *rec;
-    sp.kind = PA_SP_OSRT;
-    sp.nslots = 1;
-    sp.len = 0;
-    pa_agg_spool(a, &sp, NULL);
     uint32_t f = rec->u.osrt.func < PA_OSRT_COUNT ? rec->u.osrt.func : 0;
     if (!a->osrt_key[f]) {
         const char *name = pa_osrt_name(f);
         a->osrt_key[f] = pa_agg_intern(a, name, strlen(name));
     }
+    pa_record_t sp = *rec;
+    sp.kind = PA_SP_OSRT;
+    sp.nslots = 1;
+    sp.len = 0;
+    sp.u.osrt.pad = a->osrt_key[f]; /* the writer names the row with this id: one string, once */
+    pa_agg_spool(a, &sp, NULL);
     pa_agg_stat_add_id(a, PA_CAT_OSRT, 0, a->osrt_key[f], rec->t1 > rec->t0 ? rec->t1 - rec->t0 : 0);
 }
 
@@ -284,6 +288,7 @@ static void results_rows(pa_agg_t *a)
         pa_stat_row_t *o = &res->rows[i];
         o->cat = r->cat;
         o->tag = r->tag;
+        o->key_id = r->key_id;
         o->key = pa_intern_str(&a->strings, r->key_id, &o->key_len);
         if (!o->key) {
             o->key = "";
@@ -315,6 +320,9 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
     res->hgtx_misuse_bad_end = a->bad_end;
     res->hgtx_unterminated = a->unterminated;
     res->hgtx_depth_overflow = a->depth_overflow;
+    res->hgtx_misuse_bad_domain = a->bad_domain;
+    /* weak: unit tests link the aggregator without the collector's thread.c */
+    res->unrecorded = &pa_unrecorded ? atomic_load_explicit(&pa_unrecorded, memory_order_relaxed) : 0;
     res->first_ns = a->first_ns;
     res->last_ns = a->last_ns;
     if (a->spool) {

@@ -17,6 +17,7 @@ typedef struct pa_load {
     uint64_t pid_shift;  /* pid << 32 */
     pa_bulk_t strings, threads, ranges, marks, osrt;
     uint64_t unknown_kinds;
+    uint64_t osrt_unnamed;  /* bit f: an OSRT row of function f came without a STRING id */
     int src_failed;
 } pa_load_t;
 
@@ -92,7 +93,13 @@ static void pa_load_record(pa_load_t *l, const pa_record_t *r, const uint8_t *pa
         pa_bulk_int(&l->osrt, (int64_t)r->t0);
         pa_bulk_int(&l->osrt, (int64_t)r->t1);
         pa_bulk_int(&l->osrt, gtid);
-        pa_bulk_int(&l->osrt, (int64_t)PA_WRITER_STRING_OSRT + r->u.osrt.func);
+        if (r->u.osrt.pad) { /* the aggregator's id of the name: the string is stored once */
+            pa_bulk_int(&l->osrt, r->u.osrt.pad);
+        } else {
+            pa_bulk_int(&l->osrt, (int64_t)PA_WRITER_STRING_OSRT + r->u.osrt.func);
+            if (r->u.osrt.func < 64)
+                l->osrt_unnamed |= 1ull << r->u.osrt.func;
+        }
         pa_bulk_int(&l->osrt, r->u.osrt.ret);
         pa_bulk_int(&l->osrt, r->u.osrt.err);
         return;
@@ -137,12 +144,13 @@ static int pa_load_spool(pa_load_t *l, const char *spool_path, uint64_t *nrec)
     return rc < 0;
 }
 
-/* Names the writer interns itself (OSRT functions), with ids from PA_WRITER_STRING_BASE. */
+/* Names the writer interns itself, with ids from PA_WRITER_STRING_BASE: only OSRT functions
+ * whose rows carried no STRING id (spools of older agents), so no string is stored twice. */
 static void pa_load_writer_strings(pa_load_t *l)
 {
-    for (uint32_t f = 1; f < PA_OSRT_COUNT; f++) {
+    for (uint32_t f = 1; f < PA_OSRT_COUNT && f < 64; f++) {
         const char *n = pa_osrt_func_name(f);
-        if (!n)
+        if (!n || !(l->osrt_unnamed >> f & 1))
             continue;
         pa_bulk_int(&l->strings, (int64_t)PA_WRITER_STRING_OSRT + f);
         pa_bulk_text(&l->strings, n, strlen(n));
@@ -156,10 +164,17 @@ static int pa_load_res_threads(sqlite3 *db, uint32_t pid, const pa_agg_results_t
     int rc = pa_bulk_init(&s, db, "INSERT OR IGNORE INTO STRING_IDS(id, value)", 2, PA_BATCH);
     rc |= pa_bulk_init(&t, db, "INSERT OR IGNORE INTO THREADS(globalTid, pid, tid, nameId,"
                        " records, drops, firstNs, lastNs)", 8, PA_BATCH);
+    sqlite3_stmt *have = NULL;
+    rc |= sqlite3_prepare_v2(db, "SELECT 1 FROM THREADS WHERE globalTid = ?1", -1, &have, NULL)
+          != SQLITE_OK;
     for (size_t i = 0; rc == 0 && i < res->nthreads; i++) {
         const pa_thread_info_t *ti = &res->threads[i];
         int64_t name_id = 0;
         size_t nlen = strnlen(ti->name, sizeof ti->name);
+        sqlite3_reset(have);
+        sqlite3_bind_int64(have, 1, (int64_t)((uint64_t)pid << 32 | ti->tid));
+        if (sqlite3_step(have) == SQLITE_ROW)
+            continue; /* the spool's row (and its name string) stands */
         if (nlen) {
             name_id = (int64_t)PA_WRITER_STRING_SUMMARY + 0x8000 + (int64_t)i;
             pa_bulk_int(&s, name_id);
@@ -174,6 +189,7 @@ static int pa_load_res_threads(sqlite3 *db, uint32_t pid, const pa_agg_results_t
         pa_bulk_int(&t, (int64_t)ti->first_ns);
         pa_bulk_int(&t, (int64_t)ti->last_ns);
     }
+    sqlite3_finalize(have);
     rc |= pa_bulk_finish(&s);
     rc |= pa_bulk_finish(&t);
     return rc ? -1 : 0;
@@ -210,16 +226,17 @@ static double pa_writer_stddev(const pa_stat_t *s)
     return s->count > 1 ? sqrt(s->m2 / (double)(s->count - 1)) : 0.0;
 }
 
-/* SUMMARY_STATS from the aggregates; keys interned at PA_WRITER_STRING_SUMMARY + index. */
+/* SUMMARY_STATS from the aggregates; keys keep the aggregator's STRING id (the spool stored the
+ * same bytes under it: OR IGNORE), or PA_WRITER_STRING_SUMMARY + index for rows without one. */
 static int pa_load_summary(sqlite3 *db, const pa_agg_results_t *res)
 {
     pa_bulk_t s, t;
-    int rc = pa_bulk_init(&s, db, "INSERT OR REPLACE INTO STRING_IDS(id, value)", 2, PA_BATCH);
+    int rc = pa_bulk_init(&s, db, "INSERT OR IGNORE INTO STRING_IDS(id, value)", 2, PA_BATCH);
     rc |= pa_bulk_init(&t, db, "INSERT INTO SUMMARY_STATS(category, nameId, tag, count, total,"
                        " min, max, avg, median, stddev, medianExact)", 11, PA_BATCH);
     for (size_t i = 0; rc == 0 && i < res->nrows; i++) {
         const pa_stat_row_t *row = &res->rows[i];
-        int64_t id = (int64_t)PA_WRITER_STRING_SUMMARY + (int64_t)i;
+        int64_t id = pa_writer_summary_key_id(res, row);
         double med = row->st.median;
         int exact = row->st.median_exact;
         if (!exact && pa_median_from_rows(db, row, &med) == 0)
@@ -255,6 +272,10 @@ static int pa_load_counters(sqlite3 *db, const pa_agg_results_t *res, uint64_t u
         {"spool_bytes_compressed", res->spool_bytes_compressed},
         {"first_ns", res->first_ns}, {"last_ns", res->last_ns},
         {"unknown_record_kinds", unknown},
+        {"hgtx_misuse_bad_domain", res->hgtx_misuse_bad_domain},
+        {"hgtx_depth_overflow", res->hgtx_depth_overflow},
+        {"spool_errors", res->spool_errors},
+        {"unrecorded", res->unrecorded},
     };
     pa_bulk_t b;
     int rc = pa_bulk_init(&b, db, "INSERT OR REPLACE INTO SESSION_COUNTERS(name, value)", 2, 16);
@@ -285,6 +306,10 @@ static int pa_write_meta(sqlite3 *db, const pa_session_meta_t *m, const pa_agg_r
         rc |= pa_meta_set_int(db, "hgtx_misuse_pop_empty", (int64_t)res->hgtx_misuse_pop_empty);
         rc |= pa_meta_set_int(db, "hgtx_misuse_bad_end", (int64_t)res->hgtx_misuse_bad_end);
         rc |= pa_meta_set_int(db, "hgtx_unterminated", (int64_t)res->hgtx_unterminated);
+        rc |= pa_meta_set_int(db, "hgtx_misuse_bad_domain", (int64_t)res->hgtx_misuse_bad_domain);
+        rc |= pa_meta_set_int(db, "hgtx_depth_overflow", (int64_t)res->hgtx_depth_overflow);
+        rc |= pa_meta_set_int(db, "spool_errors", (int64_t)res->spool_errors);
+        rc |= pa_meta_set_int(db, "unrecorded", (int64_t)res->unrecorded);
     }
     return rc ? -1 : 0;
 }
@@ -331,8 +356,8 @@ static int pa_write_body(sqlite3 *db, const char *spool_path, const pa_session_m
         pa_load_finish(&l);
         return -1;
     }
-    pa_load_writer_strings(&l);
     int truncated = pa_load_spool(&l, spool_path, &nrec);
+    pa_load_writer_strings(&l);
     int rc = pa_load_finish(&l);
     if (l.src_failed)
         rc = -1;

@@ -6,6 +6,23 @@
 #include "writer_internal.h"
 
 #define PA_SUMMARY_TOP 10
+#define PA_SUMMARY_NAME_MAX 60 /* bytes of a name shown in the summary; reports keep it whole */
+
+/*! pa_summary_name() : `name` for display: at most PA_SUMMARY_NAME_MAX bytes (cut on a UTF-8
+ *  character boundary) followed by "..." when longer; written to buf (>= MAX + 4 bytes). */
+static size_t pa_summary_name(const char *name, size_t len, char *buf)
+{
+    if (len <= PA_SUMMARY_NAME_MAX) {
+        memcpy(buf, name, len);
+        return len;
+    }
+    size_t n = PA_SUMMARY_NAME_MAX;
+    while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80) /* don't split a character */
+        n--;
+    memcpy(buf, name, n);
+    memcpy(buf + n, "...", 3);
+    return n + 3;
+}
 
 /* Rows of one category sorted by total, descending (ties by key), as in hgtx_sum / osrt_sum. */
 static int pa_cmp_rows(const void *a, const void *b)
@@ -30,10 +47,12 @@ static double pa_row_median(sqlite3 *db, const pa_agg_results_t *res, const pa_s
     sqlite3_stmt *st = NULL;
     if (row->st.median_exact || !db)
         return med;
-    if (sqlite3_prepare_v2(db, "SELECT median FROM SUMMARY_STATS WHERE nameId = ?1 AND medianExact",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, "SELECT median FROM SUMMARY_STATS WHERE nameId = ?1 AND"
+                           " category = ?2 AND tag = ?3 AND medianExact", -1, &st, NULL) != SQLITE_OK)
         return med;
-    sqlite3_bind_int64(st, 1, (int64_t)PA_WRITER_STRING_SUMMARY + (row - res->rows));
+    sqlite3_bind_int64(st, 1, pa_writer_summary_key_id(res, row));
+    sqlite3_bind_int64(st, 2, row->cat);
+    sqlite3_bind_int64(st, 3, row->tag);
     if (sqlite3_step(st) == SQLITE_ROW)
         med = sqlite3_column_double(st, 0);
     sqlite3_finalize(st);
@@ -76,7 +95,8 @@ static void pa_summary_stats(FILE *out, sqlite3 *db, const pa_agg_results_t *res
         pa_table_add_double(&t, s->count > 1 ? sqrt(s->m2 / (double)(s->count - 1)) : 0.0, 0);
         if (cat == PA_CAT_HGTX_RANGE)
             pa_table_add_str(&t, v[i]->tag ? "StartEnd" : "PushPop", v[i]->tag ? 8 : 7);
-        pa_table_add_str(&t, v[i]->key, v[i]->key_len);
+        char shown[PA_SUMMARY_NAME_MAX + 4];
+        pa_table_add_str(&t, shown, pa_summary_name(v[i]->key, v[i]->key_len, shown));
     }
     fprintf(out, "\n%s (top %zu of %zu by total time; all: profagent stats -r %s):\n", heading,
             n < PA_SUMMARY_TOP ? n : (size_t)PA_SUMMARY_TOP, n, report);
@@ -119,10 +139,14 @@ static void pa_summary_unterminated(FILE *out, sqlite3 *db, const pa_agg_results
                                   " HGTX_RANGES_NAMED WHERE unterminated ORDER BY start LIMIT 10",
                                   -1, &st, NULL) != SQLITE_OK)
         return;
-    while (sqlite3_step(st) == SQLITE_ROW)
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        char shown[PA_SUMMARY_NAME_MAX + 4];
+        size_t n = pa_summary_name((const char *)sqlite3_column_blob(st, 2),
+                                   (size_t)sqlite3_column_bytes(st, 2), shown);
         fprintf(out, "  started at %lld ns on thread %lld: \"%.*s\"\n",
                 (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1),
-                sqlite3_column_bytes(st, 2), (const char *)sqlite3_column_blob(st, 2));
+                (int)n, shown);
+    }
     sqlite3_finalize(st);
 }
 
@@ -131,10 +155,23 @@ static void pa_summary_counters(FILE *out, sqlite3 *db, const pa_agg_results_t *
     fprintf(out, "Records: %llu recorded, %llu dropped, %llu late (after the final drain, not"
             " stored)\n", (unsigned long long)res->records_total,
             (unsigned long long)res->drops_total, (unsigned long long)res->late_records);
-    if (res->hgtx_misuse_pop_empty || res->hgtx_misuse_bad_end)
+    if (res->hgtx_misuse_pop_empty || res->hgtx_misuse_bad_end || res->hgtx_misuse_bad_domain)
         fprintf(out, "HGTX misuse: %llu pop on an empty stack, %llu end of an unknown or"
-                " already-ended id\n", (unsigned long long)res->hgtx_misuse_pop_empty,
-                (unsigned long long)res->hgtx_misuse_bad_end);
+                " already-ended id, %llu bad domain handle (never created or destroyed; recorded"
+                " without domain)\n", (unsigned long long)res->hgtx_misuse_pop_empty,
+                (unsigned long long)res->hgtx_misuse_bad_end,
+                (unsigned long long)res->hgtx_misuse_bad_domain);
+    /* losses other than full rings: each named, printed only when it happened */
+    if (res->hgtx_depth_overflow)
+        fprintf(out, "WARNING: %llu HGTX pushes beyond the maximum nesting depth were NOT recorded"
+                " (nor their pops)\n", (unsigned long long)res->hgtx_depth_overflow);
+    if (res->unrecorded)
+        fprintf(out, "WARNING: %llu events were NOT recorded (no ring: out of memory, or produced"
+                " while a signal handler interrupted the agent)\n",
+                (unsigned long long)res->unrecorded);
+    if (res->spool_errors)
+        fprintf(out, "WARNING: %llu spool write errors: the DB lacks trace rows from the first"
+                " one on\n", (unsigned long long)res->spool_errors);
     pa_summary_unterminated(out, db, res);
 }
 

@@ -21,6 +21,13 @@
 #define PA_WRITER_STRING_OSRT (PA_WRITER_STRING_BASE)            /* + enum pa_osrt_func */
 #define PA_WRITER_STRING_SUMMARY (PA_WRITER_STRING_BASE + 0x10000u) /* + summary row index */
 
+/*! pa_writer_summary_key_id() : STRING id under which SUMMARY_STATS names `row` (one of
+ *  res->rows): the aggregator's key id, or PA_WRITER_STRING_SUMMARY + index without one. */
+static inline int64_t pa_writer_summary_key_id(const pa_agg_results_t *res, const pa_stat_row_t *row)
+{
+    return row->key_id ? (int64_t)row->key_id : (int64_t)PA_WRITER_STRING_SUMMARY + (row - res->rows);
+}
+
 /* ---- bulk inserts: prepared multi-row INSERT, values buffered per batch ---- */
 
 typedef struct pa_bulk_val { int type; int64_t i; double d; size_t off, len; } pa_bulk_val_t;
