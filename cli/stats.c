@@ -157,23 +157,30 @@ bad:
     return PA_CLI_EUSAGE;
 }
 
-/* Runs every parsed report into `out`; several JSON reports become one object keyed by name. */
+/* Runs every parsed report into `out`. JSON has one shape whatever the number of -r: an object
+ * keyed by report name (a name given again gets "#2", "#3"...), each value the array of rows. */
 static int pa_stats_emit(sqlite3 *db, pa_report_req_t **reqs, int n, int fmt, FILE *out)
 {
     char err[2048];
-    if (fmt == PA_FMT_JSON && n > 1)
+    if (fmt == PA_FMT_JSON)
         fputs("{\n", out);
     for (int i = 0; i < n; i++) {
-        if (fmt == PA_FMT_JSON && n > 1)
-            fprintf(out, "%s\"%s\": ", i ? ",\n" : "", reqs[i]->def->name);
-        else if (i)
+        if (fmt == PA_FMT_JSON) {
+            int seen = 1;
+            for (int j = 0; j < i; j++)
+                seen += reqs[j]->def == reqs[i]->def;
+            fprintf(out, "%s\"%s", i ? ",\n" : "", reqs[i]->def->name);
+            if (seen > 1)
+                fprintf(out, "#%d", seen);
+            fputs("\": ", out);
+        } else if (i)
             fputc('\n', out);
         if (pa_report_run(db, reqs[i], fmt, out, err, sizeof err) != PA_REP_OK) {
             pa_cli_error("stats: %s", err);
             return PA_CLI_EDATA;
         }
     }
-    if (fmt == PA_FMT_JSON && n > 1)
+    if (fmt == PA_FMT_JSON)
         fputs("}\n", out);
     return PA_CLI_OK;
 }

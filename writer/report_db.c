@@ -54,6 +54,35 @@ static int64_t pa_schema_version(sqlite3 *db, const char *path, char *err, size_
     return v;
 }
 
+/* META `key` as an integer; -1 when missing or not an integer. */
+static int64_t pa_meta_int(sqlite3 *db, const char *key)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM META WHERE key = ?1", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* One warning line on stderr when the DB is from a session that did not finish (killed while
+ * the DB was written: db_complete missing; or ended abnormally / recovered from a spool:
+ * session_complete = 0). Reports still run: what is there is consistent. */
+static void pa_warn_incomplete(sqlite3 *db, const char *path)
+{
+    const char *why = NULL;
+    if (pa_meta_int(db, "db_complete") != 1)
+        why = "the DB was not finished: the process died while writing it";
+    else if (pa_meta_int(db, "session_complete") != 1)
+        why = "session_complete=0: the process ended abnormally or the DB was recovered from a spool";
+    if (why)
+        fprintf(stderr, "warning: %s is from an incomplete session (%s): reports may miss data\n",
+                path, why);
+}
+
 int pa_report_db_open(const char *path, sqlite3 **out, char *err, size_t errsz)
 {
     sqlite3 *db = NULL;
@@ -80,6 +109,7 @@ int pa_report_db_open(const char *path, sqlite3 **out, char *err, size_t errsz)
         sqlite3_close(db);
         return PA_REP_EDATA;
     }
+    pa_warn_incomplete(db, path);
     *out = db;
     return PA_REP_OK;
 }

@@ -121,11 +121,36 @@ check(rc == 0 and out == lines(
 # ---- formats, output file, several reports ----
 rc, out, err = run("stats", "-r", "hgtx_pushpop_trace", "--format", "json", db)
 js = json.loads(out.decode("utf-8"))
+# one JSON shape whatever the number of -r (qa2 #11): an object keyed by report name
+check(list(js) == ["hgtx_pushpop_trace"], "json: one report is an object keyed by its name")
+js = js["hgtx_pushpop_trace"]
 check(len(js) == 8 and js[7]["Name"] == 'a"b,c\nd\te\\f\u00ffg' and js[0]["ParentId"] is None
       and js[2]["ParentId"] == 7, "json output")
 rc, out, err = run("stats", "-r", "osrt_sum", "-r", "hgtx_sum", "--format=json", db)
 js = json.loads(out.decode("utf-8"))
 check(sorted(js) == ["hgtx_sum", "osrt_sum"] and js["osrt_sum"][0]["Name"] == "poll", "two json reports")
+rc, out, err = run("stats", "-r", "osrt_sum", "-r", "osrt_sum:rows=1", "--format=json", db)
+js = json.loads(out.decode("utf-8")) if rc == 0 else {}
+check(list(js) == ["osrt_sum", "osrt_sum#2"], "json: a report given twice gets name#2")
+# an incomplete session's DB: one warning line on stderr, the report still runs (qa2 #8)
+inc = os.path.join(WORK, "incomplete.db")
+shutil.copy(db, inc)
+con = sqlite3.connect(inc)
+con.execute("UPDATE META SET value = 0 WHERE key = 'session_complete'")
+con.commit()
+con.close()
+rc, out, err = run("stats", "-r", "osrt_sum", inc)
+check(rc == 0 and b"poll" in out and err.count(b"\n") == 1 and
+      err.startswith(b"warning: " + inc.encode() + b" is from an incomplete session (session_complete=0")
+      and b"reports may miss data" in err, "incomplete session: one warning, report still printed")
+con = sqlite3.connect(inc)
+con.execute("DELETE FROM META WHERE key = 'db_complete'")
+con.commit()
+con.close()
+rc, out, err = run("stats", "-r", "osrt_sum", inc)
+check(rc == 0 and b"the DB was not finished" in err, "DB without db_complete: warning")
+rc, out, err = run("stats", "-r", "osrt_sum", db)
+check(rc == 0 and err == b"", "complete DB: no warning")
 rc, out, err = run("stats", "-r", "osrt_sum", "--format", "table", db)
 check(rc == 0 and out.splitlines()[0].split()[:3] == [b"Row#", b"Time", b"(%)"] and b"nanosleep" in out,
       "table output")
