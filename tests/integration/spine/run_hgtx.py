@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""run_hgtx.py BUILD_DIR TEST - HGTX semantics under libprofagent.so (spine_hgtx_sem.c):
+per-domain push/pop stacks, bad domain handles, deep nesting, long names, loss counters and
+STRING_IDS uniqueness, checked in the DB, the exit summary and `profagent stats`."""
+import csv, glob, io, os, shutil, sqlite3, subprocess, sys, tempfile
+
+BUILD, TEST = sys.argv[1], sys.argv[2]
+LIB = os.path.join(BUILD, "lib", "libprofagent.so")
+CLI = os.path.join(BUILD, "bin", "profagent")
+PROG = os.path.join(BUILD, "tests", "spine", "spine_hgtx_sem")
+WORK = tempfile.mkdtemp(prefix="hgtx_%s_" % TEST)
+FAILS = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        FAILS.append(what)
+
+
+def preload():
+    """libprofagent.so, behind the ASan runtime when the agent is a sanitizer build."""
+    out = subprocess.run(["ldd", LIB], capture_output=True, text=True).stdout
+    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
+    return ":".join(asan + [LIB])
+
+
+def run(*args):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("PROFAGENT_")}
+    e.update(PROFAGENT_OUTPUT=os.path.join(WORK, "out.db"), ASAN_OPTIONS="detect_leaks=0",
+             LD_PRELOAD=preload())
+    p = subprocess.run([PROG] + list(args), env=e, capture_output=True, timeout=90)
+    sys.stderr.write(p.stderr.decode(errors="replace")[-2000:])
+    check(p.returncode == 0, "exit status 0 (got %d)" % p.returncode)
+    dbs = glob.glob(os.path.join(WORK, "*.db"))
+    check(len(dbs) == 1, "one DB written")
+    if not dbs:
+        finish()
+    c = sqlite3.connect(dbs[0])
+    c.text_factory = bytes
+    return p, c, dbs[0]
+
+
+def counter(c, name):
+    r = c.execute("SELECT value FROM SESSION_COUNTERS WHERE name = ?", (name,)).fetchone()
+    m = c.execute("SELECT value FROM META WHERE key = ?", (name,)).fetchone()
+    check(r is not None and m is not None and r[0] == m[0], "%s in SESSION_COUNTERS and META" % name)
+    return r[0] if r else None
+
+
+def ranges(c):
+    return {n: (lvl, dur, rid, par, dom) for n, lvl, dur, rid, par, dom in c.execute(
+        "SELECT name, level, \"end\" - start, id, parentId, domainId FROM HGTX_RANGES_NAMED")}
+
+
+def finish():
+    shutil.rmtree(WORK, ignore_errors=True)
+    print("%d failure(s)" % len(FAILS))
+    sys.exit(1 if FAILS else 0)
+
+
+def test_domains():
+    """NVTX: hgtxDomainRangePop(A) closes A's innermost range; levels per (thread, domain)."""
+    p, c, db = run("domains")
+    r = ranges(c)
+    a, b = r.get(b"A:a"), r.get(b"B:b")
+    check(a is not None and b is not None, "A:a and B:b recorded with their domains")
+    if a and b:
+        ms = 1e6
+        # hand-computed: A:a = 10 + 20 ms, B:b = 20 + 40 ms; the old shared stack gave 70 / 20
+        check(29 * ms <= a[1] <= 55 * ms, "A:a lasts ~30 ms (got %.1f ms)" % (a[1] / ms))
+        check(59 * ms <= b[1] <= 95 * ms, "B:b lasts ~60 ms (got %.1f ms)" % (b[1] / ms))
+        check(a[0] == 0 and b[0] == 0 and a[3] == 0 and b[3] == 0,
+              "both at level 0 of their own domain, no parent")
+    j = r.get(b"j")
+    check(j is not None and j[4] == 0, "garbage handle: range recorded without domain")
+    check(counter(c, "hgtx_misuse_bad_domain") == 3, "3 bad-handle calls counted (push, pop, mark)")
+    check(b"3 bad domain handle" in p.stderr, "summary prints the bad-handle misuse")
+    out = subprocess.run([CLI, "stats", "-r", "hgtx_pushpop_trace", db], capture_output=True).stdout
+    rows = list(csv.DictReader(io.StringIO(out.decode())))
+    bb = [x for x in rows if x.get("Name") == "B:b"]
+    check(len(bb) == 1 and bb[0]["Lvl"] == "0" and bb[0]["ParentId"] in ("", "-"),
+          "hgtx_pushpop_trace: B:b at Lvl 0 without parent (%s)" % bb)
+
+
+def test_deep():
+    """3000 nested pushes are all kept (the old limit was 1024, silently)."""
+    p, c, db = run("deep", "3000")
+    n, top = c.execute("SELECT count(*), max(level) FROM HGTX_RANGES WHERE style = 0").fetchone()
+    check(n == 3000 and top == 2999, "3000 ranges, levels 0..2999 (got %s, %s)" % (n, top))
+    check(counter(c, "hgtx_depth_overflow") == 0, "hgtx_depth_overflow stored, 0")
+    check(counter(c, "unrecorded") == 0 and counter(c, "spool_errors") == 0, "other loss counters stored, 0")
+    check(b"nesting depth" not in p.stderr and b"0 dropped" in p.stderr, "summary: nothing lost")
+
+
+def test_names():
+    """100 KB name byte-exact, 200 KB cut at 128 KiB; summary lines short; strings stored once."""
+    p, c, db = run("names")
+    alpha = bytes(ord("a") + i % 26 for i in range(200 * 1024))
+    names = [n for (n,) in c.execute("SELECT name FROM HGTX_RANGES_NAMED WHERE length(name) > 1000"
+                                     " ORDER BY length(name)")]
+    check(len(names) == 2, "two long ranges")
+    if len(names) == 2:
+        check(names[0] == alpha[:100 * 1024], "100 KB name byte-exact")
+        check(names[1] == alpha[:100 * 1024] + b"z" + alpha[100 * 1024 + 1:128 * 1024],
+              "200 KB name cut at 131072 bytes (got %d)" % len(names[1]))
+    dup = c.execute("SELECT count(*) FROM (SELECT value FROM STRING_IDS GROUP BY value"
+                    " HAVING count(*) > 1)").fetchone()[0]
+    check(dup == 0, "STRING_IDS: every distinct string once (%d duplicated)" % dup)
+    widest = max(len(l) for l in p.stderr.splitlines())
+    check(widest < 200, "summary lines stay narrow (widest %d bytes)" % widest)
+    check(b"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefgh..." in p.stderr,
+          "summary shows a long name as 60 bytes + '...'")
+    out = subprocess.run([CLI, "stats", "-r", "hgtx_sum", "-r", "osrt_sum", db],
+                         capture_output=True).stdout
+    check(alpha[:100 * 1024] + b'"' in out, "hgtx_sum keeps the full name")
+    check(b"nanosleep" in out.split(b"\n\n")[-1], "osrt_sum names nanosleep (the shared string)")
+
+
+{"domains": test_domains, "deep": test_deep, "names": test_names}[TEST]()
+finish()

@@ -1,0 +1,84 @@
+/* spine_hgtx_sem.c - HGTX semantics under the agent: per-domain stacks, bad handles, deep
+ * nesting, long names (run_hgtx.py checks the DB, the summary and the reports). */
+#include <profagent/hgtx.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+/* push A:a, 10 ms, push B:b, 20 ms, pop A, 40 ms, pop B: A:a ~30 ms, B:b ~60 ms, B:b level 0.
+ * Then 3 misuses with bad handles: push/pop on garbage 0x5678, a mark on a destroyed domain. */
+static int domains(void)
+{
+    hgtxDomainHandle_t a = hgtxDomainCreateA("A"), b = hgtxDomainCreateA("B");
+    hgtxDomainRangePushA(a, "a");
+    sleep_ms(10);
+    hgtxDomainRangePushA(b, "b");
+    sleep_ms(20);
+    int la = hgtxDomainRangePop(a);
+    sleep_ms(40);
+    int lb = hgtxDomainRangePop(b);
+    hgtxDomainHandle_t junk = (hgtxDomainHandle_t)(uintptr_t)0x5678;
+    hgtxDomainRangePushA(junk, "j");
+    sleep_ms(1);
+    hgtxDomainRangePop(junk);
+    hgtxDomainDestroy(b);
+    hgtxDomainMarkA(b, "after destroy");
+    return la == 0 && lb == 0 ? 0 : 1;
+}
+
+/* `n` nested pushes, then as many pops. */
+static int deep(int n)
+{
+    for (int i = 0; i < n; i++)
+        if (hgtxRangePushA("deep") != i)
+            return 1;
+    for (int i = n - 1; i >= 0; i--)
+        if (hgtxRangePop() != i)
+            return 1;
+    return 0;
+}
+
+/* A 100 KB name (kept byte-exact) and a 200 KB name (cut at HGTX_MESSAGE_MAX), each a closed
+ * range; one OSRT call and the same short name twice (STRING_IDS holds each string once). */
+static int names(void)
+{
+    size_t n1 = 100 * 1024, n2 = 200 * 1024;
+    char *big = malloc(n2 + 1);
+    if (!big)
+        return 1;
+    for (size_t i = 0; i < n2; i++)
+        big[i] = (char)('a' + i % 26);
+    big[n1] = '\0';
+    hgtxRangePushA(big);
+    hgtxRangePop();
+    big[n1] = 'z';
+    big[n2] = '\0';
+    hgtxRangePushA(big);
+    hgtxRangePop();
+    free(big);
+    for (int i = 0; i < 2; i++) {
+        hgtxRangePushA("nanosleep");
+        sleep_ms(2);
+        hgtxRangePop();
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "domains") == 0)
+        return domains();
+    if (strcmp(mode, "deep") == 0)
+        return deep(argc > 2 ? atoi(argv[2]) : 3000);
+    if (strcmp(mode, "names") == 0)
+        return names();
+    return 2;
+}
