@@ -116,7 +116,9 @@ def t_xthread():
     check(len(rs) == 1000, "1000 start/end ranges (%d)" % len(rs))
     check(all(r[5] != r[6] for r in rs), "ended on another thread than started")
     check(all(r[7] == 0 for r in rs), "none unterminated")
-    check(all(200000 <= r[2] <= 1e9 for r in rs), "durations >= the 200 us the ender waits")
+    # upper bound only rejects garbage end times: the last of 1000 ranges spans the whole ending
+    # loop, and a loaded machine can stall it for seconds
+    check(all(200000 <= r[2] <= 60e9 for r in rs), "durations >= the 200 us the ender waits")
     check(all(r[1] == -1 for r in rs), "Lvl -1 for start/end")
 
 
