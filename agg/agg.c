@@ -1,4 +1,5 @@
 /* agg.c - the aggregator thread: start, poll-drain loop, bounded stop, fork-child reset. */
+#define _GNU_SOURCE /* pthread_cond_clockwait */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -10,11 +11,13 @@
 
 #include "../common/pa_clock.h"
 #include "../common/pa_log.h"
-#include "agg_internal.h"
+#include "agg_priv.h"
 
 /* Provided by the collector when linked into the agent: marks the calling thread as the
  * agent's own so interposers don't record it. Weak so agg/ also links without it (tests). */
 void pa_thread_mark_agent(void) __attribute__((weak));
+
+#define PA_AGG_SPOOL_FLUSH_NS 250000000ull /* 250 ms: one small zstd frame, negligible cost */
 
 static struct {
     pthread_mutex_t mu;
@@ -40,9 +43,18 @@ static void *agg_main(void *arg)
     if (pa_thread_mark_agent)
         pa_thread_mark_agent();
     uint64_t poll_ns = g.poll_ns;
+    uint64_t next_flush = pa_clock_ns() + PA_AGG_SPOOL_FLUSH_NS;
     while (!atomic_load_explicit(&g.stop, memory_order_acquire)) {
         if (pa_agg_drain_once(a) == 0)
             agg_sleep(poll_ns);
+        /* staged spool records reach the file at least this often, so a process killed
+         * outright (SIGKILL, crash) loses at most the last interval: profagent recover */
+        uint64_t now = pa_clock_ns();
+        if (now >= next_flush) {
+            if (a->spool && pa_spool_flush(a->spool) < 0)
+                a->spool_errors++;
+            next_flush = now + PA_AGG_SPOOL_FLUSH_NS;
+        }
     }
     const pa_agg_results_t *res = pa_agg_finish(a);
     pthread_mutex_lock(&g.mu);
@@ -105,7 +117,11 @@ const pa_agg_results_t *pa_agg_stop(uint64_t timeout_ns)
     struct timespec ts = { (time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull) };
     pthread_mutex_lock(&g.mu);
     while (!g.done) {
-        int rc = pthread_cond_timedwait(&g.cv, &g.mu, &ts);
+        /* pthread_cond_clockwait, not _timedwait: the agent exports an OSRT wrapper named
+         * pthread_cond_timedwait, and when the agent is dlopen()ed instead of preloaded this
+         * unversioned call binds to glibc's GLIBC_2.2.5 compat version (old condvar ABI,
+         * realtime clock), which returned ETIMEDOUT at once: no DB (qa2 defect 9). */
+        int rc = pthread_cond_clockwait(&g.cv, &g.mu, CLOCK_MONOTONIC, &ts);
         if (rc == ETIMEDOUT)
             break;
     }

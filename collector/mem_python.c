@@ -62,7 +62,7 @@ void pa_mem_python_init(void)
             py.getattr && py.utf8 && py.incref && py.decref && py.err_clear;
 }
 
-#define PY_CACHE 64
+#define PY_CACHE 16 /* small: the whole TLS block must fit glibc's static-TLS surplus when the agent is dlopen()ed */
 #define PY_MAX_FRAMES 32
 typedef struct py_names { PyObj *code; const char *file, *func; } py_names_t;
 static __thread py_names_t py_cache[PY_CACHE] __attribute__((tls_model("initial-exec")));
