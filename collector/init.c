@@ -6,9 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "collector.h"
+#include "exitpaths.h"
 #include "../agg/agg.h"
 #include "../common/pa_log.h"
 #include "../common/pa_outname.h"
@@ -19,6 +22,8 @@ static _Atomic int init_done;   /* constructor ran (it may be called twice: run 
 static _Atomic int finish_done; /* exit path ran (atexit handler or destructor, first wins) */
 static pid_t owner_pid;         /* the process whose session this is (not a fork child) */
 static int agg_running;
+_Atomic int pa_finish_signal;  /* the signal that ended the session (0: a normal end) */
+_Atomic int pa_finish_state;   /* 2 once pa_finish() has completed */
 
 static char db_path[PATH_MAX];
 static char spool_path[PATH_MAX + 16];
@@ -69,26 +74,91 @@ static void record_meta(void)
     meta.rank = rank ? atoi(rank) : -1;
 }
 
-/* DB name from PROFAGENT_OUTPUT; spool "<spool dir>/<db base name>.spool.zst". */
+/* A per-process unique tag for the spool name: two processes expanding the same template
+ * (an exec'd child, system(), a shared pid number in another pid namespace) never share one. */
+static unsigned spool_tag(void)
+{
+    unsigned r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+        r = (unsigned)(clock_ns(CLOCK_REALTIME) ^ (uintptr_t)&r);
+    return r & 0xffffffu;
+}
+
+/* A DB directory that is missing or not writable would lose the whole session at exit:
+ * say so once, naming PROFAGENT_OUTPUT, and use the current directory (or /tmp). */
+static int fallback_dir(void)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(db_path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash == db_path ? 1 : slash - db_path), db_path);
+    if (access(dir, W_OK | X_OK) == 0)
+        return 0;
+    int e = errno;
+    const char *to = access(".", W_OK | X_OK) == 0 ? "." : "/tmp";
+    char moved[PATH_MAX];
+    if (snprintf(moved, sizeof moved, "%s/%s", to, slash ? slash + 1 : db_path) >= (int)sizeof moved)
+        return -1;
+    pa_warn("output", "PROFAGENT_OUTPUT=\"%s\": directory '%s' %s; the DB goes to %s instead", pa_config.output,
+            dir, e == ENOENT ? "does not exist" : "is not writable", moved);
+    memcpy(db_path, moved, strlen(moved) + 1);
+    return 0;
+}
+
+/* The DB template expanded now (the final name is chosen at exit, see claim_db_path());
+ * spool "<spool dir or DB dir>/<DB base>.<pid>.<tag>.spool.zst", created at once. */
 static int choose_paths(void)
 {
-    if (pa_outname_resolve(pa_config.output, pa_config.overwrite, db_path, sizeof db_path) < 0) {
-        pa_err("output", "PROFAGENT_OUTPUT=\"%s\" gives no usable file name (too long or no free suffix); "
-               "profiling is off", pa_config.output);
+    if (pa_outname_expand(pa_config.output, db_path, sizeof db_path) < 0 || !db_path[0]) {
+        pa_err("output", "PROFAGENT_OUTPUT=\"%s\" gives no usable file name (too long); profiling is off",
+               pa_config.output);
         return -1;
     }
+    if (fallback_dir() < 0)
+        return -1;
     const char *slash = strrchr(db_path, '/');
     const char *base = slash ? slash + 1 : db_path;
     int n;
     if (pa_config.spool_dir[0])
-        n = snprintf(spool_path, sizeof spool_path, "%s/%s.spool.zst", pa_config.spool_dir, base);
+        n = snprintf(spool_path, sizeof spool_path, "%s/%s.%ld.%06x.spool.zst", pa_config.spool_dir, base,
+                     (long)getpid(), spool_tag());
     else
-        n = snprintf(spool_path, sizeof spool_path, "%s.spool.zst", db_path);
+        n = snprintf(spool_path, sizeof spool_path, "%s.%ld.%06x.spool.zst", db_path, (long)getpid(),
+                     spool_tag());
     if (n < 0 || (size_t)n >= sizeof spool_path) {
         pa_err("output", "spool path for \"%s\" is too long; profiling is off", db_path);
         return -1;
     }
     return 0;
+}
+
+/* Writes the DB under the first free name at exit time ("out.db", "out-1.db", ...): a name
+ * another process took meanwhile (an exec'd child with the same template) is skipped, never
+ * overwritten, unless PROFAGENT_OVERWRITE=1. Returns 0 with final[] set, or -1. */
+static int write_db_free_name(const pa_agg_results_t *res, char *final, size_t size)
+{
+    if (pa_config.overwrite) {
+        unlink(db_path);
+        snprintf(final, size, "%s", db_path);
+        return pa_writer_write_db(final, spool_path, &meta, res);
+    }
+    for (int tries = 0; tries < 8; tries++) {
+        if (pa_outname_unique(db_path, final, size) < 0) {
+            pa_err("output", "no free file name for \"%s\" (too long or 100000 taken)", db_path);
+            return -1;
+        }
+        if (pa_writer_write_db(final, spool_path, &meta, res) == 0)
+            return 0;
+        if (access(final, F_OK) != 0)
+            return -1;     /* failed for another reason than a name taken in between */
+        struct stat st;    /* lost a race for the name: ours only if we left a partial file */
+        if (stat(final, &st) == 0 && st.st_size > 0)
+            continue;
+        return -1;
+    }
+    return -1;
 }
 
 static FILE *summary_stream(int *close_it)
@@ -116,11 +186,13 @@ static FILE *summary_stream(int *close_it)
 
 /* The exit path: stop the aggregator (bounded), write the DB, print the summary, remove the
  * spool. Runs once, only in the process that owns the session; never changes exit status. */
-static void pa_finish(void)
+void pa_finish(void)
 {
-    if (atomic_exchange(&finish_done, 1) || !agg_running || getpid() != owner_pid)
+    /* pid first: a vfork child shares our memory and must not consume the parent's flag */
+    if (!agg_running || getpid() != owner_pid || atomic_exchange(&finish_done, 1))
         return;
     int saved = errno;
+    atomic_store(&pa_finish_state, 1);
     pa_guard_enter();
     /* Existing rings keep recording (the aggregator counts what comes after its last drain
      * as late); no new ring is created from now on. */
@@ -132,17 +204,17 @@ static void pa_finish(void)
     atomic_store(&pa_sources, 0);
     if (!res) {
         pa_err("agent", "the aggregator did not finish within PROFAGENT_EXIT_TIMEOUT_MS=%llu; no DB written "
-               "(spool kept: %s)", (unsigned long long)pa_config.exit_timeout_ms, spool_path);
+               "(spool kept; build a DB with: profagent recover %s)", (unsigned long long)pa_config.exit_timeout_ms,
+               spool_path);
         goto out;
     }
-    meta.complete = 1;
-    if (pa_config.overwrite)
-        unlink(db_path);
-    int wrote = pa_writer_write_db(db_path, spool_path, &meta, res) == 0;
+    meta.complete = pa_finish_signal == 0;
+    static char final_path[PATH_MAX];
+    int wrote = write_db_free_name(res, final_path, sizeof final_path) == 0;
     int close_it;
     FILE *out = summary_stream(&close_it);
     if (out) {
-        pa_summary_print(out, &meta, res, wrote ? db_path : NULL);
+        pa_summary_print(out, &meta, res, wrote ? final_path : NULL);
         fflush(out);
         if (close_it)
             fclose(out);
@@ -150,13 +222,20 @@ static void pa_finish(void)
     if (wrote)
         unlink(spool_path);
     else
-        pa_err("agent", "the DB %s could not be written; spool kept: %s", db_path, spool_path);
+        pa_err("agent", "the DB %s could not be written; spool kept: %s (profagent recover %s)", db_path,
+               spool_path, spool_path);
     if (atomic_load(&pa_unrecorded))
         pa_warn("agent", "%llu events had no ring (no memory, or produced after the exit path began)",
                 (unsigned long long)atomic_load(&pa_unrecorded));
 out:
+    atomic_store(&pa_finish_state, 2);
     pa_guard_leave();
     errno = saved;
+}
+
+int pa_session_active(void)
+{
+    return agg_running && getpid() == owner_pid && !atomic_load(&finish_done);
 }
 
 static void pa_atexit_handler(void) { pa_finish(); }
@@ -207,6 +286,7 @@ __attribute__((constructor)) static void pa_init(void)
     }
     agg_running = 1;
     pthread_atfork(NULL, NULL, pa_fork_child);
+    pa_exitpaths_init(); /* fatal-signal handlers, exec/_exit finalization (exitpaths.c) */
     /* source attach hooks go here (e.g. the Level Zero tracer) */
     pa_ze_attach(); /* only when the app maps libze_loader (collector/ze.h) */
     atomic_store_explicit(&pa_sources, pa_config.trace, memory_order_release);

@@ -1,0 +1,246 @@
+/* exitpaths.c - finalizes the session when the process ends without exit(): fatal signals, exec, _exit. */
+#define _GNU_SOURCE /* RTLD_NEXT, execvpe */
+#include <alloca.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "exitpaths.h"
+
+/* Why a finisher thread: a signal handler (or _exit called from one) interrupts a thread
+ * that may hold the malloc or stdio lock, and pa_finish() needs both. Running pa_finish() on
+ * the interrupted thread could deadlock for good; running it on a thread of our own, while
+ * the interrupted thread only polls a flag with raw syscalls (async-signal-safe), bounds the
+ * damage: if the finisher blocks, the wait times out and the process ends as it would have
+ * without the agent (spool kept: `profagent recover`). */
+
+static _Atomic int fin_req;     /* futex word: 1 = finish now */
+static int finisher_started;
+static const int fatal_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+static execve_fn real_execve, real_execvpe;
+static execv_fn real_execv, real_execvp;
+static fexecve_fn real_fexecve;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe (vDSO) */
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *finisher_main(void *arg)
+{
+    (void)arg;
+    pa_thread_mark_agent();
+    while (atomic_load(&fin_req) == 0)
+        syscall(SYS_futex, &fin_req, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+    pa_finish();
+    return NULL;
+}
+
+static void start_finisher(void)
+{
+    sigset_t all, old;
+    sigfillset(&all); /* signals keep going to the application's threads */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&at, 1u << 20); /* SQLite + summary: well below 1 MiB */
+    pthread_t th;
+    finisher_started = pthread_create(&th, &at, finisher_main, NULL) == 0;
+    pthread_attr_destroy(&at);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void pa_exitpaths_finish_bounded(int sig)
+{
+    int saved = errno;
+    if (!pa_session_active() && atomic_load(&pa_finish_state) != 1)
+        goto out; /* not ours (fork/vfork child), or already finalized */
+    if (sig)
+        atomic_store(&pa_finish_signal, sig);
+    if (!finisher_started) {
+        pa_finish(); /* no thread could be created at start: best effort on this one */
+        goto out;
+    }
+    atomic_store(&fin_req, 1);
+    syscall(SYS_futex, &fin_req, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    uint64_t deadline = mono_ns() + (pa_config.exit_timeout_ms + 1000) * 1000000ull;
+    struct timespec ms = {0, 1000000};
+    while (atomic_load(&pa_finish_state) != 2 && mono_ns() < deadline)
+        syscall(SYS_nanosleep, &ms, NULL); /* raw: not the OSRT wrapper */
+out:
+    errno = saved;
+}
+
+/* A fatal signal whose disposition was the default: finalize, then die by the same signal
+ * (SIG_DFL restored and re-raised) so the exit status is what it would have been. */
+static void on_fatal_signal(int sig)
+{
+    pa_exitpaths_finish_bounded(sig);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    raise(sig); /* pending while the handler blocks it, delivered on unblock */
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+}
+
+/* Only where the disposition is still SIG_DFL: an inherited SIG_IGN or a handler the app
+ * installs (now or later, sigaction simply replaces ours) always wins. */
+static void install_signal_handlers(void)
+{
+    for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(fatal_sigs[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+            old.sa_handler != SIG_DFL)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        sigaction(fatal_sigs[i], &sa, NULL);
+    }
+}
+
+void pa_exitpaths_init(void)
+{
+    real_execve = (execve_fn)dlsym(RTLD_NEXT, "execve");
+    real_execvpe = (execve_fn)dlsym(RTLD_NEXT, "execvpe");
+    real_execv = (execv_fn)dlsym(RTLD_NEXT, "execv");
+    real_execvp = (execv_fn)dlsym(RTLD_NEXT, "execvp");
+    real_fexecve = (fexecve_fn)dlsym(RTLD_NEXT, "fexecve");
+    start_finisher();
+    install_signal_handlers();
+}
+
+/* ---- exec family: the image is about to be replaced, so the session ends here (DB written).
+ * If the exec fails, collection stays off for the rest of this process (documented). ---- */
+
+static void before_exec(void)
+{
+    if (pa_session_active())
+        pa_exitpaths_finish_bounded(0);
+}
+
+static int no_real(void)
+{
+    errno = ENOSYS;
+    return -1;
+}
+
+static int do_execve(const char *path, char *const argv[], char *const envp[])
+{
+    before_exec();
+    return real_execve ? real_execve(path, argv, envp) : (int)syscall(SYS_execve, path, argv, envp);
+}
+
+static int do_execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    before_exec();
+    return real_execvpe ? real_execvpe(file, argv, envp) : no_real();
+}
+
+PA_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    return do_execve(path, argv, envp);
+}
+
+PA_EXPORT int execv(const char *path, char *const argv[])
+{
+    before_exec();
+    return real_execv ? real_execv(path, argv) : no_real();
+}
+
+PA_EXPORT int execvp(const char *file, char *const argv[])
+{
+    before_exec();
+    return real_execvp ? real_execvp(file, argv) : no_real();
+}
+
+PA_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    return do_execvpe(file, argv, envp);
+}
+
+PA_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    before_exec();
+    return real_fexecve ? real_fexecve(fd, argv, envp) : no_real();
+}
+
+/* execl*: argv collected on the stack (they are async-signal-safe in POSIX terms; no malloc). */
+#define COLLECT_ARGV(first, argv, ap)                                  \
+    size_t n_ = 0;                                                     \
+    va_start(ap, first);                                               \
+    for (const char *a_ = first; a_; a_ = va_arg(ap, const char *))    \
+        n_++;                                                          \
+    va_end(ap);                                                        \
+    char **argv = alloca((n_ + 1) * sizeof *argv);                     \
+    va_start(ap, first);                                               \
+    for (size_t i_ = 0; i_ < n_; i_++)                                 \
+        argv[i_] = (char *)(i_ == 0 ? first : va_arg(ap, const char *)); \
+    argv[n_] = NULL
+
+PA_EXPORT int execl(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    COLLECT_ARGV(arg, argv, ap);
+    va_end(ap);
+    return do_execve(path, argv, environ);
+}
+
+PA_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    va_list ap;
+    COLLECT_ARGV(arg, argv, ap);
+    va_end(ap);
+    return do_execvpe(file, argv, environ);
+}
+
+PA_EXPORT int execle(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    COLLECT_ARGV(arg, argv, ap);
+    if (n_ > 0)
+        (void)va_arg(ap, const char *); /* the terminating NULL */
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return do_execve(path, argv, envp);
+}
+
+/* ---- _exit/_Exit: no atexit handlers run, so finalize here (bounded: often called from a
+ * signal handler or a vfork/fork child, where pa_session_active() is 0 and nothing happens). */
+
+PA_EXPORT void _exit(int status)
+{
+    pa_exitpaths_finish_bounded(0);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+PA_EXPORT void _Exit(int status)
+{
+    pa_exitpaths_finish_bounded(0);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
