@@ -1,4 +1,4 @@
-/* cli.h - the profagent command's subcommands (stats, run). */
+/* cli.h - the profagent command's subcommands (stats, run, recover). */
 #ifndef PA_CLI_H
 #define PA_CLI_H
 
@@ -13,6 +13,10 @@ int pa_cli_stats(int argc, char **argv);
 /*! pa_cli_run() : `profagent run [opts] -- CMD ARGS`: sets PROFAGENT_* and LD_PRELOAD, then
  *  execvp. Returns only on error (the exit status). */
 int pa_cli_run(int argc, char **argv);
+
+/*! pa_cli_recover() : `profagent recover FILE.spool.zst [-o OUT.db]` (argv[0] = "recover"):
+ *  the DB of a process that died before writing it. Returns the exit status. */
+int pa_cli_recover(int argc, char **argv);
 
 /*! pa_cli_error() : prints "profagent: <message>" on stderr. */
 void pa_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,4 +1,4 @@
-/* main.c - the profagent command: dispatches to stats / run, prints help and version. */
+/* main.c - the profagent command: dispatches to stats / run / recover, prints help and version. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,7 +26,9 @@ static void pa_cli_usage(FILE *out)
         "  stats --help-report NAME     describe a report: options and columns\n"
         "  stats --list                 list the report names\n"
         "  run [--output TEMPLATE] [--trace LIST] [--summary DEST] -- CMD [ARGS...]\n"
-        "        run CMD under the agent (sets PROFAGENT_* and LD_PRELOAD, then execs)\n\n"
+        "        run CMD under the agent (sets PROFAGENT_* and LD_PRELOAD, then execs)\n"
+        "  recover FILE.spool.zst [-o OUT.db]\n"
+        "        build the DB of a process that died before writing it (SIGKILL, abort, crash)\n\n"
         "Options:\n"
         "  --help       this text\n"
         "  --version    the version\n");
@@ -51,6 +53,8 @@ int main(int argc, char **argv)
         return pa_cli_stats(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
         return pa_cli_run(argc - 1, argv + 1);
-    pa_cli_error("unknown command '%s'; accepted: stats, run, --help, --version", cmd);
+    if (strcmp(cmd, "recover") == 0)
+        return pa_cli_recover(argc - 1, argv + 1);
+    pa_cli_error("unknown command '%s'; accepted: stats, run, recover, --help, --version", cmd);
     return PA_CLI_EUSAGE;
 }

@@ -1,5 +1,7 @@
 /* run.c - `profagent run`: sets PROFAGENT_* and LD_PRELOAD (the agent beside the binary), execs. */
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +9,46 @@
 #include <unistd.h>
 
 #include "cli.h"
+
+/* The file execvp would run: `cmd` itself when it has a '/', else the first executable in PATH. */
+static int pa_find_exe(const char *cmd, char *buf, size_t sz)
+{
+    if (strchr(cmd, '/'))
+        return snprintf(buf, sz, "%s", cmd) < (int)sz ? 0 : -1;
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        size_t n = strcspn(p, ":");
+        if (snprintf(buf, sz, "%.*s%s%s", (int)n, p, n ? "/" : "", cmd) < (int)sz && access(buf, X_OK) == 0)
+            return 0;
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+    return -1;
+}
+
+/* 1 when `path` is an ELF executable without a PT_INTERP (statically linked: the dynamic
+ * loader never runs, so LD_PRELOAD cannot load the agent). 0 otherwise or when unreadable. */
+static int pa_is_static_elf(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    Elf64_Ehdr eh;
+    int st = 0;
+    if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+        eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr)) {
+        st = 1; /* static, also static-pie (PT_DYNAMIC but no interpreter): ld.so never runs */
+        for (int i = 0; i < eh.e_phnum && st; i++) {
+            Elf64_Phdr ph;
+            if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (uint64_t)i * sizeof ph)) != (ssize_t)sizeof ph ||
+                ph.p_type == PT_INTERP)
+                st = 0;
+        }
+    }
+    close(fd);
+    return st;
+}
 
 /* <bindir>/../lib/libprofagent.so, from /proc/self/exe. Returns 0 or -1 (message printed). */
 static int pa_agent_path(char *buf, size_t sz)
@@ -119,6 +161,10 @@ int pa_cli_run(int argc, char **argv)
     char agent[PATH_MAX];
     if (pa_agent_path(agent, sizeof agent) != 0 || pa_set_preload(agent) != 0)
         return PA_CLI_EDATA;
+    char exe[PATH_MAX];
+    if (pa_find_exe(argv[i], exe, sizeof exe) == 0 && pa_is_static_elf(exe))
+        pa_cli_error("run: warning: '%s' is statically linked: LD_PRELOAD cannot load the agent into it, so "
+                     "nothing will be profiled (running it anyway)", exe);
     execvp(argv[i], argv + i);
     pa_cli_error("run: cannot execute '%s': %s", argv[i], strerror(errno));
     return errno == ENOENT ? 127 : 126;

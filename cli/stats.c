@@ -198,7 +198,12 @@ static int pa_stats_reports(const pa_stats_args_t *a, int fmt)
             rc = PA_CLI_EUSAGE;
         }
     if (rc == PA_CLI_OK && pa_report_db_open(a->db, &db, err, sizeof err) != PA_REP_OK) {
-        pa_cli_error("stats: %s", err);
+        size_t n = strlen(a->db);
+        if (n > 10 && strcmp(a->db + n - 10, ".spool.zst") == 0) /* a dead process's spool */
+            pa_cli_error("stats: '%s' is a spool, not a DB: the process died before writing its DB; "
+                         "build one with: profagent recover %s", a->db, a->db);
+        else
+            pa_cli_error("stats: %s", err);
         rc = PA_CLI_EDATA;
     }
     if (rc == PA_CLI_OK) {
