@@ -33,7 +33,7 @@ const pa_config_var_t pa_config_vars[] = {
      "1 replaces an existing DB instead of adding -1, -2, ..."},
     {"PROFAGENT_SUMMARY", PA_CFG_CUSTOM, OFF(summary), "stderr", "stderr|stdout|none|file:PATH", 0, 0,
      parse_summary, "where the exit summary goes"},
-    {"PROFAGENT_RING_SIZE", PA_CFG_SIZE, OFF(ring_size), "1M", "bytes, suffix K or M, 4K..1G", 4 * KI,
+    {"PROFAGENT_RING_SIZE", PA_CFG_SIZE, OFF(ring_size), "4M", "bytes, suffix K or M, 4K..1G", 4 * KI,
      1024 * MI, NULL, "per-thread ring size"},
     {"PROFAGENT_OSRT_THRESHOLD_NS", PA_CFG_UINT, OFF(osrt_threshold_ns), "1000", "ns, 0..1000000000000", 0,
      1000000000000ull, NULL, "OS runtime calls shorter than this are not recorded"},
@@ -102,31 +102,36 @@ static int parse_uint(const char *s, int suffix, uint64_t min, uint64_t max, uin
     return 0;
 }
 
-/* "hgtx,osrt" -> mask; "all", "none" and "" accepted. */
-static int parse_flags(const char *accepted, const char *s, uint32_t *out)
+/* "hgtx,osrt" -> mask; "all" and "none" accepted. Words not in `accepted` are skipped and
+ * copied (comma-separated) into bad[bsize] so the caller can name exactly those; returns the
+ * number of accepted words (-1 when there was none at all). */
+static int parse_flags(const char *accepted, const char *s, uint32_t *out, char *bad, size_t bsize)
 {
-    if (strcasecmp(s, "all") == 0)
-        return *out = PA_SRC_ALL, 0;
     uint32_t mask = 0;
-    if (strcasecmp(s, "none") == 0 || *s == '\0')
-        return *out = 0, 0;
-    for (const char *p = s;;) {
-        while (*p == ' ')
+    int good = 0;
+    size_t bl = 0;
+    if (bsize)
+        bad[0] = '\0';
+    for (const char *p = s; *p;) {
+        while (*p == ' ' || *p == ',')
             p++;
         size_t n = strcspn(p, ", ");
-        int i = word_index(accepted, p, n);
-        if (i < 0)
-            return -1;
-        mask |= 1u << i;
-        p += n;
-        while (*p == ' ')
-            p++;
-        if (*p == '\0')
+        if (n == 0)
             break;
-        p++; /* the comma */
+        int i = word_index(accepted, p, n);
+        if (i >= 0)
+            mask |= 1u << i, good++;
+        else if (n == 3 && strncasecmp(p, "all", 3) == 0)
+            mask |= PA_SRC_ALL, good++;
+        else if (n == 4 && strncasecmp(p, "none", 4) == 0)
+            good++;
+        else if (bl + n + 2 < bsize) {
+            bl += (size_t)snprintf(bad + bl, bsize - bl, "%s%.*s", bl ? "," : "", (int)n, p);
+        }
+        p += n;
     }
     *out = mask;
-    return 0;
+    return good ? good : -1;
 }
 
 static int parse_summary(const pa_config_var_t *v, const char *value, pa_config_t *cfg)
@@ -162,8 +167,10 @@ static int apply(const pa_config_var_t *v, const char *value, pa_config_t *cfg)
         int i = word_index(v->accepted, value, strlen(value));
         return i < 0 ? -1 : (*(int *)f = i, 0);
     }
-    case PA_CFG_FLAGS:
-        return parse_flags(v->accepted, value, f);
+    case PA_CFG_FLAGS: {
+        char bad[256];
+        return parse_flags(v->accepted, value, f, bad, sizeof bad) < 0 || bad[0] ? -1 : 0;
+    }
     case PA_CFG_STRING: {
         size_t n = strlen(value);
         if (n >= PA_CFG_STR_MAX)
@@ -185,14 +192,33 @@ static const pa_config_var_t *find_var(const char *name, size_t n)
     return NULL;
 }
 
-/* Applies one environment entry of a known variable; warns on a bad value. */
+/* Applies one environment entry of a known variable; warns on a bad value. An empty value
+ * is a mistake (PROFAGENT_OUTPUT= would name no file, PROFAGENT_TRACE= would record nothing
+ * silently): warned, default kept. In a list, only the unknown words are dropped. */
 static int apply_entry(const pa_config_var_t *v, const char *value, pa_config_t *cfg)
 {
+    const char *acc = v->type == PA_CFG_FLAGS ? "|all|none" : "";
+    if (value[0] == '\0' && v->def[0] != '\0') {
+        apply(v, v->def, cfg);
+        pa_warn("config", "%s is set but empty (accepted: %s%s); using the default \"%s\"", v->name, v->accepted,
+                acc, v->def);
+        return 1;
+    }
+    if (v->type == PA_CFG_FLAGS) {
+        char bad[256];
+        if (parse_flags(v->accepted, value, (uint32_t *)((char *)cfg + v->offset), bad, sizeof bad) > 0) {
+            if (!bad[0])
+                return 0;
+            pa_warn("config", "%s: \"%s\" ignored (accepted: %s%s); the rest of \"%.200s\" applies", v->name, bad,
+                    v->accepted, acc, value);
+            return 1;
+        }
+    }
     if (apply(v, value, cfg) == 0)
         return 0;
     apply(v, v->def, cfg); /* a failed parse may have half-written the field */
-    pa_warn("config", "%s=\"%.200s\" is not accepted (accepted: %s); using the default \"%s\"", v->name, value,
-            v->accepted, v->def);
+    pa_warn("config", "%s=\"%.200s\" is not accepted (accepted: %s%s); using the default \"%s\"", v->name, value,
+            v->accepted, acc, v->def);
     return 1;
 }
 

@@ -67,8 +67,11 @@ int pa_outname_expand(const char *tmpl, char *out, size_t size)
                 vn = sizeof var - 1;
             memcpy(var, p + 3, vn);
             var[vn] = '\0';
-            s = getenv(var);
-            if (!s) {
+            s = vn ? getenv(var) : "";
+            if (!vn)
+                pa_warn("output", "\"%s\": %%q{} names no environment variable (write %%q{VAR}); it expands to "
+                        "nothing", tmpl);
+            else if (!s) {
                 pa_warn("output", "\"%s\": environment variable %s is not set; %%q{%s} expands to nothing", tmpl,
                         var, var);
                 s = "";

@@ -47,7 +47,7 @@ static void test_defaults(void **state)
     assert_string_equal(cfg.output, "profagent-%h-%p.db");
     assert_int_equal(cfg.overwrite, 0);
     assert_int_equal(cfg.summary, PA_SUMMARY_STDERR);
-    assert_int_equal(cfg.ring_size, 1048576);
+    assert_int_equal(cfg.ring_size, 4194304);
     assert_int_equal(cfg.osrt_threshold_ns, 1000);
     assert_int_equal(cfg.callstack_depth, 32);
     assert_string_equal(cfg.callstack_groups, "");
@@ -77,7 +77,7 @@ static void test_size(void **state)
     assert_int_equal(parse(ENV("PROFAGENT_RING_SIZE=65536")), 0);
     assert_int_equal(cfg.ring_size, 65536);
     assert_int_equal(parse(ENV("PROFAGENT_RING_SIZE=1000")), 1); /* below the 4K minimum */
-    assert_int_equal(cfg.ring_size, 1048576);
+    assert_int_equal(cfg.ring_size, 4194304);
     assert_non_null(strstr(messages, "PROFAGENT_RING_SIZE"));
     assert_non_null(strstr(messages, "4K..1G"));
     assert_int_equal(parse(ENV("PROFAGENT_RING_SIZE=12Q")), 1);
@@ -122,10 +122,22 @@ static void test_flags_trace(void **state)
     assert_int_equal(cfg.trace, PA_SRC_ZE | PA_SRC_MEM);
     assert_int_equal(parse(ENV("PROFAGENT_TRACE=none")), 0);
     assert_int_equal(cfg.trace, 0);
+    /* qa2 defect 10: only the unknown word is dropped and named; all/none are listed */
     assert_int_equal(parse(ENV("PROFAGENT_TRACE=hgtx,gpu")), 1);
+    assert_int_equal(cfg.trace, PA_SRC_HGTX);
+    assert_non_null(strstr(messages, "\"gpu\" ignored"));
+    assert_null(strstr(messages, "\"hgtx\" ignored"));
+    assert_non_null(strstr(messages, "hgtx|osrt|ze|mem|all|none"));
+    assert_int_equal(parse(ENV("PROFAGENT_TRACE=gpu")), 1); /* nothing usable: the default */
     assert_int_equal(cfg.trace, PA_SRC_ALL);
-    assert_non_null(strstr(messages, "PROFAGENT_TRACE=\"hgtx,gpu\""));
-    assert_non_null(strstr(messages, "hgtx|osrt|ze|mem"));
+    assert_non_null(strstr(messages, "PROFAGENT_TRACE=\"gpu\""));
+    /* empty values: warned, default kept */
+    assert_int_equal(parse(ENV("PROFAGENT_TRACE=")), 1);
+    assert_int_equal(cfg.trace, PA_SRC_ALL);
+    assert_non_null(strstr(messages, "PROFAGENT_TRACE is set but empty"));
+    assert_int_equal(parse(ENV("PROFAGENT_OUTPUT=")), 1);
+    assert_string_equal(cfg.output, "profagent-%h-%p.db");
+    assert_non_null(strstr(messages, "PROFAGENT_OUTPUT is set but empty"));
 }
 
 static void test_summary(void **state)
