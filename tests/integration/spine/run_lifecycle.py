@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""run_lifecycle.py BUILD_DIR TEST - how a profiled process ends (signals, exec, _exit, crash +
+`profagent recover`), the app's own fds, DB names shared by parent and child, a dlopen'ed agent,
+config mistakes and `profagent run` on a static binary (qa2 defects 1, 2, 3, 9, 10, 12)."""
+import glob, os, shutil, signal, sqlite3, subprocess, sys, tempfile, time
+
+BUILD, TEST = sys.argv[1], sys.argv[2]
+LIB = os.path.join(BUILD, "lib", "libprofagent.so")
+CLI = os.path.join(BUILD, "bin", "profagent")
+LIFE = os.path.join(BUILD, "tests", "spine", "spine_life")
+WORK = tempfile.mkdtemp(prefix="spine_life_%s_" % TEST)
+FAILS = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        FAILS.append(what)
+
+
+def preload():
+    out = subprocess.run(["ldd", LIB], capture_output=True, text=True).stdout
+    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
+    return ":".join(asan + [LIB])
+
+
+def env_for(agent=True, extra=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("PROFAGENT_")}
+    e["PROFAGENT_OUTPUT"] = os.path.join(WORK, "out-%p.db")
+    e["PROFAGENT_SUMMARY"] = "none"
+    e["ASAN_OPTIONS"] = "detect_leaks=0"
+    if agent:
+        e["LD_PRELOAD"] = preload()
+    e.update(extra or {})
+    return e
+
+
+def run(*args, agent=True, env=None, cwd=None, prog=LIFE):
+    p = subprocess.run([prog] + list(args), env=env_for(agent, env), capture_output=True, timeout=60,
+                       cwd=cwd or WORK)
+    p.err = p.stderr.decode(errors="replace")
+    sys.stderr.write(p.err[-2000:])
+    return p
+
+
+def files(pat):
+    return sorted(glob.glob(os.path.join(WORK, pat)))
+
+
+def clean():
+    for f in os.listdir(WORK):
+        os.unlink(os.path.join(WORK, f))
+
+
+def names(db):
+    c = sqlite3.connect(db)
+    rows = c.execute("SELECT s.value FROM HGTX_RANGES r JOIN STRING_IDS s ON s.id = r.nameId").fetchall()
+    return sorted(r[0] for r in rows)
+
+
+def meta(db, key):
+    r = sqlite3.connect(db).execute("SELECT value FROM META WHERE key = ?", (key,)).fetchone()
+    return r[0] if r else None
+
+
+def t_fds():
+    """defect 1: after closefrom(3) the app's files get nothing of the agent's."""
+    app, keep = os.path.join(WORK, "app.txt"), os.path.join(WORK, "keep.txt")
+    p = run("closefrom", app, keep)
+    check(p.returncode == 0, "closefrom: exit 0 (%d)" % p.returncode)
+    check(open(app, "rb").read() == b"APPDATA\n", "app.txt holds exactly the app's 8 bytes (%d)" % os.path.getsize(app))
+    check(open(keep, "rb").read() == b"KEEP\n", "keep.txt (open at exit) holds exactly the app's 5 bytes")
+    dbs = files("out-*.db")
+    check(len(dbs) == 1, "one DB")
+    if dbs:
+        c = sqlite3.connect(dbs[0])
+        n = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
+        drops = c.execute("SELECT value FROM SESSION_COUNTERS WHERE name = 'drops'").fetchone()[0]
+        check(0 < n <= 300000 and (n == 300000 or drops > 0), "ranges stored, any loss counted (%d, %d dropped)" % (n, drops))
+    check(files("*.spool.zst") == [], "no spool left")
+
+
+def t_signals():
+    """defect 3a: default-disposition SIGTERM/INT/HUP/QUIT: DB written, same death by signal."""
+    for mode, sig in (("sigterm", signal.SIGTERM), ("sigint", signal.SIGINT), ("sighup", signal.SIGHUP),
+                      ("sigquit", signal.SIGQUIT)):
+        clean()
+        p = run(mode)
+        check(p.returncode == -sig, "%s: killed by the signal (%d)" % (mode, p.returncode))
+        dbs = files("out-*.db")
+        check(len(dbs) == 1, "%s: a DB" % mode)
+        if dbs:
+            check(names(dbs[0]) == [mode] * 10, "%s: its 10 ranges" % mode)
+            check(meta(dbs[0], "session_complete") == 0, "%s: session_complete = 0" % mode)
+        check(files("*.spool.zst") == [], "%s: no spool left" % mode)
+    clean()
+    p = run("apphandler")  # the app's own SIGTERM handler wins (it _exits 42)
+    check(p.returncode == 42, "apphandler: the app's handler ran (exit 42, got %d)" % p.returncode)
+    dbs = files("out-*.db")
+    check(len(dbs) == 1 and names(dbs[0]) == ["apphandler"] * 10, "apphandler: DB with its ranges")
+
+
+def t_exec():
+    """defect 3c: exec finalizes the session first; a failed exec leaves collection off."""
+    p = run("exec")
+    check(p.returncode == 16, "exec: the new image's status (16, got %d)" % p.returncode)
+    dbs = files("out-*.db")
+    check(len(dbs) == 2, "exec: two DBs (before and after exec): %s" % dbs)
+    check(any(names(d) == ["exec"] * 10 for d in dbs), "exec: the first image's 10 ranges")
+    check(files("*.spool.zst") == [], "exec: no spool (empty or not) left")
+    clean()
+    p = run("execfail")
+    check(p.returncode == 17, "execfail: exit 17 (%d)" % p.returncode)
+    dbs = files("out-*.db")
+    check(len(dbs) == 1 and names(dbs[0]) == ["execfail"] * 10,
+          "execfail: DB with the ranges before the exec only")
+
+
+def t_exitpaths():
+    """defect 3: _exit from a signal handler still writes the DB (mark recorded in the handler)."""
+    p = run("sigexit")
+    check(p.returncode == 42, "sigexit: exit 42 (%d)" % p.returncode)
+    dbs = files("out-*.db")
+    check(len(dbs) == 1, "sigexit: a DB")
+    if dbs:
+        check(names(dbs[0]) == ["sigexit"] * 10, "sigexit: its 10 ranges")
+        n = sqlite3.connect(dbs[0]).execute("SELECT count(*) FROM HGTX_MARKS m JOIN STRING_IDS s"
+                                            " ON s.id = m.nameId WHERE s.value = 'in-handler'").fetchone()[0]
+        check(n == 1, "sigexit: the mark made in the handler")
+        check(meta(dbs[0], "session_complete") == 1, "sigexit: session_complete = 1")
+
+
+def t_recover():
+    """defect 3b: SIGKILL/abort leave a spool; stats names `profagent recover`; recover builds a DB."""
+    for mode, sig in (("sigkill", signal.SIGKILL), ("abort", signal.SIGABRT)):
+        clean()
+        p = run(mode)
+        check(p.returncode == -sig, "%s: died by the signal (%d)" % (mode, p.returncode))
+        check(files("out-*.db") == [], "%s: no DB at death" % mode)
+        sp = files("*.spool.zst")
+        check(len(sp) == 1, "%s: one spool" % mode)
+        if not sp:
+            continue
+        s = subprocess.run([CLI, "stats", "-r", "hgtx_sum", sp[0]], capture_output=True, text=True)
+        check(s.returncode != 0 and "profagent recover " + sp[0] in s.stderr,
+              "%s: stats on the spool names the recover command" % mode)
+        r = subprocess.run([CLI, "recover", sp[0]], capture_output=True, text=True, cwd=WORK)
+        check(r.returncode == 0, "%s: recover exits 0 (%s)" % (mode, r.stderr.strip()))
+        dbs = files("out-*.db")
+        check(len(dbs) == 1 and sp[0].startswith(dbs[0] + "."), "%s: recovered DB under the session's name" % mode)
+        if not dbs:
+            continue
+        db = dbs[0]
+        check(names(db) == [mode] * 10, "%s: its 10 ranges recovered" % mode)
+        check(meta(db, "session_complete") == 0, "%s: session_complete = 0" % mode)
+        c = sqlite3.connect(db)
+        row = c.execute("SELECT count, total, min, max FROM SUMMARY_STATS WHERE category = 1").fetchone()
+        want = c.execute("SELECT count(*), sum(end - start), min(end - start), max(end - start)"
+                         " FROM HGTX_RANGES").fetchone()
+        check(row == want, "%s: SUMMARY_STATS equals the trace rows (%s vs %s)" % (mode, row, want))
+        check(c.execute("SELECT count(*) FROM THREADS").fetchone()[0] == 1, "%s: THREADS from the rows" % mode)
+
+
+def t_samename():
+    """defect 2: parent and exec'd child with the same name template: both DBs, none lost."""
+    p = run("samename", env={"PROFAGENT_OUTPUT": os.path.join(WORK, "same.db")})
+    check(p.returncode == 3, "samename: exit 3 (%d)" % p.returncode)
+    dbs = files("same*.db")
+    check([os.path.basename(d) for d in dbs] == ["same-1.db", "same.db"], "samename: same.db and same-1.db: %s" % dbs)
+    parent = [d for d in dbs if "samename" in names(d)]
+    check(len(parent) == 1 and names(parent[0]) == ["parent-after"] * 10 + ["samename"] * 10,
+          "samename: the parent's DB kept all its ranges")
+    check("cannot create" not in p.err, "samename: no 'cannot create' error")
+
+
+def t_dlopen():
+    """defect 9: the agent dlopen()ed instead of preloaded writes its DB promptly."""
+    t0 = time.monotonic()
+    p = run("dlopen", LIB, agent=False)
+    dt = time.monotonic() - t0
+    check(p.returncode == 6, "dlopen: exit 6 (%d)" % p.returncode)
+    check(dt < 3, "dlopen: no 5 s aggregator timeout (%.2f s)" % dt)
+    check("did not finish" not in p.err, "dlopen: the aggregator finished")
+    dbs = files("out-*.db")
+    check(len(dbs) == 1 and names(dbs[0]) == ["dl"] * 5, "dlopen: DB with the 5 ranges")
+    check(files("*.spool.zst") == [], "dlopen: no spool left")
+
+
+def t_config():
+    """defect 10: empty values, partial lists, missing dir, %q{}: one clear message, nothing lost."""
+    p = run("cfg", env={"PROFAGENT_OUTPUT": ""})
+    check("PROFAGENT_OUTPUT is set but empty" in p.err, "empty PROFAGENT_OUTPUT: warned")
+    check(len(glob.glob(os.path.join(WORK, "profagent-*.db"))) == 1, "empty PROFAGENT_OUTPUT: default name used")
+    check(glob.glob(os.path.join(WORK, ".*spool*")) == [], "empty PROFAGENT_OUTPUT: no hidden spool")
+    clean()
+    p = run("cfg", env={"PROFAGENT_TRACE": ""})
+    check("PROFAGENT_TRACE is set but empty" in p.err, "empty PROFAGENT_TRACE: warned")
+    dbs = files("out-*.db")
+    check(len(dbs) == 1 and names(dbs[0]) == ["cfg"] * 10, "empty PROFAGENT_TRACE: default (all) records")
+    clean()
+    p = run("cfg", env={"PROFAGENT_TRACE": "hgtx,bogus"})
+    check('"bogus" ignored' in p.err and "all|none" in p.err, "hgtx,bogus: warns about bogus only")
+    dbs = files("out-*.db")
+    check(len(dbs) == 1 and names(dbs[0]) == ["cfg"] * 10, "hgtx,bogus: hgtx still recorded")
+    clean()
+    p = run("cfg", env={"PROFAGENT_OUTPUT": "/nonexistent-dir-qa2/x.db"})
+    lines = [l for l in p.err.splitlines() if l.strip()]
+    check(len(lines) == 1 and "PROFAGENT_OUTPUT" in lines[0] and "/nonexistent-dir-qa2" in lines[0]
+          and "./x.db" in lines[0], "missing dir: one message naming the variable, the dir and the new place")
+    check(os.path.exists(os.path.join(WORK, "x.db")), "missing dir: DB written in the current directory")
+    clean()
+    p = run("cfg", env={"PROFAGENT_OUTPUT": os.path.join(WORK, "q%q{}.db")})
+    check("%q{} names no environment variable" in p.err, "%q{}: clear message")
+
+
+def t_static():
+    """defect 12: `profagent run` on a static binary warns and still runs it."""
+    prog = os.path.join(BUILD, "tests", "spine", "spine_static")
+    p = subprocess.run([CLI, "run", "--", prog], capture_output=True, text=True, cwd=WORK,
+                       env={k: v for k, v in os.environ.items() if not k.startswith("PROFAGENT_")})
+    check(p.returncode == 7, "static: the program ran (exit 7, got %d)" % p.returncode)
+    check("statically linked" in p.stderr and "LD_PRELOAD" in p.stderr, "static: clear warning")
+    p = subprocess.run([CLI, "run", "--summary", "none", "--", LIFE, "dyn"], capture_output=True, text=True,
+                       cwd=WORK)
+    check("statically linked" not in p.stderr, "dynamic: no warning")
+
+
+{"fds": t_fds, "signals": t_signals, "exec": t_exec, "exitpaths": t_exitpaths, "recover": t_recover,
+ "samename": t_samename, "dlopen": t_dlopen, "config": t_config, "static": t_static}[TEST]()
+if FAILS:
+    print("%d check(s) failed; work dir kept: %s" % (len(FAILS), WORK))
+    sys.exit(1)
+shutil.rmtree(WORK, ignore_errors=True)
