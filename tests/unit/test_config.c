@@ -81,7 +81,7 @@ static void test_size(void **state)
     assert_non_null(strstr(messages, "PROFAGENT_RING_SIZE"));
     assert_non_null(strstr(messages, "4K..1G"));
     assert_int_equal(parse(ENV("PROFAGENT_RING_SIZE=12Q")), 1);
-    assert_int_equal(cfg.ring_size, 1048576);
+    assert_int_equal(cfg.ring_size, 4194304);
 }
 
 static void test_uint(void **state)
