@@ -127,6 +127,7 @@ static inline void synth_results(pa_agg_results_t *res, pa_stat_row_t rows[2],
     res->threads = th; res->nthreads = 2;
     res->records_total = 70; res->drops_total = 3; res->late_records = 1;
     res->hgtx_misuse_pop_empty = 2; res->hgtx_misuse_bad_end = 1;
+    res->hgtx_misuse_bad_domain = 4; res->hgtx_depth_overflow = 5; res->unrecorded = 6;
     res->first_ns = 1000; res->last_ns = 20010;
 }
 

@@ -62,6 +62,15 @@ c.close()
 # ---- summary: exact drops, recomputed median, misuse ----
 check(b"3 dropped" in summary and b"DROPPED" in summary, "summary prints the drops")
 check(b"2 pop on an empty stack, 1 end of an unknown" in summary, "summary prints misuse")
+# every loss counter is printed when non-zero and stored (qa2 #4)
+check(b"4 bad domain handle" in summary and b"5 HGTX pushes beyond the maximum nesting depth" in summary
+      and b"6 events were NOT recorded" in summary and b"spool write errors" not in summary,
+      "summary prints bad-domain misuse, depth overflow, unrecorded; not a zero spool_errors")
+with sqlite3.connect(db) as c2:
+    cnt = dict((k.encode(), v) for k, v in c2.execute("SELECT name, value FROM SESSION_COUNTERS"))
+check(cnt.get(b"hgtx_misuse_bad_domain") == 4 and cnt.get(b"hgtx_depth_overflow") == 5 and
+      cnt.get(b"unrecorded") == 6 and cnt.get(b"spool_errors") == 0, "loss counters in SESSION_COUNTERS")
+check(meta.get(b"hgtx_depth_overflow") == 5 and meta.get(b"unrecorded") == 6, "loss counters in META")
 osrt_line = [l for l in summary.splitlines() if l.rstrip().endswith(b"nanosleep")]
 check(len(osrt_line) == 1 and osrt_line[0].split()[:8] == [b"2", b"13.0", b"600", b"3", b"200", b"200", b"100", b"300"],
       "summary nanosleep row equals osrt_sum: %r" % osrt_line)
