@@ -144,10 +144,13 @@ ze_result_t pa_sd_zeCommandListDestroy(ze_command_list_handle_t h)
     pa_sd_cmdlist *l = pa_sd_list_of(h);
     if (!l)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    /* Work still queued references the list: if it does not drain in time, leak the list. */
-    if (l->immediate && pa_sd_engine_wait_list(l, PA_SD_DESTROY_WAIT_NS) != ZE_RESULT_SUCCESS)
-        return ZE_RESULT_SUCCESS;
+    /* Work still queued references the list (immediate) or its commands (regular executions in
+     * flight): wait for it, bounded; if it does not drain in time, leak the list. */
+    ze_result_t w = l->immediate ? pa_sd_engine_wait_list(l, PA_SD_DESTROY_WAIT_NS)
+                                 : pa_sd_list_wait_idle(l, PA_SD_DESTROY_WAIT_NS);
     l->magic = PA_SD_MAGIC_DEAD;
+    if (w != ZE_RESULT_SUCCESS)
+        return ZE_RESULT_SUCCESS;
     list_clear(l);
     free(l->cmds);
     free(l);
@@ -172,6 +175,14 @@ ze_result_t pa_sd_zeCommandListReset(ze_command_list_handle_t h)
     if (l->immediate)
         return pa_sd_engine_wait_list(l, UINT64_MAX) == ZE_RESULT_SUCCESS ? ZE_RESULT_SUCCESS
                                                                       : ZE_RESULT_ERROR_DEVICE_LOST;
+    /* Executions in flight still run the recorded commands: wait for them (bounded); if they do
+     * not finish in time, hand the old commands over to them (leaked) and start empty. */
+    if (pa_sd_list_wait_idle(l, PA_SD_DESTROY_WAIT_NS) != ZE_RESULT_SUCCESS) {
+        l->cmds = NULL;
+        l->ncmds = l->cap = 0;
+        l->closed = false;
+        return ZE_RESULT_SUCCESS;
+    }
     list_clear(l);
     return ZE_RESULT_SUCCESS;
 }

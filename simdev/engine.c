@@ -35,38 +35,78 @@ void pa_sd_deadline(uint64_t timeout_ns, struct timespec *ts)
     ts->tv_nsec = (long)(ns % 1000000000ull);
 }
 
-static void job_finish(pa_sd_engine *eng, pa_sd_job *j)
+/* Idle workers exit after this long (and are re-spawned by the next push), so they never keep a
+ * process alive whose main thread ended with pthread_exit(). */
+#define PA_SD_IDLE_EXIT_NS 100000000ull
+
+static pthread_mutex_t g_list_mu = PTHREAD_MUTEX_INITIALIZER; /* regular lists' inflight */
+static pthread_cond_t g_list_cv;                               /* an execution finished */
+static pthread_once_t g_list_once = PTHREAD_ONCE_INIT;
+
+static void list_cv_init(void) { pa_sd_cond_init_mono(&g_list_cv); }
+
+static void exec_list_done(pa_sd_cmdlist *l)
 {
-    pthread_mutex_lock(&eng->mu);
+    pthread_once(&g_list_once, list_cv_init);
+    pthread_mutex_lock(&g_list_mu);
+    l->inflight--;
+    pthread_cond_broadcast(&g_list_cv);
+    pthread_mutex_unlock(&g_list_mu);
+}
+
+/* Counts a job done on its queue/list/fence; caller holds eng->mu. */
+static void job_account(pa_sd_engine *eng, pa_sd_job *j)
+{
     if (j->queue)
         j->queue->completed++;
     if (j->list)
         j->list->completed++;
     if (j->fence)
         j->fence->signaled = true;
+    eng->finished++;
+}
+
+static void job_finish(pa_sd_engine *eng, pa_sd_job *j)
+{
+    pthread_mutex_lock(&eng->mu);
+    job_account(eng, j);
+    eng->current = NULL;
     pthread_cond_broadcast(&eng->done_cv);
     pthread_mutex_unlock(&eng->mu);
+    if (j->exec_list)
+        exec_list_done(j->exec_list);
     if (j->owned)
         pa_sd_cmd_free(j->owned);
     free(j);
 }
 
-static void *worker_main(void *arg)
+/* Next job, or NULL when the worker must exit (shutdown, or idle for PA_SD_IDLE_EXIT_NS). */
+static pa_sd_job *worker_next(pa_sd_engine *eng)
 {
-    pa_sd_engine *eng = arg;
-    for (;;) {
-        pthread_mutex_lock(&eng->mu);
-        while (!eng->head && !pa_sd_shutting_down())
-            pthread_cond_wait(&eng->cv, &eng->mu);
-        if (pa_sd_shutting_down()) {
-            pthread_mutex_unlock(&eng->mu);
+    struct timespec dl;
+    pa_sd_deadline(PA_SD_IDLE_EXIT_NS, &dl);
+    pthread_mutex_lock(&eng->mu);
+    while (!eng->head && !pa_sd_shutting_down())
+        if (pthread_cond_timedwait(&eng->cv, &eng->mu, &dl) == ETIMEDOUT && !eng->head)
             break;
-        }
-        pa_sd_job *j = eng->head;
+    pa_sd_job *j = pa_sd_shutting_down() ? NULL : eng->head;
+    if (j) {
         eng->head = j->next;
         if (!eng->head)
             eng->tail = NULL;
-        pthread_mutex_unlock(&eng->mu);
+        eng->current = j;
+    } else {
+        eng->running = false; /* the next push starts a new worker */
+    }
+    pthread_mutex_unlock(&eng->mu);
+    return j;
+}
+
+static void *worker_main(void *arg)
+{
+    pa_sd_engine *eng = arg;
+    pa_sd_job *j;
+    while ((j = worker_next(eng)) != NULL) {
         for (uint32_t i = 0; i < j->n && !pa_sd_shutting_down(); i++)
             pa_sd_exec_cmd(eng, j->cmds[i]);
         job_finish(eng, j);
@@ -75,7 +115,8 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Workers block every signal so the application's handlers only ever run on its own threads. */
+/* Workers block every signal so the application's handlers only ever run on its own threads.
+ * Caller holds eng->mu. */
 static int engine_start(pa_sd_engine *eng)
 {
     sigset_t all, old;
@@ -91,6 +132,7 @@ static int engine_start(pa_sd_engine *eng)
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc == 0) {
+        eng->running = true;
         char name[16];
         snprintf(name, sizeof name, "simdev%u.%u.%u", eng->dev->index % 100, eng->ordinal,
                  eng->index);
@@ -112,14 +154,9 @@ pa_sd_engine *pa_sd_engine_get(pa_sd_device *dev, uint32_t ordinal, uint32_t ind
         eng->ordinal = ordinal;
         eng->index = index;
         pthread_mutex_init(&eng->mu, NULL);
-        pthread_cond_init(&eng->cv, NULL);
+        pa_sd_cond_init_mono(&eng->cv);
         pa_sd_cond_init_mono(&eng->done_cv);
-        if (engine_start(eng) != 0) {
-            free(eng);
-            eng = NULL;
-        } else {
-            dev->engines[ordinal][index] = eng;
-        }
+        dev->engines[ordinal][index] = eng; /* the worker starts with the first job */
     }
     pthread_mutex_unlock(&g_create_mu);
     return eng;
@@ -129,11 +166,22 @@ int pa_sd_engine_push(pa_sd_engine *eng, pa_sd_job *j)
 {
     j->next = NULL;
     pthread_mutex_lock(&eng->mu);
+    if (!eng->running && !pa_sd_shutting_down() && engine_start(eng) != 0) {
+        pthread_mutex_unlock(&eng->mu);
+        return -1;
+    }
     if (eng->tail)
         eng->tail->next = j;
     else
         eng->head = j;
     eng->tail = j;
+    eng->pushed++;
+    if (j->exec_list) {
+        pthread_once(&g_list_once, list_cv_init);
+        pthread_mutex_lock(&g_list_mu);
+        j->exec_list->inflight++;
+        pthread_mutex_unlock(&g_list_mu);
+    }
     if (j->queue)
         j->queue->submitted++;
     if (j->list)
@@ -188,20 +236,132 @@ ze_result_t pa_sd_engine_wait_list(pa_sd_cmdlist *list, uint64_t timeout_ns)
     return pa_sd_engine_wait(list->engine, &list->completed, target, NULL, timeout_ns);
 }
 
-static void wake_engines(void)
+ze_result_t pa_sd_list_wait_idle(pa_sd_cmdlist *l, uint64_t timeout_ns)
+{
+    struct timespec dl;
+    pa_sd_deadline(timeout_ns, &dl);
+    ze_result_t r = ZE_RESULT_SUCCESS;
+    pthread_once(&g_list_once, list_cv_init);
+    pthread_mutex_lock(&g_list_mu);
+    while (l->inflight > 0) {
+        if (pa_sd_shutting_down() || pthread_cond_timedwait(&g_list_cv, &g_list_mu, &dl) == ETIMEDOUT) {
+            r = l->inflight > 0 ? ZE_RESULT_NOT_READY : ZE_RESULT_SUCCESS;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_list_mu);
+    return r;
+}
+
+/* Calls fn(eng, arg) on every engine created so far; caller holds g_create_mu. */
+static void engines_each(void (*fn)(pa_sd_engine *, void *), void *arg)
 {
     pa_sd_driver *drv = pa_sd_driver_get();
     for (uint32_t d = 0; drv && d < drv->ndevices; d++)
         for (uint32_t o = 0; o < PA_SD_NUM_ORDINALS; o++)
-            for (uint32_t i = 0; i < PA_SD_MAX_ENGINES; i++) {
-                pa_sd_engine *eng = drv->devices[d]->engines[o][i];
-                if (!eng)
-                    continue;
-                pthread_mutex_lock(&eng->mu);
-                pthread_cond_broadcast(&eng->cv);
-                pthread_cond_broadcast(&eng->done_cv);
-                pthread_mutex_unlock(&eng->mu);
-            }
+            for (uint32_t i = 0; i < PA_SD_MAX_ENGINES; i++)
+                if (drv->devices[d]->engines[o][i])
+                    fn(drv->devices[d]->engines[o][i], arg);
+}
+
+ze_result_t pa_sd_engines_drain(uint64_t timeout_ns)
+{
+    pa_sd_engine *engs[PA_SD_MAX_DEVICES * PA_SD_NUM_ORDINALS * PA_SD_MAX_ENGINES];
+    uint64_t target[sizeof engs / sizeof engs[0]];
+    uint32_t n = 0;
+    pa_sd_driver *drv = pa_sd_driver_get();
+    pthread_mutex_lock(&g_create_mu);
+    for (uint32_t d = 0; drv && d < drv->ndevices; d++)
+        for (uint32_t o = 0; o < PA_SD_NUM_ORDINALS; o++)
+            for (uint32_t i = 0; i < PA_SD_MAX_ENGINES; i++)
+                if ((engs[n] = drv->devices[d]->engines[o][i]) != NULL) {
+                    pthread_mutex_lock(&engs[n]->mu);
+                    target[n] = engs[n]->pushed;
+                    pthread_mutex_unlock(&engs[n]->mu);
+                    n++;
+                }
+    pthread_mutex_unlock(&g_create_mu);
+    uint64_t t0 = pa_sd_clock_host_ns();
+    for (uint32_t k = 0; k < n; k++) {
+        uint64_t spent = pa_sd_clock_host_ns() - t0;
+        uint64_t left = timeout_ns == UINT64_MAX ? UINT64_MAX : spent >= timeout_ns ? 0 : timeout_ns - spent;
+        if (pa_sd_engine_wait(engs[k], &engs[k]->finished, target[k], NULL, left) != ZE_RESULT_SUCCESS)
+            return ZE_RESULT_NOT_READY;
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+static void engine_wake(pa_sd_engine *eng, void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&eng->mu);
+    pthread_cond_broadcast(&eng->cv);
+    pthread_cond_broadcast(&eng->done_cv);
+    pthread_mutex_unlock(&eng->mu);
+}
+
+static void engine_lock(pa_sd_engine *eng, void *arg) { (void)arg; pthread_mutex_lock(&eng->mu); }
+static void engine_unlock(pa_sd_engine *eng, void *arg) { (void)arg; pthread_mutex_unlock(&eng->mu); }
+
+/* In a fork child no worker exists: the job being run and the queued ones are abandoned (counted
+ * done so no wait in the child hangs on them, not freed: the current one's memory may be in use
+ * in the parent's copy) and the next push starts a fresh worker. */
+static void engine_reset_child(pa_sd_engine *eng, void *arg)
+{
+    (void)arg;
+    pa_sd_job *cur = eng->current;
+    if (cur)
+        cur->next = eng->head;
+    for (pa_sd_job *j = cur ? cur : eng->head; j; j = j->next) {
+        job_account(eng, j);
+        if (j->exec_list)
+            j->exec_list->inflight--; /* caller holds g_list_mu */
+    }
+    eng->current = eng->head = eng->tail = NULL;
+    eng->running = false;
+    pa_sd_cond_init_mono(&eng->cv);
+    pa_sd_cond_init_mono(&eng->done_cv);
+    pthread_mutex_unlock(&eng->mu);
+}
+
+/* Lock order: create lock, engines, events, memory, all-reduce (none of them nests another). */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&g_create_mu);
+    engines_each(engine_lock, NULL);
+    pthread_mutex_lock(&g_list_mu);
+    pa_sd_event_atfork(PA_SD_FORK_PREPARE);
+    pa_sd_mem_atfork(PA_SD_FORK_PREPARE);
+    pa_sd_builtin_atfork(PA_SD_FORK_PREPARE);
+}
+
+static void fork_parent(void)
+{
+    pa_sd_builtin_atfork(PA_SD_FORK_PARENT);
+    pa_sd_mem_atfork(PA_SD_FORK_PARENT);
+    pa_sd_event_atfork(PA_SD_FORK_PARENT);
+    pthread_mutex_unlock(&g_list_mu);
+    engines_each(engine_unlock, NULL);
+    pthread_mutex_unlock(&g_create_mu);
+}
+
+/* The child has only the forking thread: locks taken in fork_prepare are released, conditions
+ * re-created, engines emptied; L0 calls in the child then run on fresh workers. */
+static void fork_child(void)
+{
+    atomic_store(&g_active_workers, 0);
+    pa_sd_builtin_atfork(PA_SD_FORK_CHILD);
+    pa_sd_mem_atfork(PA_SD_FORK_CHILD);
+    pa_sd_event_atfork(PA_SD_FORK_CHILD);
+    engines_each(engine_reset_child, NULL);
+    pa_sd_cond_init_mono(&g_list_cv);
+    pthread_mutex_unlock(&g_list_mu);
+    pthread_mutex_unlock(&g_create_mu);
+}
+
+__attribute__((constructor)) static void engine_init(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 /* At process exit, queued work is abandoned: stop workers and wait at most ~1 s for them. The
@@ -210,7 +370,7 @@ __attribute__((destructor)) static void engine_fini(void)
 {
     atomic_store_explicit(&g_shutdown, true, memory_order_release);
     pthread_mutex_lock(&g_create_mu);
-    wake_engines();
+    engines_each(engine_wake, NULL);
     pthread_mutex_unlock(&g_create_mu);
     pa_sd_events_wake_all();
     pa_sd_builtin_release_waiters();

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pa_sd_internal.h"
+#include "pa_sd_engine.h"
+
+#define PA_SD_DESTROY_WAIT_NS 5000000000ull /* bounded wait for queued work at pool destroy */
 
 /* One lock and condition for all events: signals are rare compared with the work they mark,
  * and a single condition lets a waiter watch any set of events without registration. */
@@ -55,7 +57,17 @@ ze_result_t pa_sd_zeEventPoolDestroy(ze_event_pool_handle_t h)
     pa_sd_event_pool *p = pool_of(h);
     if (!p)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    /* Queued commands point into the events array: mark the events dead (a device waiting on one
+     * gives up), wait for work queued so far (bounded), and leak the pool if it does not finish. */
+    pthread_mutex_lock(&g_mu);
     p->magic = PA_SD_MAGIC_DEAD;
+    for (uint32_t i = 0; i < p->count; i++)
+        if (p->events[i].magic == PA_SD_MAGIC_EVENT)
+            p->events[i].magic = PA_SD_MAGIC_DEAD;
+    pthread_cond_broadcast(&g_cv);
+    pthread_mutex_unlock(&g_mu);
+    if (pa_sd_engines_drain(PA_SD_DESTROY_WAIT_NS) != ZE_RESULT_SUCCESS)
+        return ZE_RESULT_SUCCESS;
     free(p->events);
     free(p);
     return ZE_RESULT_SUCCESS;
@@ -211,4 +223,17 @@ ze_result_t pa_sd_zeEventQueryKernelTimestamp(ze_event_handle_t h, ze_kernel_tim
     if (!(e->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP))
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     return pa_sd_event_get_ts(e, dst) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+}
+
+/* The event lock is held across fork; the child re-creates the condition because waiters of the
+ * parent (workers, host synchronizers) do not exist there. */
+void pa_sd_event_atfork(int phase)
+{
+    if (phase == PA_SD_FORK_PREPARE) {
+        pthread_mutex_lock(&g_mu);
+        return;
+    }
+    if (phase == PA_SD_FORK_CHILD)
+        pa_sd_cond_init_mono(&g_cv);
+    pthread_mutex_unlock(&g_mu);
 }

@@ -260,3 +260,18 @@ uint64_t pa_sd_builtin_run(pa_sd_builtin b, uint8_t (*args)[PA_SD_ARG_BYTES], ui
     }
     return 0;
 }
+
+/* A fork child has none of the parent's workers: ranks that had arrived never will, so the
+ * child starts with empty all-reduce slots and a fresh condition. */
+void pa_sd_builtin_atfork(int phase)
+{
+    if (phase == PA_SD_FORK_PREPARE) {
+        pthread_mutex_lock(&g_ar_mu);
+        return;
+    }
+    if (phase == PA_SD_FORK_CHILD) {
+        memset(g_ar, 0, sizeof g_ar);
+        pa_sd_cond_init_mono(&g_ar_cv);
+    }
+    pthread_mutex_unlock(&g_ar_mu);
+}

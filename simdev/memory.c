@@ -225,3 +225,12 @@ ze_result_t pa_sd_zeMemGetAddressRange(ze_context_handle_t hc, const void *ptr, 
         *pSize = size;
     return ZE_RESULT_SUCCESS;
 }
+
+/* The allocation table lock is held across fork so the child never inherits it locked. */
+void pa_sd_mem_atfork(int phase)
+{
+    if (phase == PA_SD_FORK_PREPARE)
+        pthread_mutex_lock(&g_mu);
+    else
+        pthread_mutex_unlock(&g_mu);
+}

@@ -13,6 +13,7 @@ typedef struct pa_sd_job {
     pa_sd_queue *queue;     /* completed++ when done */
     pa_sd_cmdlist *list;    /* immediate list: completed++ when done */
     pa_sd_fence *fence;     /* signaled when done */
+    pa_sd_cmdlist *exec_list; /* regular list executed by this job: its inflight-- when done */
 } pa_sd_job;
 
 struct pa_sd_engine {
@@ -22,6 +23,9 @@ struct pa_sd_engine {
     pthread_cond_t cv;      /* work available */
     pthread_cond_t done_cv; /* a job finished (CLOCK_MONOTONIC) */
     pa_sd_job *head, *tail;
+    pa_sd_job *current;     /* job the worker is running (abandoned in a fork child) */
+    uint64_t pushed, finished; /* jobs ever queued / finished: drain waits compare them */
+    bool running;           /* a worker thread exists; it exits after PA_SD_IDLE_EXIT_NS idle */
     pthread_t thread;
 };
 
@@ -31,6 +35,12 @@ PA_SD_HIDDEN int pa_sd_engine_push(pa_sd_engine *eng, pa_sd_job *j);
  *  flag is non-NULL) under eng's lock; SUCCESS or NOT_READY (timeout, 0 = poll, shutdown). */
 PA_SD_HIDDEN ze_result_t pa_sd_engine_wait(pa_sd_engine *eng, const uint64_t *done, uint64_t target,
                                      const bool *flag, uint64_t timeout_ns);
+/*! pa_sd_engines_drain(timeout_ns) : wait until every job queued on any engine before the call
+ *  has finished (later work is not waited for). SUCCESS or NOT_READY on timeout/shutdown. */
+PA_SD_HIDDEN ze_result_t pa_sd_engines_drain(uint64_t timeout_ns);
+/*! pa_sd_list_wait_idle(l, timeout_ns) : wait until no execution of regular list l is in flight;
+ *  SUCCESS or NOT_READY on timeout/shutdown. */
+PA_SD_HIDDEN ze_result_t pa_sd_list_wait_idle(pa_sd_cmdlist *l, uint64_t timeout_ns);
 /*! pa_sd_exec_cmd(eng, c) : execute one command on the calling worker (waits, work, timestamps). */
 PA_SD_HIDDEN void pa_sd_exec_cmd(pa_sd_engine *eng, pa_sd_cmd *c);
 

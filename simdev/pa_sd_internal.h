@@ -157,6 +157,7 @@ typedef struct pa_sd_cmdlist {
     uint64_t submitted, completed; /* immediate lists only; protected by engine lock */
     pa_sd_cmd **cmds;                 /* regular lists: recorded commands */
     uint32_t ncmds, cap;
+    uint32_t inflight;                /* regular lists: executions queued or running (list lock) */
 } pa_sd_cmdlist;
 
 typedef struct pa_sd_fence {
@@ -257,6 +258,14 @@ PA_SD_HIDDEN ze_result_t pa_sd_engine_wait_list(pa_sd_cmdlist *list, uint64_t ti
 PA_SD_HIDDEN bool pa_sd_shutting_down(void);
 /*! pa_sd_deadline(timeout_ns, ts) : absolute CLOCK_MONOTONIC deadline for a relative timeout. */
 PA_SD_HIDDEN void pa_sd_deadline(uint64_t timeout_ns, struct timespec *ts);
+/*! pa_sd_event_atfork(phase) / pa_sd_mem_atfork(phase) / pa_sd_builtin_atfork(phase) : fork
+ *  handlers of event.c, memory.c and kernels_builtin.c: PA_SD_FORK_PREPARE takes the file's locks,
+ *  PA_SD_FORK_PARENT releases them, PA_SD_FORK_CHILD releases them and re-creates the conditions
+ *  (the parent's waiters do not exist in the child). */
+enum { PA_SD_FORK_PREPARE, PA_SD_FORK_PARENT, PA_SD_FORK_CHILD };
+PA_SD_HIDDEN void pa_sd_event_atfork(int phase);
+PA_SD_HIDDEN void pa_sd_mem_atfork(int phase);
+PA_SD_HIDDEN void pa_sd_builtin_atfork(int phase);
 /*! pa_sd_cond_init_mono(cv) : condition variable timed on CLOCK_MONOTONIC. */
 PA_SD_HIDDEN void pa_sd_cond_init_mono(pthread_cond_t *cv);
 

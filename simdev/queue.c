@@ -95,7 +95,11 @@ ze_result_t pa_sd_zeCommandQueueExecuteCommandLists(ze_command_queue_handle_t h,
         j->n = l->ncmds;
         j->queue = q;
         j->fence = i + 1 == n ? f : NULL;
-        pa_sd_engine_push(q->engine, j);
+        j->exec_list = l; /* destroy/reset of l waits for this execution */
+        if (pa_sd_engine_push(q->engine, j) != 0) {
+            free(j);
+            return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        }
     }
     return q->synchronous ? queue_wait(q, UINT64_MAX) : ZE_RESULT_SUCCESS;
 }
