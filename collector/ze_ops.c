@@ -554,6 +554,8 @@ static void execute_begin(ze_command_queue_execute_command_lists_params_t *p)
     pa_ze_obj_info_t *qi = pa_ze_obj_get(*p->phCommandQueue);
     uint32_t n = *p->pnumCommandLists, extra = 0;
     exec_claimed = 0;
+    if (!*p->pphCommandLists)
+        return; /* bad call: the driver returns its error */
     for (uint32_t i = 0; i < n; i++) {
         pa_ze_obj_info_t *li = pa_ze_obj_get((*p->pphCommandLists)[i]);
         if (!li)
@@ -586,7 +588,7 @@ static void execute_end(ze_command_queue_execute_command_lists_params_t *p, int 
                         uint64_t t0, uint64_t t1)
 {
     pa_ze_obj_info_t *qi = pa_ze_obj_get(*p->phCommandQueue);
-    for (uint32_t i = 0; i < *p->pnumCommandLists; i++) {
+    for (uint32_t i = 0; *p->pphCommandLists && i < *p->pnumCommandLists; i++) {
         pa_ze_obj_info_t *li = pa_ze_obj_get((*p->pphCommandLists)[i]);
         if (!li)
             continue; /* also the harvest lists */
@@ -766,7 +768,7 @@ void pa_ze_ops_prologue(int api, void *params, uint64_t corr, uint64_t t0)
     case PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect: {
         ze_command_list_append_launch_multiple_kernels_indirect_params_t *p = params;
         append_begin(api, *p->phCommandList, p->phSignalEvent, PA_ZE_OP_KERNEL,
-                     *p->pnumKernels ? (*p->pphKernels)[0] : NULL, NULL);
+                     *p->pnumKernels && *p->pphKernels ? (*p->pphKernels)[0] : NULL, NULL);
         break;
     }
     case PA_ZE_API_CommandListAppendMemoryCopy: {
