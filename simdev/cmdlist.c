@@ -96,8 +96,10 @@ static ze_result_t list_new(ze_context_handle_t hc, ze_device_handle_t hd, pa_sd
 ze_result_t pa_sd_zeCommandListCreate(ze_context_handle_t hc, ze_device_handle_t hd,
                                    const ze_command_list_desc_t *desc, ze_command_list_handle_t *ph)
 {
+    if (!pa_sd_context_of(hc) || !pa_sd_device_of(hd))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE; /* handles before pointers, as the spec orders */
     if (!desc || !ph)
-        return pa_sd_device_of(hd) ? ZE_RESULT_ERROR_INVALID_NULL_POINTER : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (desc->commandQueueGroupOrdinal >= PA_SD_NUM_ORDINALS)
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     pa_sd_cmdlist *l;
@@ -113,8 +115,12 @@ ze_result_t pa_sd_zeCommandListCreateImmediate(ze_context_handle_t hc, ze_device
                                             const ze_command_queue_desc_t *desc,
                                             ze_command_list_handle_t *ph)
 {
+    if (!pa_sd_context_of(hc) || !pa_sd_device_of(hd))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!desc || !ph)
-        return pa_sd_device_of(hd) ? ZE_RESULT_ERROR_INVALID_NULL_POINTER : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!pa_sd_queue_desc_valid(desc))
+        return ZE_RESULT_ERROR_INVALID_ENUMERATION;
     pa_sd_cmdlist *l;
     ze_result_t r = list_new(hc, hd, &l);
     if (r != ZE_RESULT_SUCCESS)
@@ -187,6 +193,13 @@ ze_result_t pa_sd_zeCommandListReset(ze_command_list_handle_t h)
     return ZE_RESULT_SUCCESS;
 }
 
+/* Handle before pointers (the spec's check order): the list is checked first. */
+#define LIST_FIRST()                                                              \
+    do {                                                                          \
+        if (!pa_sd_list_of(hList))                                                \
+            return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;                           \
+    } while (0)
+
 /* Shared prologue of every append: list and events checked, command allocated. */
 #define APPEND_BEGIN(type)                                                        \
     pa_sd_cmdlist *l = pa_sd_list_of(hList);                                            \
@@ -201,6 +214,7 @@ ze_result_t pa_sd_zeCommandListAppendWriteGlobalTimestamp(ze_command_list_handle
                                                        ze_event_handle_t hSignal, uint32_t nwait,
                                                        ze_event_handle_t *phWait)
 {
+    LIST_FIRST();
     if (!dst)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     APPEND_BEGIN(PA_SD_CMD_WRITE_TS);
@@ -220,6 +234,7 @@ ze_result_t pa_sd_zeCommandListAppendMemoryRangesBarrier(ze_command_list_handle_
                                                       ze_event_handle_t hSignal, uint32_t nwait,
                                                       ze_event_handle_t *phWait)
 {
+    LIST_FIRST();
     if (n && (!sizes || !ranges))
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     APPEND_BEGIN(PA_SD_CMD_BARRIER);
@@ -230,6 +245,7 @@ ze_result_t pa_sd_zeCommandListAppendMemoryCopy(ze_command_list_handle_t hList, 
                                              size_t size, ze_event_handle_t hSignal, uint32_t nwait,
                                              ze_event_handle_t *phWait)
 {
+    LIST_FIRST();
     if (!dst || !src)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     APPEND_BEGIN(PA_SD_CMD_COPY);
@@ -244,6 +260,7 @@ ze_result_t pa_sd_zeCommandListAppendMemoryCopyFromContext(ze_command_list_handl
                                                         size_t size, ze_event_handle_t hSignal,
                                                         uint32_t nwait, ze_event_handle_t *phWait)
 {
+    LIST_FIRST();
     if (!pa_sd_context_of(hSrcCtx))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     return pa_sd_zeCommandListAppendMemoryCopy(hList, dst, src, size, hSignal, nwait, phWait);
@@ -253,9 +270,10 @@ ze_result_t pa_sd_zeCommandListAppendMemoryFill(ze_command_list_handle_t hList, 
                                              size_t psize, size_t size, ze_event_handle_t hSignal,
                                              uint32_t nwait, ze_event_handle_t *phWait)
 {
+    LIST_FIRST();
     if (!ptr || !pattern)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (psize == 0 || psize > 256 || (psize & (psize - 1)))
+    if (psize == 0 || psize > PA_SD_MAX_FILL_PATTERN || (psize & (psize - 1)))
         return ZE_RESULT_ERROR_INVALID_SIZE;
     APPEND_BEGIN(PA_SD_CMD_FILL);
     c->u.fill.dst = ptr;
@@ -272,6 +290,7 @@ ze_result_t pa_sd_zeCommandListAppendMemoryCopyRegion(ze_command_list_handle_t h
                                                    uint32_t sslice, ze_event_handle_t hSignal,
                                                    uint32_t nwait, ze_event_handle_t *phWait)
 {
+    LIST_FIRST();
     if (!dst || !src || !dr || !sr)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (dr->width != sr->width || dr->height != sr->height || dr->depth != sr->depth)
@@ -320,6 +339,7 @@ ze_result_t pa_sd_zeCommandListAppendWaitOnEvents(ze_command_list_handle_t hList
                                                ze_event_handle_t *phWait)
 {
     ze_event_handle_t hSignal = NULL;
+    LIST_FIRST();
     if (!phWait)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     APPEND_BEGIN(PA_SD_CMD_WAIT);
@@ -356,6 +376,7 @@ ze_result_t pa_sd_zeCommandListAppendQueryKernelTimestamps(ze_command_list_handl
                                                         const size_t *offsets, ze_event_handle_t hSignal,
                                                         uint32_t nwait, ze_event_handle_t *phWait)
 {
+    LIST_FIRST();
     if (!phEvents || !dst)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     APPEND_BEGIN(PA_SD_CMD_QUERY_TS);
@@ -373,15 +394,33 @@ ze_result_t pa_sd_zeCommandListAppendQueryKernelTimestamps(ze_command_list_handl
     return record(l, c);
 }
 
+/* A launch needs a compute list (ordinal 0: the copy group has no compute engine, and the result is
+ * named like a list/queue type mismatch), a module built for the list's device, and every argument
+ * of a kernel with known parameters set (the 1.4 API lists no dedicated code: INVALID_ARGUMENT). */
+static ze_result_t kernel_launchable(const pa_sd_cmdlist *l, const pa_sd_kernel *k)
+{
+    if (l->ordinal != SIMDEV_ORDINAL_COMPUTE)
+        return ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE;
+    if (k->module->device != l->device)
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    uint32_t need = k->nargs_required >= 32 ? UINT32_MAX : (1u << k->nargs_required) - 1;
+    if ((k->args_set & need) != need)
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    return ZE_RESULT_SUCCESS;
+}
+
 /* Snapshot a kernel (definition, group size, arguments) into a launch command: Level Zero
  * captures arguments at append, and the kernel may be changed or destroyed afterwards. */
-static ze_result_t kernel_cmd(ze_kernel_handle_t hKernel, ze_event_handle_t hSignal, uint32_t nwait,
-                              ze_event_handle_t *phWait, pa_sd_cmd **out)
+static ze_result_t kernel_cmd(pa_sd_cmdlist *l, ze_kernel_handle_t hKernel, ze_event_handle_t hSignal,
+                              uint32_t nwait, ze_event_handle_t *phWait, pa_sd_cmd **out)
 {
     pa_sd_kernel *k = pa_sd_kernel_of(hKernel);
     if (!k)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    ze_result_t r = cmd_new(PA_SD_CMD_KERNEL, hSignal, nwait, phWait, out);
+    ze_result_t r = kernel_launchable(l, k);
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    r = cmd_new(PA_SD_CMD_KERNEL, hSignal, nwait, phWait, out);
     if (r != ZE_RESULT_SUCCESS)
         return r;
     pa_sd_cmd *c = *out;
@@ -404,9 +443,11 @@ ze_result_t pa_sd_zeCommandListAppendLaunchKernel(ze_command_list_handle_t hList
     pa_sd_cmd *c;
     if (!l)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!pa_sd_kernel_of(hKernel))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!groups)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    ze_result_t r = kernel_cmd(hKernel, hSignal, nwait, phWait, &c);
+    ze_result_t r = kernel_cmd(l, hKernel, hSignal, nwait, phWait, &c);
     if (r != ZE_RESULT_SUCCESS)
         return r;
     c->u.k.groups = *groups;
@@ -432,9 +473,11 @@ ze_result_t pa_sd_zeCommandListAppendLaunchKernelIndirect(ze_command_list_handle
     pa_sd_cmd *c;
     if (!l)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!pa_sd_kernel_of(hKernel))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!groups)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    ze_result_t r = kernel_cmd(hKernel, hSignal, nwait, phWait, &c);
+    ze_result_t r = kernel_cmd(l, hKernel, hSignal, nwait, phWait, &c);
     if (r != ZE_RESULT_SUCCESS)
         return r;
     c->u.k.indirect = groups; /* read at execution, as the device would */
@@ -457,7 +500,7 @@ ze_result_t pa_sd_zeCommandListAppendLaunchMultipleKernelsIndirect(
             return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     for (uint32_t i = 0; i < nk; i++) {
         pa_sd_cmd *c;
-        ze_result_t r = kernel_cmd(phKernels[i], i + 1 == nk ? hSignal : NULL, i == 0 ? nwait : 0,
+        ze_result_t r = kernel_cmd(l, phKernels[i], i + 1 == nk ? hSignal : NULL, i == 0 ? nwait : 0,
                                    i == 0 ? phWait : NULL, &c);
         if (r != ZE_RESULT_SUCCESS)
             return r;

@@ -72,7 +72,8 @@ static void config_parse(void)
     v = c->devices;
     env_u64("SIMDEV_DEVICES", 1, PA_SD_MAX_DEVICES, &v);
     c->devices = (uint32_t)v;
-    env_u64("SIMDEV_TIMER_HZ", 1000, 10000000000ull, &c->timer_hz);
+    /* <= 1 GHz so the pre-1.2 timerResolution (ns per tick, rounded) is never 0 */
+    env_u64("SIMDEV_TIMER_HZ", 1000, 1000000000ull, &c->timer_hz);
 
     const char *bits = getenv("SIMDEV_TIMESTAMP_BITS");
     if (bits) {

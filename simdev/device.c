@@ -245,7 +245,7 @@ ze_result_t pa_sd_zeDeviceGetCommandQueueGroupProperties(ze_device_handle_t h, u
                                 ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COOPERATIVE_KERNELS |
                                 ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_METRICS)
                              : ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY;
-        p[i].maxMemoryFillPatternSize = compute ? 128 : 4;
+        p[i].maxMemoryFillPatternSize = PA_SD_MAX_FILL_PATTERN; /* what AppendMemoryFill accepts */
         p[i].numQueues = compute ? SIMDEV_NUM_COMPUTE_ENGINES : SIMDEV_NUM_COPY_ENGINES;
     }
     *pCount = n;

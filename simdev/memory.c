@@ -10,6 +10,7 @@ typedef struct pa_sd_alloc {
     ze_memory_type_t type;
     pa_sd_device *device; /* NULL for host allocations */
     uint64_t id;
+    const void *context;  /* owning context: zeMemFree through another one is rejected */
 } pa_sd_alloc;
 
 /* Sorted by base so interior pointers resolve by binary search; allocation is not a hot path. */
@@ -88,8 +89,8 @@ static int reserve(pa_sd_device *dev, size_t size)
     return 0;
 }
 
-static ze_result_t mem_alloc(ze_memory_type_t type, pa_sd_device *dev, size_t size, size_t alignment,
-                             void **pptr)
+static ze_result_t mem_alloc(ze_context_handle_t hc, ze_memory_type_t type, pa_sd_device *dev, size_t size,
+                             size_t alignment, void **pptr)
 {
     if (size == 0)
         return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
@@ -104,7 +105,7 @@ static ze_result_t mem_alloc(ze_memory_type_t type, pa_sd_device *dev, size_t si
         /* Fresh device memory reads as zeros, like freshly mapped pages on real drivers. */
         memset(p, 0, rounded);
         pthread_mutex_lock(&g_mu);
-        pa_sd_alloc a = {(uintptr_t)p, size, type, dev, g_next_id++};
+        pa_sd_alloc a = {(uintptr_t)p, size, type, dev, g_next_id++, hc};
         int rc = table_insert(&a);
         pthread_mutex_unlock(&g_mu);
         if (rc == 0) {
@@ -126,7 +127,7 @@ ze_result_t pa_sd_zeMemAllocDevice(ze_context_handle_t hc, const ze_device_mem_a
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!desc || !pptr)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    return mem_alloc(ZE_MEMORY_TYPE_DEVICE, dev, size, alignment, pptr);
+    return mem_alloc(hc, ZE_MEMORY_TYPE_DEVICE, dev, size, alignment, pptr);
 }
 
 ze_result_t pa_sd_zeMemAllocShared(ze_context_handle_t hc, const ze_device_mem_alloc_desc_t *ddesc,
@@ -139,7 +140,7 @@ ze_result_t pa_sd_zeMemAllocShared(ze_context_handle_t hc, const ze_device_mem_a
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!ddesc || !hdesc || !pptr)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    return mem_alloc(ZE_MEMORY_TYPE_SHARED, pa_sd_device_of(hd), size, alignment, pptr);
+    return mem_alloc(hc, ZE_MEMORY_TYPE_SHARED, pa_sd_device_of(hd), size, alignment, pptr);
 }
 
 ze_result_t pa_sd_zeMemAllocHost(ze_context_handle_t hc, const ze_host_mem_alloc_desc_t *desc,
@@ -149,7 +150,7 @@ ze_result_t pa_sd_zeMemAllocHost(ze_context_handle_t hc, const ze_host_mem_alloc
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!desc || !pptr)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    return mem_alloc(ZE_MEMORY_TYPE_HOST, NULL, size, alignment, pptr);
+    return mem_alloc(hc, ZE_MEMORY_TYPE_HOST, NULL, size, alignment, pptr);
 }
 
 ze_result_t pa_sd_zeMemFree(ze_context_handle_t hc, void *ptr)
@@ -160,9 +161,9 @@ ze_result_t pa_sd_zeMemFree(ze_context_handle_t hc, void *ptr)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     pthread_mutex_lock(&g_mu);
     long i = find_floor((uintptr_t)ptr);
-    if (i < 0 || g_allocs[i].base != (uintptr_t)ptr) {
+    if (i < 0 || g_allocs[i].base != (uintptr_t)ptr || g_allocs[i].context != (const void *)hc) {
         pthread_mutex_unlock(&g_mu);
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT; /* not the start of a live allocation */
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT; /* not the start of a live allocation of hc */
     }
     pa_sd_alloc a = g_allocs[i];
     memmove(&g_allocs[i], &g_allocs[i + 1], (g_n - (size_t)i - 1) * sizeof a);

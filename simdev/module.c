@@ -192,6 +192,7 @@ ze_result_t pa_sd_zeKernelCreate(ze_module_handle_t h, const ze_kernel_desc_t *d
         k->def = &m->kernels[i];
         k->gsize[0] = k->gsize[1] = k->gsize[2] = 1;
         k->nargs = pa_sd_builtin_nargs(k->def->builtin);
+        k->nargs_required = k->nargs ? k->nargs : k->def->nparams;
         if (k->nargs == 0)
             k->nargs = k->def->nparams ? k->def->nparams : PA_SD_MAX_ARGS;
         *ph = (ze_kernel_handle_t)k;
@@ -273,6 +274,7 @@ ze_result_t pa_sd_zeKernelSetArgumentValue(ze_kernel_handle_t h, uint32_t index,
     if ((want && size != want) || size == 0)
         return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
     memset(k->args[index], 0, PA_SD_ARG_BYTES);
+    k->args_set |= 1u << index;
     if (value) /* NULL value = NULL buffer or local-memory size only */
         memcpy(k->args[index], value, size < PA_SD_ARG_BYTES ? size : PA_SD_ARG_BYTES);
     return ZE_RESULT_SUCCESS;

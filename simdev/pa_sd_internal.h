@@ -19,6 +19,7 @@
 #define PA_SD_MAX_ENGINES 4u /* per ordinal */
 #define PA_SD_MAX_ARGS 32u
 #define PA_SD_ARG_BYTES 64u
+#define PA_SD_MAX_FILL_PATTERN 256u /* maxMemoryFillPatternSize of both queue groups */
 
 /* Magic tags at the start of every handle so a wrong or stale handle is rejected, not followed. */
 enum {
@@ -134,7 +135,7 @@ typedef struct pa_sd_cmd {
             void *dst; const void *src; ze_copy_region_t dr, sr;
             uint32_t dpitch, dslice, spitch, sslice;
         } region;
-        struct { void *dst; uint8_t pattern[256]; size_t psize; size_t size; } fill;
+        struct { void *dst; uint8_t pattern[PA_SD_MAX_FILL_PATTERN]; size_t psize; size_t size; } fill;
         struct { uint64_t *dst; } wts;
         struct { uint32_t n; pa_sd_event **events; void *dst; size_t *offsets; } qts;
     } u;
@@ -183,6 +184,8 @@ struct pa_sd_kernel {
     uint32_t gsize[3];
     uint32_t nargs;                /* builtins: exact; others: PA_SD_MAX_ARGS */
     uint8_t args[PA_SD_MAX_ARGS][PA_SD_ARG_BYTES];
+    uint32_t args_set;             /* bit i: argument i set by zeKernelSetArgumentValue */
+    uint32_t nargs_required;       /* builtins and SPIR-V with known parameters: all must be set */
     ze_kernel_indirect_access_flags_t indirect;
 };
 
@@ -243,6 +246,10 @@ PA_SD_HIDDEN void pa_sd_events_wake_all(void);
 PA_SD_HIDDEN void pa_sd_cmd_free(pa_sd_cmd *c);
 /*! pa_sd_list_of(h) : command list handle -> object or NULL. */
 PA_SD_HIDDEN pa_sd_cmdlist *pa_sd_list_of(ze_command_list_handle_t h);
+
+/* ---- queue.c ---- */
+/*! pa_sd_queue_desc_valid(desc) : mode and priority are values of their enumerations. */
+PA_SD_HIDDEN bool pa_sd_queue_desc_valid(const ze_command_queue_desc_t *desc);
 
 /* ---- queue_engine.c ---- */
 /*! pa_sd_engine_get(dev, ordinal, index) : the engine, created (worker thread started) on first use;

@@ -25,6 +25,8 @@ ze_result_t pa_sd_zeCommandQueueCreate(ze_context_handle_t hc, ze_device_handle_
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!desc || !ph)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!pa_sd_queue_desc_valid(desc))
+        return ZE_RESULT_ERROR_INVALID_ENUMERATION;
     pa_sd_engine *eng = pa_sd_engine_get(dev, desc->ordinal, desc->index);
     if (!eng)
         return ZE_RESULT_ERROR_INVALID_ARGUMENT; /* ordinal/index outside the queue groups */
@@ -37,6 +39,12 @@ ze_result_t pa_sd_zeCommandQueueCreate(ze_context_handle_t hc, ze_device_handle_
     q->synchronous = desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
     *ph = (ze_command_queue_handle_t)q;
     return ZE_RESULT_SUCCESS;
+}
+
+bool pa_sd_queue_desc_valid(const ze_command_queue_desc_t *desc)
+{
+    return desc->mode <= ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS &&
+           desc->priority <= ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_HIGH;
 }
 
 static ze_result_t queue_wait(pa_sd_queue *q, uint64_t timeout)
@@ -80,6 +88,9 @@ ze_result_t pa_sd_zeCommandQueueExecuteCommandLists(ze_command_queue_handle_t h,
             return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
         if (l->immediate)
             return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        /* the spec: only lists of the queue's group ordinal (and so of its device) */
+        if (l->device != q->device || l->ordinal != q->engine->ordinal)
+            return ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE;
     }
     if (f) {
         pthread_mutex_lock(&q->engine->mu);
