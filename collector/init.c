@@ -18,6 +18,8 @@
 #include "../writer/writer.h"
 #include "ze.h"
 
+#define PA_ZE_DETACH_MAX_NS 200000000ull /* bound of the ze detach wait at exit, ns */
+
 static _Atomic int init_done;   /* constructor ran (it may be called twice: run once) */
 static _Atomic int finish_done; /* exit path ran (atexit handler or destructor, first wins) */
 static pid_t owner_pid;         /* the process whose session this is (not a fork child) */
@@ -198,7 +200,10 @@ void pa_finish(void)
      * as late); no new ring is created from now on. */
     atomic_store(&pa_thread_no_new_rings, 1);
     /* source detach hooks go here (e.g. the Level Zero tracer flushes before the last drain) */
-    pa_ze_detach(pa_config.exit_timeout_ms * 1000000ull / 2); /* in-flight device ops, bounded */
+    /* in-flight device ops: work the app left queued at exit is not waited for long (it may run
+     * for seconds); what is still pending after this short bound is counted uncollected */
+    uint64_t detach_ns = pa_config.exit_timeout_ms * 1000000ull / 2;
+    pa_ze_detach(detach_ns < PA_ZE_DETACH_MAX_NS ? detach_ns : PA_ZE_DETACH_MAX_NS);
     meta.end_mono_ns = pa_clock_ns();
     const pa_agg_results_t *res = pa_agg_stop(pa_config.exit_timeout_ms * 1000000ull);
     atomic_store(&pa_sources, 0);
