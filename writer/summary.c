@@ -166,8 +166,9 @@ static void pa_summary_counters(FILE *out, sqlite3 *db, const pa_agg_results_t *
         fprintf(out, "WARNING: %llu HGTX pushes beyond the maximum nesting depth were NOT recorded"
                 " (nor their pops)\n", (unsigned long long)res->hgtx_depth_overflow);
     if (res->unrecorded)
-        fprintf(out, "WARNING: %llu events were NOT recorded (no ring: out of memory, or produced"
-                " while a signal handler interrupted the agent)\n",
+        fprintf(out, "WARNING: %llu events were NOT recorded (produced after the exit path began by"
+                " threads that had no ring yet, e.g. threads blocked in a call until exit; or no"
+                " memory for a ring; or inside a signal handler that interrupted the agent)\n",
                 (unsigned long long)res->unrecorded);
     if (res->spool_errors)
         fprintf(out, "WARNING: %llu spool write errors: the DB lacks trace rows from the first"
