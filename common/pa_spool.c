@@ -1,8 +1,9 @@
-/* pa_spool.c - streaming zstd spool: 64-byte records plus slot-padded payloads, one zstd frame per ~1 MiB block. */
+/* pa_spool.c - streaming zstd spool: compactly encoded records and payloads, one zstd frame per ~1 MiB block. */
 #include "pa_spool.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +19,141 @@
 #define SPOOL_IN_CAP (1u << 20)
 #define SPOOL_MAX_LEN (1u << 30) /* reader sanity bound on one payload */
 
+/*
+ * Record encoding inside the zstd stream (before compression). Spool records are 64-byte
+ * slots that are mostly zero and zstd's time grows with its input (it was ~60 % of the
+ * aggregator's CPU on raw slots), so each record is shrunk first:
+ *
+ *   u16 kind | u16 mask | [len] | [t0] | [t1] | the non-zero 32-bit halves of the rest | payload
+ *
+ * all integers little-endian varints (7 bits per byte, low first) except kind and mask.
+ * mask bit 0: len != 0 (nslots follows from len); bit 1: t0 != 0, stored as the zigzag
+ * delta from the previous record's t0 (records arrive roughly in time order); bit 2:
+ * t1 != 0, stored as the zigzag of t1 - t0; bits 3..12: the 32-bit halves (low, high) of
+ * header words 1 (tid, flags) and 4..7 (u.raw[0..3]) that are non-zero. Payload bytes
+ * follow exactly (no slot padding).
+ */
+#define SPOOL_ENC_MAX (2 + 2 + 5 + 10 + 10 + 10 * 5) /* largest encoded header */
+#define SPOOL_NHALF 10
+
+/* Byte offsets in pa_record_t of the ten 32-bit halves of mask bits 3..12. */
+static const uint8_t half_off[SPOOL_NHALF] = { 8, 12, 32, 36, 40, 44, 48, 52, 56, 60 };
+_Static_assert(offsetof(pa_record_t, tid) == 8 && offsetof(pa_record_t, flags) == 12 &&
+               offsetof(pa_record_t, t0) == 16 && offsetof(pa_record_t, t1) == 24 &&
+               offsetof(pa_record_t, u) == 32, "spool encoding assumes the pa_record_t layout");
+
+static inline uint8_t *enc_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static inline uint64_t zigzag(uint64_t d)
+{
+    return (d << 1) ^ (uint64_t)-(int64_t)(d >> 63);
+}
+
+static inline uint64_t unzigzag(uint64_t z)
+{
+    return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
+}
+
+/* Encodes rec's header (payload length `len`) at p (room: SPOOL_ENC_MAX); returns the end. */
+static uint8_t *enc_header(uint8_t *p, const pa_record_t *rec, uint32_t len, uint64_t *prev_t0)
+{
+    const uint8_t *raw = (const uint8_t *)rec;
+    uint32_t h[SPOOL_NHALF];
+    uint32_t mask = (len != 0) | (rec->t0 != 0) << 1 | (rec->t1 != 0) << 2;
+    for (int i = 0; i < SPOOL_NHALF; i++) {
+        memcpy(&h[i], raw + half_off[i], 4);
+        mask |= (uint32_t)(h[i] != 0) << (3 + i);
+    }
+    p[0] = (uint8_t)rec->kind;
+    p[1] = (uint8_t)(rec->kind >> 8);
+    p[2] = (uint8_t)mask;
+    p[3] = (uint8_t)(mask >> 8);
+    p += 4;
+    if (len)
+        p = enc_varint(p, len);
+    if (rec->t0) {
+        p = enc_varint(p, zigzag(rec->t0 - *prev_t0));
+        *prev_t0 = rec->t0;
+    }
+    if (rec->t1)
+        p = enc_varint(p, zigzag(rec->t1 - rec->t0));
+    for (int i = 0; i < SPOOL_NHALF; i++)
+        if (h[i])
+            p = enc_varint(p, h[i]);
+    return p;
+}
+
+/* Reads a varint of at most `bits` bits from [*p, end). 0 ok, 1 when it runs past end,
+ * -1 when it is longer than `bits` allow (corrupt). */
+static inline int dec_varint(const uint8_t **p, const uint8_t *end, unsigned bits, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (unsigned shift = 0; shift < bits; shift += 7) {
+        if (*p == end)
+            return 1;
+        uint8_t b = *(*p)++;
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = x;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Decodes one header from [p, end) into *rec (nslots and len set). Returns the bytes used,
+ * 0 when [p, end) holds only part of it, -1 when it is malformed. */
+static long dec_header(const uint8_t *p, const uint8_t *end, pa_record_t *rec, uint64_t *prev_t0)
+{
+    const uint8_t *s = p;
+    if (end - p < 4)
+        return 0;
+    uint32_t mask = (uint32_t)p[2] | (uint32_t)p[3] << 8;
+    if (mask >> (3 + SPOOL_NHALF))
+        return -1;
+    memset(rec, 0, sizeof *rec);
+    rec->kind = (uint16_t)(p[0] | p[1] << 8);
+    p += 4;
+    uint64_t v = 0;
+    int rc;
+    if (mask & 1) {
+        if ((rc = dec_varint(&p, end, 35, &v)) != 0)
+            return rc > 0 ? 0 : -1;
+        if (v == 0 || v > SPOOL_MAX_LEN)
+            return -1;
+        rec->len = (uint32_t)v;
+    }
+    rec->nslots = (uint16_t)pa_record_slots(rec->len);
+    if (mask & 2) {
+        if ((rc = dec_varint(&p, end, 70, &v)) != 0)
+            return rc > 0 ? 0 : -1;
+        rec->t0 = *prev_t0 += unzigzag(v);
+    }
+    if (mask & 4) {
+        if ((rc = dec_varint(&p, end, 70, &v)) != 0)
+            return rc > 0 ? 0 : -1;
+        rec->t1 = rec->t0 + unzigzag(v);
+    }
+    uint8_t *raw = (uint8_t *)rec;
+    for (int i = 0; i < SPOOL_NHALF; i++) {
+        if (!(mask >> (3 + i) & 1))
+            continue;
+        if ((rc = dec_varint(&p, end, 35, &v)) != 0)
+            return rc > 0 ? 0 : -1;
+        uint32_t x = (uint32_t)v;
+        memcpy(raw + half_off[i], &x, 4);
+    }
+    return p - s;
+}
+
 struct pa_spool_writer {
     char *path;
     ZSTD_CCtx *cc;
@@ -25,7 +161,8 @@ struct pa_spool_writer {
     size_t in_len;
     uint8_t *out;
     size_t out_cap;
-    uint64_t raw, comp;
+    uint64_t raw, comp;     /* raw: bytes as 64-byte slots (what the encoding saves) */
+    uint64_t prev_t0;       /* t0 delta base (enc_header) */
     int failed;
 };
 
@@ -38,6 +175,8 @@ struct pa_spool_reader {
     size_t pos, len, cap;
     size_t last_ret;        /* last ZSTD_decompressStream result: 0 = at a frame boundary */
     int eof;
+    uint64_t prev_t0;       /* t0 delta base (dec_header) */
+    pa_record_t rec;        /* the record last returned */
 };
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -149,24 +288,17 @@ int pa_spool_append(pa_spool_writer_t *w, const pa_record_t *rec, const void *pa
     if (w->failed)
         return -1;
     uint32_t len = payload ? rec->len : 0;
-    uint32_t ns = pa_record_slots(len);
-    size_t total = (size_t)ns * PA_SLOT_SIZE;
-    w->raw += total;
-    if (len == 0 && w->in_len + PA_SLOT_SIZE < SPOOL_IN_CAP) { /* fast path: header only */
-        pa_record_t *dst = (pa_record_t *)(w->in + w->in_len);
-        memcpy(dst, rec, sizeof *dst);
-        dst->nslots = 1;
-        dst->len = 0;
-        w->in_len += PA_SLOT_SIZE;
+    w->raw += (size_t)pa_record_slots(len) * PA_SLOT_SIZE;
+    if (w->in_len + SPOOL_ENC_MAX + len <= SPOOL_IN_CAP) { /* fast path: straight into the stage */
+        uint8_t *p = enc_header(w->in + w->in_len, rec, len, &w->prev_t0);
+        if (len)
+            memcpy(p, payload, len), p += len;
+        w->in_len = (size_t)(p - w->in);
         return 0;
     }
-    pa_record_t hdr = *rec;
-    hdr.nslots = (uint16_t)ns;
-    hdr.len = len;
-    static const uint8_t zeros[PA_SLOT_SIZE];
-    size_t pad = total - PA_SLOT_SIZE - len;
-    if (spool_put(w, &hdr, sizeof hdr) < 0 || spool_put(w, payload, len) < 0 ||
-        spool_put(w, zeros, pad) < 0) {
+    uint8_t hdr[SPOOL_ENC_MAX];
+    size_t hlen = (size_t)(enc_header(hdr, rec, len, &w->prev_t0) - hdr);
+    if (spool_put(w, hdr, hlen) < 0 || spool_put(w, payload, len) < 0) {
         w->failed = 1;
         return -1;
     }
@@ -282,24 +414,28 @@ static int reader_fill(pa_spool_reader_t *r, size_t need)
 
 int pa_spool_next(pa_spool_reader_t *r, const pa_record_t **rec, const uint8_t **payload)
 {
-    if (reader_fill(r, PA_SLOT_SIZE) < 0) {
-        /* a clean end: nothing pending and the last frame was complete */
-        if (r->len == r->pos && r->eof && r->last_ret == 0 && r->in_pos == r->in_size)
-            return 0;
+    /* the fill fails near the end of the input, where the last records may be shorter than
+     * the largest header: decode what is there and tell a clean end from a cut record */
+    reader_fill(r, SPOOL_ENC_MAX);
+    if (r->len == r->pos) {
+        if (r->eof && r->last_ret == 0 && r->in_pos == r->in_size)
+            return 0; /* nothing pending and the last frame was complete */
         return -1;
     }
-    pa_record_t hdr;
-    memcpy(&hdr, r->buf + r->pos, sizeof hdr);
-    if (hdr.len > SPOOL_MAX_LEN || hdr.nslots != pa_record_slots(hdr.len)) {
-        pa_err("spool", "corrupt spool record (kind 0x%x, nslots %u, len %u)", hdr.kind, hdr.nslots,
-               hdr.len);
+    uint64_t t0 = r->prev_t0;
+    long h = dec_header(r->buf + r->pos, r->buf + r->len, &r->rec, &t0);
+    if (h <= 0) {
+        if (h < 0)
+            pa_err("spool", "corrupt spool record (kind 0x%x): bad length or varint",
+                   (unsigned)r->buf[r->pos] | (unsigned)r->buf[r->pos + 1] << 8);
         return -1;
     }
-    size_t total = (size_t)hdr.nslots * PA_SLOT_SIZE;
-    if (reader_fill(r, total) < 0)
+    size_t total = (size_t)h + r->rec.len;
+    if (reader_fill(r, total) < 0) /* may move the buffer: the payload is located after it */
         return -1;
-    *rec = (const pa_record_t *)(r->buf + r->pos);
-    *payload = hdr.len ? r->buf + r->pos + PA_SLOT_SIZE : NULL;
+    r->prev_t0 = t0;
+    *rec = &r->rec;
+    *payload = r->rec.len ? r->buf + r->pos + (size_t)h : NULL;
     r->pos += total;
     return 1;
 }
