@@ -71,7 +71,11 @@ static uint64_t respool(const char *in, const char *out, int level, uint64_t *ra
 int main(int argc, char **argv)
 {
     uint64_t events = bench_arg(argc, argv, 1, "EVENTS", 3000000, 3, 1ull << 34);
-    int level = (int)bench_arg(argc, argv, 2, "ZSTD_LEVEL", 1, 1, 19);
+    int level = argc > 2 ? atoi(argv[2]) : -1; /* default: the agent's (collector/init.c) */
+    if (level < -22 || level > 19) {
+        fprintf(stderr, "bench_write: ZSTD_LEVEL must be in -22..19\n");
+        return 2;
+    }
     char spool[64], spool2[64], db[64];
     snprintf(spool, sizeof spool, "/tmp/bench_write_%d.zst", (int)getpid());
     snprintf(spool2, sizeof spool2, "/tmp/bench_write_%d.2.zst", (int)getpid());

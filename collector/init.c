@@ -283,7 +283,8 @@ __attribute__((constructor)) static void pa_init(void)
         goto out;
     pa_thread_init();
     pa_agg_config_t acfg = {.spool_path = spool_path, .poll_interval_ns = 1000000, .median_budget = 16u << 20,
-                            .zstd_level = 1};
+                            .zstd_level = -1}; /* zstd fast mode: on the compact spool encoding
+                                                  it is both faster and smaller than level 1 */
     if (pa_agg_start(&acfg) != 0) {
         pa_err("agent", "cannot start the aggregator (spool %s): %s; profiling is off", spool_path,
                strerror(errno));
