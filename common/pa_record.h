@@ -56,6 +56,8 @@ enum pa_rec_kind {
     /* device memory (collector/mem.c) */
     PA_REC_MEM_ALLOC = 0x80,     /* t0, t1, u.mem; payload = pa_mem_stack_hdr_t + frames (common/pa_callstack.h) */
     PA_REC_MEM_FREE = 0x81,      /* t0, t1, u.mem (size 0, kind 0) */
+    PA_REC_MEM_MODULE = 0x82,    /* dlclose unloaded a module (collector/mem_dl.c): t0; u.raw = {unload
+                                    generation, load bias, lowest, end address}; payload = its path */
 };
 
 /* Spool record kinds (aggregator -> writer). */
