@@ -62,32 +62,62 @@ static inline uint64_t unzigzag(uint64_t z)
     return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
 }
 
-/* Encodes rec's header (payload length `len`) at p (room: SPOOL_ENC_MAX); returns the end. */
+/* A 32-bit varint with the common 1- and 2-byte cases unrolled (ids, tids, small counts). */
+static inline uint8_t *enc_u32(uint8_t *p, uint32_t v)
+{
+    if (v < 0x80) {
+        *p = (uint8_t)v;
+        return p + 1;
+    }
+    if (v < 0x4000) {
+        p[0] = (uint8_t)(v | 0x80);
+        p[1] = (uint8_t)(v >> 7);
+        return p + 2;
+    }
+    return enc_varint(p, v);
+}
+
+/* Encodes rec's header (payload length `len`) at p (room: SPOOL_ENC_MAX); returns the end.
+ * One pass over the words; the mask is written last into its reserved bytes. */
 static uint8_t *enc_header(uint8_t *p, const pa_record_t *rec, uint32_t len, uint64_t *prev_t0)
 {
-    const uint8_t *raw = (const uint8_t *)rec;
-    uint32_t h[SPOOL_NHALF];
-    uint32_t mask = (len != 0) | (rec->t0 != 0) << 1 | (rec->t1 != 0) << 2;
-    for (int i = 0; i < SPOOL_NHALF; i++) {
-        memcpy(&h[i], raw + half_off[i], 4);
-        mask |= (uint32_t)(h[i] != 0) << (3 + i);
-    }
-    p[0] = (uint8_t)rec->kind;
-    p[1] = (uint8_t)(rec->kind >> 8);
-    p[2] = (uint8_t)mask;
-    p[3] = (uint8_t)(mask >> 8);
+    /* fields read straight from *rec (a local copy of the slot stalled on store forwarding) */
+    const uint64_t wv[SPOOL_NHALF / 2] = { (uint64_t)rec->flags << 32 | rec->tid, rec->u.raw[0],
+                                           rec->u.raw[1], rec->u.raw[2], rec->u.raw[3] };
+    uint64_t t0 = rec->t0, t1 = rec->t1;
+    uint8_t *s = p;
+    uint32_t mask = 0;
     p += 4;
-    if (len)
-        p = enc_varint(p, len);
-    if (rec->t0) {
-        p = enc_varint(p, zigzag(rec->t0 - *prev_t0));
-        *prev_t0 = rec->t0;
+    if (len) {
+        mask = 1;
+        p = enc_u32(p, len);
     }
-    if (rec->t1)
-        p = enc_varint(p, zigzag(rec->t1 - rec->t0));
-    for (int i = 0; i < SPOOL_NHALF; i++)
-        if (h[i])
-            p = enc_varint(p, h[i]);
+    if (t0) {
+        mask |= 2;
+        p = enc_varint(p, zigzag(t0 - *prev_t0));
+        *prev_t0 = t0;
+    }
+    if (t1) {
+        mask |= 4;
+        p = enc_varint(p, zigzag(t1 - t0));
+    }
+    for (int i = 0; i < SPOOL_NHALF / 2; i++) {
+        uint64_t x = wv[i];
+        if (!x)
+            continue;
+        if ((uint32_t)x) {
+            mask |= 8u << (2 * i);
+            p = enc_u32(p, (uint32_t)x);
+        }
+        if (x >> 32) {
+            mask |= 16u << (2 * i);
+            p = enc_u32(p, (uint32_t)(x >> 32));
+        }
+    }
+    s[0] = (uint8_t)rec->kind;
+    s[1] = (uint8_t)(rec->kind >> 8);
+    s[2] = (uint8_t)mask;
+    s[3] = (uint8_t)(mask >> 8);
     return p;
 }
 
