@@ -87,6 +87,8 @@ enum pa_sp_kind {
     PA_SP_MEM_FRAME = 0x1082,    /* one frame of a call chain: u.raw = {chain id, depth, frame STRING id,
                                     module STRING id << 32 | function STRING id} */
     PA_SP_MEM_INFO = 0x1083,     /* u.raw = {rules STRING id, exe STRING id, failed allocs, unknown frees} */
+    PA_SP_MEM_COUNTS = 0x1084,   /* u.raw[0] = memory records lost by the collector (ring full after
+                                    the bounded wait, no ring) */
 };
 
 /* pa_record_t.flags */
