@@ -17,7 +17,11 @@ typedef struct mem_chain {
     uint64_t hash;
     size_t off;          /* frames then Python text, in st->arena */
     uint32_t nframes, py_len;
+    uint32_t gen, py_omitted, flags;  /* pa_mem_stack_hdr_t: part of the identity */
 } mem_chain_t;
+
+/* A module dlclose'd during the run (PA_REC_MEM_MODULE), for pa_sym_add_unloaded(). */
+typedef struct mem_module { uint32_t gen; uint64_t bias, lo, hi; char *path; } mem_module_t;
 
 typedef struct mem_live {
     uint64_t event_id, size, device_handle;
@@ -34,7 +38,11 @@ typedef struct mem_state {
     uint64_t next_event;
     uint64_t failed_allocs, unknown_frees, failed_frees;
     uint64_t fallback_dev[16]; uint32_t nfallback; /* handles the ze source did not know */
+    mem_module_t *mods; size_t nmods;
 } mem_state_t;
+
+/* Memory records the collector lost (collector/mem.c); weak for the same reason as pa_config. */
+extern uint64_t pa_mem_dropped_count(void) __attribute__((weak));
 
 static mem_state_t *mem_state(pa_agg_t *a)
 {
@@ -62,16 +70,20 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 static uint64_t next_key(uint64_t k) { return k + 1 ? k + 1 : 1; }
 
 /* Chain id (> 0) of the stack bytes, added when new; 0 when out of memory or empty. */
-static uint32_t chain_get(mem_state_t *st, const uint8_t *bytes, uint32_t nframes, uint32_t py_len)
+static uint32_t chain_get(mem_state_t *st, const uint8_t *bytes, const pa_mem_stack_hdr_t *hd)
 {
+    uint32_t nframes = hd->nframes, py_len = hd->py_len;
     size_t len = (size_t)nframes * 8u + py_len;
     if (len == 0)
         return 0;
-    uint64_t h = pa_hash_bytes(bytes, len);
+    /* the same addresses before and after a dlclose may be different code: gen is identity */
+    uint64_t h = pa_hash_bytes(bytes, len) ^ ((uint64_t)hd->gen * 0x9e3779b97f4a7c15ull);
     uint64_t k = h ? h : 1;
     for (uint32_t *v; (v = pa_map_get(&st->chain_idx, k)) != NULL; k = next_key(k)) {
         const mem_chain_t *c = &st->chains[*v - 1];
-        if (c->nframes == nframes && c->py_len == py_len && memcmp(st->arena + c->off, bytes, len) == 0)
+        if (c->nframes == nframes && c->py_len == py_len && c->gen == hd->gen &&
+            c->py_omitted == hd->py_omitted && c->flags == hd->flags &&
+            memcmp(st->arena + c->off, bytes, len) == 0)
             return *v;
     }
     /* k is now the first free key of the probe sequence */
@@ -84,6 +96,9 @@ static uint32_t chain_get(mem_state_t *st, const uint8_t *bytes, uint32_t nframe
     c->off = st->arena_len;
     c->nframes = nframes;
     c->py_len = py_len;
+    c->gen = hd->gen;
+    c->py_omitted = hd->py_omitted;
+    c->flags = hd->flags;
     memcpy(st->arena + st->arena_len, bytes, len);
     st->arena_len += len;
     return (uint32_t)st->nchains;
@@ -137,7 +152,7 @@ static void mem_alloc(pa_agg_t *a, mem_state_t *st, const pa_record_t *rec, cons
     }
     pa_mem_sp_t sp = {.event_id = ++st->next_event, .device_handle = h.device,
                       .device = device_index(st, &h)};
-    sp.callchain_id = stack ? chain_get(st, stack, h.nframes, h.py_len) : 0;
+    sp.callchain_id = stack ? chain_get(st, stack, &h) : 0;
     pa_record_t out = *rec;
     out.kind = PA_SP_MEM_ALLOC;
     out.len = sizeof sp;
@@ -176,6 +191,18 @@ static void mem_free(pa_agg_t *a, mem_state_t *st, const pa_record_t *rec)
     pa_agg_spool(a, &out, &sp);
 }
 
+static void mem_module(mem_state_t *st, const pa_record_t *rec, const uint8_t *payload)
+{
+    mem_module_t *m = realloc(st->mods, (st->nmods + 1) * sizeof(*m));
+    if (!m)
+        return;
+    st->mods = m;
+    m[st->nmods] = (mem_module_t){(uint32_t)rec->u.raw[0], rec->u.raw[1], rec->u.raw[2], rec->u.raw[3],
+                                  strndup((const char *)payload, rec->len)};
+    if (m[st->nmods].path)
+        st->nmods++;
+}
+
 void pa_agg_mem_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
 {
     mem_state_t *st = mem_state(a);
@@ -183,6 +210,8 @@ void pa_agg_mem_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *paylo
         return;
     if (rec->kind == PA_REC_MEM_ALLOC)
         mem_alloc(a, st, rec, payload);
+    else if (rec->kind == PA_REC_MEM_MODULE)
+        mem_module(st, rec, payload);
     else if (rec->kind == PA_REC_MEM_FREE)
         mem_free(a, st, rec);
 }
@@ -200,15 +229,21 @@ static size_t frame_display(const pa_sym_frame_t *f, char *buf, size_t sz)
 static void mem_spool_chains(pa_agg_t *a, mem_state_t *st)
 {
     pa_sym_t *sym = st->nchains ? pa_sym_open() : NULL;
+    for (size_t i = 0; sym && i < st->nmods; i++)
+        pa_sym_add_unloaded(sym, st->mods[i].gen, st->mods[i].bias, st->mods[i].lo, st->mods[i].hi,
+                            st->mods[i].path);
+    size_t depth = &pa_config != NULL ? (size_t)pa_config.callstack_depth : 0;
     pa_sym_frame_t fr[PA_CALLSTACK_MAX_DEPTH + 64];
-    uint64_t pcs[PA_CALLSTACK_MAX_DEPTH];
+    uint64_t pcs[PA_CALLSTACK_MAX_DEPTH + PA_MEM_SKIP_FRAMES];
     char disp[4096];
     for (size_t i = 0; i < st->nchains; i++) {
         const mem_chain_t *c = &st->chains[i];
-        uint32_t nf = c->nframes < PA_CALLSTACK_MAX_DEPTH ? c->nframes : PA_CALLSTACK_MAX_DEPTH;
+        uint32_t nf = c->nframes < PA_CALLSTACK_MAX_DEPTH + PA_MEM_SKIP_FRAMES ? c->nframes
+                                                                                : PA_CALLSTACK_MAX_DEPTH + PA_MEM_SKIP_FRAMES;
         memcpy(pcs, st->arena + c->off, (size_t)nf * 8u); /* arena bytes are unaligned */
-        size_t n = pa_sym_chain(sym, pcs, nf, (const char *)st->arena + c->off + (size_t)c->nframes * 8u,
-                                c->py_len, fr, sizeof fr / sizeof fr[0]);
+        int64_t more = c->flags & PA_MEM_STACK_CUT ? -1 : (int64_t)c->py_omitted;
+        size_t n = pa_sym_chain(sym, pcs, nf, c->gen, (const char *)st->arena + c->off + (size_t)c->nframes * 8u,
+                                c->py_len, depth, more, fr, sizeof fr / sizeof fr[0]);
         for (size_t d = 0; d < n; d++) {
             size_t dl = frame_display(&fr[d], disp, sizeof disp);
             pa_record_t r = {.kind = PA_SP_MEM_FRAME};
@@ -225,7 +260,10 @@ static void mem_spool_chains(pa_agg_t *a, mem_state_t *st)
 
 void pa_agg_mem_finish(pa_agg_t *a)
 {
+    uint64_t dropped = pa_mem_dropped_count ? pa_mem_dropped_count() : 0;
     mem_state_t *st = *pa_agg_source_state(a, PA_AGG_SRC_MEM);
+    if (!st && dropped)
+        st = mem_state(a); /* every record lost: the DB still says so */
     if (!st)
         return; /* no memory record at all: nothing in the DB either */
     mem_spool_chains(a, st);
@@ -238,6 +276,10 @@ void pa_agg_mem_finish(pa_agg_t *a)
     info.u.raw[2] = st->failed_allocs;
     info.u.raw[3] = st->unknown_frees;
     pa_agg_spool(a, &info, NULL);
+    pa_record_t counts = {.kind = PA_SP_MEM_COUNTS};
+    counts.u.raw[0] = dropped;
+    pa_agg_spool(a, &counts, NULL);
+
     pa_dbg("mem", "%zu call chains, %zu live allocations at exit, %llu failed allocs, %llu unknown frees",
            st->nchains, st->live.n, (unsigned long long)st->failed_allocs, (unsigned long long)st->unknown_frees);
     pa_map_free(&st->chain_idx);
@@ -246,6 +288,9 @@ void pa_agg_mem_finish(pa_agg_t *a)
     free(st->arena);
     free(st->slots);
     free(st->free_slots);
+    for (size_t i = 0; i < st->nmods; i++)
+        free(st->mods[i].path);
+    free(st->mods);
     free(st);
     *pa_agg_source_state(a, PA_AGG_SRC_MEM) = NULL;
 }

@@ -27,6 +27,8 @@ static struct {
     __typeof__(dwfl_module_addrname) *addrname;
     __typeof__(dwfl_module_getsrc) *getsrc;
     __typeof__(dwfl_lineinfo) *lineinfo;
+    __typeof__(dwfl_report_elf) *report_elf;
+    __typeof__(dwfl_module_getelf) *getelf;
     Dwfl_Callbacks cb;
 } dw;
 
@@ -42,7 +44,8 @@ static int dw_load(void)
         PA_DW(report_end, "dwfl_report_end") && PA_DW(proc_report, "dwfl_linux_proc_report") &&
         PA_DW(addrmodule, "dwfl_addrmodule") && PA_DW(module_info, "dwfl_module_info") &&
         PA_DW(addrname, "dwfl_module_addrname") && PA_DW(getsrc, "dwfl_module_getsrc") &&
-        PA_DW(lineinfo, "dwfl_lineinfo") &&
+        PA_DW(lineinfo, "dwfl_lineinfo") && PA_DW(report_elf, "dwfl_report_elf") &&
+        PA_DW(getelf, "dwfl_module_getelf") &&
         (*(void **)&dw.cb.find_elf = dlsym(h, "dwfl_linux_proc_find_elf")) &&
         (*(void **)&dw.cb.find_debuginfo = dlsym(h, "dwfl_standard_find_debuginfo")));
 #undef PA_DW
@@ -53,8 +56,19 @@ static int dw_load(void)
 
 typedef struct sym_entry { pa_sym_frame_t f; uint64_t pc; } sym_entry_t;
 
+/* A module dlclose'd before exit (pa_sym_add_unloaded); its Dwfl is built on first use. */
+typedef struct sym_unloaded {
+    uint32_t gen;
+    uint64_t bias, lo, hi;
+    char *path;
+    Dwfl *dwfl;
+    int tried;
+    pa_map_t by_pc;           /* pc -> entry index + 1 (own cache: the address meant another file) */
+} sym_unloaded_t;
+
 struct pa_sym {
     Dwfl *dwfl;
+    sym_unloaded_t *unl; size_t nunl;
     pa_demangle_fn demangle;  /* abi::__cxa_demangle from libstdc++, loaded RTLD_LOCAL */
     char self_path[4096];     /* the agent's own .so: its frames are dropped */
     pa_map_t by_pc;           /* pc -> entry index + 1 */
@@ -108,6 +122,13 @@ void pa_sym_close(pa_sym_t *sy)
         return;
     if (sy->dwfl)
         dw.end(sy->dwfl);
+    for (size_t i = 0; i < sy->nunl; i++) {
+        if (sy->unl[i].dwfl)
+            dw.end(sy->unl[i].dwfl);
+        free(sy->unl[i].path);
+        pa_map_free(&sy->unl[i].by_pc);
+    }
+    free(sy->unl);
     for (size_t i = 0; i < sy->nstrs; i++)
         free(sy->strs[i]);
     free(sy->strs);
@@ -128,14 +149,26 @@ static char *sym_demangle(pa_sym_t *sy, const char *name)
     return strdup(name);
 }
 
-/* Resolves one return address (looked up at pc - 1: inside the call instruction). */
-static pa_sym_frame_t sym_resolve(pa_sym_t *sy, uint64_t pc)
+/* "name+0x<offset>" for an address without a symbol: the file-relative offset, so a stripped
+ * PIE prints the same in every run ("deep_stripped+0x11f9"). */
+static const char *sym_offset_name(pa_sym_t *sy, const char *module, uint64_t off)
+{
+    const char *b = strrchr(module, '/');
+    char *s = NULL;
+    if (asprintf(&s, "%s+0x%llx", b ? b + 1 : module, (unsigned long long)off) < 0)
+        return "";
+    return sym_keep(sy, s);
+}
+
+/* Resolves one return address in `dwfl` (looked up at pc - 1: inside the call instruction). */
+static pa_sym_frame_t sym_resolve(pa_sym_t *sy, Dwfl *dwfl, uint64_t pc)
 {
     pa_sym_frame_t f = {"[unknown]", "", ""};
-    Dwfl_Module *mod = sy->dwfl && pc ? dw.addrmodule(sy->dwfl, pc - 1) : NULL;
+    Dwfl_Module *mod = dwfl && pc ? dw.addrmodule(dwfl, pc - 1) : NULL;
     const char *fn = NULL;
     if (mod) {
-        const char *mname = dw.module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+        Dwarf_Addr start = 0;
+        const char *mname = dw.module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
         if (mname)
             f.module = sym_keep(sy, strdup(mname));
         fn = dw.addrname(mod, pc - 1);
@@ -148,6 +181,13 @@ static pa_sym_frame_t sym_resolve(pa_sym_t *sy, uint64_t pc)
             if (asprintf(&src, "%s:%d", b ? b + 1 : file, lineno) > 0)
                 f.source = sym_keep(sy, src);
         }
+        if (!fn) {
+            GElf_Addr bias = start;
+            if (!dw.getelf(mod, &bias))
+                bias = start;
+            f.function = sym_offset_name(sy, f.module, pc - bias);
+            return f;
+        }
     }
     if (fn) {
         f.function = sym_keep(sy, sym_demangle(sy, fn));
@@ -159,12 +199,9 @@ static pa_sym_frame_t sym_resolve(pa_sym_t *sy, uint64_t pc)
     return f;
 }
 
-static pa_sym_frame_t sym_pc(pa_sym_t *sy, uint64_t pc)
+/* Caches f for pc in `map`; returns f. */
+static pa_sym_frame_t sym_cache(pa_sym_t *sy, pa_map_t *map, uint64_t pc, pa_sym_frame_t f)
 {
-    uint32_t *v = pa_map_get(&sy->by_pc, pc ? pc : 1);
-    if (v)
-        return sy->ents[*v - 1].f;
-    pa_sym_frame_t f = sym_resolve(sy, pc);
     if (sy->nents == sy->cap) {
         size_t nc = sy->cap ? sy->cap * 2 : 256;
         sym_entry_t *n = realloc(sy->ents, nc * sizeof(*n));
@@ -174,9 +211,76 @@ static pa_sym_frame_t sym_pc(pa_sym_t *sy, uint64_t pc)
         sy->cap = nc;
     }
     sy->ents[sy->nents] = (sym_entry_t){f, pc};
-    if (pa_map_put(&sy->by_pc, pc ? pc : 1, (uint32_t)++sy->nents) != 0)
+    if (pa_map_put(map, pc ? pc : 1, (uint32_t)++sy->nents) != 0)
         sy->nents--;
     return f;
+}
+
+/* The unloaded module that held pc at generation `gen`: the first one unloaded after that
+ * generation whose range contains pc (an address range is only reused after its unload). */
+static sym_unloaded_t *sym_unloaded_at(pa_sym_t *sy, uint64_t pc, uint32_t gen)
+{
+    sym_unloaded_t *best = NULL;
+    for (size_t i = 0; i < sy->nunl; i++) {
+        sym_unloaded_t *u = &sy->unl[i];
+        if (u->gen > gen && pc - 1 >= u->lo && pc - 1 < u->hi && (!best || u->gen < best->gen))
+            best = u;
+    }
+    return best;
+}
+
+/* pc of an unloaded module, resolved from its file placed at its recorded bias. */
+static pa_sym_frame_t sym_unloaded_pc(pa_sym_t *sy, sym_unloaded_t *u, uint64_t pc)
+{
+    uint32_t *v = pa_map_get(&u->by_pc, pc);
+    if (v)
+        return sy->ents[*v - 1].f;
+    if (!u->tried) {
+        u->tried = 1;
+        u->dwfl = dw_load() == 0 ? dw.begin(&dw.cb) : NULL;
+        if (u->dwfl) {
+            dw.report_begin(u->dwfl);
+            const char *b = strrchr(u->path, '/');
+            if (!dw.report_elf(u->dwfl, b ? b + 1 : u->path, u->path, -1, u->bias, true) ||
+                dw.report_end(u->dwfl, NULL, NULL) != 0) {
+                dw.end(u->dwfl);
+                u->dwfl = NULL;
+            }
+        }
+    }
+    pa_sym_frame_t f = sym_resolve(sy, u->dwfl, pc);
+    if (!strcmp(f.module, "[unknown]")) { /* file gone or unreadable: name + offset */
+        f.module = u->path;
+        f.function = sym_offset_name(sy, u->path, pc - u->bias);
+    }
+    return sym_cache(sy, &u->by_pc, pc, f);
+}
+
+int pa_sym_add_unloaded(pa_sym_t *sy, uint32_t gen, uint64_t bias, uint64_t lo, uint64_t hi,
+                        const char *path)
+{
+    if (!sy)
+        return -1;
+    sym_unloaded_t *n = realloc(sy->unl, (sy->nunl + 1) * sizeof(*n));
+    if (!n)
+        return -1;
+    sy->unl = n;
+    char *p = strdup(path);
+    if (!p)
+        return -1;
+    sy->unl[sy->nunl++] = (sym_unloaded_t){.gen = gen, .bias = bias, .lo = lo, .hi = hi, .path = p};
+    return 0;
+}
+
+static pa_sym_frame_t sym_pc(pa_sym_t *sy, uint64_t pc, uint32_t gen)
+{
+    sym_unloaded_t *u = sy->nunl ? sym_unloaded_at(sy, pc, gen) : NULL;
+    if (u)
+        return sym_unloaded_pc(sy, u, pc);
+    uint32_t *v = pa_map_get(&sy->by_pc, pc ? pc : 1);
+    if (v)
+        return sy->ents[*v - 1].f;
+    return sym_cache(sy, &sy->by_pc, pc, sym_resolve(sy, sy->dwfl, pc));
 }
 
 static int is_loader(const char *module)
@@ -219,34 +323,48 @@ static size_t sym_python(pa_sym_t *sy, const char *py, size_t len, pa_sym_frame_
     return n;
 }
 
-size_t pa_sym_chain(pa_sym_t *sy, const uint64_t *pcs, size_t n, const char *py, size_t py_len,
-                    pa_sym_frame_t *out, size_t max)
+/* The marker frame that ends a cut stack. */
+static pa_sym_frame_t sym_marker(pa_sym_t *sy, size_t omitted)
+{
+    pa_sym_frame_t f = {"[truncated]", "[... more frames omitted]", ""};
+    char *s = NULL;
+    if (omitted && asprintf(&s, "[... %zu frame%s omitted]", omitted, omitted == 1 ? "" : "s") > 0)
+        f.function = sym_keep(sy, s);
+    return f;
+}
+
+size_t pa_sym_chain(pa_sym_t *sy, const uint64_t *pcs, size_t n, uint32_t gen, const char *py,
+                    size_t py_len, size_t depth, int64_t more, pa_sym_frame_t *out, size_t max)
 {
     static pa_sym_t none; /* no symbolizer: addresses only */
     if (!sy)
         sy = &none;
+    if (max == 0)
+        return 0;
     size_t first = 0;
-    pa_sym_frame_t f;
     /* innermost frames of the agent itself, then of the loader and its tracing layer */
-    while (first < n && sy->self_path[0] && !strcmp((f = sym_pc(sy, pcs[first])).module, sy->self_path))
+    while (first < n && sy->self_path[0] && !strcmp(sym_pc(sy, pcs[first], gen).module, sy->self_path))
         first++;
-    while (first < n && is_loader(sym_pc(sy, pcs[first]).module))
+    while (first < n && is_loader(sym_pc(sy, pcs[first], gen).module))
         first++;
     pa_sym_frame_t pyf[64];
     size_t npy = py_len ? sym_python(sy, py, py_len, pyf, 64) : 0;
-    size_t k = 0;
+    /* keep `lim` frames (one slot stays free for the marker); count what does not fit */
+    size_t lim = depth && depth < max - 1 ? depth : max - 1;
+    size_t k = 0, omitted = 0;
     int py_done = npy == 0;
-    for (size_t i = first; i < n && k < max; i++) {
-        f = sym_pc(sy, pcs[i]);
+    for (size_t i = first; i < n; i++) {
+        pa_sym_frame_t f = sym_pc(sy, pcs[i], gen);
         if (!py_done && is_eval_frame(f.function)) {
-            for (size_t j = 0; j < npy && k < max; j++)
-                out[k++] = pyf[j];
+            for (size_t j = 0; j < npy; j++)
+                k < lim ? (void)(out[k++] = pyf[j]) : (void)omitted++;
             py_done = 1;
         }
-        if (k < max)
-            out[k++] = f;
+        k < lim ? (void)(out[k++] = f) : (void)omitted++;
     }
-    for (size_t j = 0; !py_done && j < npy && k < max; j++)
-        out[k++] = pyf[j];
+    for (size_t j = 0; !py_done && j < npy; j++)
+        k < lim ? (void)(out[k++] = pyf[j]) : (void)omitted++;
+    if (omitted || more)
+        out[k++] = sym_marker(sy, more < 0 ? 0 : omitted + (size_t)more);
     return k;
 }

@@ -95,7 +95,7 @@ int main(int argc, char **argv)
     uint64_t t1 = cpu_ns();
     size_t frames = 0;
     for (int i = 0; i < NSTACKS; i++)
-        frames += pa_sym_chain(sym, stacks[i].f, stacks[i].h.nframes, NULL, 0, out, DEPTH + 8);
+        frames += pa_sym_chain(sym, stacks[i].f, stacks[i].h.nframes, 0, NULL, 0, 0, 0, out, DEPTH + 8);
     uint64_t t2 = cpu_ns();
     pa_sym_close(sym);
     printf("mem_sym_open_ns %.0f ns\n", (double)(t1 - t0));

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -18,8 +19,17 @@
  * symbols never interpose the application's exception handling; glibc backtrace() else. */
 typedef int (*pa_walk_fn)(void **buf, int size);
 static pa_walk_fn mem_walk;
-static int mem_depth = 32;
+static int mem_depth = 32;     /* frames captured: the configured depth + PA_MEM_SKIP_FRAMES */
 static _Atomic int mem_state; /* 0 new, 1 initializing, 2 ready */
+
+/* Memory records refused even after the bounded wait (or with no ring): results are
+ * incomplete when non-zero (SESSION_COUNTERS mem_records_dropped, caveats in the reports). */
+static _Atomic uint64_t mem_dropped;
+/* Per thread: the last wait timed out (aggregator stopped or far behind): do not wait again
+ * until the ring has room by itself, so one stalled consumer costs 2 ms once, not per call. */
+static __thread int mem_wait_gave_up __attribute__((tls_model("initial-exec")));
+
+uint64_t pa_mem_dropped_count(void) { return atomic_load(&mem_dropped); }
 
 /* The ze source (collector/ze_attach.c) knows the enumeration index of a device handle;
  * weak so the mem source also links (and tests run) without it. */
@@ -36,7 +46,9 @@ static void mem_init_once(void)
     }
     pa_guard_enter();
     uint64_t d = pa_config.callstack_depth;
-    mem_depth = d == 0 ? 0 : d > PA_CALLSTACK_MAX_DEPTH ? PA_CALLSTACK_MAX_DEPTH : (int)d;
+    /* depth N means N application frames: the agent's and the loader's own frames at the
+     * innermost end are captured too, then dropped by the symbolizer (pa_sym_chain) */
+    mem_depth = d == 0 ? 0 : (d > PA_CALLSTACK_MAX_DEPTH ? PA_CALLSTACK_MAX_DEPTH : (int)d) + PA_MEM_SKIP_FRAMES;
     void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
     if (h)
         mem_walk = (pa_walk_fn)dlsym(h, "unw_backtrace");
@@ -49,6 +61,39 @@ static void mem_init_once(void)
     pa_mem_python_init();
     pa_guard_leave();
     atomic_store(&mem_state, 2);
+}
+
+/* True when ring `r` lacks room for `ns` slots now (acquire load of the consumer's head). */
+static int mem_ring_full(pa_ring_t *r, uint32_t ns)
+{
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    return tail + ns - atomic_load_explicit(&r->head, memory_order_acquire) > r->mask + 1;
+}
+
+/* pa_emit() for memory records, which must not be lost (a lost free is a false leak, a lost
+ * allocation a hidden one): on a full ring, spin then yield until the aggregator made room,
+ * for at most PA_MEM_WAIT_NS; no lock. A record still refused is counted in mem_dropped. */
+void pa_mem_emit(const pa_record_t *rec, const void *payload, uint32_t len)
+{
+    pa_ring_t *r = pa_thread_ring();
+    if (r && !pa_tls.emitting) {
+        uint32_t max = pa_emit_max_payload(r);
+        uint32_t ns = pa_record_slots(len < max ? len : max);
+        if (PA_UNLIKELY(mem_ring_full(r, ns)) && !mem_wait_gave_up) {
+            uint64_t deadline = pa_clock_ns() + PA_MEM_WAIT_NS;
+            for (unsigned i = 0; mem_ring_full(r, ns); i++) {
+                if (i < 64)
+                    continue; /* the aggregator drains in batches: a short spin often suffices */
+                if (pa_clock_ns() > deadline)
+                    break;
+                else
+                    sched_yield();
+            }
+        }
+        mem_wait_gave_up = mem_ring_full(r, ns);
+    }
+    if (pa_emit(rec, payload, len) != 0)
+        atomic_fetch_add_explicit(&mem_dropped, 1, memory_order_relaxed);
 }
 
 static inline void mem_ready(void)
@@ -67,18 +112,20 @@ void pa_mem_on_alloc(uint64_t t0_ns, uint64_t t1_ns, uint32_t kind,
     pa_guard_enter(); /* the walker and the Python API must not be recorded */
     struct {
         pa_mem_stack_hdr_t h;
-        uint64_t frames[PA_CALLSTACK_MAX_DEPTH];
+        uint64_t frames[PA_CALLSTACK_MAX_DEPTH + PA_MEM_SKIP_FRAMES];
         char py[PA_CALLSTACK_PY_MAX];
     } buf;
     buf.h.device = (uint64_t)(uintptr_t)device;
     buf.h.dev_index = device && pa_ze_dev_index ? pa_ze_dev_index((ze_device_handle_t)device) : UINT32_MAX;
-    buf.h.pad = 0;
+    buf.h.gen = pa_mem_dl_gen_now();
     int n = mem_depth > 0 ? mem_walk((void **)buf.frames, mem_depth) : 0;
     buf.h.nframes = (uint16_t)(n > 0 ? n : 0);
     uint32_t pyn = 0;
-    buf.h.py_len = pa_mem_python_capture(buf.py, sizeof buf.py, &pyn);
+    buf.h.flags = n > 0 && n == mem_depth ? PA_MEM_STACK_CUT : 0;
+    buf.h.py_omitted = 0;
+    buf.h.py_len = pa_mem_python_capture(buf.py, sizeof buf.py, &pyn, &buf.h.py_omitted);
     buf.h.py_frames = (uint16_t)pyn;
-    if (buf.h.py_len && buf.h.nframes < PA_CALLSTACK_MAX_DEPTH) /* keep the text right after the frames */
+    if (buf.h.py_len && buf.h.nframes < PA_CALLSTACK_MAX_DEPTH + PA_MEM_SKIP_FRAMES) /* keep the text right after the frames */
         memmove(&buf.frames[buf.h.nframes], buf.py, buf.h.py_len);
     pa_record_t rec = {.kind = PA_REC_MEM_ALLOC, .t0 = t0_ns, .t1 = t1_ns};
     rec.u.mem.ptr = (uint64_t)(uintptr_t)ptr;
@@ -87,7 +134,7 @@ void pa_mem_on_alloc(uint64_t t0_ns, uint64_t t1_ns, uint32_t kind,
     rec.u.mem.kind = kind;
     rec.u.mem.result = ze_result;
     pa_guard_leave();
-    pa_emit(&rec, &buf, (uint32_t)(sizeof buf.h + buf.h.nframes * sizeof(uint64_t) + buf.h.py_len));
+    pa_mem_emit(&rec, &buf, (uint32_t)(sizeof buf.h + buf.h.nframes * sizeof(uint64_t) + buf.h.py_len));
     errno = saved;
 }
 
@@ -100,6 +147,6 @@ void pa_mem_on_free(uint64_t t0_ns, uint64_t t1_ns, void *context, void *ptr, in
     rec.u.mem.ptr = (uint64_t)(uintptr_t)ptr;
     rec.u.mem.context = (uint64_t)(uintptr_t)context;
     rec.u.mem.result = ze_result;
-    pa_emit(&rec, NULL, 0);
+    pa_mem_emit(&rec, NULL, 0);
     errno = saved;
 }

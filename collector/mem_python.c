@@ -63,7 +63,7 @@ void pa_mem_python_init(void)
 }
 
 #define PY_CACHE 16 /* small: the whole TLS block must fit glibc's static-TLS surplus when the agent is dlopen()ed */
-#define PY_MAX_FRAMES 32
+#define PY_MAX_FRAMES 64 /* = what the symbolizer parses (agg/agg_mem_sym.c) */
 typedef struct py_names { PyObj *code; const char *file, *func; } py_names_t;
 static __thread py_names_t py_cache[PY_CACHE] __attribute__((tls_model("initial-exec")));
 
@@ -109,25 +109,32 @@ static int py_gil_held(void)
     return mine != NULL && py.cur_tstate() == mine;
 }
 
-uint32_t pa_mem_python_capture(char *buf, uint32_t cap, uint32_t *nframes)
+/* Frames beyond the kept ones are only counted, up to this bound (a runaway recursion). */
+#define PY_COUNT_MAX 100000u
+
+uint32_t pa_mem_python_capture(char *buf, uint32_t cap, uint32_t *nframes, uint32_t *omitted)
 {
     *nframes = 0;
+    *omitted = 0;
     if (!py.ok || !py.is_initialized() || !py_gil_held())
         return 0;
     PyObj *f = py.get_frame(); /* borrowed */
     if (!f)
         return 0;
     py.incref(f);
-    uint32_t used = 0, n = 0;
-    while (f && n < PY_MAX_FRAMES) {
+    uint32_t used = 0, n = 0, more = 0;
+    uint32_t lim = pa_config.callstack_depth < PY_MAX_FRAMES ? (uint32_t)pa_config.callstack_depth : PY_MAX_FRAMES;
+    while (f && n < lim) {
         PyObj *code = py.frame_code(f);
         int line = py.frame_line(f);
         if (code) {
             const py_names_t *nm = py_names(code);
             int w = snprintf(buf + used, cap - used, "%s\x1f%s\x1f%d\n", nm->file, nm->func, line);
             py.decref(code);
-            if (w < 0 || (uint32_t)w >= cap - used)
+            if (w < 0 || (uint32_t)w >= cap - used) {
+                buf[used] = '\0';
                 break; /* no room: keep the innermost frames we have */
+            }
             used += (uint32_t)w;
             n++;
         }
@@ -135,8 +142,15 @@ uint32_t pa_mem_python_capture(char *buf, uint32_t cap, uint32_t *nframes)
         py.decref(f);
         f = back;
     }
+    while (f && more < PY_COUNT_MAX) { /* the outer frames not kept: counted for the marker */
+        more++;
+        PyObj *back = py.frame_back(f);
+        py.decref(f);
+        f = back;
+    }
     if (f)
         py.decref(f);
     *nframes = n;
+    *omitted = more;
     return used;
 }

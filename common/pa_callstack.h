@@ -17,8 +17,14 @@ typedef struct pa_mem_stack_hdr {
     uint32_t py_len;     /* bytes of Python frame text after the addresses */
     uint16_t nframes;    /* native return addresses that follow */
     uint16_t py_frames;  /* Python frames in the text that follows */
-    uint32_t pad;
+    uint32_t gen;        /* module-unload generation at capture (pa_mem_dl_gen): frames are
+                            resolved against the modules mapped then (PA_REC_MEM_MODULE) */
+    uint32_t py_omitted; /* Python frames beyond those in the text (capture limit) */
+    uint32_t flags;      /* PA_MEM_STACK_* */
 } pa_mem_stack_hdr_t;
+
+/* pa_mem_stack_hdr_t.flags */
+#define PA_MEM_STACK_CUT 0x1u  /* the native walk filled its buffer: outer frames may be missing */
 
 /* Payload of the spool records PA_SP_MEM_ALLOC / PA_SP_MEM_FREE (aggregator -> writer). */
 typedef struct pa_mem_sp {
@@ -30,6 +36,10 @@ typedef struct pa_mem_sp {
 } pa_mem_sp_t;
 
 #define PA_CALLSTACK_MAX_DEPTH 256   /* upper bound of PROFAGENT_CALLSTACK_DEPTH (config.c allows 0..256) */
+/* Frames captured beyond PROFAGENT_CALLSTACK_DEPTH: the agent's own and the Level Zero
+ * loader/tracing layer's frames at the innermost end, dropped at symbolization, so depth N
+ * keeps N frames of the application's stack. */
+#define PA_MEM_SKIP_FRAMES 16
 #define PA_CALLSTACK_PY_MAX 2048     /* bytes of Python frame text kept per stack */
 
 /* One symbolized frame, as matched by the group rules. */
@@ -86,14 +96,24 @@ typedef struct pa_sym pa_sym_t;
  *  addresses). */
 pa_sym_t *pa_sym_open(void);
 
+/*! pa_sym_add_unloaded() : a module dlclose'd at unload generation `gen` (PA_REC_MEM_MODULE):
+ *  file `path` loaded at bias `bias`, mapped over [lo, hi). Addresses of a stack captured at a
+ *  generation < gen inside [lo, hi) are resolved from that file, not from the exit-time map
+ *  (the module with the lowest such gen wins). Returns 0, -1 when out of memory. */
+int pa_sym_add_unloaded(pa_sym_t *sym, uint32_t gen, uint64_t bias, uint64_t lo, uint64_t hi,
+                        const char *path);
+
 /*! pa_sym_chain() : resolves one captured stack: `pcs` are `n` return addresses innermost
- *  first, `py` the Python frame text (pa_mem_stack_hdr_t). Drops the agent's own frames and
- *  the Level Zero loader/tracing-layer frames at the innermost end, inserts the Python frames
- *  just inside the innermost _PyEval_EvalFrameDefault frame (at the outermost end when there
- *  is none), and writes at most `max` frames INNERMOST FIRST to out. Returns the count.
- *  Each distinct address is resolved once per symbolizer. `sym` may be NULL. */
-size_t pa_sym_chain(pa_sym_t *sym, const uint64_t *pcs, size_t n, const char *py, size_t py_len,
-                    pa_sym_frame_t *out, size_t max);
+ *  first, captured at unload generation `gen`; `py` the Python frame text (pa_mem_stack_hdr_t).
+ *  Drops the agent's own frames and the Level Zero loader/tracing-layer frames at the innermost
+ *  end, inserts the Python frames just inside the innermost _PyEval_EvalFrameDefault frame (at
+ *  the outermost end when there is none), keeps at most `depth` of the resulting frames
+ *  (0 = no limit) and, when frames were cut here or at capture (`more`: frames the capture
+ *  left out, < 0 when their number is unknown), appends one marker frame (module
+ *  "[truncated]") "[... N frames omitted]" ("[... more frames omitted]" when N is unknown). Writes at most `max` frames INNERMOST FIRST to out; returns the count. Each
+ *  distinct address is resolved once per symbolizer. `sym` may be NULL. */
+size_t pa_sym_chain(pa_sym_t *sym, const uint64_t *pcs, size_t n, uint32_t gen, const char *py,
+                    size_t py_len, size_t depth, int64_t more, pa_sym_frame_t *out, size_t max);
 
 /*! pa_sym_close() : frees the symbolizer and every string it returned. */
 void pa_sym_close(pa_sym_t *sym);

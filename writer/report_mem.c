@@ -38,27 +38,57 @@ static char *mem_string(sqlite3 *db, const char *sql)
     return s;
 }
 
-/* The rule set: `rules_text` (the agent's PROFAGENT_CALLSTACK_GROUPS) when given, else the
- * CLI rules, else the built-in ones (application = the recorded executable). */
-static pa_cs_rules_t *mem_rules(sqlite3 *db, const char *rules_text, int *owned)
+/* The rule set: the CLI's --callstack-group-config rules when `use_cli` and given (they
+ * replace the agent's), else the agent's PROFAGENT_CALLSTACK_GROUPS stored in the DB, else the
+ * built-in ones (application = the recorded executable). *custom: user rules in use. */
+static pa_cs_rules_t *mem_rules(sqlite3 *db, int use_cli, int *owned, int *custom)
 {
-    *owned = 1;
+    *owned = 0;
+    *custom = 1;
+    if (use_cli && pa_cs_rules_count(mem_cli_rules) > 0)
+        return mem_cli_rules;
     pa_cs_rules_t *rs = pa_cs_rules_new();
     if (!rs)
         return NULL;
-    if (rules_text && *rules_text)
-        pa_cs_rules_add_list(rs, rules_text, stderr);
-    if (pa_cs_rules_count(rs) == 0 && !rules_text && pa_cs_rules_count(mem_cli_rules) > 0) {
-        pa_cs_rules_free(rs);
-        *owned = 0;
-        return mem_cli_rules;
-    }
+    *owned = 1;
+    char *text = mem_string(db, "SELECT s.value FROM DEVICE_MEMORY_INFO i JOIN STRING_IDS s ON s.id = i.groupRulesId");
+    if (text && *text)
+        pa_cs_rules_add_list(rs, text, use_cli ? NULL : stderr); /* the agent already named bad ones */
+    free(text);
     if (pa_cs_rules_count(rs) == 0) {
+        *custom = 0;
         char *exe = mem_string(db, "SELECT s.value FROM DEVICE_MEMORY_INFO i JOIN STRING_IDS s ON s.id = i.exeId");
         pa_cs_rules_add_defaults(rs, exe);
         free(exe);
     }
     return rs;
+}
+
+/* Memory records the agent lost (SESSION_COUNTERS mem_records_dropped; 0 in older DBs). */
+static uint64_t mem_dropped(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    uint64_t v = 0;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM SESSION_COUNTERS WHERE name = 'mem_records_dropped'",
+                           -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            v = (uint64_t)sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    return v;
+}
+
+/* One stderr warning per CLI run when the DB's memory records are incomplete. */
+static void mem_warn_dropped(sqlite3 *db)
+{
+    static int warned;
+    uint64_t n = mem_dropped(db);
+    if (n && !warned) {
+        warned = 1;
+        fprintf(stderr, "profagent stats: warning: %" PRIu64 " device-memory record%s lost while recording"
+                " (thread ring full): allocations/frees are missing, leak results are incomplete\n",
+                n, n == 1 ? " was" : "s were");
+    }
 }
 
 /* Group list of every call chain, indexed by chain id (0 = no stack = "others"). */
@@ -252,8 +282,9 @@ static const char *const mem_det_modes[] = {"all", "unreleased", NULL};
 static int mem_prepare(sqlite3 *db, const pa_report_req_t *req, int first_only, mem_groups_t *mg,
                        char *err, size_t errsz)
 {
-    int owned;
-    pa_cs_rules_t *rs = mem_rules(db, NULL, &owned);
+    int owned, custom;
+    mem_warn_dropped(db);
+    pa_cs_rules_t *rs = mem_rules(db, 1, &owned, &custom);
     int rc = rs ? mem_groups_load(db, rs, first_only, mg) : -1;
     if (owned)
         pa_cs_rules_free(rs);
@@ -447,6 +478,7 @@ struct pa_mem_exit {
     struct { char *stack; uint64_t bytes, count; } top[MEM_TOP];
     size_t ntop;
     int custom_rules;
+    uint64_t dropped;
 };
 
 static uint64_t mem_count(sqlite3 *db, const char *sql)
@@ -486,16 +518,14 @@ static char *mem_stack_text(sqlite3 *db, int64_t id)
 
 pa_mem_exit_t *pa_mem_exit_compute(sqlite3 *db)
 {
-    if (mem_count(db, "SELECT count(*) FROM DEVICE_MEMORY") == 0)
+    if (mem_count(db, "SELECT count(*) FROM DEVICE_MEMORY") == 0 && mem_dropped(db) == 0)
         return NULL;
     pa_mem_exit_t *e = calloc(1, sizeof(*e));
     if (!e)
         return NULL;
-    char *rules = mem_string(db, "SELECT s.value FROM DEVICE_MEMORY_INFO i JOIN STRING_IDS s ON s.id = i.groupRulesId");
     int owned;
-    pa_cs_rules_t *rs = mem_rules(db, rules ? rules : "", &owned);
-    e->custom_rules = rules != NULL;
-    free(rules);
+    pa_cs_rules_t *rs = mem_rules(db, 0, &owned, &e->custom_rules);
+    e->dropped = mem_dropped(db);
     if (rs)
         mem_groups_load(db, rs, 0, &e->mg);
     if (owned)
@@ -531,6 +561,9 @@ void pa_mem_exit_print(FILE *out, const pa_mem_exit_t *e)
     fprintf(out, "\nDevice memory: %" PRIu64 " allocations (%" PRIu64 " failed, not counted), %" PRIu64
             " frees (%" PRIu64 " of unknown addresses), %" PRIu64 " unreleased = %" PRIu64 " bytes\n",
             e->allocs, e->failed, e->frees, e->unknown, e->unrel_count, e->unrel_bytes);
+    if (e->dropped)
+        fprintf(out, "WARNING: %" PRIu64 " device-memory record%s lost (thread ring full): allocations/frees"
+                " are missing, the leak figures below are incomplete\n", e->dropped, e->dropped == 1 ? " was" : "s were");
     if (e->nrows) {
         fprintf(out, "Unreleased device memory by group (%s rules; see device_memory_usage_summary):\n",
                 e->custom_rules ? "PROFAGENT_CALLSTACK_GROUPS" : "built-in");

@@ -14,6 +14,8 @@ static struct {
     int64_t pid_shift;
     int have_pid;
     pa_mem_exit_t *exit;  /* computed in finish(), printed by summary() */
+    uint64_t dropped;     /* PA_SP_MEM_COUNTS: memory records the collector lost */
+    int have_counts;
 } wm;
 
 static int mem_create_schema(sqlite3 *db)
@@ -115,6 +117,10 @@ static int mem_on_record(sqlite3 *db, const pa_record_t *r, const uint8_t *paylo
                  (long long)r->u.raw[3]);
         return pa_db_exec(db, sql);
     }
+    case PA_SP_MEM_COUNTS:
+        wm.dropped = r->u.raw[0];
+        wm.have_counts = 1;
+        return 0;
     default:
         return 0; /* a newer kind: ignored */
     }
@@ -228,6 +234,26 @@ static int mem_pair_frees(sqlite3 *db)
     return rc;
 }
 
+/* The lost-record count (SESSION_COUNTERS and META mem_records_dropped: the reports warn when
+ * non-zero) and the agent's group rules (META callstack_groups: the reports' default rules,
+ * so `profagent stats` without --callstack-group-config groups as the exit summary did). */
+static int mem_store_meta(sqlite3 *db)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO SESSION_COUNTERS VALUES('mem_records_dropped', %llu)",
+             (unsigned long long)wm.dropped);
+    int rc = pa_db_exec(db, sql);
+    rc |= pa_meta_set_int(db, "mem_records_dropped", (int64_t)wm.dropped);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT s.value FROM DEVICE_MEMORY_INFO i JOIN STRING_IDS s"
+                               " ON s.id = i.groupRulesId", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_TEXT)
+            rc |= pa_meta_set_text(db, "callstack_groups", (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    }
+    return rc;
+}
+
 static int mem_finish(sqlite3 *db)
 {
     int rc = 0;
@@ -236,6 +262,7 @@ static int mem_finish(sqlite3 *db)
         rc |= pa_bulk_finish(&wm.cc);
         wm.open = 0;
     }
+    rc |= mem_store_meta(db);
     rc |= pa_db_exec(db, "CREATE INDEX DEVICE_MEMORY_START ON DEVICE_MEMORY(start);");
     rc |= mem_pair_frees(db);
     /* link each released allocation to its free (successful frees only) */
