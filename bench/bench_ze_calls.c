@@ -1,11 +1,35 @@
 /* bench_ze_calls.c - cost of a cheap traced Level Zero call: zeKernelSetArgumentValue.
  * usage: bench_ze_calls CALLS [BATCH [PAUSE_US]]  prints "call_ns X" = median over batches of ns per call.
- * Run with only ZE_ENABLE_TRACING_LAYER=1 (baseline) and with the agent preloaded. */
+ * Run with only ZE_ENABLE_TRACING_LAYER=1 (baseline) and with the agent preloaded.
+ * BENCH_ZE_EMPTY_TRACER=1 (with ZE_ENABLE_TRACING_LAYER=1, no agent) registers a tracer of its
+ * own whose prologue/epilogue do nothing: that run minus the baseline is the loader tracing
+ * layer's dispatch cost once any tracer is enabled; the agent run minus it is the agent's. */
 #include "common.h"
 
+#include <level_zero/layers/zel_tracing_api.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "bench_util.h"
+
+static void empty_cb(ze_kernel_set_argument_value_params_t *p, ze_result_t r, void *user, void **inst)
+{
+    (void)p, (void)r, (void)user, (void)inst;
+}
+
+/* An enabled tracer with empty callbacks on zeKernelSetArgumentValue (after zeInit). */
+static void empty_tracer(void)
+{
+    zel_tracer_desc_t desc = { ZEL_STRUCTURE_TYPE_TRACER_EXP_DESC, NULL, NULL };
+    zel_tracer_handle_t t;
+    zel_core_callbacks_t cb;
+    memset(&cb, 0, sizeof cb);
+    cb.Kernel.pfnSetArgumentValueCb = empty_cb;
+    if (zelTracerCreate(&desc, &t) != ZE_RESULT_SUCCESS || zelTracerSetPrologues(t, &cb) != ZE_RESULT_SUCCESS ||
+        zelTracerSetEpilogues(t, &cb) != ZE_RESULT_SUCCESS || zelTracerSetEnabled(t, 1) != ZE_RESULT_SUCCESS)
+        sample_die("BENCH_ZE_EMPTY_TRACER: cannot enable a tracer (is ZE_ENABLE_TRACING_LAYER=1?)");
+}
 
 int main(int argc, char **argv)
 {
@@ -16,6 +40,9 @@ int main(int argc, char **argv)
     uint64_t pause_us = bench_arg(argc, argv, 3, "PAUSE_US", 0, 0, 1000000);
     sample_env_t env;
     sample_env_init(&env, 1);
+    const char *et = getenv("BENCH_ZE_EMPTY_TRACER");
+    if (et && strcmp(et, "1") == 0)
+        empty_tracer();
     ze_module_handle_t mod = sample_module_native(&env, env.devices[0], "SIMDEV-MODULE 1\nkernel gemm_f32\n");
     ze_kernel_handle_t k = sample_kernel(mod, "gemm_f32", 8);
     size_t nb = (size_t)((calls + batch - 1) / batch);

@@ -135,6 +135,14 @@ def main():
         rec, drop = recorded(summ)
         fig("ze_call_added_ns", d, "ns", "target <=100 (aim 50); base %.1f ns, agent %.1f ns, drops %d"
             % (base_ns, ag_ns, drop))
+        # 1b. the same split in two: the loader's tracing layer once any tracer is enabled (a
+        # tracer of the bench's own with empty callbacks) and the agent's callbacks on top of it.
+        base2, empty_ns, layer_d, _ = interleave(
+            b, R, (argv, b.env(False, ze=True, tracing=True)),
+            (argv, b.env(False, ze=True, tracing=True, extra={"BENCH_ZE_EMPTY_TRACER": "1"})), "call_ns")
+        fig("ze_call_tracing_layer_ns", layer_d, "ns", "loader tracing layer with an empty tracer vs layer only"
+            " (base %.1f, empty tracer %.1f)" % (base2, empty_ns))
+        fig("ze_call_agent_callbacks_ns", ag_ns - empty_ns, "ns", "agent run minus empty-tracer run (medians)")
         # 2. HGTX push+pop: baseline = the libhgtx stub.
         argv = ["bench_hgtx", S["hgtx_pairs"], BATCH, PAUSE_US]
         base_ns, ag_ns, d, summ = interleave(b, R, (argv, b.env(False)), (argv, b.env(True)), "pair_ns")
@@ -168,7 +176,7 @@ def main():
         w = [b.run(["bench_write", S["write_events"]], b.env(False))[0] for _ in range(R)]
         med = lambda k: statistics.median(x[k] for x in w)
         fig("db_write_rate", med("db_write_rate"), "rows/s", "target >=1M (aim 2.5M)")
-        fig("spool_bytes_per_event", med("spool_bytes_per_event"), "bytes", "report; zstd level 1, HGTX+OSRT mix")
+        fig("spool_bytes_per_event", med("spool_bytes_per_event"), "bytes", "report; zstd level -1 on the compact encoding, HGTX+OSRT mix")
         fig("spool_compress_rate", med("spool_compress_rate"), "MB/s", "report; raw bytes in, one core")
         fig("spool_compress_event_rate", med("spool_compress_event_rate"), "events/s", "report")
         # 7. exit time per 1M recorded events: end of main -> process gone (summary + DB).
