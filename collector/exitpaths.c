@@ -1,4 +1,5 @@
-/* exitpaths.c - finalizes the session when the process ends without exit(): fatal signals, exec, _exit. */
+/* exitpaths.c - finalizes the session when the process ends without exit(): fatal signals (handlers in
+ * signals.c), exec, _exit. */
 #define _GNU_SOURCE /* RTLD_NEXT, execvpe */
 #include <alloca.h>
 #include <dlfcn.h>
@@ -26,7 +27,6 @@
 
 static _Atomic int fin_req;     /* futex word: 1 = finish now */
 static int finisher_started;
-static const int fatal_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);
@@ -88,40 +88,6 @@ out:
     errno = saved;
 }
 
-/* A fatal signal whose disposition was the default: finalize, then die by the same signal
- * (SIG_DFL restored and re-raised) so the exit status is what it would have been. */
-static void on_fatal_signal(int sig)
-{
-    pa_exitpaths_finish_bounded(sig);
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
-    sigset_t one;
-    sigemptyset(&one);
-    sigaddset(&one, sig);
-    raise(sig); /* pending while the handler blocks it, delivered on unblock */
-    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
-}
-
-/* Only where the disposition is still SIG_DFL: an inherited SIG_IGN or a handler the app
- * installs (now or later, sigaction simply replaces ours) always wins. */
-static void install_signal_handlers(void)
-{
-    for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++) {
-        struct sigaction old, sa;
-        if (sigaction(fatal_sigs[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
-            old.sa_handler != SIG_DFL)
-            continue;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fatal_signal;
-        sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESTART;
-        sigaction(fatal_sigs[i], &sa, NULL);
-    }
-}
-
 void pa_exitpaths_init(void)
 {
     real_execve = (execve_fn)dlsym(RTLD_NEXT, "execve");
@@ -130,7 +96,7 @@ void pa_exitpaths_init(void)
     real_execvp = (execv_fn)dlsym(RTLD_NEXT, "execvp");
     real_fexecve = (fexecve_fn)dlsym(RTLD_NEXT, "fexecve");
     start_finisher();
-    install_signal_handlers();
+    pa_signals_install(); /* signals.c */
 }
 
 /* ---- exec family: the image is about to be replaced, so the session ends here (DB written).

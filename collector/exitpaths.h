@@ -27,4 +27,13 @@ void pa_exitpaths_init(void);
  *  ending the session (0: exec or _exit). Returns once finished or timed out. */
 void pa_exitpaths_finish_bounded(int sig);
 
+/* ---- provided by signals.c ---- */
+
+/*! pa_signals_install() : (from pa_exitpaths_init) installs the finalizing handler for SIGTERM,
+ *  SIGINT, SIGHUP and SIGQUIT where the disposition is SIG_DFL. The application never sees it:
+ *  sigaction()/signal()/bsd_signal()/sysv_signal()/__sysv_signal()/sigset()/siginterrupt() are
+ *  interposed so queries report SIG_DFL as the kernel held it, the app's own actions replace the
+ *  agent's handler, and a SIG_DFL set while the session runs is taken back by the agent. */
+void pa_signals_install(void);
+
 #endif

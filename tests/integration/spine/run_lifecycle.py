@@ -225,8 +225,98 @@ def t_static():
     check("statically linked" not in p.stderr, "dynamic: no warning")
 
 
+SIG = os.path.join(BUILD, "tests", "spine", "spine_sig")
+
+
+def t_sigview():
+    """qa6: queries, sets, re-queries and restores of dispositions print the same with the agent."""
+    want = run("view", agent=False, prog=SIG)
+    got = run("view", prog=SIG)
+    check(want.returncode == 0 and got.returncode == 0, "view: exit 0 (%d, %d)" % (want.returncode, got.returncode))
+    a, b = want.stdout.decode().splitlines(), got.stdout.decode().splitlines()
+    check(len(a) > 150, "view: the walk printed (%d lines)" % len(a))
+    diff = [(x, y) for x, y in zip(a, b) if x != y]
+    check(a == b, "view: identical with and without the agent (%d vs %d lines, first difference %s)"
+          % (len(a), len(b), diff[:1]))
+    # hand-checked anchors: the default as the kernel holds it, the app's handler, errors
+    check("15 initial                    DFL   flags=0 mask=0 restorer=0" in a, "view: SIGTERM starts as SIG_DFL")
+    check("2 sigaction h1               DFL   flags=0 mask=0 restorer=0" in a, "view: old SIGINT action is SIG_DFL")
+    check(any(l.startswith("15 signal DFL") and "old=h1" in l for l in a), "view: signal() returns the app's h1")
+    check("sigaction(SIGKILL) r=-1 errno=22" in a and "sigaction(65) r=-1 errno=22" in a, "view: EINVAL kept")
+    check(sum("errno=1234" in l for l in a if " r=0 " in l) >= 50, "view: errno untouched by successful calls")
+
+
+def t_sigrestore():
+    """qa6: the app takes SIGTERM then restores SIG_DFL (4 ways): killed by SIGTERM, DB still written."""
+    for how in ("sigaction", "signal", "sysv", "sigset"):
+        clean()
+        mode = "restore-" + how
+        p = run(mode, prog=SIG)
+        check(p.returncode == -signal.SIGTERM, "%s: killed by SIGTERM (%d)" % (mode, p.returncode))
+        out = p.stdout.decode()
+        seen = [l.split()[2] for l in out.splitlines() if l.startswith("15 restored ") and "flags=" in l]
+        check(seen == ["DFL"], "%s: the app sees SIG_DFL after restoring (%s)" % (mode, seen))
+        dbs = files("out-*.db")
+        check(len(dbs) == 1, "%s: a DB" % mode)
+        if dbs:
+            check(names(dbs[0]) == [mode] * 10, "%s: its 10 ranges" % mode)
+            check(meta(dbs[0], "session_complete") == 0, "%s: session_complete = 0" % mode)
+        check(files("*.spool.zst") == [], "%s: no spool left" % mode)
+
+
+def pyrun(code, timeout=60, agent=True):
+    p = subprocess.run([sys.executable, "-c", code], env=env_for(agent), capture_output=True, timeout=timeout,
+                       cwd=WORK)
+    p.err = p.stderr.decode(errors="replace")
+    sys.stderr.write(p.err[-2000:])
+    return p
+
+
+def t_pysignals():
+    """qa6: CPython sees default dispositions: KeyboardInterrupt handler installed, getsignal SIG_DFL."""
+    code = ("import signal as s\n"
+            "print([repr(s.getsignal(x)) for x in (s.SIGINT, s.SIGTERM, s.SIGHUP, s.SIGQUIT)])\n")
+    want = pyrun(code, agent=False).stdout.decode()
+    got = pyrun(code).stdout.decode()
+    check(want == "['<built-in function default_int_handler>', '<Handlers.SIG_DFL: 0>', '<Handlers.SIG_DFL: 0>', "
+          "'<Handlers.SIG_DFL: 0>']\n", "python: expected dispositions without the agent (%r)" % want)
+    check(got == want, "python: the same under the agent (%r)" % got)
+    clean()
+    ki = ("import os, signal, time\n"
+          "try:\n    os.kill(os.getpid(), signal.SIGINT); time.sleep(5); print('no interrupt')\n"
+          "except KeyboardInterrupt:\n    print('KeyboardInterrupt')\n")
+    p = pyrun(ki)
+    check(p.returncode == 0 and p.stdout == b"KeyboardInterrupt\n", "python: SIGINT raises KeyboardInterrupt (%r)" % p.stdout)
+    check(len(files("out-*.db")) == 1, "python: the interrupted program's DB at its normal exit")
+    clean()
+    p = pyrun("import os, signal, time\nos.kill(os.getpid(), signal.SIGTERM)\ntime.sleep(5)\n")
+    check(p.returncode == -signal.SIGTERM, "python: default SIGTERM kills (%d)" % p.returncode)
+    dbs = files("out-*.db")
+    check(len(dbs) == 1 and meta(dbs[0], "session_complete") == 0, "python: SIGTERM still writes the DB")
+
+
+def t_pyforkserver():
+    """qa6: multiprocessing forkserver under the agent runs cleanly (no TypeError/BrokenPipeError)."""
+    code = ("import multiprocessing as mp, os\n"
+            "def f(n):\n    return n * n\n"
+            "if __name__ == '__main__':\n"
+            "    mp.set_start_method('forkserver')\n"
+            "    with mp.Pool(2) as p:\n        print(p.map(f, [1, 2, 3, 4]))\n")
+    script = os.path.join(WORK, "fs.py")
+    with open(script, "w") as f:
+        f.write(code)
+    p = subprocess.run([sys.executable, script], env=env_for(True), capture_output=True, timeout=90, cwd=WORK)
+    err = p.stderr.decode(errors="replace")
+    sys.stderr.write(err[-3000:])
+    check(p.returncode == 0, "forkserver: exit 0 (%d)" % p.returncode)
+    check(p.stdout == b"[1, 4, 9, 16]\n", "forkserver: the pool's results (%r)" % p.stdout)
+    check("Error" not in err and "Traceback" not in err, "forkserver: no traceback on stderr")
+    check(len(files("out-*.db")) >= 1, "forkserver: the parent's DB")
+
+
 {"fds": t_fds, "signals": t_signals, "exec": t_exec, "exitpaths": t_exitpaths, "recover": t_recover,
- "samename": t_samename, "dlopen": t_dlopen, "config": t_config, "static": t_static}[TEST]()
+ "samename": t_samename, "dlopen": t_dlopen, "config": t_config, "static": t_static, "sigview": t_sigview,
+ "sigrestore": t_sigrestore, "pysignals": t_pysignals, "pyforkserver": t_pyforkserver}[TEST]()
 if FAILS:
     print("%d check(s) failed; work dir kept: %s" % (len(FAILS), WORK))
     sys.exit(1)
