@@ -38,10 +38,18 @@ static int needs_ops(int api)
     }
 }
 
+static inline int is_mem_api(int api)
+{
+    return api == PA_ZE_API_MemAllocDevice || api == PA_ZE_API_MemAllocHost || api == PA_ZE_API_MemAllocShared ||
+           api == PA_ZE_API_MemFree || api == PA_ZE_API_MemFreeExt;
+}
+
 void pa_ze_on_enter(int api, void *params, void **inst)
 {
     if (!pa_agent_collecting(PA_SRC_ZE)) {
         *inst = NULL;
+        if (PA_UNLIKELY(is_mem_api(api)) && pa_agent_collecting(PA_SRC_MEM)) /* PROFAGENT_TRACE=mem alone */
+            *inst = (void *)(uintptr_t)pa_clock_ns();
         return;
     }
     int saved = errno;
@@ -56,8 +64,13 @@ void pa_ze_on_enter(int api, void *params, void **inst)
 void pa_ze_on_exit(int api, void *params, int32_t result, void **inst)
 {
     uint64_t t0 = (uint64_t)(uintptr_t)*inst;
-    if (t0 == 0 || !pa_agent_collecting(PA_SRC_ZE))
+    if (t0 == 0)
         return;
+    if (!pa_agent_collecting(PA_SRC_ZE)) { /* mem without ze: only the memory hooks */
+        if (pa_agent_collecting(PA_SRC_MEM))
+            pa_ze_mem_hooks(api, params, result, t0, pa_clock_ns());
+        return;
+    }
     int saved = errno;
     uint64_t t1 = pa_clock_ns();
     pa_record_t rec;

@@ -214,7 +214,7 @@ static int attach_with(void *lib)
 
 int pa_ze_attach(void)
 {
-    if (!(pa_config.trace & PA_SRC_ZE))
+    if (!(pa_config.trace & (PA_SRC_ZE | PA_SRC_MEM))) /* mem alone needs the tracer too */
         return 0;
     void *lib = dlopen(PA_ZE_LOADER, RTLD_NOW | RTLD_NOLOAD);
     if (!lib)
@@ -231,7 +231,7 @@ PA_EXPORT void *dlopen(const char *file, int mode)
         *(void **)&real_dlopen = dlsym(RTLD_NEXT, "dlopen");
     void *h = real_dlopen ? real_dlopen(file, mode) : NULL;
     if (h && file && strstr(file, "libze_loader") && !atomic_load(&pa_ze_attached) &&
-        (pa_config.trace & PA_SRC_ZE) && atomic_load(&pa_sources) != 0) {
+        (pa_config.trace & (PA_SRC_ZE | PA_SRC_MEM)) && atomic_load(&pa_sources) != 0) {
         int saved = errno;
         attach_with(h);
         errno = saved;

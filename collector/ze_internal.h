@@ -109,6 +109,9 @@ typedef struct pa_ze_cmd {
  *  (append, execute, reset, synchronize, create/destroy); no-op for the others. */
 void pa_ze_ops_prologue(int api, void *params, uint64_t corr, uint64_t t0);
 void pa_ze_ops_epilogue(int api, void *params, int32_t result, uint64_t corr, uint64_t t0, uint64_t t1);
+/*! pa_ze_mem_hooks() : passes zeMemAlloc{Device,Host,Shared}/zeMemFree{,Ext} to the device-memory
+ *  source (collector/mem.h); no-op for other APIs. Also called alone when only `mem` is traced. */
+void pa_ze_mem_hooks(int api, void *params, int32_t r, uint64_t t0, uint64_t t1);
 /*! pa_ze_ops_flush() : collects every in-flight operation, waiting at most `timeout_ns`
  *  in total; what stays unsignaled is counted. */
 void pa_ze_ops_flush(uint64_t timeout_ns);

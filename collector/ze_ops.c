@@ -714,7 +714,7 @@ extern void pa_mem_on_alloc(uint64_t, uint64_t, uint32_t, void *, void *, uint64
     __attribute__((weak));
 extern void pa_mem_on_free(uint64_t, uint64_t, void *, void *, int32_t) __attribute__((weak));
 
-static void mem_hooks(int api, void *params, int32_t r, uint64_t t0, uint64_t t1)
+void pa_ze_mem_hooks(int api, void *params, int32_t r, uint64_t t0, uint64_t t1)
 {
     if (!pa_mem_on_alloc || !pa_mem_on_free)
         return;
@@ -902,7 +902,7 @@ void pa_ze_ops_epilogue(int api, void *params, int32_t result, uint64_t corr, ui
             object_created(api, params);
             pa_guard_leave();
         }
-        mem_hooks(api, params, result, t0, t1);
+        pa_ze_mem_hooks(api, params, result, t0, t1);
         break;
     }
 }
