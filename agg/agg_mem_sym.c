@@ -240,8 +240,7 @@ static pa_sym_frame_t sym_unloaded_pc(pa_sym_t *sy, sym_unloaded_t *u, uint64_t 
         u->dwfl = dw_load() == 0 ? dw.begin(&dw.cb) : NULL;
         if (u->dwfl) {
             dw.report_begin(u->dwfl);
-            const char *b = strrchr(u->path, '/');
-            if (!dw.report_elf(u->dwfl, b ? b + 1 : u->path, u->path, -1, u->bias, true) ||
+            if (!dw.report_elf(u->dwfl, u->path, u->path, -1, u->bias, true) ||
                 dw.report_end(u->dwfl, NULL, NULL) != 0) {
                 dw.end(u->dwfl);
                 u->dwfl = NULL;
