@@ -55,17 +55,36 @@ static void reject(FILE *err, const char *rule, const char *why)
 {
     if (err)
         fprintf(err, "profagent: callstack group rule \"%s\" ignored: %s "
-                     "(accepted: name=frame_regex1/frame_regex2/..., PCRE2 regexes, parent frame first)\n",
+                     "(accepted: name=frame_regex1/frame_regex2/..., PCRE2 regexes, parent frame first, \\/ for a literal /)\n",
                 rule, why);
 }
 
-/* Compiles the '/'-separated frame regexes of `filters` into r; 0 or -1 after reject(). */
+static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+/* The next separator '/' at or after p, skipping "\/" (a literal '/' inside a frame regex:
+ * an odd run of backslashes escapes it, PCRE2 then reads "\/" as '/'); NULL when none. */
+static const char *next_separator(const char *p)
+{
+    for (size_t bs = 0; *p; p++) {
+        if (*p == '/' && bs % 2 == 0)
+            return p;
+        bs = *p == '\\' ? bs + 1 : 0;
+    }
+    return NULL;
+}
+
+/* Compiles the '/'-separated frame regexes of `filters` into r, each with its surrounding
+ * blanks trimmed; 0 or -1 after reject(). */
 static int rule_compile(cs_rule_t *r, const char *rule, const char *filters, FILE *err)
 {
     const char *p = filters;
     for (;;) {
-        const char *slash = strchr(p, '/');
+        const char *slash = next_separator(p);
         size_t len = slash ? (size_t)(slash - p) : strlen(p);
+        while (len && is_blank(*p))
+            p++, len--;
+        while (len && is_blank(p[len - 1]) && !(len > 1 && p[len - 2] == '\\'))
+            len--;
         if (len == 0) {
             reject(err, rule, "empty frame regex");
             return -1;
@@ -112,15 +131,25 @@ int pa_cs_rules_add(pa_cs_rules_t *rs, const char *rule, FILE *err)
 {
     const char *eq = strchr(rule, '=');
     if (!eq) { reject(err, rule, "missing '='"); return -1; }
-    if (eq == rule) { reject(err, rule, "empty group name"); return -1; }
-    if (eq[1] == '\0') { reject(err, rule, "no frame regex after '='"); return -1; }
+    /* the name without surrounding blanks */
+    const char *name = rule, *name_end = eq;
+    while (name < name_end && is_blank(*name)) name++;
+    while (name_end > name && is_blank(name_end[-1])) name_end--;
+    if (name == name_end) { reject(err, rule, "empty group name"); return -1; }
+    if (memchr(name, '/', (size_t)(name_end - name))) {
+        reject(err, rule, "group name contains '/' (it separates the groups of a group list)");
+        return -1;
+    }
+    const char *re = eq + 1;
+    while (is_blank(*re)) re++;
+    if (*re == '\0') { reject(err, rule, "no frame regex after '='"); return -1; }
     cs_rule_t r = {0};
     if (rule_compile(&r, rule, eq + 1, err) < 0) {
         rule_free(&r);
         return -1;
     }
     cs_rule_t *nr = realloc(rs->rules, (rs->nrules + 1) * sizeof(*nr));
-    size_t gi = nr ? (rs->rules = nr, group_index(rs, rule, (size_t)(eq - rule))) : (size_t)-1;
+    size_t gi = nr ? (rs->rules = nr, group_index(rs, name, (size_t)(name_end - name))) : (size_t)-1;
     if (gi == (size_t)-1) {
         rule_free(&r);
         reject(err, rule, "out of memory");
@@ -175,12 +204,19 @@ static int re_find(pa_cs_rules_t *rs, pcre2_code *re, const char *s)
     return s && pcre2_match(re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, rs->md, NULL) >= 0;
 }
 
+/* The file name of a module path: rules match "libfoo.so", never the folders above it. */
+static const char *base_name(const char *path)
+{
+    const char *b = path ? strrchr(path, '/') : NULL;
+    return b ? b + 1 : path;
+}
+
 /* Ordered match: regex k must match the frame regex k-1 matched or one below it (a child);
  * the same frame may satisfy consecutive regexes, so "libfoo/LaunchKernel" matches libfoo's
  * own LaunchKernel frame. Taking the earliest frame for each regex is optimal. */
 static int frame_matches(pa_cs_rules_t *rs, pcre2_code *re, const pa_cs_frame_t *f)
 {
-    return re_find(rs, re, f->module) || re_find(rs, re, f->function);
+    return re_find(rs, re, base_name(f->module)) || re_find(rs, re, f->function);
 }
 
 static int rule_matches(pa_cs_rules_t *rs, const cs_rule_t *r, const pa_cs_frame_t *f, size_t n)

@@ -147,6 +147,55 @@ static void test_defaults(void **s)
     pa_cs_rules_free(rs);
 }
 
+/* qa6 defect 7: frame regexes see the library's file name, not its folders */
+static void test_module_basename(void **s)
+{
+    (void)s;
+    pa_cs_rules_t *rs = pa_cs_rules_new();
+    assert_int_equal(pa_cs_rules_add(rs, "a=opt", NULL), 0);      /* only in the folder /opt/lib */
+    assert_int_equal(pa_cs_rules_add(rs, "b=^libbar", NULL), 0);  /* anchored at the file name */
+    char out[128];
+    assert_int_equal(pa_cs_group_list(rs, k_bar, 2, 0, out, sizeof out), 1);
+    assert_string_equal(out, "b");
+    pa_cs_rules_free(rs);
+}
+
+/* qa6 defect 7: "\/" is a literal '/' inside one frame regex, not a frame separator */
+static void test_escaped_slash(void **s)
+{
+    (void)s;
+    static const pa_cs_frame_t fr[] = {{"/bin/app", "main"}, {"/lib/libx.so", "operator/(int, int)"}};
+    pa_cs_rules_t *rs = pa_cs_rules_new();
+    assert_int_equal(pa_cs_rules_add(rs, "div=main/operator\\/", NULL), 0);
+    assert_int_equal(pa_cs_rules_add(rs, "nodiv=operator\\/\\(char", NULL), 0);
+    char out[128];
+    assert_int_equal(pa_cs_group_list(rs, fr, 2, 0, out, sizeof out), 1);
+    assert_string_equal(out, "div");
+    pa_cs_rules_free(rs);
+}
+
+/* qa6 defect 8: a group name with '/' is rejected by name; blanks around names and frame
+ * regexes are trimmed */
+static void test_name_slash_and_blanks(void **s)
+{
+    (void)s;
+    pa_cs_rules_t *rs = pa_cs_rules_new();
+    char *msg = NULL;
+    size_t len = 0;
+    FILE *err = open_memstream(&msg, &len);
+    assert_int_equal(pa_cs_rules_add(rs, "a/b=libfoo", err), -1);
+    assert_int_equal(pa_cs_rules_add(rs, "  sp  =  libbar / bar_alloc  ", err), 0);
+    assert_int_equal(pa_cs_rules_add(rs, "  =libbar", err), -1);
+    fclose(err);
+    assert_non_null(strstr(msg, "rule \"a/b=libfoo\" ignored: group name contains '/'"));
+    assert_non_null(strstr(msg, "rule \"  =libbar\" ignored: empty group name"));
+    free(msg);
+    char out[128];
+    assert_int_equal(pa_cs_group_list(rs, k_bar, 2, 0, out, sizeof out), 1);
+    assert_string_equal(out, "sp");
+    pa_cs_rules_free(rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -157,6 +206,9 @@ int main(void)
         cmocka_unit_test(test_malformed_rules_named),
         cmocka_unit_test(test_list_separators_keep_valid),
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_module_basename),
+        cmocka_unit_test(test_escaped_slash),
+        cmocka_unit_test(test_name_slash_and_blanks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
