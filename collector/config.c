@@ -45,6 +45,10 @@ const pa_config_var_t pa_config_vars[] = {
      "where the temporary spool goes (default: the DB's directory)"},
     {"PROFAGENT_EXIT_TIMEOUT_MS", PA_CFG_UINT, OFF(exit_timeout_ms), "5000", "ms, 1..3600000", 1, 3600000,
      NULL, "longest wait for the aggregator at exit"},
+    /* 8 bytes per sample: the default 4M = 32 MiB is the bound on the aggregator's median
+     * state; medians of keys beyond it are recomputed from the DB at exit */
+    {"PROFAGENT_MEDIAN_BUDGET", PA_CFG_SIZE, OFF(median_budget), "4M", "samples, suffix K or M, 1K..1G",
+     KI, 1024 * MI, NULL, "samples kept for exact medians (8 bytes each)"},
 };
 const size_t pa_config_nvars = sizeof pa_config_vars / sizeof pa_config_vars[0];
 

@@ -35,6 +35,7 @@ typedef struct pa_config {
     char callstack_groups[PA_CFG_STR_MAX]; /* PROFAGENT_CALLSTACK_GROUPS: parsed by the mem source */
     char spool_dir[PA_CFG_STR_MAX];    /* PROFAGENT_SPOOL_DIR: "" = directory of the output DB */
     uint64_t exit_timeout_ms;          /* PROFAGENT_EXIT_TIMEOUT_MS */
+    uint64_t median_budget;            /* PROFAGENT_MEDIAN_BUDGET: samples kept for exact medians */
 } pa_config_t;
 
 /* Value kinds of the table. */

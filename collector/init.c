@@ -282,7 +282,8 @@ __attribute__((constructor)) static void pa_init(void)
     if (choose_paths() < 0)
         goto out;
     pa_thread_init();
-    pa_agg_config_t acfg = {.spool_path = spool_path, .poll_interval_ns = 1000000, .median_budget = 16u << 20,
+    pa_agg_config_t acfg = {.spool_path = spool_path, .poll_interval_ns = 1000000,
+                            .median_budget = pa_config.median_budget,
                             .zstd_level = -1}; /* zstd fast mode: on the compact spool encoding
                                                   it is both faster and smaller than level 1 */
     if (pa_agg_start(&acfg) != 0) {
