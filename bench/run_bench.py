@@ -19,10 +19,10 @@ import time
 SIZES = {
     "full": dict(runs=5, ze_calls=1000000, hgtx_pairs=500000, osrt_calls=20000, mem_allocs=2000,
                  mem_live=(1000, 1000000), drain_rounds=25, write_events=1000000, exit_pairs=500000,
-                 rss_pairs=(500000, 5000000), rss_runs=1, gemm=(300, 128), mt=(4, 2000, 65536)),
+                 rss_pairs=(500000, 5000000, 15000000), rss_runs=1, gemm=(300, 128), mt=(4, 2000, 65536)),
     "smoke": dict(runs=1, ze_calls=20000, hgtx_pairs=20000, osrt_calls=200, mem_allocs=50,
                   mem_live=(10, 1000), drain_rounds=2, write_events=30000, exit_pairs=5000,
-                  rss_pairs=(5000, 50000), rss_runs=1, gemm=(5, 16), mt=(2, 5, 256)),
+                  rss_pairs=(5000, 50000, 150000), rss_runs=1, gemm=(5, 16), mt=(2, 5, 256)),
 }
 
 
@@ -186,18 +186,23 @@ def main():
             rec, _ = recorded(summ)
             ex.append(exit_s / max(rec, 1) * 1e6)
         fig("exit_time_per_1M_events", statistics.median(ex), "s", "target <=1")
-        # 8. peak RSS: no agent vs agent at N and 10N events (the growth must not follow N).
-        small, big = S["rss_pairs"]
-        rs = {"none": [], "small": [], "big": []}
+        # 8. peak RSS: no agent vs agent at N, 10N and 30N events. Growth is bounded by configuration
+        # (rings, PROFAGENT_MEDIAN_BUDGET, the writer's 16 MiB page cache), so it must not follow N
+        # once N is past the median budget (4M samples = 32 MiB by default).
+        small, big, huge = S["rss_pairs"]
+        rs = {"none": [], "small": [], "big": [], "huge": []}
         for _ in range(S["rss_runs"]):
             rs["none"].append(b.run_rss(["bench_hgtx", big], b.env(False)))
             rs["small"].append(b.run_rss(["bench_hgtx", small], b.env(True)))
             rs["big"].append(b.run_rss(["bench_hgtx", big], b.env(True)))
+            rs["huge"].append(b.run_rss(["bench_hgtx", huge], b.env(True)))
         m = {k: statistics.median(v) / 1024 for k, v in rs.items()}
         fig("rss_growth_vs_none", m["big"] - m["none"], "MiB",
             "%d events; bounded by config (rings, spool, aggregates)" % (2 * big))
         fig("rss_growth_10x_events", m["big"] - m["small"], "MiB", "%d vs %d events; ~0 = independent of length"
             % (2 * big, 2 * small))
+        fig("rss_growth_30x_events", m["huge"] - m["small"], "MiB", "%d vs %d events (peak %.0f / %.0f MiB)"
+            % (2 * huge, 2 * small, m["huge"], m["small"]))
         # 9. whole-run slowdown of the gemm and multithread samples.
         for name, argv in (("gemm", ["gemm"] + list(S["gemm"])), ("multithread", ["multithread"] + list(S["mt"]))):
             ratios = []
