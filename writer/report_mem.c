@@ -479,6 +479,7 @@ struct pa_mem_exit {
     size_t ntop;
     int custom_rules;
     uint64_t dropped;
+    uint64_t failed_frees;  /* failed frees of live allocations (which stay live) */
 };
 
 static uint64_t mem_count(sqlite3 *db, const char *sql)
@@ -535,6 +536,8 @@ pa_mem_exit_t *pa_mem_exit_compute(sqlite3 *db)
     e->failed = mem_count(db, "SELECT count(*) FROM DEVICE_MEMORY WHERE op = 0 AND result != 0");
     e->frees = mem_count(db, "SELECT count(*) FROM DEVICE_MEMORY WHERE op = 1");
     e->unknown = mem_count(db, "SELECT count(*) FROM DEVICE_MEMORY WHERE op = 1 AND allocEventId IS NULL");
+    e->failed_frees = mem_count(db, "SELECT count(*) FROM DEVICE_MEMORY WHERE op = 1 AND result != 0"
+                                    " AND allocEventId IS NOT NULL");
     e->unrel_count = mem_count(db, "SELECT count(*) FROM DEVICE_MEMORY WHERE op = 0 AND result = 0"
                                    " AND freeEventId IS NULL");
     e->unrel_bytes = mem_count(db, "SELECT ifnull(sum(size), 0) FROM DEVICE_MEMORY WHERE op = 0"
@@ -558,9 +561,12 @@ void pa_mem_exit_print(FILE *out, const pa_mem_exit_t *e)
 {
     if (!out || !e)
         return;
+    char ff[64] = "";
+    if (e->failed_frees)
+        snprintf(ff, sizeof ff, ", %" PRIu64 " failed: allocation kept", e->failed_frees);
     fprintf(out, "\nDevice memory: %" PRIu64 " allocations (%" PRIu64 " failed, not counted), %" PRIu64
-            " frees (%" PRIu64 " of unknown addresses), %" PRIu64 " unreleased = %" PRIu64 " bytes\n",
-            e->allocs, e->failed, e->frees, e->unknown, e->unrel_count, e->unrel_bytes);
+            " frees (%" PRIu64 " of unknown addresses%s), %" PRIu64 " unreleased = %" PRIu64 " bytes\n",
+            e->allocs, e->failed, e->frees, e->unknown, ff, e->unrel_count, e->unrel_bytes);
     if (e->dropped)
         fprintf(out, "WARNING: %" PRIu64 " device-memory record%s lost (thread ring full): allocations/frees"
                 " are missing, the leak figures below are incomplete\n", e->dropped, e->dropped == 1 ? " was" : "s were");

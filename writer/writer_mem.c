@@ -170,6 +170,15 @@ static int live_put(mem_live_map_t *m, uint64_t key, int64_t ev)
     return 0;
 }
 
+/* The event of live `key`, 0 when absent. */
+static int64_t live_get(const mem_live_map_t *m, uint64_t key)
+{
+    if (!m->cap)
+        return 0;
+    size_t i = live_slot(m, key);
+    return m->key[i] ? m->ev[i] : 0;
+}
+
 /* Removes `key`; returns its event or 0 when absent (backward-shift deletion). */
 static int64_t live_take(mem_live_map_t *m, uint64_t key)
 {
@@ -213,13 +222,16 @@ static int mem_pair_frees(sqlite3 *db)
     while (rc == 0 && sqlite3_step(rd) == SQLITE_ROW) {
         int64_t ev = sqlite3_column_int64(rd, 0);
         uint64_t mem = (uint64_t)sqlite3_column_int64(rd, 2);
-        if (sqlite3_column_int(rd, 3) != 0)
-            continue; /* failed alloc: nothing live; failed free: the allocation stays live */
-        if (sqlite3_column_int(rd, 1) == 0) {
+        int failed = sqlite3_column_int(rd, 3) != 0, op = sqlite3_column_int(rd, 1);
+        if (failed && op == 0)
+            continue; /* failed alloc: nothing live */
+        if (op == 0) {
             rc = live_put(&live, mem, ev); /* a reused address replaces an allocation never freed */
             continue;
         }
-        int64_t a = live_take(&live, mem);
+        /* a failed free of a live allocation names it (device, size, group) but leaves it live;
+         * freeEventId is only linked for successful frees */
+        int64_t a = failed ? live_get(&live, mem) : live_take(&live, mem);
         if (a) {
             sqlite3_bind_int64(up, 1, ev);
             sqlite3_bind_int64(up, 2, a);
