@@ -9,7 +9,7 @@
 
 /* Online statistics of one key (spec: asys-stats-reports.txt, "Avg/Med/Min/Max/StdDev"):
  * median of an even count is the mean of the two middle values; stddev of one sample is 0
- * (sample standard deviation, n-1, for n > 1). */
+ * (population standard deviation, common/pa_stddev.h). */
 typedef struct pa_stat {
     uint64_t count;
     uint64_t total;     /* ns (or bytes for size statistics) */
@@ -96,7 +96,7 @@ const pa_agg_results_t *pa_agg_stop(uint64_t timeout_ns);
  *  the aggregator's memory; call after the writer is done. Safe with nothing to free. */
 void pa_agg_free(void);
 
-/*! pa_stat_stddev() : sample standard deviation (n-1) in the unit of the values; 0 for n <= 1. */
+/*! pa_stat_stddev() : population standard deviation (common/pa_stddev.h) in the unit of the values; 0 for n <= 1. */
 double pa_stat_stddev(const pa_stat_t *st);
 
 /*! pa_agg_after_fork_child() : forgets the parent's thread and state in a fork child. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "agg_internal.h"
+#include "../common/pa_stddev.h"
 
 void pa_stat_add(pa_stat_t *st, uint64_t v)
 {
@@ -20,9 +21,7 @@ void pa_stat_add(pa_stat_t *st, uint64_t v)
 
 double pa_stat_stddev(const pa_stat_t *st)
 {
-    if (st->count < 2 || st->m2 <= 0)
-        return 0.0;
-    return sqrt(st->m2 / (double)(st->count - 1)); /* sample stddev (spec: n-1) */
+    return pa_stddev_pop(st->count, st->m2);
 }
 
 static inline void swap_u64(uint64_t *a, uint64_t *b)

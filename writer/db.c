@@ -9,6 +9,7 @@
 #include "../common/pa_log.h"
 #include "../common/pa_spool.h"
 #include "writer_internal.h"
+#include "../common/pa_stddev.h"
 
 #define PA_BATCH 64  /* rows per INSERT statement */
 
@@ -223,7 +224,7 @@ static int pa_median_from_rows(sqlite3 *db, const pa_stat_row_t *row, double *ou
 
 static double pa_writer_stddev(const pa_stat_t *s)
 {
-    return s->count > 1 ? sqrt(s->m2 / (double)(s->count - 1)) : 0.0;
+    return pa_stddev_pop(s->count, s->m2);
 }
 
 /* SUMMARY_STATS from the aggregates; keys keep the aggregator's STRING id (the spool stored the

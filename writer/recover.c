@@ -7,7 +7,7 @@
 #include "writer_internal.h"
 
 /* Summary statistics the aggregator would have kept, recomputed from the trace rows (spec:
- * median of an even count = mean of the two middle values, stddev n-1 and 0 for one sample),
+ * median of an even count = mean of the two middle values, population stddev, 0 for one sample),
  * threads from the rows they own, and the session span from the first/last event. */
 static const char pa_recover_sql[] =
     "CREATE TEMP TABLE k AS"

@@ -7,6 +7,7 @@
 #include "report_util.h"
 #include "writer_proj.h"
 #include "writer_ze.h"
+#include "../common/pa_stddev.h"
 
 #define OPT_BASE {"base", PA_OPT_FLAG, "", "Kernel base name (function name only, without parameters).", NULL}
 #define OPT_MANGLED {"mangled", PA_OPT_FLAG, "", "Kernel mangled name (as given to zeKernelCreate).", NULL}
@@ -536,7 +537,7 @@ static int produce_proj_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t 
         pa_table_add_double(t, med, 0);
         pa_table_add_int(t, durs[0]);
         pa_table_add_int(t, durs[n - 1]);
-        pa_table_add_double(t, n > 1 ? sqrt(m2 / (double)(n - 1)) : 0.0, 0);
+        pa_table_add_double(t, pa_stddev_pop(n, m2), 0);
         pa_table_add_int(t, ops);
         pa_table_add_double(t, (double)ops / (double)n, 1);
         if (f->style) pa_table_add_none(t); else pa_table_add_double(t, (double)lvl / (double)n, 1);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "writer_internal.h"
+#include "../common/pa_stddev.h"
 
 /* ---- median(x): exact; even count = mean of the two middle values (DESIGN.md) ---- */
 
@@ -59,7 +60,7 @@ static void pa_median_final(sqlite3_context *ctx)
     free(m->v);
 }
 
-/* ---- stddev(x): sample standard deviation (n-1), Welford; 0 for a single value ---- */
+/* ---- stddev(x): population standard deviation (pa_stddev.h), Welford; 0 for a single value ---- */
 
 typedef struct pa_stddev_ctx { uint64_t n; double mean, m2; } pa_stddev_ctx_t;
 
@@ -84,7 +85,7 @@ static void pa_stddev_final(sqlite3_context *ctx)
     if (!s || s->n == 0)
         sqlite3_result_null(ctx);
     else
-        sqlite3_result_double(ctx, s->n > 1 ? sqrt(s->m2 / (double)(s->n - 1)) : 0.0);
+        sqlite3_result_double(ctx, pa_stddev_pop(s->n, s->m2));
 }
 
 /* ---- regexp(pattern, text): PCRE2, partial match, bytes (no UTF check: names may hold any

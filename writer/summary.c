@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "writer_internal.h"
+#include "../common/pa_stddev.h"
 
 #define PA_SUMMARY_TOP 10
 #define PA_SUMMARY_NAME_MAX 60 /* bytes of a name shown in the summary; reports keep it whole */
@@ -92,7 +93,7 @@ static void pa_summary_stats(FILE *out, sqlite3 *db, const pa_agg_results_t *res
         pa_table_add_double(&t, pa_row_median(db, res, v[i]), 0);
         pa_table_add_int(&t, (int64_t)s->min);
         pa_table_add_int(&t, (int64_t)s->max);
-        pa_table_add_double(&t, s->count > 1 ? sqrt(s->m2 / (double)(s->count - 1)) : 0.0, 0);
+        pa_table_add_double(&t, pa_stddev_pop(s->count, s->m2), 0);
         if (cat == PA_CAT_HGTX_RANGE)
             pa_table_add_str(&t, v[i]->tag ? "StartEnd" : "PushPop", v[i]->tag ? 8 : 7);
         char shown[PA_SUMMARY_NAME_MAX + 4];

@@ -95,7 +95,7 @@ extern const pa_writer_source_t pa_writer_source_proj; /* writer/writer_proj.c: 
 /* ---- SQL functions (report_sqlfn.c) ---- */
 
 /*! pa_sqlfn_register() : median(x) (aggregate; even count = mean of the two middle values),
- *  stddev(x) (aggregate, sample n-1, 0 for one value, NULL for none), regexp(pattern, text)
+ *  stddev(x) (aggregate, population, 0 for one value, NULL for none), regexp(pattern, text)
  *  (PCRE2, so `text REGEXP pattern` works; a bad pattern is an SQL error naming the offset).
  *  Returns 0 or -1. */
 int pa_sqlfn_register(sqlite3 *db);

@@ -5,6 +5,7 @@
 
 #include "writer_internal.h"
 #include "writer_ze.h"
+#include "../common/pa_stddev.h"
 
 #define PA_ZE_TOP 10
 
@@ -45,7 +46,7 @@ static void stat_cells(pa_table_t *t, const pa_stat_t *s, double grand, int pct)
     pa_table_add_double(t, s->median, 0);
     pa_table_add_int(t, (int64_t)s->min);
     pa_table_add_int(t, (int64_t)s->max);
-    pa_table_add_double(t, s->count > 1 ? sqrt(s->m2 / (double)(s->count - 1)) : 0.0, 0);
+    pa_table_add_double(t, pa_stddev_pop(s->count, s->m2), 0);
 }
 
 static void section(FILE *out, const pa_agg_results_t *res, int cat, uint32_t tag, const char *heading,

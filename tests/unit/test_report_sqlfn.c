@@ -52,11 +52,12 @@ static void test_median(void **state)
 static void test_stddev(void **state)
 {
     (void)state;
-    /* g=1: mean 3, squares 4+4+0 = 8, /(3-1) = 4 -> 2 */
-    assert_true(q1("SELECT stddev(x) FROM v WHERE g = 1") == 2.0);
-    /* g=2: mean 25, squares 225+225+25+25 = 500, /3 -> sqrt(166.67) = 12.9099... */
-    double s = q1("SELECT stddev(x) FROM v WHERE g = 2");
-    assert_true(s > 12.9099 && s < 12.91);
+    /* population: g=1: mean 3, squares 4+4+0 = 8, /3 -> sqrt(2.667) = 1.63299... */
+    double s = q1("SELECT stddev(x) FROM v WHERE g = 1");
+    assert_true(s > 1.63299 && s < 1.63300);
+    /* g=2: mean 25, squares 225+225+25+25 = 500, /4 = 125 -> 11.18033... */
+    s = q1("SELECT stddev(x) FROM v WHERE g = 2");
+    assert_true(s > 11.18033 && s < 11.18034);
     assert_true(q1("SELECT stddev(x) FROM v WHERE g = 3") == 0.0);
     assert_true(q1("SELECT stddev(x) FROM v WHERE g = 5") == -12345);
 }

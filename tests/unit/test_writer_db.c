@@ -65,12 +65,12 @@ static void test_osrt_sum_rows(void **state)
 {
     (void)state;
     char *out = report("osrt_sum", PA_FMT_CSV);
-    /* poll 1000+3000: 4000 of 4600 = 86.96 %, sample stddev sqrt(2e6) = 1414.2;
-     * nanosleep 100+300+200: median 200, stddev sqrt(20000/2) = 100 */
+    /* poll 1000+3000: 4000 of 4600 = 86.96 %, population stddev sqrt(2e6/2) = 1000;
+     * nanosleep 100+300+200: median 200, stddev sqrt(20000/3) = 81.6 -> 82 */
     assert_string_equal(out,
         "Row#,Time (%),Total Time (ns),Num Calls,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name,\n"
-        "1,87.0,4000,2,2000,2000,1000,3000,1414,\"poll\",\n"
-        "2,13.0,600,3,200,200,100,300,100,\"nanosleep\",\n");
+        "1,87.0,4000,2,2000,2000,1000,3000,1000,\"poll\",\n"
+        "2,13.0,600,3,200,200,100,300,82,\"nanosleep\",\n");
     free(out);
 }
 
@@ -95,9 +95,9 @@ static void test_hgtx_sum_rows(void **state)
     /* all ranges total 33510 ns; Loop1 and profile tie at 10000 (ordered by name) */
     assert_string_equal(out,
         "Row#,Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Style,Range,\n"
-        "1,29.8,10000,2,5000,5000,3000,7000,2828,\"PushPop\",\"Loop1\",\n"
+        "1,29.8,10000,2,5000,5000,3000,7000,2000,\"PushPop\",\"Loop1\",\n"
         "2,29.8,10000,1,10000,10000,10000,10000,0,\"PushPop\",\"profile\",\n"
-        "3,20.9,7000,2,3500,3500,1000,6000,3536,\"StartEnd\",\"io:read\",\n");
+        "3,20.9,7000,2,3500,3500,1000,6000,2500,\"StartEnd\",\"io:read\",\n");
     free(out);
 }
 

@@ -50,7 +50,8 @@ check(got == [("DoProcess", "PushPop", "2", "2", "3000000", "busy_ns"),
               ("Loop2", "PushPop", "1", "1", "2000000", "busy_ns"),
               ("profile", "PushPop", "1", "2", "3000000", "busy_ns")], f"nested hgtx_kern_sum {got}")
 if rows:
-    check(rows[0][6:12] == ["3000000", "1500000", "1500000", "1000000", "2000000", "707107"],
+    # population StdDev as in the spec example of 2.3.9: (2000000 - 1000000) / 2
+    check(rows[0][6:12] == ["3000000", "1500000", "1500000", "1000000", "2000000", "500000"],
           f"DoProcess stats {rows[0][6:12]}")
 sa = report(db, "hgtx_kern_sum:standalone")
 check(len(sa) == 5 and sa[4][0] == "-" and sa[4][4] == "-" and sa[4][5] == "1" and sa[4][6] == "500000",
