@@ -2,12 +2,14 @@
 #define _GNU_SOURCE /* RTLD_NEXT, sysv_signal, sigset */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include "collector.h"
 #include "exitpaths.h"
+#include "../common/pa_log.h"
 
 /* Why interpose sigaction() and the signal() family: the agent installs its handler where the
  * disposition is SIG_DFL so that a default death by these signals still writes the DB. Programs
@@ -138,9 +140,46 @@ static void on_fatal_signal(int sig)
     pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 }
 
+/* dl_iterate_phdr() callback: the 0-based load order of two objects (by base address). */
+typedef struct pa_load_order {
+    void *self_base, *libc_base;
+    int pos, self_pos, libc_pos;
+} pa_load_order_t;
+
+static int load_order_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    pa_load_order_t *o = arg;
+    if ((void *)info->dlpi_addr == o->self_base)
+        o->self_pos = o->pos;
+    if ((void *)info->dlpi_addr == o->libc_base)
+        o->libc_pos = o->pos;
+    o->pos++;
+    return 0;
+}
+
+/* 1 when the application's sigaction() calls reach ours: the agent comes before the C library
+ * in the global lookup order (preloaded or linked). A dlopen()ed agent comes after it, cannot
+ * hide a handler, and so installs none. */
+static int sig_interposing(void)
+{
+    Dl_info self, libc;
+    void *real = (void *)PA_REAL(real_sigaction);
+    if (!real || !dladdr((void *)pa_signals_install, &self) || !dladdr(real, &libc))
+        return 0;
+    pa_load_order_t o = {self.dli_fbase, libc.dli_fbase, 0, -1, -1};
+    dl_iterate_phdr(load_order_cb, &o);
+    return o.self_pos >= 0 && o.libc_pos >= 0 && o.self_pos < o.libc_pos;
+}
+
 void pa_signals_install(void)
 {
     resolve_all();
+    if (!sig_interposing()) {
+        pa_info("agent", "not preloaded: no finalizing handlers for SIGTERM/INT/HUP/QUIT (the app "
+                "would see them); a default death by these leaves the spool (profagent recover)");
+        return;
+    }
     for (size_t i = 0; i < PA_NFATAL; i++) {
         struct sigaction old;
         /* only where still SIG_DFL: an inherited SIG_IGN or the app's handler always wins */

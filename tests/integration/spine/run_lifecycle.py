@@ -244,6 +244,10 @@ def t_sigview():
     check(any(l.startswith("15 signal DFL") and "old=h1" in l for l in a), "view: signal() returns the app's h1")
     check("sigaction(SIGKILL) r=-1 errno=22" in a and "sigaction(65) r=-1 errno=22" in a, "view: EINVAL kept")
     check(sum("errno=1234" in l for l in a if " r=0 " in l) >= 50, "view: errno untouched by successful calls")
+    p = run("dlopen", LIB, agent=False, prog=SIG)
+    out = p.stdout.decode().splitlines()
+    check(p.returncode == 0 and [l.split()[3] for l in out if "flags=" in l] == ["DFL", "DFL"],
+          "dlopen: a late-loaded agent leaves SIGTERM/SIGINT at SIG_DFL (%s)" % out)
 
 
 def t_sigrestore():

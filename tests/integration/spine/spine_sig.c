@@ -1,6 +1,7 @@
 /* spine_sig.c - what a program sees of signal dispositions; run with and without the agent, the
  * printed lines must be identical (tests/integration/spine/run_lifecycle.py, modes below). */
 #define _GNU_SOURCE /* sysv_signal, sigset */
+#include <dlfcn.h>
 #include <errno.h>
 #include <profagent/hgtx.h>
 #include <signal.h>
@@ -134,6 +135,16 @@ int main(int argc, char **argv)
         errors();
         return 0;
     }
+    /* dlopen LIB: an agent loaded late cannot hide a handler, so it must install none */
+    if (!strcmp(m, "dlopen") && argc > 2) {
+        if (!dlopen(argv[2], RTLD_NOW)) {
+            fprintf(stderr, "spine_sig: %s\n", dlerror());
+            return 2;
+        }
+        query("after dlopen", SIGTERM);
+        query("after dlopen", SIGINT);
+        return 0;
+    }
     /* restore-<how>: the app takes SIGTERM, gives it back to SIG_DFL, then is killed by it: the
      * agent must still write the DB (and the app still sees SIG_DFL) */
     if (!strncmp(m, "restore-", 8)) {
@@ -157,6 +168,6 @@ int main(int argc, char **argv)
         pause();
         return 3;
     }
-    fprintf(stderr, "spine_sig: unknown mode '%s' (view, restore-sigaction|signal|sysv|sigset)\n", m);
+    fprintf(stderr, "spine_sig: unknown mode '%s' (view, dlopen LIB, restore-sigaction|signal|sysv|sigset)\n", m);
     return 2;
 }
