@@ -43,6 +43,10 @@ const pa_config_var_t pa_config_vars[] = {
      NULL, "call-stack group rules for device memory"},
     {"PROFAGENT_SPOOL_DIR", PA_CFG_STRING, OFF(spool_dir), "", "a directory", 0, 0, NULL,
      "where the temporary spool goes (default: the DB's directory)"},
+    /* the agent's timestamp events grow by pools of 1024 per context up to this bound; device
+     * operations beyond it in flight at once are counted as uncollected */
+    {"PROFAGENT_ZE_MAX_EVENTS", PA_CFG_SIZE, OFF(ze_max_events), "256K", "events, suffix K or M, 1K..4M",
+     KI, 4 * MI, NULL, "Level Zero timestamp events the agent keeps in flight per context"},
     {"PROFAGENT_EXIT_TIMEOUT_MS", PA_CFG_UINT, OFF(exit_timeout_ms), "5000", "ms, 1..3600000", 1, 3600000,
      NULL, "longest wait for the aggregator at exit"},
     /* 8 bytes per sample: the default 4M = 32 MiB is the bound on the aggregator's median

@@ -36,6 +36,7 @@ typedef struct pa_config {
     char spool_dir[PA_CFG_STR_MAX];    /* PROFAGENT_SPOOL_DIR: "" = directory of the output DB */
     uint64_t exit_timeout_ms;          /* PROFAGENT_EXIT_TIMEOUT_MS */
     uint64_t median_budget;            /* PROFAGENT_MEDIAN_BUDGET: samples kept for exact medians */
+    uint64_t ze_max_events;            /* PROFAGENT_ZE_MAX_EVENTS: agent timestamp events in flight per context */
 } pa_config_t;
 
 /* Value kinds of the table. */
