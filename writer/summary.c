@@ -5,6 +5,7 @@
 
 #include "writer_internal.h"
 #include "../common/pa_stddev.h"
+#include "writer_ze.h"
 
 #define PA_SUMMARY_TOP 10
 #define PA_SUMMARY_NAME_MAX 60 /* bytes of a name shown in the summary; reports keep it whole */
@@ -153,9 +154,14 @@ static void pa_summary_unterminated(FILE *out, sqlite3 *db, const pa_agg_results
 
 static void pa_summary_counters(FILE *out, sqlite3 *db, const pa_agg_results_t *res)
 {
+    /* device operations the Level Zero source could not collect are losses too: shown here so
+     * that a "0 dropped" header never looks clean when they happened */
+    uint64_t ze_unc = 0, ze_full = 0;
+    pa_ze_counts(&ze_unc, &ze_full);
     fprintf(out, "Records: %llu recorded, %llu dropped, %llu late (after the final drain, not"
-            " stored)\n", (unsigned long long)res->records_total,
-            (unsigned long long)res->drops_total, (unsigned long long)res->late_records);
+            " stored), %llu device operations uncollected\n", (unsigned long long)res->records_total,
+            (unsigned long long)res->drops_total, (unsigned long long)res->late_records,
+            (unsigned long long)(ze_unc + ze_full));
     if (res->hgtx_misuse_pop_empty || res->hgtx_misuse_bad_end || res->hgtx_misuse_bad_domain)
         fprintf(out, "HGTX misuse: %llu pop on an empty stack, %llu end of an unknown or"
                 " already-ended id, %llu bad domain handle (never created or destroyed; recorded"
