@@ -80,6 +80,9 @@ typedef struct pa_ze_obj_info {
     uint32_t ncmds;              /* regular lists: appended commands */
     uint32_t cmd_head, cmd_tail; /* regular lists: command chain (indices, PA_ZE_CMD_NONE) */
     _Atomic int exec_busy;       /* regular lists: 1 while one thread plans its capture (ze_ops.c) */
+    uint32_t serial;             /* lists: per-session id 1, 2, ... (the Graph ID), never reused */
+    _Atomic uint32_t fl_direct;  /* regular lists: pending flights polling the list's own agent events */
+    _Atomic uint32_t fl_cap;     /* regular lists: pending captured flights (a harvest list may wait on them) */
 } pa_ze_obj_info_t;
 
 /*! pa_ze_obj_put() : creates/replaces the entry of handle `h`; NULL when the table is full. */

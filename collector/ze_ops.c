@@ -42,59 +42,108 @@ static void cmd_free(uint32_t i)
     } while (!atomic_compare_exchange_weak(&cmd_free_head, &h, ((h >> 32) + 1) << 32 | (i + 1)));
 }
 
-/* ---- agent event pools: one per context, PA_ZE_POOL_EVENTS events, bitmap allocation ---- */
-#define PA_ZE_MAX_POOLS 64
+/* ---- agent event pools: per context a growing set of pools of PA_ZE_POOL_EVENTS events
+ * (bitmap allocation). A pool is added when every event of the context is taken and a
+ * collection freed none, up to PROFAGENT_ZE_MAX_EVENTS per context: one pool creation
+ * (1024 events) is amortised over 1024 launches, and bursts of launches between two
+ * synchronizations (training loops) lose nothing. ---- */
+#define PA_ZE_MAX_CTX 64
 #define PA_ZE_POOL_EVENTS 1024
+#define PA_ZE_MAX_CTX_POOLS 4096   /* 4M events: the ceiling of PROFAGENT_ZE_MAX_EVENTS */
 typedef struct ev_pool {
-    _Atomic(void *) context;
+    void *context;
     ze_event_pool_handle_t pool;
     ze_event_handle_t ev[PA_ZE_POOL_EVENTS];
     _Atomic uint64_t used[PA_ZE_POOL_EVENTS / 64];
     ze_kernel_timestamp_result_t *ts;  /* host USM, ts[k] = capture target of event k; NULL = none */
     int failed;
 } ev_pool_t;
-static ev_pool_t pools[PA_ZE_MAX_POOLS];
+typedef struct ctx_pools {
+    _Atomic(void *) context;
+    _Atomic uint32_t npools;           /* published entries of p[] */
+    _Atomic uint32_t hint;             /* pool where the last take succeeded */
+    int failed;                        /* creation failed: no more attempts */
+    ev_pool_t *p[PA_ZE_MAX_CTX_POOLS];
+} ctx_pools_t;
+static ctx_pools_t ctxs[PA_ZE_MAX_CTX];
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static ev_pool_t *pool_create(void *ctx)
+/* Pools a context may hold (PROFAGENT_ZE_MAX_EVENTS / 1024, at least 1). */
+static uint32_t pools_max(void)
 {
-    pthread_mutex_lock(&pool_mu);
-    ev_pool_t *p = NULL;
-    for (int i = 0; i < PA_ZE_MAX_POOLS && !p; i++) {
-        void *c = atomic_load(&pools[i].context);
-        if (c == ctx)
-            p = &pools[i];
-        else if (c == NULL) {
-            ev_pool_t *n = &pools[i];
-            ze_event_pool_desc_t d = { ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, NULL,
-                ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP, PA_ZE_POOL_EVENTS };
-            n->failed = pa_ze.zeEventPoolCreate(ctx, &d, 0, NULL, &n->pool) != ZE_RESULT_SUCCESS;
-            for (uint32_t k = 0; k < PA_ZE_POOL_EVENTS && !n->failed; k++) {
-                ze_event_desc_t ed = { ZE_STRUCTURE_TYPE_EVENT_DESC, NULL, k, ZE_EVENT_SCOPE_FLAG_HOST, 0 };
-                n->failed = pa_ze.zeEventCreate(n->pool, &ed, &n->ev[k]) != ZE_RESULT_SUCCESS;
-            }
-            ze_host_mem_alloc_desc_t hd = { ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, NULL, 0 };
-            if (!n->failed && pa_ze.zeMemAllocHost(ctx, &hd, PA_ZE_POOL_EVENTS * sizeof *n->ts, 64,
-                                                   (void **)&n->ts) != ZE_RESULT_SUCCESS)
-                n->ts = NULL;  /* captures unavailable: plain event queries still work */
-            atomic_store(&n->context, ctx);
-            p = n;
-        }
-    }
-    pthread_mutex_unlock(&pool_mu);
-    return p;
+    uint64_t n = pa_config.ze_max_events / PA_ZE_POOL_EVENTS;
+    return n < 1 ? 1 : n > PA_ZE_MAX_CTX_POOLS ? PA_ZE_MAX_CTX_POOLS : (uint32_t)n;
 }
 
-static ev_pool_t *pool_for(void *ctx)
+/* A new pool of context ctx; NULL when the driver refuses (slow path, pool_mu held). */
+static ev_pool_t *pool_new(void *ctx)
 {
-    for (int i = 0; i < PA_ZE_MAX_POOLS; i++) {
-        void *c = atomic_load_explicit(&pools[i].context, memory_order_acquire);
+    ev_pool_t *n = calloc(1, sizeof *n);
+    if (!n)
+        return NULL;
+    n->context = ctx;
+    ze_event_pool_desc_t d = { ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, NULL,
+        ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP, PA_ZE_POOL_EVENTS };
+    int failed = pa_ze.zeEventPoolCreate(ctx, &d, 0, NULL, &n->pool) != ZE_RESULT_SUCCESS;
+    for (uint32_t k = 0; k < PA_ZE_POOL_EVENTS && !failed; k++) {
+        ze_event_desc_t ed = { ZE_STRUCTURE_TYPE_EVENT_DESC, NULL, k, ZE_EVENT_SCOPE_FLAG_HOST, 0 };
+        failed = pa_ze.zeEventCreate(n->pool, &ed, &n->ev[k]) != ZE_RESULT_SUCCESS;
+    }
+    if (failed) {
+        free(n);  /* the driver's partial pool is left alone: it may be unusable */
+        return NULL;
+    }
+    ze_host_mem_alloc_desc_t hd = { ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, NULL, 0 };
+    if (pa_ze.zeMemAllocHost(ctx, &hd, PA_ZE_POOL_EVENTS * sizeof *n->ts, 64, (void **)&n->ts) !=
+        ZE_RESULT_SUCCESS)
+        n->ts = NULL;  /* captures unavailable: plain event queries still work */
+    return n;
+}
+
+/* The pool set of context ctx, created (empty) on first use; NULL when the table is full. */
+static ctx_pools_t *ctx_for(void *ctx)
+{
+    for (int i = 0; i < PA_ZE_MAX_CTX; i++) {
+        void *c = atomic_load_explicit(&ctxs[i].context, memory_order_acquire);
         if (c == ctx)
-            return &pools[i];
+            return &ctxs[i];
         if (c == NULL)
             break;
     }
-    return pool_create(ctx);  /* first launch without an app event in this context */
+    ctx_pools_t *r = NULL;
+    pthread_mutex_lock(&pool_mu);
+    for (int i = 0; i < PA_ZE_MAX_CTX && !r; i++) {
+        void *c = atomic_load(&ctxs[i].context);
+        if (c == ctx || c == NULL) {
+            r = &ctxs[i];
+            atomic_store(&r->context, ctx);
+        }
+    }
+    pthread_mutex_unlock(&pool_mu);
+    return r;
+}
+
+/* Adds a pool to cp unless another thread just did or the bound is reached. 0 = try again. */
+static int ctx_grow(ctx_pools_t *cp, uint32_t seen)
+{
+    int rc = -1;
+    pthread_mutex_lock(&pool_mu);
+    uint32_t n = atomic_load(&cp->npools);
+    if (n != seen) {
+        rc = 0;  /* grown meanwhile */
+    } else if (!cp->failed && n < pools_max()) {
+        ev_pool_t *p = pool_new(atomic_load(&cp->context));
+        if (p) {
+            cp->p[n] = p;
+            atomic_store_explicit(&cp->npools, n + 1, memory_order_release);
+            atomic_store(&cp->hint, n);
+            rc = 0;
+        } else {
+            cp->failed = 1;
+        }
+    }
+    pthread_mutex_unlock(&pool_mu);
+    return rc;
 }
 
 static int pool_take(ev_pool_t *p, uint32_t *idx)
@@ -110,6 +159,47 @@ static int pool_take(ev_pool_t *p, uint32_t *idx)
                 return 0;
             }
         }
+    }
+    return -1;
+}
+
+/* One free event of cp's pools, starting at the hint. 0 ok, -1 all taken. */
+static int ctx_scan(ctx_pools_t *cp, ev_pool_t **pp, uint32_t *idx)
+{
+    uint32_t n = atomic_load_explicit(&cp->npools, memory_order_acquire), h = atomic_load(&cp->hint);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = (h + k) % n;
+        if (pool_take(cp->p[i], idx) == 0) {
+            if (i != h)
+                atomic_store(&cp->hint, i);
+            *pp = cp->p[i];
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int collect(ze_event_handle_t ev);
+
+/*! ev_take() : an agent event of context ctx in *pp, *idx (with a capture slot when `need_ts`).
+ *  Collects finished operations, then adds a pool, before giving up. 0 ok, -1 none to be had. */
+static int ev_take(void *ctx, int need_ts, ev_pool_t **pp, uint32_t *idx)
+{
+    ctx_pools_t *cp = ctx_for(ctx);
+    if (!cp)
+        return -1;
+    for (int round = 0; round < 3; round++) {
+        uint32_t seen = atomic_load(&cp->npools);
+        if (ctx_scan(cp, pp, idx) == 0) {
+            if (!need_ts || (*pp)->ts)
+                return 0;
+            atomic_fetch_and(&(*pp)->used[*idx / 64], ~(1ull << (*idx % 64)));
+            return -1;  /* this context has no capture memory */
+        }
+        if (round == 0 && seen)
+            collect(NULL);
+        else if (ctx_grow(cp, seen) != 0)
+            return ctx_scan(cp, pp, idx) == 0 && (!need_ts || (*pp)->ts) ? 0 : -1;
     }
     return -1;
 }
@@ -135,13 +225,31 @@ typedef struct flight {
      * timestamps of the operation's own event to *tsp (see "device-side capture" below) */
     const ze_kernel_timestamp_result_t *tsp;
     int harvest;                 /* harvest list slot to release at collection, -1 none */
+    /* regular list it came from (agent event baked in it), NULL = none; `src_serial` tells
+     * whether that table entry still describes the same list when the flight ends */
+    pa_ze_obj_info_t *src;
+    uint32_t src_serial;
 } flight_t;
-static flight_t flights[PA_ZE_MAX_FLIGHTS];
+/* Sized at first use to PROFAGENT_ZE_MAX_EVENTS + PA_ZE_MAX_FLIGHTS (the agent's events plus
+ * the application's); zeroed pages cost nothing until a burst reaches them. */
+static flight_t *flights;
 /* States live apart from the bodies so that a scan (every sync point of every thread scans
- * [0, flight_hwm)) reads one dense array instead of 4096 scattered 200-byte bodies. */
-static _Atomic int flight_state[PA_ZE_MAX_FLIGHTS];
+ * [0, flight_hwm)) reads one dense array instead of thousands of scattered 200-byte bodies. */
+static _Atomic int *flight_state;
+static uint32_t flight_cap;
 static _Atomic uint32_t flight_hwm;
 static _Atomic uint32_t npending;
+static _Atomic uint32_t claim_hint;  /* no free slot below it (approximately: a hint) */
+static pthread_once_t flights_once = PTHREAD_ONCE_INIT;
+
+static void flights_alloc(void)
+{
+    uint64_t n = pa_config.ze_max_events + PA_ZE_MAX_FLIGHTS;
+    flights = calloc(n, sizeof *flights);
+    flight_state = calloc(n, sizeof *flight_state);
+    if (flights && flight_state)
+        flight_cap = (uint32_t)n;
+}
 
 static inline _Atomic int *fst(const flight_t *f)
 {
@@ -153,18 +261,31 @@ static inline _Atomic int *fst(const flight_t *f)
  * 80 % of the agent's CPU in samples/multithread). */
 static flight_t *flight_claim(void)
 {
-    for (uint32_t i = 0; i < PA_ZE_MAX_FLIGHTS; i++) {
+    pthread_once(&flights_once, flights_alloc);
+    uint32_t h = atomic_load_explicit(&claim_hint, memory_order_relaxed);
+    for (uint32_t k = 0; k < flight_cap; k++) {
+        uint32_t i = h + k < flight_cap ? h + k : h + k - flight_cap;
         int expect = FL_FREE;
         if (atomic_load_explicit(&flight_state[i], memory_order_relaxed) == FL_FREE &&
             atomic_compare_exchange_strong(&flight_state[i], &expect, FL_CLAIMED)) {
-            uint32_t h = atomic_load(&flight_hwm);
-            while (h < i + 1 && !atomic_compare_exchange_weak(&flight_hwm, &h, i + 1))
+            uint32_t m = atomic_load(&flight_hwm);
+            while (m < i + 1 && !atomic_compare_exchange_weak(&flight_hwm, &m, i + 1))
                 ;
+            atomic_store_explicit(&claim_hint, i + 1, memory_order_relaxed);
             return &flights[i];
         }
     }
     atomic_fetch_add(&pa_ze_table_full, 1);
     return NULL;
+}
+
+/* Slot i is free again: claims restart from the lowest free slot. */
+static void flight_free(uint32_t i)
+{
+    atomic_store_explicit(&flight_state[i], FL_FREE, memory_order_release);
+    uint32_t h = atomic_load_explicit(&claim_hint, memory_order_relaxed);
+    while (i < h && !atomic_compare_exchange_weak(&claim_hint, &h, i))
+        ;
 }
 
 /* ---- harvest lists: agent command lists that capture a regular list's timestamps ---- */
@@ -204,7 +325,8 @@ typedef struct flight_cap {
 } flight_cap_t;
 
 static void flight_start(const pa_ze_cmd_t *c, uint64_t corr, uint64_t t0, uint64_t t1,
-                         void *queue, uint32_t engine, int release_ev, const flight_cap_t *cap)
+                         void *queue, uint32_t engine, int release_ev, const flight_cap_t *cap,
+                         pa_ze_obj_info_t *src)
 {
     flight_t *f = flight_claim();
     if (!f) {
@@ -231,6 +353,10 @@ static void flight_start(const pa_ze_cmd_t *c, uint64_t corr, uint64_t t0, uint6
     f->release_ev = release_ev;
     f->tsp = NULL;
     f->harvest = -1;
+    f->src = c->pool ? src : NULL;  /* only the agent's baked events need the list's bookkeeping */
+    f->src_serial = src ? src->serial : 0;
+    if (f->src)
+        atomic_fetch_add(cap ? &src->fl_cap : &src->fl_direct, 1);
     if (cap) {
         f->event = cap->pool->ev[cap->ev_index];
         f->pool = cap->pool;
@@ -280,6 +406,18 @@ static void flight_emit(flight_t *f, const ze_kernel_timestamp_result_t *ts)
     pa_ring_commit(r, ns);
 }
 
+/* Releases what flight f holds and frees its slot (state FL_BUSY on entry). */
+static void flight_end(flight_t *f)
+{
+    if (f->release_ev && f->pool)
+        pool_give(f->pool, f->ev_index);
+    harvest_release(f->harvest);
+    if (f->src && f->src->serial == f->src_serial && f->src->type == PA_ZE_OBJ_LIST)
+        atomic_fetch_sub(f->tsp ? &f->src->fl_cap : &f->src->fl_direct, 1);
+    atomic_fetch_sub(&npending, 1);
+    flight_free((uint32_t)(f - flights));
+}
+
 /* Tries to finish flight i (guard held). `ev`: only flights on this event (NULL = any).
  * Returns 1 collected, 0 still pending / not ours. */
 static int flight_try(uint32_t i, ze_event_handle_t ev, int wait_ok, uint64_t wait_ns)
@@ -302,11 +440,7 @@ static int flight_try(uint32_t i, ze_event_handle_t ev, int wait_ok, uint64_t wa
         atomic_fetch_add(&pa_ze_uncollected, 1); /* the captured event had no timestamps */
     else
         flight_emit(f, &ts);
-    if (f->release_ev && f->pool)
-        pool_give(f->pool, f->ev_index);
-    harvest_release(f->harvest);
-    atomic_fetch_sub(&npending, 1);
-    atomic_store_explicit(fst(f), FL_FREE, memory_order_release);
+    flight_end(f);
     return 1;
 }
 
@@ -396,9 +530,9 @@ static void append_begin(int api, ze_command_list_handle_t list, ze_event_handle
         c->event = *signal;
     } else if (li) {
         pa_guard_enter();
-        ev_pool_t *p = pool_for(li->context);
+        ev_pool_t *p;
         uint32_t idx;
-        if (pool_take(p, &idx) == 0 || (collect(NULL), pool_take(p, &idx) == 0)) {
+        if (ev_take(li->context, 0, &p, &idx) == 0) {
             c->pool = p;
             c->ev_index = idx;
             c->event = p->ev[idx];
@@ -425,16 +559,17 @@ static void append_end(void *list_h, int32_t result, uint64_t corr, uint64_t t0,
     pa_ze_cmd_t *c = &cmds[ci];
     pa_ze_obj_info_t *li = pa_ze_obj_get(list_h);
     pa_guard_enter();
-    if (result != ZE_RESULT_SUCCESS || !c->event) {
+    if (result != ZE_RESULT_SUCCESS || (!c->event && (!li || li->immediate))) {
         if (result == ZE_RESULT_SUCCESS)
             atomic_fetch_add(&pa_ze_uncollected, 1); /* no event could be had */
         cmd_release(ci);
     } else if (!li || li->immediate) {
-        flight_start(c, corr, t0, t1, list_h, UINT32_MAX, 1, NULL);
+        flight_start(c, corr, t0, t1, list_h, UINT32_MAX, 1, NULL, NULL);
         cmd_free(ci);
-    } else { /* regular list: kept until reset/destroy, one flight per execution */
+    } else { /* regular list: kept until reset/destroy, one flight per execution; a command
+              * without an event stays in the chain and is counted uncollected per execution */
         c->op.node_id = li->ncmds++;
-        c->op.graph_id = (uint64_t)(uintptr_t)list_h;
+        c->op.graph_id = li->serial;
         c->op.append_corr = corr;  /* HGTX graph mapping: ranges open at this append */
         if (li->cmd_tail == PA_ZE_CMD_NONE)
             li->cmd_head = ci;
@@ -481,6 +616,7 @@ static void list_forget(ze_command_list_handle_t list, int destroy)
 #define PA_ZE_MAX_EXEC_LISTS 64
 static __thread ze_command_list_handle_t exec_lists[PA_ZE_MAX_EXEC_LISTS];
 static __thread uint64_t exec_claimed;  /* bit i: list i's captures planned by this thread */
+static __thread uint64_t exec_skip;     /* bit i: list i's agent events unusable this execution */
 
 /* Returns capture i's agent pool event to the pool and drops its harvest reference. */
 static void cap_drop(pa_ze_cmd_t *c)
@@ -493,10 +629,11 @@ static void cap_drop(pa_ze_cmd_t *c)
 }
 
 /* Appends the capture of c's event to harvest list h (pool p, slot). 0 ok, -1 failed. */
-static int cap_append(ze_command_list_handle_t h, ev_pool_t *p, int slot, pa_ze_cmd_t *c)
+static int cap_append(ze_command_list_handle_t h, void *ctx, int slot, pa_ze_cmd_t *c)
 {
     uint32_t idx;
-    if (pool_take(p, &idx) != 0 && (collect(NULL), pool_take(p, &idx) != 0))
+    ev_pool_t *p;
+    if (ev_take(ctx, 1, &p, &idx) != 0)
         return -1;
     memset(&p->ts[idx], 0, sizeof p->ts[idx]);
     c->cap_pool = p;
@@ -518,8 +655,7 @@ static ze_command_list_handle_t harvest_build(pa_ze_obj_info_t *li, const pa_ze_
         cmds[ci].cap_pool = NULL;
         ncap += cmds[ci].pool != NULL;
     }
-    ev_pool_t *p = ncap && qi->device < pa_ze_ndevs ? pool_for(li->context) : NULL;
-    if (!p || p->failed || !p->ts)
+    if (!ncap || qi->device >= pa_ze_ndevs)
         return NULL;
     ze_command_list_desc_t d = { ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, NULL, qi->engine >> 16, 0 };
     ze_command_list_handle_t h;
@@ -533,7 +669,7 @@ static ze_command_list_handle_t harvest_build(pa_ze_obj_info_t *li, const pa_ze_
     int ok = 1;
     for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE && ok; ci = cmds[ci].next)
         if (cmds[ci].pool)
-            ok = cap_append(h, p, slot, &cmds[ci]) == 0;
+            ok = cap_append(h, li->context, slot, &cmds[ci]) == 0;
     ok = ok && pa_ze.zeCommandListClose(h) == ZE_RESULT_SUCCESS;
     if (!ok) {
         atomic_store(&harvests[slot].refs, 1);  /* the builder's; each capture taken adds its own */
@@ -549,33 +685,75 @@ static ze_command_list_handle_t harvest_build(pa_ze_obj_info_t *li, const pa_ze_
     return h;
 }
 
+/* Drops the pending flights that poll li's own agent events: the execution about to be
+ * submitted signals those events again, so whatever they read from now on may be the new
+ * execution's times (duplicates). Each one is counted uncollected. Guard held. */
+static void direct_cancel(pa_ze_obj_info_t *li)
+{
+    collect(NULL);
+    uint32_t hwm = atomic_load(&flight_hwm);
+    for (uint32_t i = 0; i < hwm && atomic_load(&li->fl_direct); i++) {
+        flight_t *f = &flights[i];
+        int expect = FL_PENDING;
+        if (atomic_load(&flight_state[i]) != FL_PENDING || f->src != li || f->tsp ||
+            f->src_serial != li->serial || !atomic_compare_exchange_strong(&flight_state[i], &expect, FL_BUSY))
+            continue;
+        atomic_fetch_add(&pa_ze_uncollected, 1);
+        flight_end(f);
+    }
+}
+
+/* Plans the collection of one execution of list li on queue qi: a harvest list (returned, its
+ * captures recorded in li's commands), or NULL with *skip = 0 when the list's own events may
+ * be polled (host-reset here), or *skip = 1 when they may not: a queued harvest list of an
+ * earlier execution still waits on them, and a host reset would make it wait forever (the
+ * application would hang); that execution's operations are then counted uncollected. */
+static ze_command_list_handle_t execute_plan(pa_ze_obj_info_t *li, const pa_ze_obj_info_t *qi, int *skip)
+{
+    *skip = 0;
+    if (atomic_load(&li->fl_direct))
+        direct_cancel(li);
+    int expect = 0;
+    if (!qi || !atomic_compare_exchange_strong(&li->exec_busy, &expect, 1)) {
+        *skip = 1;  /* another thread is planning this list right now */
+        return NULL;
+    }
+    ze_command_list_handle_t h = harvest_build(li, qi);
+    if (h)
+        return h;  /* exec_busy stays set until execute_end */
+    if (atomic_load(&li->fl_cap)) {
+        collect(NULL);
+        *skip = atomic_load(&li->fl_cap) != 0;
+    }
+    if (!*skip)
+        for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next)
+            if (cmds[ci].pool)
+                pa_ze.zeEventHostReset(cmds[ci].event); /* fresh for this execution */
+    atomic_store(&li->exec_busy, 0);
+    return NULL;
+}
+
 static void execute_begin(ze_command_queue_execute_command_lists_params_t *p)
 {
     pa_ze_obj_info_t *qi = pa_ze_obj_get(*p->phCommandQueue);
     uint32_t n = *p->pnumCommandLists, extra = 0;
-    exec_claimed = 0;
+    exec_claimed = exec_skip = 0;
     if (!*p->pphCommandLists)
         return; /* bad call: the driver returns its error */
     for (uint32_t i = 0; i < n; i++) {
         pa_ze_obj_info_t *li = pa_ze_obj_get((*p->pphCommandLists)[i]);
-        if (!li)
+        if (!li || li->immediate || li->type != PA_ZE_OBJ_LIST)
             continue;
-        int expect = 0;
+        int skip = 1;
         ze_command_list_handle_t h = NULL;
-        if (qi && n + extra < PA_ZE_MAX_EXEC_LISTS && i < 64 &&
-            atomic_compare_exchange_strong(&li->exec_busy, &expect, 1)) {
-            h = harvest_build(li, qi);
-            if (!h)
-                atomic_store(&li->exec_busy, 0);
-        }
+        if (i < 64 && n + extra < PA_ZE_MAX_EXEC_LISTS)
+            h = execute_plan(li, qi, &skip);
         if (h) {
             exec_claimed |= 1ull << i;
             exec_lists[n + extra++] = h;
-            continue;
+        } else if (skip && i < 64) {
+            exec_skip |= 1ull << i;
         }
-        for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next)
-            if (cmds[ci].pool && collect(cmds[ci].event) == 0)
-                pa_ze.zeEventHostReset(cmds[ci].event); /* fresh for this execution */
     }
     if (extra) { /* the application's lists, then the harvest lists (same queue, after them) */
         memcpy(exec_lists, *p->pphCommandLists, n * sizeof exec_lists[0]);
@@ -588,28 +766,34 @@ static void execute_end(ze_command_queue_execute_command_lists_params_t *p, int 
                         uint64_t t0, uint64_t t1)
 {
     pa_ze_obj_info_t *qi = pa_ze_obj_get(*p->phCommandQueue);
+    uint32_t engine = qi ? qi->engine : UINT32_MAX;
     for (uint32_t i = 0; *p->pphCommandLists && i < *p->pnumCommandLists; i++) {
         pa_ze_obj_info_t *li = pa_ze_obj_get((*p->pphCommandLists)[i]);
         if (!li)
             continue; /* also the harvest lists */
         int claimed = i < 64 && (exec_claimed >> i & 1);
+        int skip = i >= 64 || (exec_skip >> i & 1);
         for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next) {
             pa_ze_cmd_t *c = &cmds[ci];
             if (claimed && c->cap_pool) {
                 flight_cap_t cap = { c->cap_pool, c->cap_index, c->cap_harvest };
                 if (ok)
-                    flight_start(c, corr, t0, t1, *p->phCommandQueue, qi ? qi->engine : UINT32_MAX, 0, &cap);
+                    flight_start(c, corr, t0, t1, *p->phCommandQueue, engine, 0, &cap, li);
                 else
                     cap_drop(c);
                 c->cap_pool = NULL;
-            } else if (ok) {
-                flight_start(c, corr, t0, t1, *p->phCommandQueue, qi ? qi->engine : UINT32_MAX, 0, NULL);
+            } else if (!ok) {
+                continue;
+            } else if (!c->event || (c->pool && skip)) {
+                atomic_fetch_add(&pa_ze_uncollected, 1); /* no event, or its event unusable now */
+            } else {
+                flight_start(c, corr, t0, t1, *p->phCommandQueue, engine, 0, NULL, li);
             }
         }
         if (claimed)
             atomic_store(&li->exec_busy, 0);
     }
-    exec_claimed = 0;
+    exec_claimed = exec_skip = 0;
 }
 
 /* zeCommandListAppendEventReset(list, ev) on an immediate list while an operation signalling
@@ -622,9 +806,9 @@ static void capture_before_reset(ze_command_list_handle_t list, ze_event_handle_
     pa_ze_obj_info_t *li = pa_ze_obj_get(list);
     if (!li || !li->immediate || collect(ev) == 0)
         return;
-    ev_pool_t *p = pool_for(li->context);
+    ev_pool_t *p;
     uint32_t idx, hwm = atomic_load(&flight_hwm);
-    if (!p || p->failed || !p->ts || (pool_take(p, &idx) != 0 && (collect(NULL), pool_take(p, &idx) != 0)))
+    if (ev_take(li->context, 1, &p, &idx) != 0)
         return;
     for (uint32_t i = 0; i < hwm; i++) {
         flight_t *f = &flights[i];
@@ -650,6 +834,8 @@ static void capture_before_reset(ze_command_list_handle_t list, ze_event_handle_
     if (idx != UINT32_MAX)
         pool_give(p, idx);
 }
+
+static _Atomic uint32_t list_serial;  /* last list id given (Graph ID of regular lists) */
 
 static void object_created(int api, void *params)
 {
@@ -680,6 +866,7 @@ static void object_created(int api, void *params)
             o->context = *p->phContext;
             o->device = pa_ze_dev_index(*p->phDevice);
             o->engine = (*p->pdesc)->commandQueueGroupOrdinal << 16;
+            o->serial = atomic_fetch_add(&list_serial, 1) + 1;
         }
         break;
     }
@@ -691,6 +878,7 @@ static void object_created(int api, void *params)
             o->device = pa_ze_dev_index(*p->phDevice);
             o->engine = (*p->paltdesc)->ordinal << 16 | ((*p->paltdesc)->index & 0xffff);
             o->immediate = 1;
+            o->serial = atomic_fetch_add(&list_serial, 1) + 1;
         }
         break;
     }

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""test_ze_fixes.py - regression tests of the Level Zero defects found by QA (qa45 D1-D8):
+regular lists replayed back-to-back, lists longer than one event pool, event pools that grow,
+and the fallback when they may not. Hand-computed expectations. usage: test_ze_fixes.py BUILD_DIR"""
+import os, sqlite3, subprocess, sys, tempfile
+
+B = sys.argv[1]
+PROF = os.path.join(B, "bin", "profagent")
+LOOP = os.path.join(B, "tests", "ze", "ze_regloop")
+fails = []
+
+
+def check(cond, msg):
+    if not cond:
+        fails.append(msg)
+        print("FAIL:", msg)
+
+
+def run(args, env_extra=None, timeout=60):
+    """Runs ze_regloop under the agent; returns (db, stderr) or (None, why) when it hung/failed."""
+    db = os.path.join(tempfile.mkdtemp(prefix="pa_zefix_"), "t.db")
+    env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=os.path.join(B, "lib", "libze_simdev.so"),
+               LD_PRELOAD=os.path.join(B, "lib", "libprofagent.so"), PROFAGENT_OUTPUT=db)
+    env.update(env_extra or {})
+    try:
+        p = subprocess.run([LOOP] + args, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        check(False, f"ze_regloop {args} {env_extra}: hung (killed after {timeout} s)")
+        return None, "hung"
+    check(p.returncode == 0, f"ze_regloop {args} exit {p.returncode}: {p.stderr[-400:]}")
+    return (db if p.returncode == 0 else None), p.stderr
+
+
+def q(db, sql):
+    return sqlite3.connect(db).execute(sql).fetchall()
+
+
+def uncollected(db):
+    r = q(db, "SELECT value FROM SESSION_COUNTERS WHERE name = 'ze_uncollected_ops'")
+    return r[0][0] if r else None
+
+
+def rows_distinct(db):
+    return q(db, "SELECT count(*), count(DISTINCT start) FROM ZE_OPS WHERE kind = 1")[0]
+
+
+def executions_disjoint(db):
+    """One in-order queue: execution n+1 starts after execution n ended (no stale rows)."""
+    w = q(db, "SELECT min(start), max(end) FROM ZE_OPS WHERE kind = 1 GROUP BY corrId ORDER BY min(start)")
+    return all(w[i][1] <= w[i + 1][0] for i in range(len(w) - 1))
+
+
+def replay(k, e, sync, want_rows, want_unc, env=None, tag=""):
+    db, err = run(["regular", str(k), str(e), str(sync)], env)
+    if not db:
+        return None
+    n, d = rows_distinct(db)
+    u = uncollected(db)
+    name = f"regular {k}x{e} sync={sync}{tag}"
+    if want_rows is None:  # degraded mode: every operation is either a row or counted
+        check(n + u == k * e and n > 0, f"{name}: {n} rows + {u} uncollected != {k * e}")
+    else:
+        check((n, u) == (want_rows, want_unc), f"{name}: rows/uncollected {(n, u)} != {(want_rows, want_unc)}")
+    check(d == n, f"{name}: {n} rows but {d} distinct starts (duplicated timestamps)")
+    check(executions_disjoint(db), f"{name}: executions overlap on one engine (stale timestamps)")
+    return db, err
+
+
+# D1: 8 kernels replayed 200 times without sync (1600 captures in flight > one 1024-event pool)
+# used to hang in a harvest list's event wait; 100x10 and 200x10 too. Every kernel is collected.
+replay(8, 200, 0, 1600, 0)
+replay(100, 10, 0, 1000, 0)
+replay(200, 10, 0, 2000, 0)
+# D1 fallback: with the pool capped at 1024 events the captures run out; the agent must never
+# reset an event a queued harvest list still waits on (hang), and must count what it loses.
+cap = {"PROFAGENT_ZE_MAX_EVENTS": "1K"}
+replay(8, 200, 0, None, None, cap, " (1K events)")
+replay(200, 10, 0, None, None, cap, " (1K events)")
+# D2: 600 x 10 back-to-back: 6000 distinct rows, none stale; capped: the 600 baked events are
+# used by the first execution (direct), the 424 left cannot capture a whole execution, and the
+# 9 later executions re-signal events still pending -> exactly 600 rows, 5400 counted.
+replay(600, 10, 0, 6000, 0)
+replay(600, 10, 0, 600, 5400, cap, " (1K events)")
+# D3: 2000 commands > 1024: nothing lost by default; capped at 1024 events the 976 commands
+# without an event are counted on EVERY execution: 2 x 976 = 1952, rows 2 x 1024 = 2048.
+replay(2000, 2, 1, 4000, 0)
+res = replay(2000, 2, 1, 2048, 1952, cap, " (1K events)")
+# D4: the summary header names the uncollected operations next to "dropped"
+if res:
+    check("1952 device operations uncollected" in res[1], f"summary header lacks uncollected: {res[1][:300]}")
+
+# D4: 20000 launches on an immediate list, one synchronization at the end: the pools grow,
+# nothing is lost, every row distinct, header shows 0 uncollected
+db, err = run(["immediate", "20000"], timeout=120)
+if db:
+    n, d = rows_distinct(db)
+    check((n, d, uncollected(db)) == (20000, 20000, 0), f"immediate 20000: rows/distinct/uncollected {(n, d, uncollected(db))}")
+    check(" 0 device operations uncollected" in err, "immediate 20000: header not clean")
+# ... and with the cap at 1K they are counted, never silently lost
+db, err = run(["immediate", "20000"], cap, timeout=120)
+if db:
+    n, d = rows_distinct(db)
+    check(n + uncollected(db) == 20000 and d == n, f"immediate 20000 (1K): rows {n} + {uncollected(db)} != 20000")
+
+print("FAILED: %d" % len(fails) if fails else "OK")
+sys.exit(1 if fails else 0)
