@@ -344,6 +344,8 @@ static void flight_start(const pa_ze_cmd_t *c, uint64_t corr, uint64_t t0, uint6
     f->op.api_t0 = t0;
     f->op.api_t1 = t1;
     f->op.queue = (uint64_t)(uintptr_t)queue;
+    if (!release_ev)  /* an execution of a regular list: the API call is the execute (spec's graph case) */
+        f->op.api = PA_ZE_API_CommandQueueExecuteCommandLists;
     if (engine != UINT32_MAX)
         f->op.engine = engine;
     f->name = c->name;
