@@ -45,6 +45,7 @@ static pthread_once_t g_list_once = PTHREAD_ONCE_INIT;
 
 static void list_cv_init(void) { pa_sd_cond_init_mono(&g_list_cv); }
 
+/* Caller holds the engine lock (order: engine, then g_list_mu, as in pa_sd_engine_push). */
 static void exec_list_done(pa_sd_cmdlist *l)
 {
     pthread_once(&g_list_once, list_cv_init);
@@ -52,6 +53,12 @@ static void exec_list_done(pa_sd_cmdlist *l)
     l->inflight--;
     pthread_cond_broadcast(&g_list_cv);
     pthread_mutex_unlock(&g_list_mu);
+}
+
+static void job_free(pa_sd_job *j)
+{
+    pa_sd_cmd_free(j->owned);
+    free(j);
 }
 
 /* Counts a job done on its queue/list/fence; caller holds eng->mu. */
@@ -66,18 +73,19 @@ static void job_account(pa_sd_engine *eng, pa_sd_job *j)
     eng->finished++;
 }
 
+/* Everything happens under the engine lock, which fork_prepare takes: a fork child sees the job
+ * either still current (engine_reset_child frees it) or fully freed, never unreachable; and a
+ * waiter woken by the completion finds the job's memory already released and the list idle. */
 static void job_finish(pa_sd_engine *eng, pa_sd_job *j)
 {
     pthread_mutex_lock(&eng->mu);
     job_account(eng, j);
     eng->current = NULL;
-    pthread_cond_broadcast(&eng->done_cv);
-    pthread_mutex_unlock(&eng->mu);
     if (j->exec_list)
         exec_list_done(j->exec_list);
-    if (j->owned)
-        pa_sd_cmd_free(j->owned);
-    free(j);
+    job_free(j);
+    pthread_cond_broadcast(&eng->done_cv);
+    pthread_mutex_unlock(&eng->mu);
 }
 
 /* Next job, or NULL when the worker must exit (shutdown, or idle for PA_SD_IDLE_EXIT_NS). */
@@ -304,18 +312,20 @@ static void engine_lock(pa_sd_engine *eng, void *arg) { (void)arg; pthread_mutex
 static void engine_unlock(pa_sd_engine *eng, void *arg) { (void)arg; pthread_mutex_unlock(&eng->mu); }
 
 /* In a fork child no worker exists: the job being run and the queued ones are abandoned (counted
- * done so no wait in the child hangs on them, not freed: the current one's memory may be in use
- * in the parent's copy) and the next push starts a fresh worker. */
+ * done so no wait in the child hangs on them, never run) and freed: they are the child's own copies,
+ * the parent's worker keeps using its own. The next push starts a fresh worker. */
 static void engine_reset_child(pa_sd_engine *eng, void *arg)
 {
     (void)arg;
     pa_sd_job *cur = eng->current;
     if (cur)
         cur->next = eng->head;
-    for (pa_sd_job *j = cur ? cur : eng->head; j; j = j->next) {
+    for (pa_sd_job *j = cur ? cur : eng->head, *next; j; j = next) {
+        next = j->next;
         job_account(eng, j);
         if (j->exec_list)
             j->exec_list->inflight--; /* caller holds g_list_mu */
+        job_free(j);
     }
     eng->current = eng->head = eng->tail = NULL;
     eng->running = false;
@@ -324,7 +334,8 @@ static void engine_reset_child(pa_sd_engine *eng, void *arg)
     pthread_mutex_unlock(&eng->mu);
 }
 
-/* Lock order: create lock, engines, events, memory, all-reduce (none of them nests another). */
+/* Lock order: create lock, engines, events, memory, all-reduce, handle registry (none of them
+ * nests another). */
 static void fork_prepare(void)
 {
     pthread_mutex_lock(&g_create_mu);
@@ -333,10 +344,12 @@ static void fork_prepare(void)
     pa_sd_event_atfork(PA_SD_FORK_PREPARE);
     pa_sd_mem_atfork(PA_SD_FORK_PREPARE);
     pa_sd_builtin_atfork(PA_SD_FORK_PREPARE);
+    pa_sd_handle_atfork(PA_SD_FORK_PREPARE);
 }
 
 static void fork_parent(void)
 {
+    pa_sd_handle_atfork(PA_SD_FORK_PARENT);
     pa_sd_builtin_atfork(PA_SD_FORK_PARENT);
     pa_sd_mem_atfork(PA_SD_FORK_PARENT);
     pa_sd_event_atfork(PA_SD_FORK_PARENT);
@@ -350,6 +363,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     atomic_store(&g_active_workers, 0);
+    pa_sd_handle_atfork(PA_SD_FORK_CHILD);
     pa_sd_builtin_atfork(PA_SD_FORK_CHILD);
     pa_sd_mem_atfork(PA_SD_FORK_CHILD);
     pa_sd_event_atfork(PA_SD_FORK_CHILD);

@@ -18,13 +18,14 @@ static void ev_init(void) { pa_sd_cond_init_mono(&g_cv); }
 static pa_sd_event_pool *pool_of(ze_event_pool_handle_t h)
 {
     pa_sd_event_pool *p = (pa_sd_event_pool *)h;
-    return (p && p->magic == PA_SD_MAGIC_POOL) ? p : NULL;
+    return (pa_sd_handle_live(p) && p->magic == PA_SD_MAGIC_POOL) ? p : NULL;
 }
 
 pa_sd_event *pa_sd_event_of(ze_event_handle_t h)
 {
+    /* registry first: the handle of a destroyed pool's event points into freed memory */
     pa_sd_event *e = (pa_sd_event *)h;
-    return (e && e->magic == PA_SD_MAGIC_EVENT) ? e : NULL;
+    return (pa_sd_handle_live(e) && e->magic == PA_SD_MAGIC_EVENT) ? e : NULL;
 }
 
 ze_result_t pa_sd_zeEventPoolCreate(ze_context_handle_t hc, const ze_event_pool_desc_t *desc, uint32_t ndev,
@@ -41,7 +42,9 @@ ze_result_t pa_sd_zeEventPoolCreate(ze_context_handle_t hc, const ze_event_pool_
             return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     pthread_once(&g_once, ev_init);
     pa_sd_event_pool *p = calloc(1, sizeof *p);
-    if (!p || !(p->events = calloc(desc->count, sizeof *p->events))) {
+    if (!p || !(p->events = calloc(desc->count, sizeof *p->events)) || pa_sd_handle_add(p) != 0) {
+        if (p)
+            free(p->events);
         free(p);
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
@@ -58,7 +61,11 @@ ze_result_t pa_sd_zeEventPoolDestroy(ze_event_pool_handle_t h)
     if (!p)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     /* Queued commands point into the events array: mark the events dead (a device waiting on one
-     * gives up), wait for work queued so far (bounded), and leak the pool if it does not finish. */
+     * gives up), wait for work queued so far (bounded), and leak the pool if it does not finish.
+     * The handles leave the registry first, so later calls with them are rejected, not followed. */
+    pa_sd_handle_remove(p);
+    for (uint32_t i = 0; i < p->count; i++)
+        pa_sd_handle_remove(&p->events[i]);
     pthread_mutex_lock(&g_mu);
     p->magic = PA_SD_MAGIC_DEAD;
     for (uint32_t i = 0; i < p->count; i++)
@@ -83,6 +90,8 @@ ze_result_t pa_sd_zeEventCreate(ze_event_pool_handle_t h, const ze_event_desc_t 
     if (desc->index >= p->count)
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     pa_sd_event *e = &p->events[desc->index];
+    if (pa_sd_handle_add(e) != 0)
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     pthread_mutex_lock(&g_mu);
     memset(e, 0, sizeof *e);
     e->pool = p;
@@ -98,6 +107,7 @@ ze_result_t pa_sd_zeEventDestroy(ze_event_handle_t h)
     pa_sd_event *e = pa_sd_event_of(h);
     if (!e)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    pa_sd_handle_remove(e); /* the slot stays allocated (pool memory) for commands still queued */
     pthread_mutex_lock(&g_mu);
     e->magic = PA_SD_MAGIC_DEAD;
     pthread_cond_broadcast(&g_cv); /* a device waiting on it gives up instead of hanging */

@@ -273,6 +273,17 @@ enum { PA_SD_FORK_PREPARE, PA_SD_FORK_PARENT, PA_SD_FORK_CHILD };
 PA_SD_HIDDEN void pa_sd_event_atfork(int phase);
 PA_SD_HIDDEN void pa_sd_mem_atfork(int phase);
 PA_SD_HIDDEN void pa_sd_builtin_atfork(int phase);
+
+/* ---- handles.c ---- */
+/*! pa_sd_handle_add(h) : register the address of a new object that a destroy call frees; 0, or -1
+ *  when out of memory (the create must then fail with ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY). */
+PA_SD_HIDDEN int pa_sd_handle_add(const void *h);
+/*! pa_sd_handle_remove(h) : unregister h before its object is freed (absent h: no-op). */
+PA_SD_HIDDEN void pa_sd_handle_remove(const void *h);
+/*! pa_sd_handle_live(h) : h is a registered address, so reading its magic tag is safe. */
+PA_SD_HIDDEN bool pa_sd_handle_live(const void *h);
+/*! pa_sd_handle_atfork(phase) : fork handler of the registry lock (phases as above). */
+PA_SD_HIDDEN void pa_sd_handle_atfork(int phase);
 /*! pa_sd_cond_init_mono(cv) : condition variable timed on CLOCK_MONOTONIC. */
 PA_SD_HIDDEN void pa_sd_cond_init_mono(pthread_cond_t *cv);
 

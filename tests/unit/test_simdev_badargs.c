@@ -98,6 +98,11 @@ static void test_invalid_calls(void **state)
     ZE_OK(zeCommandQueueDestroy(qdev1));
     ZE_OK(zeMemFree(g_ctx, big));
     ZE_OK(zeContextDestroy(c2));
+    ZE_OK(zeKernelDestroy(k0));
+    ZE_OK(zeKernelDestroy(k1));
+    ZE_OK(zeKernelDestroy(kunset));
+    ZE_OK(zeModuleDestroy(m0));
+    ZE_OK(zeModuleDestroy(m1));
 }
 
 /* Defect 7: the pre-1.2 timerResolution (ns per tick) is >= 1 at the highest accepted rate, and
