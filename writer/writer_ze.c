@@ -189,6 +189,20 @@ size_t pa_ze_base_name(const char *demangled, const char **start)
             break;
         }
     }
+    /* "function name only" (spec): template arguments go too, so f<int> and f<double> are one
+     * row "f" (a name ending in '>' that has no matching '<', e.g. operator>, is kept whole) */
+    if (end > begin + 1 && demangled[end - 1] == '>') {
+        depth = 0;
+        for (size_t i = end; i-- > begin;) {
+            char c = demangled[i];
+            if (c == '>') depth++;
+            else if (c == '<' && --depth == 0) {
+                if (i > begin && strncmp(demangled + begin, "operator", 8) != 0)
+                    end = i;
+                break;
+            }
+        }
+    }
     *start = demangled + begin;
     return end - begin;
 }

@@ -14,8 +14,8 @@
  *  returned as is (copied). NULL only when out of memory. */
 char *pa_ze_demangle(const char *mangled);
 
-/*! pa_ze_base_name() : the function name only of a demangled name ("ns::f<int>(int)" ->
- *  "f<int>"): *start points into `demangled`, returns the length. */
+/*! pa_ze_base_name() : the function name only of a demangled name ("ns::f<int>(int)" -> "f",
+ *  template arguments dropped, spec 2.3.4 base): *start points into `demangled`, returns the length. */
 size_t pa_ze_base_name(const char *demangled, const char **start);
 
 /*! pa_ze_sql_register() : SQL function ze_kname(name, mode) on db: mode 0 demangled, 1 base,

@@ -119,5 +119,16 @@ if db:
     check(r[0][0] == 6, f"ops whose API start is their execute call's: {r}")
     check(q(db, "SELECT DISTINCT graphId FROM ZE_OPS") == [(1,)], f"graph ids: {q(db, 'SELECT DISTINCT graphId FROM ZE_OPS')}")
 
+# D8: base = function name only: f<int> and f<double> merge into one row "f" (2 instances),
+# ns::Kernel<float> -> "Kernel"; without base the demangled names stay apart
+db, _ = run(["templates"])
+if db:
+    def ks(opt):
+        p = subprocess.run([PROF, "stats", "-r", "kern_sum" + opt, db], capture_output=True, text=True, timeout=60)
+        return sorted((r.split(",")[3], r.split(",")[-2] if r.endswith(",") else r.split(",")[-1])
+                      for r in p.stdout.splitlines()[1:] if r)
+    check(ks(":base") == [("1", '"Kernel"'), ("2", '"f"')], f"kern_sum:base: {ks(':base')}")
+    check(len(ks("")) == 3, f"kern_sum demangled rows: {ks('')}")
+
 print("FAILED: %d" % len(fails) if fails else "OK")
 sys.exit(1 if fails else 0)

@@ -1,7 +1,8 @@
 /* ze_regloop.c - a regular list of K busy kernels executed E times, optionally without any
  * synchronization between executions (the agent's capture under back-to-back replays), or N
  * kernels on one immediate list with one synchronization at the end.
- * usage: ze_regloop regular K E SYNC_EACH | ze_regloop immediate N */
+ * Or `templates`: one kernel each of f<int>, f<double> and ns::Kernel<float> (mangled names).
+ * usage: ze_regloop regular K E SYNC_EACH | ze_regloop immediate N | ze_regloop templates */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,23 @@ static void append_busy(ze_command_list_handle_t l, ze_kernel_handle_t k, int i)
 
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "templates") == 0) {
+        sample_env_t te;
+        sample_env_init(&te, 1);
+        static const char *names[] = { "_Z1fIiEvPi", "_Z1fIdEvPd", "_ZN2ns6KernelIfEEvPf" };
+        ze_module_handle_t tm = sample_module_native(&te, te.devices[0],
+            "SIMDEV-MODULE 1\nkernel _Z1fIiEvPi builtin=busy_ns\nkernel _Z1fIdEvPd builtin=busy_ns\n"
+            "kernel _ZN2ns6KernelIfEEvPf builtin=busy_ns\n");
+        ze_command_list_handle_t il = sample_immediate(&te, te.devices[0], 0, 0);
+        for (int i = 0; i < 3; i++)
+            append_busy(il, sample_kernel(tm, names[i], 1), i);
+        ze_event_pool_handle_t p = sample_event_pool(&te, 1, 0);
+        ze_event_handle_t e = sample_event(p, 0);
+        SAMPLE_CHECK(zeCommandListAppendBarrier(il, e, 0, NULL));
+        SAMPLE_CHECK(zeEventHostSynchronize(e, UINT64_MAX));
+        printf("templates\n");
+        return 0;
+    }
     if (argc < 3 || (strcmp(argv[1], "regular") == 0 && argc < 5)) {
         fprintf(stderr, "usage: %s regular K E SYNC_EACH | %s immediate N\n", argv[0], argv[0]);
         return 2;
