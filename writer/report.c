@@ -135,7 +135,7 @@ static void pa_opt_names(const pa_report_def_t *d, char *buf, size_t sz)
     buf[0] = '\0';
     for (size_t i = 0; i < d->nopts && n < sz; i++) {
         int w = snprintf(buf + n, sz - n, "%s%s%s%s", i ? ", " : "", d->opts[i].name,
-                         d->opts[i].arg ? "=" : "", d->opts[i].arg ? d->opts[i].arg : "");
+                         d->opts[i].arg && d->opts[i].arg[0] ? "=" : "", d->opts[i].arg ? d->opts[i].arg : "");
         if (w < 0)
             return;
         n += (size_t)w;
