@@ -130,5 +130,10 @@ if db:
     check(ks(":base") == [("1", '"Kernel"'), ("2", '"f"')], f"kern_sum:base: {ks(':base')}")
     check(len(ks("")) == 3, f"kern_sum demangled rows: {ks('')}")
 
+    # cosmetic: flags are listed without '=' in the unknown-option message
+    p = subprocess.run([PROF, "stats", "-r", "kern_sum:bogus", db], capture_output=True, text=True, timeout=60)
+    check(p.returncode != 0 and "accepted options: hgtx-name, base, mangled, device=" in p.stderr,
+          f"unknown-option message: {p.stderr}")
+
 print("FAILED: %d" % len(fails) if fails else "OK")
 sys.exit(1 if fails else 0)
