@@ -121,8 +121,17 @@ uint64_t pa_hash_bytes(const void *p, size_t len)
         s += 8;
         len -= 8;
     }
+    /* the 0..7 tail bytes without a variable-length memcpy (a libc call per hash): two
+     * overlapping 4-byte loads, or first/middle/last byte */
     uint64_t w = 0;
-    memcpy(&w, s, len);
+    if (len >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + len - 4, 4);
+        w = (uint64_t)a << 32 | b;
+    } else if (len) {
+        w = (uint64_t)s[0] << 16 | (uint64_t)s[len / 2] << 8 | s[len - 1];
+    }
     h = (h ^ w) * 0x100000001b3ull;
     h ^= h >> 32;
     h *= 0xd6e8feb86659fd93ull;
