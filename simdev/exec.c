@@ -26,8 +26,10 @@ static uint64_t exec_kernel(pa_sd_cmd *c, uint64_t start)
                      c->u.k.gsize[0] * c->u.k.gsize[1] * c->u.k.gsize[2];
     const pa_sd_kernel_def *d = &c->u.k.def;
     uint64_t requested = d->builtin ? pa_sd_builtin_run(d->builtin, c->u.k.args, items) : 0;
-    if (requested) /* busy_ns: exactly the requested device time */
-        return finish_at(start, requested);
+    if (requested) { /* busy_ns: exactly the requested device time, even on a loaded host */
+        pa_sd_clock_wait_until(start + requested);
+        return start + requested;
+    }
     return finish_at(start, d->base_ns + d->ns_per_item * items);
 }
 

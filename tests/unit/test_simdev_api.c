@@ -124,8 +124,10 @@ static void test_regular_list_fence(void **state)
     ze_command_list_desc_t ld = {ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, NULL, 0, 0};
     ze_command_list_handle_t l = NULL;
     ZE_OK(zeCommandListCreate(g_ctx, g_dev[0], &ld, &l));
-    ze_event_pool_handle_t pool = ts_pool(2);
-    ze_event_handle_t e0 = event_at(pool, 0), e1 = event_at(pool, 1);
+    ze_event_pool_handle_t pool = ts_pool(3);
+    ze_event_handle_t e0 = event_at(pool, 0), e1 = event_at(pool, 1), gate = event_at(pool, 2);
+    /* each run waits for the host's gate, so "not done yet" is checked before it can start */
+    ZE_OK(zeCommandListAppendWaitOnEvents(l, 1, &gate));
     launch_busy(l, k, 1000000, e0);
     launch_busy(l, k, 500000, e1);
     ZE_OK(zeCommandListClose(l));
@@ -143,8 +145,11 @@ static void test_regular_list_fence(void **state)
     for (int run = 0; run < 3; run++) {
         ZE_OK(zeEventHostReset(e0));
         ZE_OK(zeEventHostReset(e1));
+        ZE_OK(zeEventHostReset(gate));
         ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, f));
-        assert_int_equal(zeCommandQueueSynchronize(q, 0), ZE_RESULT_NOT_READY); /* 1.5 ms queued */
+        assert_int_equal(zeCommandQueueSynchronize(q, 0), ZE_RESULT_NOT_READY); /* gated, 1.5 ms queued */
+        assert_int_equal(zeFenceQueryStatus(f), ZE_RESULT_NOT_READY);
+        ZE_OK(zeEventHostSignal(gate));
         ZE_OK(zeFenceHostSynchronize(f, UINT64_MAX));
         ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
         ze_kernel_timestamp_result_t a, b;
@@ -161,6 +166,7 @@ static void test_regular_list_fence(void **state)
     zeCommandQueueDestroy(q);
     zeEventDestroy(e0);
     zeEventDestroy(e1);
+    zeEventDestroy(gate);
     zeEventPoolDestroy(pool);
     zeCommandListDestroy(l);
     zeKernelDestroy(k);

@@ -107,7 +107,8 @@ static void test_busy_2ms(void **state)
     zeModuleDestroy(m);
 }
 
-/* Two 20 ms kernels on two compute engines of device 0 and one on device 1 run concurrently. */
+/* Two 20 ms kernels on two compute engines of device 0 run concurrently. Both wait for one host
+ * signal, so they start together whatever the launch latency of the second engine's worker. */
 static void test_overlap(void **state)
 {
     (void)state;
@@ -115,10 +116,13 @@ static void test_overlap(void **state)
     ze_module_handle_t m = module_spirv(g_dev[0], names, 1);
     ze_kernel_handle_t k = kernel(m, "busy_ns");
     ze_command_list_handle_t l0 = imm_list(g_dev[0], 0, 2), l1 = imm_list(g_dev[0], 0, 3);
-    ze_event_pool_handle_t pool = ts_pool(2);
-    ze_event_handle_t e0 = event_at(pool, 0), e1 = event_at(pool, 1);
+    ze_event_pool_handle_t pool = ts_pool(3);
+    ze_event_handle_t e0 = event_at(pool, 0), e1 = event_at(pool, 1), gate = event_at(pool, 2);
+    ZE_OK(zeCommandListAppendWaitOnEvents(l0, 1, &gate));
+    ZE_OK(zeCommandListAppendWaitOnEvents(l1, 1, &gate));
     launch_busy(l0, k, 20000000, e0);
     launch_busy(l1, k, 20000000, e1);
+    ZE_OK(zeEventHostSignal(gate));
     ZE_OK(zeEventHostSynchronize(e0, UINT64_MAX));
     ZE_OK(zeEventHostSynchronize(e1, UINT64_MAX));
     ze_kernel_timestamp_result_t a, b;
@@ -128,6 +132,7 @@ static void test_overlap(void **state)
     assert_true(b.global.kernelStart < a.global.kernelEnd);
     zeEventDestroy(e0);
     zeEventDestroy(e1);
+    zeEventDestroy(gate);
     zeEventPoolDestroy(pool);
     zeCommandListDestroy(l0);
     zeCommandListDestroy(l1);
@@ -135,9 +140,12 @@ static void test_overlap(void **state)
     zeModuleDestroy(m);
 }
 
-/* A 32-bit clock at 1 GHz started 50 ms before the wrap (test environment): some 2 ms kernel
- * spans the wrap, and (end - start) & mask still gives 2 ms. If start-up was slow and the first
- * wrap was missed, the next comes 4.29 s later, so the loop bound covers two full periods. */
+/* A 32-bit clock at 1 GHz started 50 ms before the wrap (test environment). The kernel is placed
+ * across the wrap from the device clock, not by luck: with r ns left before the wrap, a busy kernel
+ * of r + 2 ms appended now spans it unless it starts more than r ns late; then (the wrap passed) r is
+ * ~4.29 s and the next attempt spans the following wrap. The masked difference must equal the
+ * modelled duration exactly (at 1 GHz one tick = 1 ns); a lower bound only, since a loaded host can
+ * only make the device time longer, and an unmasked or wrong conversion is off by ~4.29 s. */
 static void test_wrap(void **state)
 {
     (void)state;
@@ -152,14 +160,18 @@ static void test_wrap(void **state)
     ze_event_pool_handle_t pool = ts_pool(1);
     ze_event_handle_t ev = event_at(pool, 0);
     int wrapped = 0;
-    for (int i = 0; i < 4400 && !wrapped; i++) {
+    for (int attempt = 0; attempt < 3 && !wrapped; attempt++) {
+        uint64_t host, dev;
+        ZE_OK(zeDeviceGetGlobalTimestamps(g_dev[0], &host, &dev));
+        assert_true(dev <= 0xffffffffull);
+        uint64_t left = (0x100000000ull - dev) & 0xffffffffull, d = left + 2000000;
         ZE_OK(zeEventHostReset(ev));
-        launch_busy(l, k, 2000000, ev);
+        launch_busy(l, k, d, ev);
         ZE_OK(zeEventHostSynchronize(ev, UINT64_MAX));
         ze_kernel_timestamp_result_t ts;
         ZE_OK(zeEventQueryKernelTimestamp(ev, &ts));
         assert_true(ts.global.kernelEnd <= 0xffffffffull);
-        assert_in_range(ticks_to_ns(ts.global.kernelStart, ts.global.kernelEnd, bits, hz), 1800000, 2200000);
+        assert_in_range(ticks_to_ns(ts.global.kernelStart, ts.global.kernelEnd, bits, hz), d, d + 2000000000ull);
         wrapped = ts.global.kernelEnd < ts.global.kernelStart;
     }
     assert_true(wrapped);
