@@ -17,6 +17,8 @@ typedef struct snap {          /* ranges open at one launch call */
     uint32_t n, cap;
     uint32_t *ids;             /* range ids */
     int consumable;            /* immediate-list append: freed by its one op */
+    int pin;                   /* list append or execute: its ops arrive any number of times, so
+                                  its ranges' instances stay open until finish */
 } snap_t;
 
 typedef struct inst {          /* projection of one range instance */
@@ -209,16 +211,18 @@ static void inst_try_final(pa_agg_t *a, proj_t *s, inst_t *in, int force)
 
 /* ---- association ---- */
 
+/* Spools one association row; `count` adds the op to the range instance's online projection
+ * (graph mapping on, the summary's mode: every how, but a (range, op) pair only once). */
 static void assoc_emit(pa_agg_t *a, proj_t *s, uint32_t range_id, uint64_t op_id, uint64_t t0,
-                       uint64_t t1, uint32_t how, int settle)
+                       uint64_t t1, uint32_t how, int settle, int count)
 {
     pa_record_t r = { .kind = PA_SP_HGTX_ASSOC, .t0 = t0, .t1 = t1 };
     r.u.raw[0] = range_id;
     r.u.raw[1] = op_id;
     r.u.raw[2] = how;
     pa_agg_spool(a, &r, NULL);
-    if (how == PA_PROJ_VIA_EXEC)
-        return; /* only used with no-graph-mapping: not part of the online projection */
+    if (!count)
+        return;
     inst_t *in = inst_get(s, range_id, 1);
     if (!in)
         return;
@@ -236,6 +240,14 @@ static snap_t *snap_find(proj_t *s, uint64_t corr)
 {
     uint32_t *ix = corr ? pa_map_get(&s->snap_ix, corr) : NULL;
     return ix ? &s->snaps[*ix] : NULL;
+}
+
+static int snap_has(const snap_t *sn, uint32_t range_id)
+{
+    for (uint32_t i = 0; sn && i < sn->n; i++)
+        if (sn->ids[i] == range_id)
+            return 1;
+    return 0;
 }
 
 static void snap_free(proj_t *s, uint64_t corr, snap_t *sn)
@@ -283,7 +295,7 @@ static void snap_push(proj_t *s, snap_t *sn, uint32_t range_id)
     }
     sn->cap = (uint32_t)cap;
     sn->ids[sn->n++] = range_id;
-    if (sn->consumable) { /* its op will settle it */
+    if (sn->consumable || sn->pin) { /* its op will settle it, or finish will */
         inst_t *in = inst_get(s, range_id, 1);
         if (in)
             in->outstanding++;
@@ -323,6 +335,7 @@ void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec)
             if (!sn && !(sn = snap_new(s, rec->u.ze.corr_id)))
                 break;
             sn->consumable = kind == 1;
+            sn->pin = kind == 2;
             snap_push(s, sn, st[i].range_id);
         }
         /* start/end ranges this thread started and has not seen ended */
@@ -334,6 +347,7 @@ void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec)
             if (!sn && !(sn = snap_new(s, rec->u.ze.corr_id)))
                 break;
             sn->consumable = kind == 1;
+            sn->pin = kind == 2;
             snap_push(s, sn, e->range_id);
         }
         if (kind == 1) { /* remembered for start/end ranges ended by this thread */
@@ -372,19 +386,20 @@ static void hist_mark(proj_t *s, const pend_op_t *o)
 
 static void op_resolve(pa_agg_t *a, proj_t *s, const pend_op_t *o)
 {
-    if (o->graph) {
+    if (o->graph) { /* graph mapping is additive: both sets count, a range in both once */
         snap_t *g = snap_find(s, o->append_corr);   /* ranges open at the append */
         for (uint32_t i = 0; g && i < g->n; i++)
-            assoc_emit(a, s, g->ids[i], o->op_id, o->t0, o->t1, PA_PROJ_VIA_GRAPH, 0);
+            assoc_emit(a, s, g->ids[i], o->op_id, o->t0, o->t1, PA_PROJ_VIA_GRAPH, 0, 1);
         snap_t *x = snap_find(s, o->corr);          /* ranges open at the execute */
         for (uint32_t i = 0; x && i < x->n; i++)
-            assoc_emit(a, s, x->ids[i], o->op_id, o->t0, o->t1, PA_PROJ_VIA_EXEC, 0);
+            assoc_emit(a, s, x->ids[i], o->op_id, o->t0, o->t1, PA_PROJ_VIA_EXEC, 0,
+                       !snap_has(g, x->ids[i]));
         return;
     }
     snap_t *sn = snap_find(s, o->corr);
     if (sn) {
         for (uint32_t i = 0; i < sn->n; i++)
-            assoc_emit(a, s, sn->ids[i], o->op_id, o->t0, o->t1, PA_PROJ_DIRECT, sn->consumable);
+            assoc_emit(a, s, sn->ids[i], o->op_id, o->t0, o->t1, PA_PROJ_DIRECT, sn->consumable, 1);
         snap_free(s, o->corr, sn);
     }
     hist_mark(s, o);
@@ -447,7 +462,7 @@ void pa_agg_proj_range(pa_agg_t *a, const pa_record_t *r)
             if (!h->corr || h->api_t0 < r->t0 || h->api_t0 > r->t1)
                 continue;
             if (h->resolved) {
-                assoc_emit(a, s, rid, h->op_id, h->t0, h->t1, PA_PROJ_DIRECT, 0);
+                assoc_emit(a, s, rid, h->op_id, h->t0, h->t1, PA_PROJ_DIRECT, 0, 1);
             } else {
                 snap_t *sn = snap_new(s, h->corr);
                 if (sn) {

@@ -8,12 +8,13 @@
 enum pa_proj_via {
     PA_PROJ_DIRECT = 0,  /* launched by an API call made while the range was open */
     PA_PROJ_VIA_GRAPH = 1, /* executed regular list whose command was appended in the range */
-    PA_PROJ_VIA_EXEC = 2,  /* executed regular list, execute call made in the range
-                              (counts only with no-graph-mapping) */
+    PA_PROJ_VIA_EXEC = 2,  /* executed regular list, execute call made in the range (counts
+                              always: graph mapping adds how 1 to it, no-graph-mapping drops 1) */
 };
 
 /* Result rows of category PA_CAT_HGTX_PROJ (key = range display name "domain:name"), tag =
- * PA_PROJ_TAG_* | style (0 push/pop, 1 start/end). Graph mapping on (the reports' default). */
+ * PA_PROJ_TAG_* | style (0 push/pop, 1 start/end). Graph mapping on (the reports' default):
+ * every association of a (range, op) pair, counted once. */
 #define PA_PROJ_TAG_DUR 0u     /* one sample per range instance with >= 1 op: projected duration ns */
 #define PA_PROJ_TAG_OPS 2u     /* one sample per such instance: its number of device ops */
 #define PA_PROJ_TAG_ACTIVE 4u  /* one sample: Proj Active Time ns (union of instance spans) */

@@ -13,7 +13,7 @@
 #define OPT_MANGLED {"mangled", PA_OPT_FLAG, "", "Kernel mangled name (as given to zeKernelCreate).", NULL}
 #define OPT_STANDALONE {"standalone", PA_OPT_FLAG, "", "Also list kernels not associated with any HGTX range\n(their HGTX columns show '-').", NULL}
 #define OPT_DEVICE {"device", PA_OPT_IDLIST, "<dev_list>", "Device ids to include, separated by '/'.\nDefault is all devices.", NULL}
-#define OPT_NOGRAPH {"no-graph-mapping", PA_OPT_FLAG, "", "Do not map ranges through regular command lists (graphs): work of an\nexecuted list then belongs to the ranges open around\nzeCommandQueueExecuteCommandLists instead of those open when it was appended.", NULL}
+#define OPT_NOGRAPH {"no-graph-mapping", PA_OPT_FLAG, "", "Drop the ranges mapped through regular command lists (graphs): work of\nan executed list then belongs only to the ranges open around\nzeCommandQueueExecuteCommandLists, no longer also to those open when it\nwas appended (graph mapping, on by default, adds those).", NULL}
 #define OPT_RANGE {"range", PA_OPT_REGEX, "<regex_filter>", "Perl-compatible regular expression (PCRE2) selecting the HGTX ranges\n(partial match on the name). Default is all ranges.", NULL}
 #define OPT_RANGE_MODE {"range-mode", PA_OPT_ENUM, "<mode>", "Statistics time range of In-Use: active (default) = first to last\ndevice activity; full = the whole session.", range_modes}
 
@@ -33,10 +33,24 @@ static int name_mode(const pa_report_req_t *req)
     return flag(req, "mangled") ? 2 : flag(req, "base") ? 1 : 0;
 }
 
-/* " AND x.how IN (0,1)": graph-mapped rows by default, execute-time rows with no-graph-mapping. */
+/* Graph mapping is additive (spec 2.3.9-2.3.12: no-graph-mapping "excludes HGTX range information
+ * mapped through graph nodes"): by default a kernel of an executed regular list belongs to the
+ * ranges open at its append (how 1) AND to those open around the execute call (how 2);
+ * no-graph-mapping keeps how 0 and 2. */
 static const char *how_filter(const pa_report_req_t *req)
 {
-    return flag(req, "no-graph-mapping") ? " AND x.how IN (0,2)" : " AND x.how IN (0,1)";
+    return flag(req, "no-graph-mapping") ? " AND x.how IN (0,2)" : " AND x.how IN (0,1,2)";
+}
+
+/* The associations of the selected mode, one row per (range, op): a range both open at the append
+ * and around the execute of the same op counts once, as the execute-time (direct) association,
+ * which has an API call to show (priority how 0, then 2, then 1). */
+static const char *assoc_src(const pa_report_req_t *req)
+{
+    return flag(req, "no-graph-mapping")
+        ? "(SELECT rangeId, opId, min(how) AS how FROM HGTX_OP_ASSOC WHERE how IN (0,2) GROUP BY 1, 2) x"
+        : "(SELECT rangeId, opId, coalesce(nullif(min(CASE how WHEN 1 THEN 3 ELSE how END), 3), 1) AS how"
+          " FROM HGTX_OP_ASSOC GROUP BY 1, 2) x";
 }
 
 /* Appends " AND o.deviceId IN (..)" for device=. Returns -1 when buf is too small. */
@@ -83,7 +97,7 @@ static void add_pid_tid(pa_table_t *t, sqlite3_stmt *st, int col)
 
 /* Associated kernels: one row per (range, kernel op) with the filters applied. */
 #define ASSOC_FROM \
-    " FROM HGTX_OP_ASSOC x JOIN HGTX_RANGES_NAMED r ON r.id = x.rangeId JOIN ZE_OPS o ON o.rowid = x.opId" \
+    " FROM %s JOIN HGTX_RANGES_NAMED r ON r.id = x.rangeId JOIN ZE_OPS o ON o.rowid = x.opId" \
     " JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1 AND (?1 IS NULL OR r.name REGEXP ?1)"
 /* Kernels with no association in the selected mapping mode (the range filter does not apply). */
 #define STANDALONE_WHERE \
@@ -121,14 +135,14 @@ static int produce_kern_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t 
      * the same name counts once; i: the instances per group */
     int n = snprintf(sql, sizeof sql,
         "WITH a AS (SELECT r.name AS name, r.style AS style, r.globalTid AS gtid, x.rangeId AS rid,"
-        " o.rowid AS oid, o.end - o.start AS dur, ze_kname(s.value, %d) AS kname" ASSOC_FROM "%s%s),"
+        " o.rowid AS oid, o.end - o.start AS dur, ze_kname(s.value, %d) AS kname" ASSOC_FROM "%s),"
         " d AS (SELECT DISTINCT name, style, gtid, kname, oid, dur FROM a),"
         " i AS (SELECT name, style, gtid, kname, count(DISTINCT rid) AS ninst FROM a GROUP BY 1, 2, 3, 4)"
         " SELECT 0 AS sa, d.name, CASE d.style WHEN 1 THEN 'StartEnd' ELSE 'PushPop' END, d.gtid,"
         " i.ninst, count(*), sum(dur) AS total, sum(dur) * 1.0 / count(*), median(dur), min(dur), max(dur),"
         " stddev(dur), d.kname FROM d JOIN i USING (name, style, gtid, kname) GROUP BY d.name, d.style,"
         " d.gtid, d.kname",
-        mode, how_filter(req), dev);
+        mode, assoc_src(req), dev);
     if (flag(req, "standalone")) {
         n += snprintf(sql + n, sizeof sql - (size_t)n,
             " UNION ALL SELECT 1, NULL, NULL, (" PID_SQL " << 32) | o.tid, NULL, count(*),"
@@ -195,7 +209,7 @@ static int produce_kern_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_
     }
     int mode = name_mode(req);
     int n = snprintf(sql, sizeof sql, "SELECT r.name, r.style, r.globalTid, x.rangeId, x.how, r.start AS rs,"
-                     TRACE_OP_COLS ASSOC_FROM "%s%s", mode, how_filter(req), dev);
+                     TRACE_OP_COLS ASSOC_FROM "%s", mode, assoc_src(req), dev);
     if (flag(req, "standalone")) {
         n += snprintf(sql + n, sizeof sql - (size_t)n, " UNION ALL SELECT NULL, NULL, (" PID_SQL
                       " << 32) | o.tid, NULL, 0, NULL," TRACE_OP_COLS, mode);
@@ -557,9 +571,11 @@ static const pa_report_def_t rep_kern_sum = {
     .description = "Kernels associated with HGTX ranges, per (range name, style, process, thread that\n"
                    "started the range, kernel name). A kernel is associated with every range open on\n"
                    "the launching thread when it was launched (push/pop: the whole stack; start/end:\n"
-                   "ranges started or ended by that thread), and - with graph mapping, the default -\n"
-                   "work of a regular command list with the ranges open when it was appended, at\n"
-                   "every execution. HGTX Inst counts the range instances holding such kernels.\n"
+                   "ranges started or ended by that thread). A kernel of a regular command list is\n"
+                   "launched by zeCommandQueueExecuteCommandLists; with graph mapping (the default)\n"
+                   "it is also associated, at every execution, with the ranges open when it was\n"
+                   "appended (a range open at both counts once). HGTX Inst counts the range\n"
+                   "instances holding such kernels.\n"
                    "Sorted by range name, PID, TID, then total time descending.",
     .opts = opts_kern, .nopts = sizeof opts_kern / sizeof opts_kern[0],
     .cols = cols_kern_sum, .ncols = sizeof cols_kern_sum / sizeof cols_kern_sum[0],
@@ -570,8 +586,11 @@ static const pa_report_def_t rep_kern_trace = {
     .name = "hgtx_kern_trace", .title = "HGTX Kernel Correlation Trace",
     .aliases = {"hgtx_ppu_kern_trace", NULL},
     .description = "One row per (kernel execution, associated HGTX range), sorted by kernel start,\n"
-                   "then range start. Rows associated through a graph (regular command list) show\n"
-                   "'-' for API Start and API Duration.",
+                   "then range start. A kernel of a regular command list has a row per range open\n"
+                   "around its zeCommandQueueExecuteCommandLists (the execute call's API times) and,\n"
+                   "with graph mapping (the default), per range open at its append, associated\n"
+                   "through the graph: '-' for API Start and API Duration. A range open at both\n"
+                   "gives one row, with the API times.",
     .opts = opts_kern, .nopts = sizeof opts_kern / sizeof opts_kern[0],
     .cols = cols_kern_trace, .ncols = sizeof cols_kern_trace / sizeof cols_kern_trace[0],
     .produce = produce_kern_trace,
@@ -584,7 +603,8 @@ static const pa_report_def_t rep_proj_sum = {
                    "projection spans from the start of its earliest associated kernel/copy/fill to\n"
                    "the end of its latest; Proj Active Time is the union of the projections of all\n"
                    "instances (overlap counted once); In-Use = Proj Active Time / statistics time\n"
-                   "range (range-mode). Only instances with device work are counted. Sorted by\n"
+                   "range (range-mode). Only instances with device work are counted. Associations\n"
+                   "as in hgtx_kern_sum (also copies and fills; graph mapping on by default). Sorted by\n"
                    "In-Use descending, then range name.",
     .opts = opts_proj_sum, .nopts = sizeof opts_proj_sum / sizeof opts_proj_sum[0],
     .cols = cols_proj_sum, .ncols = sizeof cols_proj_sum / sizeof cols_proj_sum[0],
@@ -596,7 +616,8 @@ static const pa_report_def_t rep_proj_trace = {
     .aliases = {"hgtx_ppu_proj_trace", NULL},
     .description = "One row per HGTX range instance with device work, sorted by projected start:\n"
                    "projected start/duration, device active time (union of its operations),\n"
-                   "original start/duration and the push/pop stack information.",
+                   "original start/duration and the push/pop stack information. Associations as in\n"
+                   "hgtx_kern_sum (also copies and fills; graph mapping on by default).",
     .opts = opts_proj_trace, .nopts = sizeof opts_proj_trace / sizeof opts_proj_trace[0],
     .cols = cols_proj_trace, .ncols = sizeof cols_proj_trace / sizeof cols_proj_trace[0],
     .produce = produce_proj_trace,

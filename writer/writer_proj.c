@@ -9,7 +9,7 @@
 
 /* opId = rowid of ZE_OPS (ops are inserted in spool order, rowids 1..n); how = enum pa_proj_via:
  * 0 launched while the range was open, 1 through a graph (regular list recorded in the range),
- * 2 graph executed while the range was open (counts only with no-graph-mapping). */
+ * 2 graph executed while the range was open (always counts; graph mapping, the default, adds 1). */
 static const char proj_schema[] =
     "CREATE TABLE HGTX_OP_ASSOC(rangeId INTEGER, opId INTEGER, how INTEGER);";
 
@@ -51,13 +51,17 @@ static int proj_finish(sqlite3 *db)
     return rc;
 }
 
+/* The closest range (hgtx-name, spec 2.3.5): the innermost (latest started) range open at the
+ * launch; for a kernel of an executed regular list, graph mapping being on by default, the
+ * innermost range open at its append, and only when the list was recorded outside any range the
+ * innermost range open around zeCommandQueueExecuteCommandLists. */
 const char *pa_proj_kname_sql(int hgtx_name, int mode, char *buf, size_t sz)
 {
     if (!hgtx_name)
         snprintf(buf, sz, "ze_kname(s.value, %d)", mode);
     else
         snprintf(buf, sz, "coalesce((SELECT r.name || '/' FROM HGTX_OP_ASSOC x JOIN HGTX_RANGES_NAMED r"
-                 " ON r.id = x.rangeId WHERE x.opId = o.rowid AND x.how IN (0,1) ORDER BY r.start DESC,"
+                 " ON r.id = x.rangeId WHERE x.opId = o.rowid ORDER BY x.how = 2, r.start DESC,"
                  " r.id DESC LIMIT 1), '') || ze_kname(s.value, %d)", mode);
     return buf;
 }

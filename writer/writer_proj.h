@@ -27,11 +27,12 @@ size_t pa_proj_summary_rows(const pa_agg_results_t *res, pa_proj_sum_row_t *out,
                             uint64_t *span_ns);
 
 /* The hgtx-name report option (spec 2.3.5-2.3.8), shared by the kernel reports of report_ze.c. */
-#define PA_PROJ_OPT_HGTX_NAME {"hgtx-name", PA_OPT_FLAG, "", "Prefix each kernel name with the name of the closest HGTX range open at its\nlaunch and '/' (kernels launched outside any range keep their name).", NULL}
+#define PA_PROJ_OPT_HGTX_NAME {"hgtx-name", PA_OPT_FLAG, "", "Prefix each kernel name with the name of the closest HGTX range open at its\nlaunch and '/' (kernels launched outside any range keep their name). For a\nkernel of a regular command list: the innermost range open when it was\nappended, else the innermost open around its execute call.", NULL}
 
 /*! pa_proj_kname_sql() : SQL expression of a kernel's display name for rows `o` (ZE_OPS) joined
  *  with `s` (STRING_IDS of o.nameId): ze_kname(s.value, mode), prefixed with "<range>/" when
- *  hgtx_name is set (closest range = the associated one that started last, graph mapping on).
+ *  hgtx_name is set (closest range = the associated one that started last, preferring ranges
+ *  open at the launch/append (HGTX_OP_ASSOC.how 0, 1) over those around an execute (how 2)).
  *  Written to buf (512 bytes suffice); returns buf. */
 const char *pa_proj_kname_sql(int hgtx_name, int mode, char *buf, size_t sz);
 

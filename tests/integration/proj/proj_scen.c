@@ -1,5 +1,5 @@
 /* proj_scen.c - HGTX-to-device scenarios with known device work (busy_ns kernels on simdev) for
- * the projection tests. usage: proj_scen nested|overlap|graph|xthread */
+ * the projection tests. usage: proj_scen nested|overlap|graph|recstep|xthread */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -97,6 +97,29 @@ static void graph(ze_device_handle_t dev)
     SAMPLE_CHECK(zeCommandQueueDestroy(q));
 }
 
+/* "all" > "rec": a regular list with kernels of 0.4 ms and 0.1 ms recorded; then twice "all" >
+ * "step" executing it ("all" is open at the appends and around the executes) */
+static void recstep(ze_device_handle_t dev)
+{
+    ze_command_queue_handle_t q = sample_queue(&env, dev, 0, 0);
+    ze_command_list_handle_t l = sample_list(&env, dev, 0);
+    hgtxRangePushA("all");
+    hgtxRangePushA("rec");
+    busy(l, 400000);
+    busy(l, 100000);
+    hgtxRangePop();
+    SAMPLE_CHECK(zeCommandListClose(l));
+    for (int i = 0; i < 2; i++) {
+        hgtxRangePushA("step");
+        SAMPLE_CHECK(zeCommandQueueExecuteCommandLists(q, 1, &l, NULL));
+        SAMPLE_CHECK(zeCommandQueueSynchronize(q, UINT64_MAX));
+        hgtxRangePop();
+    }
+    hgtxRangePop();
+    SAMPLE_CHECK(zeCommandListDestroy(l));
+    SAMPLE_CHECK(zeCommandQueueDestroy(q));
+}
+
 /* start/end "xr" begun on main, ended on thread B after B launched a kernel inside it */
 static struct { hgtxRangeId_t id; ze_command_list_handle_t l; } xs;
 static void *thread_b(void *arg)
@@ -137,10 +160,12 @@ int main(int argc, char **argv)
         overlap(l[0], l[1], l[2]);
     else if (!strcmp(what, "graph"))
         graph(dev);
+    else if (!strcmp(what, "recstep"))
+        recstep(dev);
     else if (!strcmp(what, "xthread"))
         xthread(l[0]);
     else
-        sample_die("usage: %s nested|overlap|graph|xthread (got '%s')", argv[0], what);
+        sample_die("usage: %s nested|overlap|graph|recstep|xthread (got '%s')", argv[0], what);
     for (uint32_t e = 0; e < 3; e++) {
         SAMPLE_CHECK(zeCommandListDestroy(l[e]));
         SAMPLE_CHECK(zeEventDestroy(done[e]));

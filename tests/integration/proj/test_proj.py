@@ -110,17 +110,82 @@ if len(ops) == 3:
     check(full and float(full[0][2]) <= float(r[0][2]), f"range-mode=full {full}")
 summary_matches(db, err, "overlap")
 
-# ---- graph: 2 kernels recorded in "capture", list executed 4x, the 4th inside "runner"
+# ---- graph: kernels of 0.2 ms and 0.3 ms recorded in "capture", list executed 4x, the 4th inside "runner".
+# Graph mapping is additive: by default every execution's kernels belong to "capture" (ranges open at the
+# append) AND the 4th execution's also to "runner" (open around zeCommandQueueExecuteCommandLists).
 db, err = run("graph")
+gk = q(db, "SELECT end - start FROM ZE_OPS WHERE kind = 1 ORDER BY start")
+check(gk == [(200000,), (300000,)] * 4, f"graph kernels {gk}")
 d = report(db, "hgtx_kern_sum")
-check([(r[0], r[4], r[5], r[6]) for r in d] == [("capture", "1", "8", "2000000")], f"graph mapping {d}")
+# capture: 1 instance, 4 executions x 2 kernels = 8, total 4 x (200000 + 300000) = 2000000,
+#   avg 2000000 / 8 = 250000, median of 4x200000 + 4x300000 = (200000 + 300000) / 2 = 250000,
+#   population StdDev = every sample 50000 from the mean = 50000
+# runner: 1 instance, the 4th execution's 2 kernels, 200000 + 300000 = 500000, avg = median = 250000,
+#   StdDev 50000
+check([r[:2] + r[4:] for r in d] ==
+      [["capture", "PushPop", "1", "8", "2000000", "250000", "250000", "200000", "300000", "50000", "busy_ns"],
+       ["runner", "PushPop", "1", "2", "500000", "250000", "250000", "200000", "300000", "50000", "busy_ns"]],
+      f"graph mapping (additive) {d}")
+check(report(db, "hgtx_kern_sum:standalone") == d, "graph: every kernel associated by default (no standalone row)")
 n = report(db, "hgtx_kern_sum:no-graph-mapping")
-check([(r[0], r[5], r[6]) for r in n] == [("runner", "2", "500000")], f"no-graph-mapping {n}")
+check([(r[0], r[4], r[5], r[6]) for r in n] == [("runner", "1", "2", "500000")], f"no-graph-mapping {n}")
 ns = report(db, "hgtx_kern_sum:no-graph-mapping:standalone")
-check(len(ns) == 2 and ns[1][0] == "-" and ns[1][5] == "6", f"no-graph-mapping standalone {ns}")
+# standalone: executions 1-3, 3 x 2 = 6 kernels, 3 x 500000 = 1500000
+check(len(ns) == 2 and ns[1][0] == "-" and ns[1][4] == "-" and ns[1][5:7] == ["6", "1500000"],
+      f"no-graph-mapping standalone {ns}")
 gt = report(db, "hgtx_kern_trace")
-check(len(gt) == 8 and all(r[11] == "-" and r[12] == "-" for r in gt), "graph rows: API start/duration '-'")
+# 8 capture rows (through the graph: API start/duration '-') + 2 runner rows (the execute call's API times);
+# by kernel start, then range start: capture (started first) before runner for the 4th execution's kernels
+check([r[0] for r in gt] == ["capture"] * 6 + ["capture", "runner"] * 2, f"graph kern_trace ranges {[r[0] for r in gt]}")
+check(all(r[11] == "-" and r[12] == "-" for r in gt if r[0] == "capture"), "graph rows: API start/duration '-'")
+ex = q(db, "SELECT o.apiStart, o.apiEnd - o.apiStart FROM ZE_OPS o WHERE kind = 1 ORDER BY start")[6:]
+check([(r[11], r[12]) for r in gt if r[0] == "runner"] == [(str(a), str(b)) for a, b in ex] and
+      all(a > 0 for a, _ in ex), f"runner rows: execute call's API start/duration {ex}")
+check([(r[0], r[11]) for r in report(db, "hgtx_kern_trace:no-graph-mapping")] == [(r[0], r[11]) for r in gt if r[0] == "runner"],
+      "kern_trace no-graph-mapping: only runner")
+ops = q(db, "SELECT start, end FROM ZE_OPS WHERE kind = 1 ORDER BY start")
+pt = {r[0]: r for r in report(db, "hgtx_gpu_proj_trace")}
+# capture projects from the 1st execution's first kernel to the 4th's last end, 8 ops; runner over the
+# 4th execution only, 2 ops
+check(pt.get("capture", [None] * 10)[1:3] + pt.get("capture", [None] * 10)[9:10] ==
+      [str(ops[0][0]), str(ops[7][1] - ops[0][0]), "8"], f"capture projection {pt.get('capture')}")
+check(pt.get("runner", [None] * 10)[1:3] + pt.get("runner", [None] * 10)[9:10] ==
+      [str(ops[6][0]), str(ops[7][1] - ops[6][0]), "2"], f"runner projection {pt.get('runner')}")
+check([r[0] for r in report(db, "hgtx_gpu_proj_trace:no-graph-mapping")] == ["runner"], "proj_trace no-graph-mapping")
+check(sorted((r[8], r[2]) for r in report(db, "kern_sum:hgtx-name")) == [("capture/busy_ns", "8")],
+      "graph kern_sum hgtx-name: the innermost range open at the append")
 summary_matches(db, err, "graph")
+
+# ---- recstep: "all" > "rec" records kernels of 0.4 ms and 0.1 ms; "all" > "step" executes the list, twice
+db, err = run("recstep")
+rk = q(db, "SELECT end - start FROM ZE_OPS WHERE kind = 1 ORDER BY start")
+check(rk == [(400000,), (100000,)] * 2, f"recstep kernels {rk}")
+# raw associations: how 1 (at the append) rec 4 + all 4; how 2 (around the execute) step 4 + all 4
+hw = q(db, "SELECT r.name, x.how, count(*) FROM HGTX_OP_ASSOC x JOIN HGTX_RANGES_NAMED r ON r.id = x.rangeId"
+           " GROUP BY 1, 2 ORDER BY 1, 2")
+check(hw == [("all", 1, 4), ("all", 2, 4), ("rec", 1, 4), ("step", 2, 4)], f"recstep HGTX_OP_ASSOC {hw}")
+# each range holds the 4 kernel executions once: total 2 x (400000 + 100000) = 1000000, avg 250000,
+# median (100000 + 400000) / 2 = 250000, population StdDev 150000; "all" is both at the append and at the
+# executes and still counts each kernel once; "step" has 2 instances
+st = ["4", "1000000", "250000", "250000", "100000", "400000", "150000", "busy_ns"]
+rs = report(db, "hgtx_kern_sum")
+check([[r[0], r[4]] + r[5:] for r in rs] == [["all", "1"] + st, ["rec", "1"] + st, ["step", "2"] + st],
+      f"recstep hgtx_kern_sum {rs}")
+rn = report(db, "hgtx_kern_sum:no-graph-mapping")
+check([[r[0], r[4]] + r[5:] for r in rn] == [["all", "1"] + st, ["step", "2"] + st], f"recstep no-graph-mapping {rn}")
+rt = report(db, "hgtx_kern_trace")
+# 4 kernels x (all, rec, step) = 12 rows; "all" once per kernel, with the execute's API times
+check(sorted((r[0], r[11] == "-") for r in rt) ==
+      [("all", False)] * 4 + [("rec", True)] * 4 + [("step", False)] * 4, f"recstep kern_trace {rt}")
+check(len(report(db, "hgtx_kern_trace:no-graph-mapping")) == 8, "recstep kern_trace no-graph-mapping: all + step")
+ps = {r[0]: r for r in report(db, "hgtx_gpu_proj_sum")}
+check({k: (v[6], v[12]) for k, v in ps.items()} == {"all": ("1", "4"), "rec": ("1", "4"), "step": ("2", "4")},
+      f"recstep proj_sum instances / device ops {ps}")
+check(sorted(r[0] for r in report(db, "hgtx_gpu_proj_sum:no-graph-mapping")) == ["all", "step"],
+      "recstep proj_sum no-graph-mapping")
+check(sorted((r[8], r[2]) for r in report(db, "kern_sum:hgtx-name")) == [("rec/busy_ns", "4")],
+      "recstep kern_sum hgtx-name: the innermost range at the append")
+summary_matches(db, err, "recstep")
 
 # ---- xthread: start/end "xr" begun on main, ended on B after B launched a 1 ms kernel in it
 db, err = run("xthread")
