@@ -104,6 +104,11 @@ static void add_pid_tid(pa_table_t *t, sqlite3_stmt *st, int col)
     " FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1 AND NOT EXISTS (SELECT 1" \
     " FROM HGTX_OP_ASSOC x WHERE x.opId = o.rowid%s)"
 #define PID_SQL "(SELECT CAST(value AS INTEGER) FROM META WHERE key = 'pid')"
+/* TID of a (range, kernel) row (spec 2.3.9: rows per "thread, range name, kernel name", a kernel
+ * being associated with a range when launched from that thread in it): the launching thread of
+ * the kernel, which differs from the range's starting thread for a start/end range ended on
+ * another thread; through a graph (how 1): the appending thread, which is the range's. */
+#define ROW_GTID_SQL "CASE x.how WHEN 1 THEN r.globalTid ELSE (" PID_SQL " << 32) | o.tid END"
 
 /* ---- hgtx_kern_sum (2.3.9) ---- */
 
@@ -111,7 +116,7 @@ static const pa_report_col_t cols_kern_sum[] = {
     {"HGTX Range", "Name of the HGTX range"},
     {"Style", "Range style: StartEnd or PushPop"},
     {"PID", "Process ID of the range"},
-    {"TID", "Thread ID that started the range"},
+    {"TID", "Thread that launched these kernels (appended them, when mapped through a graph)"},
     {"HGTX Inst", "Number of HGTX range instances"},
     {"Kern Inst", "Number of kernel instances"},
     {"Total Time (ns)", "Total execution time of the kernel instances in this range"},
@@ -134,7 +139,7 @@ static int produce_kern_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t 
     /* d: one row per (range name, style, thread, kernel, op) so a kernel inside two instances of
      * the same name counts once; i: the instances per group */
     int n = snprintf(sql, sizeof sql,
-        "WITH a AS (SELECT r.name AS name, r.style AS style, r.globalTid AS gtid, x.rangeId AS rid,"
+        "WITH a AS (SELECT r.name AS name, r.style AS style, " ROW_GTID_SQL " AS gtid, x.rangeId AS rid,"
         " o.rowid AS oid, o.end - o.start AS dur, ze_kname(s.value, %d) AS kname" ASSOC_FROM "%s),"
         " d AS (SELECT DISTINCT name, style, gtid, kname, oid, dur FROM a),"
         " i AS (SELECT name, style, gtid, kname, count(DISTINCT rid) AS ninst FROM a GROUP BY 1, 2, 3, 4)"
@@ -176,7 +181,7 @@ static const pa_report_col_t cols_kern_trace[] = {
     {"Range Name", "Name of the HGTX range"},
     {"Style", "Range style: StartEnd or PushPop"},
     {"PID", "Process identifier"},
-    {"TID", "Thread identifier (that started the range; of the launch for standalone kernels)"},
+    {"TID", "Thread that launched the kernel (appended it, when mapped through a graph)"},
     {"Device ID", "Device identifier"},
     {"Context ID", "Context identifier"},
     {"Stream ID", "Queue identifier"},
@@ -208,7 +213,7 @@ static int produce_kern_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_
         return PA_REP_EDATA;
     }
     int mode = name_mode(req);
-    int n = snprintf(sql, sizeof sql, "SELECT r.name, r.style, r.globalTid, x.rangeId, x.how, r.start AS rs,"
+    int n = snprintf(sql, sizeof sql, "SELECT r.name, r.style, " ROW_GTID_SQL ", x.rangeId, x.how, r.start AS rs,"
                      TRACE_OP_COLS ASSOC_FROM "%s", mode, assoc_src(req), dev);
     if (flag(req, "standalone")) {
         n += snprintf(sql + n, sizeof sql - (size_t)n, " UNION ALL SELECT NULL, NULL, (" PID_SQL
@@ -568,15 +573,17 @@ static int produce_proj_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t 
 static const pa_report_def_t rep_kern_sum = {
     .name = "hgtx_kern_sum", .title = "HGTX-Associated Kernel Summary",
     .aliases = {"hgtx_ppu_kern_sum", NULL},
-    .description = "Kernels associated with HGTX ranges, per (range name, style, process, thread that\n"
-                   "started the range, kernel name). A kernel is associated with every range open on\n"
+    .description = "Kernels associated with HGTX ranges, per (range name, style, process, launching\n"
+                   "thread, kernel name). A kernel is associated with every range open on\n"
                    "the launching thread when it was launched (push/pop: the whole stack; start/end:\n"
                    "ranges started or ended by that thread). A kernel of a regular command list is\n"
                    "launched by zeCommandQueueExecuteCommandLists; with graph mapping (the default)\n"
                    "it is also associated, at every execution, with the ranges open when it was\n"
                    "appended (a range open at both counts once). HGTX Inst counts the range\n"
                    "instances holding such kernels.\n"
-                   "Sorted by range name, PID, TID, then total time descending.",
+                   "TID is the launching thread: a start/end range ended on another thread gets a\n"
+                   "row per thread that launched kernels in it (spec: rows per thread, range,\n"
+                   "kernel). Sorted by range name, PID, TID, then total time descending.",
     .opts = opts_kern, .nopts = sizeof opts_kern / sizeof opts_kern[0],
     .cols = cols_kern_sum, .ncols = sizeof cols_kern_sum / sizeof cols_kern_sum[0],
     .produce = produce_kern_sum,
@@ -590,7 +597,7 @@ static const pa_report_def_t rep_kern_trace = {
                    "around its zeCommandQueueExecuteCommandLists (the execute call's API times) and,\n"
                    "with graph mapping (the default), per range open at its append, associated\n"
                    "through the graph: '-' for API Start and API Duration. A range open at both\n"
-                   "gives one row, with the API times.",
+                   "gives one row, with the API times. TID: the kernel's launching thread.",
     .opts = opts_kern, .nopts = sizeof opts_kern / sizeof opts_kern[0],
     .cols = cols_kern_trace, .ncols = sizeof cols_kern_trace / sizeof cols_kern_trace[0],
     .produce = produce_kern_trace,
