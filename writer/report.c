@@ -108,6 +108,9 @@ int pa_report_help(FILE *out, const char *name, char *err, size_t errsz)
         fprintf(out, "    %.*s\n", (int)len, p);
         p += len + (nl ? 1 : 0);
     }
+    /* one column-name convention for every report, so output diffs against the spec */
+    fprintf(out, "\n    Column names are the spec's verbatim (PPU = the Level Zero device, Stream/Strm =\n"
+                 "    the command queue or immediate list); the descriptions give their Level Zero meaning.\n");
     return PA_REP_OK;
 }
 
