@@ -165,7 +165,7 @@ static void proj_summary(FILE *out, const pa_session_meta_t *meta, const pa_agg_
                  " %llu ns; profagent stats -r hgtx_gpu_proj_sum) --\n",
             PA_PROJ_SUMMARY_TOP, (unsigned long long)span);
     fprintf(out, "%10s %20s %20s %10s %10s %-9s %s\n", "In-Use (%)", "Proj Active Time (ns)",
-            "Total Proj Time (ns)", "Instances", "Dev Ops", "Style", "Range");
+            "Total Proj Time (ns)", "Instances", "PPU Ops", "Style", "Range");
     for (size_t i = 0; i < n; i++) {
         char pct[32];
         pa_format_double(pct, sizeof pct, rows[i].in_use_pct, 1);

@@ -201,5 +201,30 @@ check(len(xt) == 1 and xt[0][3] == str(ktid), f"xthread kern_trace TID {xt}")
 check([r[8] for r in report(db, "hgtx_gpu_proj_trace")] == [str(rtid)], "proj_trace TID: the range's starting thread")
 summary_matches(db, err, "xthread")
 
+# ---- one column-name convention: the spec's headers verbatim (its example header lines; 2.3.11 from
+# its column list), PPU = the device; stated in every --help-report
+SPEC_HDR = {
+    "hgtx_kern_sum": "HGTX Range,Style,PID,TID,HGTX Inst,Kern Inst,Total Time (ns),Avg (ns),Med (ns),Min (ns),"
+                     "Max (ns),StdDev (ns),Kernel Name",
+    "hgtx_kern_trace": "Range Name,Style,PID,TID,Device ID,Context ID,Stream ID,HGTX Range ID,Kernel Exec ID,"
+                       "Kernel Start (ns),Kernel Duration (ns),API Start (ns),API Duration (ns),GridXYZ,BlockXYZ,"
+                       "Correlation ID,Graph ID,Graph Node ID,Kernel Name,Mangled Name",
+    "hgtx_gpu_proj_sum": "Range,Style,In-Use (%),Proj Active Time (ns),Total Proj Time (ns),Total Range Time (ns),"
+                         "Range Instances,Proj Avg (ns),Proj Med (ns),Proj Min (ns),Proj Max (ns),Proj StdDev (ns),"
+                         "Total PPU Ops,Avg PPU Ops,Avg Range Lvl,Avg Num Child",
+    "hgtx_gpu_proj_trace": "Name,Projected Start (ns),Projected Duration (ns),PPU Active Time (ns),Orig Start (ns),"
+                           "Orig Duration (ns),Style,PID,TID,NumPPUOps,Lvl,NumChild,RangeId,ParentId,RangeStack",
+    "gpu_trace": "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (bytes),"
+                 "DymSMem (bytes),Bytes (bytes),Throughput (B/s),SrcMemKd,DstMemKd,Device,Ctx,Strm,Name",
+    "kern_gb_trace": "Start (ns),Duration (ns),PID,Device ID,Context ID,Stream ID,GridXYZ,BlockXYZ,Name",
+}
+for rep, hdr in SPEC_HDR.items():
+    p = subprocess.run([PROF, "stats", "-r", rep, db], capture_output=True, text=True, timeout=60)
+    got = next(csv.reader(io.StringIO(p.stdout)), [])
+    got = got[1:-1] if got and got[-1] == "" else got[1:]
+    check(got == hdr.split(","), f"{rep} header {got} != spec {hdr}")
+    h = subprocess.run([PROF, "stats", "--help-report", rep], capture_output=True, text=True, timeout=60).stdout
+    check("Column names are the spec's verbatim (PPU = the Level Zero device" in h, f"{rep} help states the convention")
+
 print("proj tests:", "FAILED %d" % len(fails) if fails else "OK")
 sys.exit(1 if fails else 0)
