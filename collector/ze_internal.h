@@ -42,7 +42,7 @@ typedef struct pa_ze_fns {
     /* timestamp capture on the device (ze_ops.c: regular lists re-executed, device resets) */
     PA_ZE_FN(zeMemAllocHost); PA_ZE_FN(zeCommandListCreate); PA_ZE_FN(zeCommandListClose);
     PA_ZE_FN(zeCommandListDestroy); PA_ZE_FN(zeCommandListAppendQueryKernelTimestamps);
-    PA_ZE_FN(zeCommandListAppendEventReset);
+    PA_ZE_FN(zeCommandListAppendEventReset); PA_ZE_FN(zeCommandListAppendBarrier);
 } pa_ze_fns_t;
 extern pa_ze_fns_t pa_ze;
 extern _Atomic int pa_ze_attached;

@@ -330,12 +330,12 @@ static void flight_start(const pa_ze_cmd_t *c, uint64_t corr, uint64_t t0, uint6
 {
     flight_t *f = flight_claim();
     if (!f) {
-        if (release_ev && c->pool)
-            pool_give(c->pool, c->ev_index);
-        if (cap) {
-            pool_give(cap->pool, cap->ev_index);
-            harvest_release(cap->harvest);
-        }
+        /* The work is submitted: the device will still signal these events and run that
+         * harvest list. Returning them now would let another operation reuse an event the
+         * device then signals, or destroy a queued list; they stay pinned instead (rare: the
+         * flight table is full). A pinned capture keeps src's own events out of the pool. */
+        if (cap && src)
+            atomic_fetch_add(&src->fl_cap, 1);
         return;
     }
     f->tid = pa_tls.tid;
@@ -460,6 +460,24 @@ static int collect(ze_event_handle_t ev)
             left++;
     pa_guard_leave();
     return left;
+}
+
+/* The application destroys event ev: collects what it signalled, and the flights still
+ * waiting on it are counted uncollected and dropped (polling a destroyed handle would read
+ * freed driver memory). Guard held. */
+static void flights_drop(ze_event_handle_t ev)
+{
+    if (collect(ev) == 0)
+        return;
+    uint32_t hwm = atomic_load(&flight_hwm);
+    for (uint32_t i = 0; i < hwm; i++) {
+        int expect = FL_PENDING;
+        if (atomic_load(&flight_state[i]) != FL_PENDING || flights[i].event != ev ||
+            !atomic_compare_exchange_strong(&flight_state[i], &expect, FL_BUSY))
+            continue;
+        atomic_fetch_add(&pa_ze_uncollected, 1);
+        flight_end(&flights[i]);
+    }
 }
 
 void pa_ze_ops_flush(uint64_t timeout_ns)
@@ -589,10 +607,18 @@ static void list_forget(ze_command_list_handle_t list, int destroy)
     pa_ze_obj_info_t *li = pa_ze_obj_get(list);
     if (!li)
         return;
+    int queued = 0; /* a harvest list of this list may still wait on / reset its agent events */
+    if (atomic_load(&li->fl_cap)) {
+        collect(NULL);
+        queued = atomic_load(&li->fl_cap) != 0;
+    }
     for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE;) {
         uint32_t next = cmds[ci].next;
-        if (cmds[ci].pool && collect(cmds[ci].event) > 0) {
-            atomic_fetch_add(&pa_ze_uncollected, 1); /* still running: event left out of the pool */
+        if (cmds[ci].pool && (queued || collect(cmds[ci].event) > 0)) {
+            /* still used by the device: the event is left out of the pool (a host reset would
+             * make a queued harvest list wait forever, a reuse would get its device reset) */
+            if (!queued)
+                atomic_fetch_add(&pa_ze_uncollected, 1);
             cmd_free(ci);
         } else {
             cmd_release(ci);
@@ -611,10 +637,13 @@ static void list_forget(ze_command_list_handle_t list, int destroy)
  * timestamps (and host resets between executions are impossible while it runs). Instead every
  * execution gets a "harvest" list, submitted in the same ExecuteCommandLists call right after
  * the application's lists: for each agent event e it copies e's timestamps into host memory
- * (zeCommandListAppendQueryKernelTimestamps waiting on e, signalling a fresh agent event d) and
- * then resets e on the device, so the next execution finds e clear. The flight of that
+ * (zeCommandListAppendQueryKernelTimestamps waiting on e), then resets e on the device, so the
+ * next execution finds e clear, and only then signals a fresh agent event d per capture (the
+ * list's last commands: d fired = the device is done with the whole list). The flight of that
  * execution polls d and reads the copy. The queue runs the harvest list after the app's lists
- * and before the next submission. Any failure falls back to polling e itself. */
+ * and before the next submission. Any failure falls back to polling e itself. Lifetimes: the
+ * list is destroyed, and d and e go back to the pool, only once the device can no longer touch
+ * them (all d fired); a flight that cannot be tracked pins them instead (flight_start). */
 #define PA_ZE_MAX_EXEC_LISTS 64
 static __thread ze_command_list_handle_t exec_lists[PA_ZE_MAX_EXEC_LISTS];
 static __thread uint64_t exec_claimed;  /* bit i: list i's captures planned by this thread */
@@ -630,7 +659,9 @@ static void cap_drop(pa_ze_cmd_t *c)
     c->cap_pool = NULL;
 }
 
-/* Appends the capture of c's event to harvest list h (pool p, slot). 0 ok, -1 failed. */
+/* Appends the copy of c's event timestamps to harvest list h (slot: its harvest table entry);
+ * the agent event that will say "copied" is taken now and signalled at the end of the list
+ * (harvest_close). 0 ok, -1 failed (c->cap_pool set when the event was taken). */
 static int cap_append(ze_command_list_handle_t h, void *ctx, int slot, pa_ze_cmd_t *c)
 {
     uint32_t idx;
@@ -642,11 +673,32 @@ static int cap_append(ze_command_list_handle_t h, void *ctx, int slot, pa_ze_cmd
     c->cap_index = idx;
     c->cap_harvest = slot;
     ze_event_handle_t e = c->event;
-    if (pa_ze.zeCommandListAppendQueryKernelTimestamps(h, 1, &e, &p->ts[idx], NULL, p->ev[idx], 1, &e) !=
-            ZE_RESULT_SUCCESS ||
-        pa_ze.zeCommandListAppendEventReset(h, e) != ZE_RESULT_SUCCESS)
+    return pa_ze.zeCommandListAppendQueryKernelTimestamps(h, 1, &e, &p->ts[idx], NULL, NULL, 1, &e) ==
+                   ZE_RESULT_SUCCESS ? 0 : -1;
+}
+
+/* The tail of harvest list h: a barrier (every copy done), the device resets of li's events, a
+ * barrier (resets done), then one barrier per capture signalling its "copied" event. So every
+ * capture event fires after the last reset: when the last flight of the list is collected the
+ * device has finished every command of h and h may be destroyed (harvest_release). Signalling
+ * before the resets let the agent free h while the engine still ran them (use after free in
+ * the driver). 0 ok, -1 failed. */
+static int harvest_close(ze_command_list_handle_t h, pa_ze_obj_info_t *li)
+{
+    if (pa_ze.zeCommandListAppendBarrier(h, NULL, 0, NULL) != ZE_RESULT_SUCCESS)
         return -1;
-    return 0;
+    for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next)
+        if (cmds[ci].cap_pool && pa_ze.zeCommandListAppendEventReset(h, cmds[ci].event) != ZE_RESULT_SUCCESS)
+            return -1;
+    if (pa_ze.zeCommandListAppendBarrier(h, NULL, 0, NULL) != ZE_RESULT_SUCCESS)
+        return -1;
+    for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next) {
+        pa_ze_cmd_t *c = &cmds[ci];
+        if (c->cap_pool && pa_ze.zeCommandListAppendBarrier(h, ((ev_pool_t *)c->cap_pool)->ev[c->cap_index], 0,
+                                                            NULL) != ZE_RESULT_SUCCESS)
+            return -1;
+    }
+    return pa_ze.zeCommandListClose(h) == ZE_RESULT_SUCCESS ? 0 : -1;
 }
 
 /* The harvest list of one execution of li on queue qi, closed; NULL = no capture. */
@@ -672,8 +724,8 @@ static ze_command_list_handle_t harvest_build(pa_ze_obj_info_t *li, const pa_ze_
     for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE && ok; ci = cmds[ci].next)
         if (cmds[ci].pool)
             ok = cap_append(h, li->context, slot, &cmds[ci]) == 0;
-    ok = ok && pa_ze.zeCommandListClose(h) == ZE_RESULT_SUCCESS;
-    if (!ok) {
+    ok = ok && harvest_close(h, li) == 0;
+    if (!ok) { /* never submitted: its events and the list go back at once */
         atomic_store(&harvests[slot].refs, 1);  /* the builder's; each capture taken adds its own */
         for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next)
             if (cmds[ci].cap_pool) {
@@ -1035,7 +1087,9 @@ void pa_ze_ops_prologue(int api, void *params, uint64_t corr, uint64_t t0)
         collect(*((ze_event_host_reset_params_t *)params)->phEvent);
         break;
     case PA_ZE_API_EventDestroy:
-        collect(*((ze_event_destroy_params_t *)params)->phEvent);
+        pa_guard_enter();
+        flights_drop(*((ze_event_destroy_params_t *)params)->phEvent);
+        pa_guard_leave();
         break;
     case PA_ZE_API_CommandListAppendEventReset: {
         ze_command_list_append_event_reset_params_t *p = params;
