@@ -9,8 +9,12 @@
 
 #include <elfutils/libdwfl.h>
 
+#include "../collector/config.h"
 #include "../common/pa_callstack.h"
 #include "agg_internal.h"
+
+/* The agent's settings; weak: the aggregator's unit tests link no collector (defaults then). */
+extern pa_config_t pa_config __attribute__((weak));
 
 typedef char *(*pa_demangle_fn)(const char *, char *, size_t *, int *);
 
@@ -31,6 +35,26 @@ static struct {
     __typeof__(dwfl_module_getelf) *getelf;
     Dwfl_Callbacks cb;
 } dw;
+
+/* 1 when `path` lies under /lib/, /lib64/ or /usr/lib/ (distribution
+ * libraries), else 0 (also NULL). */
+static int sym_is_system(const char *path)
+{
+    static const char *const dirs[] = {"/lib/", "/lib64/", "/usr/lib/"};
+    for (size_t i = 0; path && i < sizeof dirs / sizeof dirs[0]; i++)
+        if (strncmp(path, dirs[i], strlen(dirs[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* Source lines of system libraries are not looked up unless PROFAGENT_SYMBOLS_SYSTEM_DEBUGINFO=1:
+ * for a few libc frames, decompressing the DWARF of libc6-dbg's separate .debug file cost
+ * ~90 ms of every exit. Function names still come from the symbol table (that file's .symtab
+ * or the library's .dynsym), which needs no DWARF. */
+static int sym_wants_lines(const char *module)
+{
+    return (&pa_config != NULL && pa_config.symbols_system_debuginfo) || !sym_is_system(module);
+}
 
 static int dw_load(void)
 {
@@ -172,7 +196,7 @@ static pa_sym_frame_t sym_resolve(pa_sym_t *sy, Dwfl *dwfl, uint64_t pc)
         if (mname)
             f.module = sym_keep(sy, strdup(mname));
         fn = dw.addrname(mod, pc - 1);
-        Dwfl_Line *line = dw.getsrc(mod, pc - 1);
+        Dwfl_Line *line = sym_wants_lines(mname) ? dw.getsrc(mod, pc - 1) : NULL;
         int lineno = 0;
         const char *file = line ? dw.lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
         if (file) {
