@@ -28,11 +28,6 @@ static int flag(const pa_report_req_t *req, const char *name)
     return v && v->set;
 }
 
-static int name_mode(const pa_report_req_t *req)
-{
-    return flag(req, "mangled") ? 2 : flag(req, "base") ? 1 : 0;
-}
-
 /* Graph mapping is additive (spec 2.3.9-2.3.12: no-graph-mapping "excludes HGTX range information
  * mapped through graph nodes"): by default a kernel of an executed regular list belongs to the
  * ranges open at its append (how 1) AND to those open around the execute call (how 2);
@@ -53,30 +48,11 @@ static const char *assoc_src(const pa_report_req_t *req)
           " FROM HGTX_OP_ASSOC GROUP BY 1, 2) x";
 }
 
-/* Appends " AND o.deviceId IN (..)" for device=. Returns -1 when buf is too small. */
-static int dev_filter(const pa_report_req_t *req, char *buf, size_t sz)
-{
-    const pa_opt_val_t *d = pa_req_opt(req, "device");
-    if (!d || !d->set)
-        return 0;
-    size_t len = strlen(buf);
-    int n = snprintf(buf + len, sz - len, " AND o.deviceId IN (");
-    for (size_t i = 0; i < d->nids && n > 0 && (size_t)n < sz - len; i++)
-        n += snprintf(buf + len + n, sz - len - (size_t)n, "%s%lld", i ? "," : "", (long long)d->ids[i]);
-    if (n < 0 || (size_t)n + 2 >= sz - len)
-        return -1;
-    strcat(buf, ")");
-    return 0;
-}
-
+/* pa_report_prepare_ze(), then range= (when set) bound to ?1. */
 static int prep(sqlite3 *db, const pa_report_req_t *req, const char *sql, sqlite3_stmt **st, char *err,
                 size_t errsz)
 {
-    if (pa_ze_sql_register(db) != 0) {
-        snprintf(err, errsz, "report '%s': cannot register ze_kname", req->def->name);
-        return PA_REP_EDATA;
-    }
-    int rc = pa_report_prepare(db, sql, st, req->def->name, err, errsz);
+    int rc = pa_report_prepare_ze(db, req, sql, st, err, errsz);
     const pa_opt_val_t *re = pa_req_opt(req, "range");
     if (!rc && re && re->set)
         sqlite3_bind_text(*st, 1, re->s, -1, SQLITE_STATIC);
@@ -131,11 +107,11 @@ static const pa_report_col_t cols_kern_sum[] = {
 static int produce_kern_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
 {
     char sql[8192], dev[1024] = "";
-    if (dev_filter(req, dev, sizeof dev) != 0) {
+    if (pa_report_device_filter(req, dev, sizeof dev) != 0) {
         snprintf(err, errsz, "report '%s': device list too long", req->def->name);
         return PA_REP_EDATA;
     }
-    int mode = name_mode(req);
+    int mode = pa_report_name_mode(req);
     /* d: one row per (range name, style, thread, kernel, op) so a kernel inside two instances of
      * the same name counts once; i: the instances per group */
     int n = snprintf(sql, sizeof sql,
@@ -208,11 +184,11 @@ static const pa_report_col_t cols_kern_trace[] = {
 static int produce_kern_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
 {
     char sql[8192], dev[1024] = "";
-    if (dev_filter(req, dev, sizeof dev) != 0) {
+    if (pa_report_device_filter(req, dev, sizeof dev) != 0) {
         snprintf(err, errsz, "report '%s': device list too long", req->def->name);
         return PA_REP_EDATA;
     }
-    int mode = name_mode(req);
+    int mode = pa_report_name_mode(req);
     int n = snprintf(sql, sizeof sql, "SELECT r.name, r.style, " ROW_GTID_SQL ", x.rangeId, x.how, r.start AS rs,"
                      TRACE_OP_COLS ASSOC_FROM "%s", mode, assoc_src(req), dev);
     if (flag(req, "standalone")) {
@@ -292,7 +268,7 @@ static char *dup_col(sqlite3_stmt *st, int c, size_t *len)
 static int proj_collect(sqlite3 *db, const pa_report_req_t *req, proj_set_t *s, char *err, size_t errsz)
 {
     char sql[8192], dev[1024] = "";
-    if (dev_filter(req, dev, sizeof dev) != 0) {
+    if (pa_report_device_filter(req, dev, sizeof dev) != 0) {
         snprintf(err, errsz, "report '%s': device list too long", req->def->name);
         return PA_REP_EDATA;
     }
@@ -471,7 +447,7 @@ static int64_t proj_time_range(sqlite3 *db, const pa_report_req_t *req)
     if (m && m->set && m->s && strcmp(m->s, "full") == 0)
         snprintf(sql, sizeof sql, "SELECT (SELECT CAST(value AS INTEGER) FROM META WHERE key = 'end_mono_ns')"
                  " - (SELECT CAST(value AS INTEGER) FROM META WHERE key = 'start_mono_ns')");
-    else if (dev_filter(req, sql, sizeof sql) != 0)
+    else if (pa_report_device_filter(req, sql, sizeof sql) != 0)
         return 0;
     sqlite3_stmt *st;
     int64_t v = 0;

@@ -1,7 +1,9 @@
-/* report_util.c - helpers shared by summary-style reports: SQL columns to cells, Time (%), rows. */
+/* report_util.c - helpers shared by report producers: SQL columns to cells, Time (%), rows,
+ * device/name options, preparing with ze_kname(). */
 #include <string.h>
 
 #include "report_util.h"
+#include "writer_ze.h"
 
 void pa_table_add_sqlcol(pa_table_t *t, sqlite3_stmt *st, int col, int prec)
 {
@@ -69,4 +71,35 @@ void pa_report_limit_rows(const pa_report_req_t *req, pa_table_t *t)
     const pa_opt_val_t *rows = pa_req_opt(req, "rows");
     if (rows && (size_t)rows->i < pa_table_nrows(t))
         t->ncells = (size_t)rows->i * (size_t)t->ncols;
+}
+
+int pa_report_name_mode(const pa_report_req_t *req)
+{
+    const pa_opt_val_t *b = pa_req_opt(req, "base"), *m = pa_req_opt(req, "mangled");
+    return (m && m->set) ? 2 : (b && b->set) ? 1 : 0;
+}
+
+int pa_report_device_filter(const pa_report_req_t *req, char *buf, size_t sz)
+{
+    const pa_opt_val_t *d = pa_req_opt(req, "device");
+    if (!d || !d->set)
+        return 0;
+    size_t len = strlen(buf);
+    int n = snprintf(buf + len, sz - len, " AND o.deviceId IN (");
+    for (size_t i = 0; i < d->nids && n > 0 && (size_t)n < sz - len; i++)
+        n += snprintf(buf + len + n, sz - len - (size_t)n, "%s%lld", i ? "," : "", (long long)d->ids[i]);
+    if (n < 0 || (size_t)n + 2 >= sz - len)
+        return -1;
+    strcat(buf, ")");
+    return 0;
+}
+
+int pa_report_prepare_ze(sqlite3 *db, const pa_report_req_t *req, const char *sql, sqlite3_stmt **st,
+                         char *err, size_t errsz)
+{
+    if (pa_ze_sql_register(db) != 0) {
+        snprintf(err, errsz, "report '%s': cannot register ze_kname", req->def->name);
+        return PA_REP_EDATA;
+    }
+    return pa_report_prepare(db, sql, st, req->def->name, err, errsz);
 }

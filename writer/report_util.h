@@ -26,4 +26,18 @@ int pa_report_stat_rows(sqlite3 *db, sqlite3_stmt *st, const pa_report_req_t *re
 /*! pa_report_limit_rows() : keeps the first `rows=` rows when the option is set. */
 void pa_report_limit_rows(const pa_report_req_t *req, pa_table_t *t);
 
+/*! pa_report_name_mode() : kernel name mode of the base/mangled flags, as ze_kname() takes it:
+ *  0 demangled (default), 1 base, 2 mangled (mangled wins when both are set). */
+int pa_report_name_mode(const pa_report_req_t *req);
+
+/*! pa_report_device_filter() : appends " AND o.deviceId IN (id,..)" to the NUL-terminated
+ *  `buf` (capacity `sz` bytes) when the device= option is set; nothing otherwise. Returns 0, or
+ *  -1 when the list does not fit (buf then holds a truncated clause: do not run it). */
+int pa_report_device_filter(const pa_report_req_t *req, char *buf, size_t sz);
+
+/*! pa_report_prepare_ze() : registers ze_kname() on db (see writer_ze.h), then prepares `sql`
+ *  like pa_report_prepare(). Returns PA_REP_OK, or PA_REP_EDATA with err set. */
+int pa_report_prepare_ze(sqlite3 *db, const pa_report_req_t *req, const char *sql, sqlite3_stmt **st,
+                         char *err, size_t errsz);
+
 #endif

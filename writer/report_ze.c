@@ -16,40 +16,7 @@ static const pa_report_opt_t opts_rows[] = { OPT_ROWS };
 static const pa_report_opt_t opts_kern[] = { OPT_BASE, OPT_MANGLED, OPT_DEVICE, OPT_ROWS };
 /* reports with the hgtx-name option (spec 2.3.5-2.3.8; expression from writer_proj.h) */
 static const pa_report_opt_t opts_kern_hn[] = { PA_PROJ_OPT_HGTX_NAME, OPT_BASE, OPT_MANGLED, OPT_DEVICE, OPT_ROWS };
-#define KNAME(req) pa_proj_kname_sql(pa_req_opt(req, "hgtx-name") && pa_req_opt(req, "hgtx-name")->set, name_mode(req), kn, sizeof kn)
-
-/* Name mode of base/mangled options: 0 demangled (default), 1 base, 2 mangled. */
-static int name_mode(const pa_report_req_t *req)
-{
-    const pa_opt_val_t *b = pa_req_opt(req, "base"), *m = pa_req_opt(req, "mangled");
-    return (m && m->set) ? 2 : (b && b->set) ? 1 : 0;
-}
-
-/* " AND o.deviceId IN (..)" for device=; returns -1 when buf is too small. */
-static int device_filter(const pa_report_req_t *req, char *buf, size_t sz)
-{
-    const pa_opt_val_t *d = pa_req_opt(req, "device");
-    if (!d || !d->set)
-        return 0;
-    size_t len = strlen(buf);
-    int n = snprintf(buf + len, sz - len, " AND o.deviceId IN (");
-    for (size_t i = 0; i < d->nids && n > 0 && (size_t)n < sz - len; i++)
-        n += snprintf(buf + len + n, sz - len - (size_t)n, "%s%lld", i ? "," : "", (long long)d->ids[i]);
-    if (n < 0 || (size_t)n + 2 >= sz - len)
-        return -1;
-    strcat(buf, ")");
-    return 0;
-}
-
-static int prepare(sqlite3 *db, const pa_report_req_t *req, const char *sql, sqlite3_stmt **st, char *err,
-                   size_t errsz)
-{
-    if (pa_ze_sql_register(db) != 0) {
-        snprintf(err, errsz, "report '%s': cannot register ze_kname", req->def->name);
-        return PA_REP_EDATA;
-    }
-    return pa_report_prepare(db, sql, st, req->def->name, err, errsz);
-}
+#define KNAME(req) pa_proj_kname_sql(pa_req_opt(req, "hgtx-name") && pa_req_opt(req, "hgtx-name")->set, pa_report_name_mode(req), kn, sizeof kn)
 
 /* Rows of st: every column as is (doubles 0 digits), then rows=. */
 static int plain_rows(sqlite3 *db, sqlite3_stmt *st, const pa_report_req_t *req, pa_table_t *t, char *err,
@@ -79,13 +46,13 @@ static int kern_sum_common(sqlite3 *db, const pa_report_req_t *req, pa_table_t *
              gb ? " coalesce(o.gridX,'-')||' '||coalesce(o.gridY,'-')||' '||coalesce(o.gridZ,'-') AS g,"
                   " coalesce(o.blockX,'-')||' '||coalesce(o.blockY,'-')||' '||coalesce(o.blockZ,'-') AS b," : "",
              KNAME(req));
-    if (device_filter(req, sql, sizeof sql - 200) != 0) {
+    if (pa_report_device_filter(req, sql, sizeof sql - 200) != 0) {
         snprintf(err, errsz, "report '%s': device list too long", req->def->name);
         return PA_REP_EDATA;
     }
     strcat(sql, gb ? " GROUP BY name, g, b ORDER BY 1 DESC, name" : " GROUP BY name ORDER BY 1 DESC, name");
     sqlite3_stmt *st;
-    int rc = prepare(db, req, sql, &st, err, errsz);
+    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
     return rc ? rc : pa_report_stat_rows(db, st, req, t, err, errsz);
 }
 static int produce_kern_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
@@ -104,11 +71,11 @@ static int produce_kern_gb_trace(sqlite3 *db, const pa_report_req_t *req, pa_tab
              " coalesce(o.blockX,'-')||' '||coalesce(o.blockY,'-')||' '||coalesce(o.blockZ,'-'),"
              " %s FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1",
              KNAME(req));
-    if (device_filter(req, sql, sizeof sql - 100) != 0)
+    if (pa_report_device_filter(req, sql, sizeof sql - 100) != 0)
         return PA_REP_EDATA;
     strcat(sql, " ORDER BY o.start, o.corrId");
     sqlite3_stmt *st;
-    int rc = prepare(db, req, sql, &st, err, errsz);
+    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
     return rc ? rc : plain_rows(db, st, req, t, err, errsz);
 }
 
@@ -127,12 +94,12 @@ static int produce_kern_exec_trace(sqlite3 *db, const pa_report_req_t *req, pa_t
              " coalesce(o.blockX,'-')||' '||coalesce(o.blockY,'-')||' '||coalesce(o.blockZ,'-'),"
              " ze_kname(s.value, %d) FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId"
              " LEFT JOIN STRING_IDS a ON a.id = o.apiNameId WHERE o.kind = 1",
-             name_mode(req));
-    if (device_filter(req, sql, sizeof sql - 100) != 0)
+             pa_report_name_mode(req));
+    if (pa_report_device_filter(req, sql, sizeof sql - 100) != 0)
         return PA_REP_EDATA;
     strcat(sql, " ORDER BY o.apiStart, o.nodeId, o.start");
     sqlite3_stmt *st;
-    int rc = prepare(db, req, sql, &st, err, errsz);
+    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
     return rc ? rc : plain_rows(db, st, req, t, err, errsz);
 }
 
@@ -153,11 +120,11 @@ static int produce_gpu_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t
              " FROM ZE_OPS o LEFT JOIN STRING_IDS s ON s.id = o.nameId LEFT JOIN ZE_DEVICES d"
              " ON d.deviceId = o.deviceId WHERE 1",
              KNAME(req));
-    if (device_filter(req, sql, sizeof sql - 100) != 0)
+    if (pa_report_device_filter(req, sql, sizeof sql - 100) != 0)
         return PA_REP_EDATA;
     strcat(sql, " ORDER BY o.start, o.corrId");
     sqlite3_stmt *st;
-    int rc = prepare(db, req, sql, &st, err, errsz);
+    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
     return rc ? rc : plain_rows(db, st, req, t, err, errsz);
 }
 
@@ -170,7 +137,7 @@ static int produce_mem_time_sum(sqlite3 *db, const pa_report_req_t *req, pa_tabl
     static const char sql[] = "SELECT " STATS("o.end - o.start") ", " MEMOP_NAME " AS op FROM ZE_OPS o"
                               " WHERE o.kind IN (2, 3) GROUP BY op ORDER BY 1 DESC, op";
     sqlite3_stmt *st;
-    int rc = prepare(db, req, sql, &st, err, errsz);
+    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
     return rc ? rc : pa_report_stat_rows(db, st, req, t, err, errsz);
 }
 static int produce_mem_size_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
@@ -178,7 +145,7 @@ static int produce_mem_size_sum(sqlite3 *db, const pa_report_req_t *req, pa_tabl
     static const char sql[] = "SELECT " STATS("o.bytes") ", " MEMOP_NAME " AS op FROM ZE_OPS o"
                               " WHERE o.kind IN (2, 3) GROUP BY op ORDER BY 1 DESC, op";
     sqlite3_stmt *st;
-    int rc = prepare(db, req, sql, &st, err, errsz);
+    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
     return rc ? rc : plain_rows(db, st, req, t, err, errsz);
 }
 
@@ -190,7 +157,7 @@ static int produce_device_attribute(sqlite3 *db, const pa_report_req_t *req, pa_
                               " uuid, ccMajor, ccMinor, ceCount, cuCount, totalMem, cuClockHz, memClockHz"
                               " FROM ZE_DEVICES ORDER BY deviceId";
     sqlite3_stmt *st;
-    int rc = prepare(db, req, sql, &st, err, errsz);
+    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
     return rc ? rc : plain_rows(db, st, req, t, err, errsz);
 }
 
@@ -200,7 +167,7 @@ static int produce_api_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *
     static const char sql[] = "SELECT " STATS("a.end - a.start") ", s.value AS name FROM ZE_API a"
                               " JOIN STRING_IDS s ON s.id = a.nameId GROUP BY a.nameId ORDER BY 1 DESC, name";
     sqlite3_stmt *st;
-    int rc = prepare(db, req, sql, &st, err, errsz);
+    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
     return rc ? rc : pa_report_stat_rows(db, st, req, t, err, errsz);
 }
 static int produce_api_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
@@ -212,7 +179,7 @@ static int produce_api_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t
         "  WHERE th.tid = a.tid LIMIT 1), '')"
         " FROM ZE_API a JOIN STRING_IDS s ON s.id = a.nameId ORDER BY a.end - a.start, a.start";
     sqlite3_stmt *st;
-    int rc = prepare(db, req, sql, &st, err, errsz);
+    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
     return rc ? rc : plain_rows(db, st, req, t, err, errsz);
 }
 
