@@ -34,6 +34,31 @@ static int plain_rows(sqlite3 *db, sqlite3_stmt *st, const pa_report_req_t *req,
 }
 
 #define STATS(x) "sum(" x "), count(*), sum(" x ") * 1.0 / count(*), median(" x "), min(" x "), max(" x "), stddev(" x ")"
+/* "X Y Z" of a kernel's group count (f "grid") or size (f "block"), '-' for an unknown part */
+#define XYZ(f) "coalesce(o." f "X,'-')||' '||coalesce(o." f "Y,'-')||' '||coalesce(o." f "Z,'-')"
+
+/* Prepares sql (ze_kname registered) and emits its rows: with Time (%) (pa_report_stat_rows)
+ * when `stat`, else as is (plain_rows). */
+static int run_rows(sqlite3 *db, const pa_report_req_t *req, const char *sql, int stat, pa_table_t *t,
+                    char *err, size_t errsz)
+{
+    sqlite3_stmt *st;
+    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
+    if (rc)
+        return rc;
+    return stat ? pa_report_stat_rows(db, st, req, t, err, errsz) : plain_rows(db, st, req, t, err, errsz);
+}
+
+/* Trace tail: appends the device= filter to sql (capacity sz, 100 bytes kept for `order`), then
+ * `order`, and emits the rows as is. A device list too long: PA_REP_EDATA. */
+static int run_trace(sqlite3 *db, const pa_report_req_t *req, char *sql, size_t sz, const char *order,
+                     pa_table_t *t, char *err, size_t errsz)
+{
+    if (pa_report_device_filter(req, sql, sz - 100) != 0)
+        return PA_REP_EDATA;
+    strcat(sql, order);
+    return run_rows(db, req, sql, 0, t, err, errsz);
+}
 
 /* ---- kern_sum (2.3.7) and kern_gb_sum (2.3.5) ---- */
 static int kern_sum_common(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz,
@@ -43,17 +68,14 @@ static int kern_sum_common(sqlite3 *db, const pa_report_req_t *req, pa_table_t *
     snprintf(sql, sizeof sql,
              "SELECT " STATS("o.end - o.start") ",%s %s AS name"
              " FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1",
-             gb ? " coalesce(o.gridX,'-')||' '||coalesce(o.gridY,'-')||' '||coalesce(o.gridZ,'-') AS g,"
-                  " coalesce(o.blockX,'-')||' '||coalesce(o.blockY,'-')||' '||coalesce(o.blockZ,'-') AS b," : "",
+             gb ? " " XYZ("grid") " AS g, " XYZ("block") " AS b," : "",
              KNAME(req));
     if (pa_report_device_filter(req, sql, sizeof sql - 200) != 0) {
         snprintf(err, errsz, "report '%s': device list too long", req->def->name);
         return PA_REP_EDATA;
     }
     strcat(sql, gb ? " GROUP BY name, g, b ORDER BY 1 DESC, name" : " GROUP BY name ORDER BY 1 DESC, name");
-    sqlite3_stmt *st;
-    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
-    return rc ? rc : pa_report_stat_rows(db, st, req, t, err, errsz);
+    return run_rows(db, req, sql, 1, t, err, errsz);
 }
 static int produce_kern_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
 { return kern_sum_common(db, req, t, err, errsz, 0); }
@@ -67,16 +89,10 @@ static int produce_kern_gb_trace(sqlite3 *db, const pa_report_req_t *req, pa_tab
     snprintf(sql, sizeof sql,
              "SELECT o.start, o.end - o.start, (SELECT value FROM META WHERE key = 'pid'), o.deviceId,"
              " o.contextId, o.queueId,"
-             " coalesce(o.gridX,'-')||' '||coalesce(o.gridY,'-')||' '||coalesce(o.gridZ,'-'),"
-             " coalesce(o.blockX,'-')||' '||coalesce(o.blockY,'-')||' '||coalesce(o.blockZ,'-'),"
+             " " XYZ("grid") ", " XYZ("block") ","
              " %s FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1",
              KNAME(req));
-    if (pa_report_device_filter(req, sql, sizeof sql - 100) != 0)
-        return PA_REP_EDATA;
-    strcat(sql, " ORDER BY o.start, o.corrId");
-    sqlite3_stmt *st;
-    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
-    return rc ? rc : plain_rows(db, st, req, t, err, errsz);
+    return run_trace(db, req, sql, sizeof sql, " ORDER BY o.start, o.corrId", t, err, errsz);
 }
 
 /* ---- kern_exec_trace (2.3.4): queue columns '-' when the kernel started before the call ended ---- */
@@ -90,17 +106,11 @@ static int produce_kern_exec_trace(sqlite3 *db, const pa_report_req_t *req, pa_t
              " CASE WHEN o.start > o.apiEnd THEN o.start - o.apiEnd END,"
              " o.start, o.end - o.start, max(o.end, o.apiEnd) - o.apiStart,"
              " (SELECT value FROM META WHERE key = 'pid'), o.tid, o.deviceId, a.value,"
-             " coalesce(o.gridX,'-')||' '||coalesce(o.gridY,'-')||' '||coalesce(o.gridZ,'-'),"
-             " coalesce(o.blockX,'-')||' '||coalesce(o.blockY,'-')||' '||coalesce(o.blockZ,'-'),"
+             " " XYZ("grid") ", " XYZ("block") ","
              " ze_kname(s.value, %d) FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId"
              " LEFT JOIN STRING_IDS a ON a.id = o.apiNameId WHERE o.kind = 1",
              pa_report_name_mode(req));
-    if (pa_report_device_filter(req, sql, sizeof sql - 100) != 0)
-        return PA_REP_EDATA;
-    strcat(sql, " ORDER BY o.apiStart, o.nodeId, o.start");
-    sqlite3_stmt *st;
-    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
-    return rc ? rc : plain_rows(db, st, req, t, err, errsz);
+    return run_trace(db, req, sql, sizeof sql, " ORDER BY o.apiStart, o.nodeId, o.start", t, err, errsz);
 }
 
 /* ---- gpu_trace (2.3.8) ---- */
@@ -120,33 +130,25 @@ static int produce_gpu_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t
              " FROM ZE_OPS o LEFT JOIN STRING_IDS s ON s.id = o.nameId LEFT JOIN ZE_DEVICES d"
              " ON d.deviceId = o.deviceId WHERE 1",
              KNAME(req));
-    if (pa_report_device_filter(req, sql, sizeof sql - 100) != 0)
-        return PA_REP_EDATA;
-    strcat(sql, " ORDER BY o.start, o.corrId");
-    sqlite3_stmt *st;
-    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
-    return rc ? rc : plain_rows(db, st, req, t, err, errsz);
+    return run_trace(db, req, sql, sizeof sql, " ORDER BY o.start, o.corrId", t, err, errsz);
 }
 
 /* ---- mem_time_sum (2.3.17) / mem_size_sum (2.3.16) ---- */
 #define MEMOP_NAME "CASE o.kind WHEN 3 THEN '[memset]' ELSE '[memcpy ' ||" \
     " CASE o.srcKind WHEN 2 THEN 'Device' WHEN 3 THEN 'Shared' WHEN 0 THEN 'Unknown' ELSE 'Host' END || '-to-' ||" \
     " CASE o.dstKind WHEN 2 THEN 'Device' WHEN 3 THEN 'Shared' WHEN 0 THEN 'Unknown' ELSE 'Host' END || ']' END"
+/* statistics of x per copy direction / fill, total descending */
+#define MEMOP_SUM_SQL(x) "SELECT " STATS(x) ", " MEMOP_NAME " AS op FROM ZE_OPS o" \
+    " WHERE o.kind IN (2, 3) GROUP BY op ORDER BY 1 DESC, op"
 static int produce_mem_time_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
 {
-    static const char sql[] = "SELECT " STATS("o.end - o.start") ", " MEMOP_NAME " AS op FROM ZE_OPS o"
-                              " WHERE o.kind IN (2, 3) GROUP BY op ORDER BY 1 DESC, op";
-    sqlite3_stmt *st;
-    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
-    return rc ? rc : pa_report_stat_rows(db, st, req, t, err, errsz);
+    static const char sql[] = MEMOP_SUM_SQL("o.end - o.start");
+    return run_rows(db, req, sql, 1, t, err, errsz);
 }
 static int produce_mem_size_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
 {
-    static const char sql[] = "SELECT " STATS("o.bytes") ", " MEMOP_NAME " AS op FROM ZE_OPS o"
-                              " WHERE o.kind IN (2, 3) GROUP BY op ORDER BY 1 DESC, op";
-    sqlite3_stmt *st;
-    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
-    return rc ? rc : plain_rows(db, st, req, t, err, errsz);
+    static const char sql[] = MEMOP_SUM_SQL("o.bytes");
+    return run_rows(db, req, sql, 0, t, err, errsz);
 }
 
 /* ---- device_attribute (2.3.20) ---- */
@@ -156,9 +158,7 @@ static int produce_device_attribute(sqlite3 *db, const pa_report_req_t *req, pa_
     static const char sql[] = "SELECT deviceId, name, pciBusId, (SELECT value FROM META WHERE key = 'hostname'),"
                               " uuid, ccMajor, ccMinor, ceCount, cuCount, totalMem, cuClockHz, memClockHz"
                               " FROM ZE_DEVICES ORDER BY deviceId";
-    sqlite3_stmt *st;
-    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
-    return rc ? rc : plain_rows(db, st, req, t, err, errsz);
+    return run_rows(db, req, sql, 0, t, err, errsz);
 }
 
 /* ---- ze_api_sum (2.3.2) / ze_api_trace (2.3.3) ---- */
@@ -166,9 +166,7 @@ static int produce_api_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *
 {
     static const char sql[] = "SELECT " STATS("a.end - a.start") ", s.value AS name FROM ZE_API a"
                               " JOIN STRING_IDS s ON s.id = a.nameId GROUP BY a.nameId ORDER BY 1 DESC, name";
-    sqlite3_stmt *st;
-    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
-    return rc ? rc : pa_report_stat_rows(db, st, req, t, err, errsz);
+    return run_rows(db, req, sql, 1, t, err, errsz);
 }
 static int produce_api_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
 {
@@ -178,9 +176,7 @@ static int produce_api_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t
         " coalesce((SELECT n.value FROM THREADS th JOIN STRING_IDS n ON n.id = th.nameId"
         "  WHERE th.tid = a.tid LIMIT 1), '')"
         " FROM ZE_API a JOIN STRING_IDS s ON s.id = a.nameId ORDER BY a.end - a.start, a.start";
-    sqlite3_stmt *st;
-    int rc = pa_report_prepare_ze(db, req, sql, &st, err, errsz);
-    return rc ? rc : plain_rows(db, st, req, t, err, errsz);
+    return run_rows(db, req, sql, 0, t, err, errsz);
 }
 
 /* ---- columns and definitions ---- */
