@@ -4,15 +4,6 @@
 
 #include "report_util.h"
 
-static const pa_report_opt_t pa_opts_rows_pid_tid[] = {
-    {"rows", PA_OPT_INT, "<limit>", "Optional argument. Limits the number of rows in the output.\n"
-     "Default is no limit.", NULL},
-    {"process", PA_OPT_IDLIST, "<pid_list>", "Optional argument. PIDs to include, separated by"
-     " '/'.\nDefault is all processes.", NULL},
-    {"thread", PA_OPT_IDLIST, "<tid_list>", "Optional argument. TIDs to include, separated by"
-     " '/'.\nDefault is all threads.", NULL},
-};
-
 /* ---- hgtx_sum ---- */
 
 static const pa_report_col_t pa_cols_hgtx_sum[] = {
@@ -31,18 +22,12 @@ static const pa_report_col_t pa_cols_hgtx_sum[] = {
 static int pa_produce_hgtx_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t,
                                char *err, size_t errsz)
 {
-    char sql[2048] = "SELECT sum(end - start) AS total, count(*), sum(end - start) * 1.0 / count(*),"
-                     " median(end - start), min(end - start), max(end - start), stddev(end - start),"
-                     " CASE style WHEN 1 THEN 'StartEnd' ELSE 'PushPop' END, name"
-                     " FROM HGTX_RANGES_NAMED WHERE unterminated = 0";
-    if (pa_sql_tid_filter(req, "globalTid", sql, sizeof sql - 200) != 0) {
-        snprintf(err, errsz, "report '%s': filter list too long", req->def->name);
-        return PA_REP_EDATA;
-    }
-    strcat(sql, " GROUP BY domainId, nameId, style ORDER BY total DESC, name, style");
-    sqlite3_stmt *st;
-    int rc = pa_report_prepare(db, sql, &st, req->def->name, err, errsz);
-    return rc ? rc : pa_report_stat_rows(db, st, req, t, err, errsz);
+    return pa_report_tid_stat_sum(db, req,
+                                  "SELECT " PA_SQL_STATS("end - start") ","
+                                  " CASE style WHEN 1 THEN 'StartEnd' ELSE 'PushPop' END, name"
+                                  " FROM HGTX_RANGES_NAMED WHERE unterminated = 0",
+                                  "globalTid", " GROUP BY domainId, nameId, style ORDER BY 1 DESC, name, style",
+                                  t, err, errsz);
 }
 
 const pa_report_def_t pa_report_hgtx_sum = {
@@ -53,7 +38,7 @@ const pa_report_def_t pa_report_hgtx_sum = {
                    "Time (%) is of the total of all ranges listed, not of the application time.\n"
                    "Ranges still open at exit have no duration: they are left out here (as in the\n"
                    "exit summary, which lists them with their start).",
-    .opts = pa_opts_rows_pid_tid, .nopts = 3,
+    .opts = pa_report_opts_rows_pid_tid, .nopts = 3,
     .cols = pa_cols_hgtx_sum, .ncols = sizeof pa_cols_hgtx_sum / sizeof pa_cols_hgtx_sum[0],
     .produce = pa_produce_hgtx_sum,
 };

@@ -103,3 +103,27 @@ int pa_report_prepare_ze(sqlite3 *db, const pa_report_req_t *req, const char *sq
     }
     return pa_report_prepare(db, sql, st, req->def->name, err, errsz);
 }
+
+const pa_report_opt_t pa_report_opts_rows_pid_tid[3] = {
+    {"rows", PA_OPT_INT, "<limit>", "Optional argument. Limits the number of rows in the output.\n"
+     "Default is no limit.", NULL},
+    {"process", PA_OPT_IDLIST, "<pid_list>", "Optional argument. PIDs to include, separated by"
+     " '/'.\nDefault is all processes.", NULL},
+    {"thread", PA_OPT_IDLIST, "<tid_list>", "Optional argument. TIDs to include, separated by"
+     " '/'.\nDefault is all threads.", NULL},
+};
+
+int pa_report_tid_stat_sum(sqlite3 *db, const pa_report_req_t *req, const char *select, const char *gtid_col,
+                           const char *tail, pa_table_t *t, char *err, size_t errsz)
+{
+    char sql[2048];
+    snprintf(sql, sizeof sql, "%s", select);
+    if (pa_sql_tid_filter(req, gtid_col, sql, sizeof sql - 200) != 0) {
+        snprintf(err, errsz, "report '%s': filter list too long", req->def->name);
+        return PA_REP_EDATA;
+    }
+    strcat(sql, tail);
+    sqlite3_stmt *st;
+    int rc = pa_report_prepare(db, sql, &st, req->def->name, err, errsz);
+    return rc ? rc : pa_report_stat_rows(db, st, req, t, err, errsz);
+}

@@ -40,4 +40,20 @@ int pa_report_device_filter(const pa_report_req_t *req, char *buf, size_t sz);
 int pa_report_prepare_ze(sqlite3 *db, const pa_report_req_t *req, const char *sql, sqlite3_stmt **st,
                          char *err, size_t errsz);
 
+/* Statistics columns of pa_report_stat_rows() over the SQL expression x (ns or bytes): total,
+ * count, avg, median, min, max, stddev (median/stddev from report_sqlfn.c). */
+#define PA_SQL_STATS(x) "sum(" x "), count(*), sum(" x ") * 1.0 / count(*), median(" x "), min(" x "), max(" x "), stddev(" x ")"
+
+/*! pa_report_opts_rows_pid_tid : the options rows=, process=, thread= (3 entries), for reports
+ *  filtered with pa_sql_tid_filter(). */
+extern const pa_report_opt_t pa_report_opts_rows_pid_tid[3];
+
+/*! pa_report_tid_stat_sum() : runs `select` (SELECT ... WHERE ..., columns as
+ *  pa_report_stat_rows() takes them, under 1800 bytes) + the process=/thread= filter on the
+ *  global-tid column `gtid_col` + `tail` (GROUP BY / ORDER BY, under 200 bytes) and emits the
+ *  rows with pa_report_stat_rows(). Returns PA_REP_OK, or PA_REP_EDATA with err set (filter
+ *  list too long, SQL error). */
+int pa_report_tid_stat_sum(sqlite3 *db, const pa_report_req_t *req, const char *select, const char *gtid_col,
+                           const char *tail, pa_table_t *t, char *err, size_t errsz);
+
 #endif

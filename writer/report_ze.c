@@ -33,7 +33,6 @@ static int plain_rows(sqlite3 *db, sqlite3_stmt *st, const pa_report_req_t *req,
     return PA_REP_OK;
 }
 
-#define STATS(x) "sum(" x "), count(*), sum(" x ") * 1.0 / count(*), median(" x "), min(" x "), max(" x "), stddev(" x ")"
 /* "X Y Z" of a kernel's group count (f "grid") or size (f "block"), '-' for an unknown part */
 #define XYZ(f) "coalesce(o." f "X,'-')||' '||coalesce(o." f "Y,'-')||' '||coalesce(o." f "Z,'-')"
 
@@ -66,7 +65,7 @@ static int kern_sum_common(sqlite3 *db, const pa_report_req_t *req, pa_table_t *
 {
     char sql[2048], kn[512];
     snprintf(sql, sizeof sql,
-             "SELECT " STATS("o.end - o.start") ",%s %s AS name"
+             "SELECT " PA_SQL_STATS("o.end - o.start") ",%s %s AS name"
              " FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1",
              gb ? " " XYZ("grid") " AS g, " XYZ("block") " AS b," : "",
              KNAME(req));
@@ -138,7 +137,7 @@ static int produce_gpu_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t
     " CASE o.srcKind WHEN 2 THEN 'Device' WHEN 3 THEN 'Shared' WHEN 0 THEN 'Unknown' ELSE 'Host' END || '-to-' ||" \
     " CASE o.dstKind WHEN 2 THEN 'Device' WHEN 3 THEN 'Shared' WHEN 0 THEN 'Unknown' ELSE 'Host' END || ']' END"
 /* statistics of x per copy direction / fill, total descending */
-#define MEMOP_SUM_SQL(x) "SELECT " STATS(x) ", " MEMOP_NAME " AS op FROM ZE_OPS o" \
+#define MEMOP_SUM_SQL(x) "SELECT " PA_SQL_STATS(x) ", " MEMOP_NAME " AS op FROM ZE_OPS o" \
     " WHERE o.kind IN (2, 3) GROUP BY op ORDER BY 1 DESC, op"
 static int produce_mem_time_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
 {
@@ -164,7 +163,7 @@ static int produce_device_attribute(sqlite3 *db, const pa_report_req_t *req, pa_
 /* ---- ze_api_sum (2.3.2) / ze_api_trace (2.3.3) ---- */
 static int produce_api_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
 {
-    static const char sql[] = "SELECT " STATS("a.end - a.start") ", s.value AS name FROM ZE_API a"
+    static const char sql[] = "SELECT " PA_SQL_STATS("a.end - a.start") ", s.value AS name FROM ZE_API a"
                               " JOIN STRING_IDS s ON s.id = a.nameId GROUP BY a.nameId ORDER BY 1 DESC, name";
     return run_rows(db, req, sql, 1, t, err, errsz);
 }
