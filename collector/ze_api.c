@@ -10,6 +10,52 @@ static _Atomic uint64_t next_corr = 1;
 /* The calling thread's current call (the application never nests ze calls; the agent's own
  * ze calls run under pa_guard and are not recorded). */
 static __thread uint64_t cur_corr __attribute__((tls_model("initial-exec")));
+/* zeCommandListReset/Destroy: the list's serial, read before the ops layer forgets the handle. */
+static __thread uint32_t cur_list_serial __attribute__((tls_model("initial-exec")));
+
+/* The list's Graph ID (serial) when `h` is a known regular list, else 0. */
+static uint32_t regular_serial(const void *h)
+{
+    const pa_ze_obj_info_t *li = h ? pa_ze_obj_get(h) : NULL;
+    return li && li->type == PA_ZE_OBJ_LIST && !li->immediate ? li->serial : 0;
+}
+
+/* API record aux words the aggregator's HGTX projection needs to release what it keeps per
+ * regular list (agg_proj.c): appends aux[0] = list serial (0 immediate); execute aux[0] = upper
+ * bound of device ops per execution (the lists' recorded commands), aux[1] = serial of the only
+ * regular list executed (0 when several); reset/destroy aux[0] = serial. */
+static void api_aux(int api, void *params, int32_t result, uint64_t aux[2])
+{
+    aux[0] = aux[1] = 0;
+    switch (api) {
+    case PA_ZE_API_CommandListAppendLaunchKernel: case PA_ZE_API_CommandListAppendLaunchCooperativeKernel:
+    case PA_ZE_API_CommandListAppendLaunchKernelIndirect:
+    case PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect:
+    case PA_ZE_API_CommandListAppendMemoryCopy: case PA_ZE_API_CommandListAppendMemoryCopyRegion:
+    case PA_ZE_API_CommandListAppendMemoryCopyFromContext: case PA_ZE_API_CommandListAppendMemoryFill:
+        aux[0] = regular_serial(**(ze_command_list_handle_t **)params); /* first param: the list */
+        break;
+    case PA_ZE_API_CommandQueueExecuteCommandLists: {
+        ze_command_queue_execute_command_lists_params_t *p = params;
+        uint32_t nreg = 0;
+        for (uint32_t i = 0; result == 0 && *p->pphCommandLists && i < *p->pnumCommandLists; i++) {
+            const pa_ze_obj_info_t *li = pa_ze_obj_get((*p->pphCommandLists)[i]);
+            if (!li || li->type != PA_ZE_OBJ_LIST || li->immediate)
+                continue; /* also the agent's harvest lists */
+            aux[0] += li->ncmds;
+            aux[1] = nreg++ ? 0 : li->serial;
+        }
+        if (nreg > 1)
+            aux[1] = 0;
+        break;
+    }
+    case PA_ZE_API_CommandListReset: case PA_ZE_API_CommandListDestroy:
+        aux[0] = cur_list_serial;
+        break;
+    default:
+        break;
+    }
+}
 
 /* APIs whose hooks need the ops layer (prologue or epilogue); everything else only gets
  * the API record. Built once from the ids; read-only afterwards. */
@@ -55,8 +101,11 @@ void pa_ze_on_enter(int api, void *params, void **inst)
     int saved = errno;
     uint64_t t0 = pa_clock_ns();
     cur_corr = atomic_fetch_add_explicit(&next_corr, 1, memory_order_relaxed);
-    if (PA_UNLIKELY(needs_ops(api)))
+    if (PA_UNLIKELY(needs_ops(api))) {
+        if (api == PA_ZE_API_CommandListReset || api == PA_ZE_API_CommandListDestroy)
+            cur_list_serial = regular_serial(**(ze_command_list_handle_t **)params);
         pa_ze_ops_prologue(api, params, cur_corr, t0);
+    }
     *inst = (void *)(uintptr_t)t0;
     errno = saved;
 }
@@ -82,6 +131,8 @@ void pa_ze_on_exit(int api, void *params, int32_t result, void **inst)
     rec.u.ze.api = (uint32_t)api;
     rec.u.ze.result = result;
     rec.u.ze.aux[0] = rec.u.ze.aux[1] = 0;
+    if (PA_UNLIKELY(needs_ops(api)))
+        api_aux(api, params, result, rec.u.ze.aux);
     pa_emit(&rec, NULL, 0);
     pa_ze_emit_devices();
     if (PA_UNLIKELY(needs_ops(api)))

@@ -137,7 +137,8 @@ typedef struct pa_record {
             uint64_t pad;
         } range;
         struct { uint64_t drops; uint32_t name_id; uint32_t pad; uint64_t records; uint64_t pad2; } thread;
-        /* PA_REC_ZE_API: api = enum pa_ze_api_id (collector/ze_api_ids.h); PA_SP_ZE_API: STRING id */
+        /* PA_REC_ZE_API: api = enum pa_ze_api_id (collector/ze_api_ids.h); PA_SP_ZE_API: STRING id.
+         * aux (ring): regular-list serial / ops per execute, see api_aux() in collector/ze_api.c */
         struct { uint64_t corr_id; uint32_t api; int32_t result; uint64_t aux[2]; } ze;
         /* PA_REC_MEM_* / PA_SP_MEM_*: kind = ze_memory_type_t, result = ze_result_t */
         struct { uint64_t ptr; uint64_t size; uint64_t context; uint32_t kind; int32_t result; } mem;
