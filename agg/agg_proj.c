@@ -17,8 +17,11 @@ typedef struct snap {          /* ranges open at one launch call */
     uint32_t n, cap;
     uint32_t *ids;             /* range ids */
     int consumable;            /* immediate-list append: freed by its one op */
-    int pin;                   /* list append or execute: its ops arrive any number of times, so
-                                  its ranges' instances stay open until finish */
+    int pin;                   /* regular-list append or execute: its ranges' instances stay open
+                                  while the snapshot lives (its ops may still arrive) */
+    uint32_t remaining;        /* execute: device ops still expected (0 = unknown: kept to finish) */
+    uint32_t serial;           /* execute: its only regular list, 0 = several */
+    int counted;               /* execute: counted in its list's inflight (or multi_inflight) */
 } snap_t;
 
 typedef struct inst {          /* projection of one range instance */
@@ -42,6 +45,20 @@ typedef struct pend_op {       /* op drained before its launch record */
     int graph;
 } pend_op_t;
 
+/* Why lists: the ranges open at a regular-list append are needed by every execution of the list,
+ * so that snapshot lives until the list is reset or destroyed and the last execution issued
+ * before it has delivered all its ops (upper bound: the list's recorded commands, API aux). */
+#define PA_PROJ_LIST_TIDS 4
+typedef struct plist {         /* one regular list (Graph ID) with append snapshots */
+    uint32_t serial, n, cap, nr, rcap;
+    uint64_t *corrs;           /* appends since the last reset (snapshots) */
+    uint64_t *rcorrs;          /* appends retired by reset/destroy, released once nothing waits */
+    uint64_t ret_t0;           /* latest reset/destroy call start (ns) */
+    uint32_t inflight;         /* executions of it alone whose ops have not all arrived */
+    uint32_t tids[PA_PROJ_LIST_TIDS], ntids; /* threads that executed it (ntids > cap: any) */
+    int dead, used;
+} plist_t;
+
 #define PA_PROJ_HIST 64        /* recent launches per thread, for ranges ended on another thread */
 typedef struct hist { uint64_t corr, api_t0, op_id, t0, t1; int resolved; } hist_t;
 typedef struct pthr {
@@ -56,6 +73,9 @@ typedef struct proj {
     pa_map_t name_ix; name_acc_t *names; uint64_t *name_keys; size_t nnames, names_cap;
     pa_map_t thr_ix; pthr_t *thrs; size_t nthrs, thrs_cap;
     pend_op_t *pend; size_t npend, pend_cap;
+    pa_map_t list_ix; plist_t *lists; size_t nlists, lists_cap; uint32_t list_free;
+    uint32_t retiring;         /* lists with retired appends waiting */
+    uint32_t multi_inflight;   /* multi-list executions whose ops have not all arrived */
     uint64_t op_seq, dev_first, dev_last;
     uint64_t dropped;          /* snapshots refused (bounds/OOM) */
 } proj_t;
@@ -302,6 +322,165 @@ static void snap_push(proj_t *s, snap_t *sn, uint32_t range_id)
     }
 }
 
+/* Releases a pinning snapshot: its instances may now be final. */
+static void snap_unpin(pa_agg_t *a, proj_t *s, uint64_t corr, snap_t *sn)
+{
+    for (uint32_t i = 0; i < sn->n; i++) {
+        inst_t *in = inst_get(s, sn->ids[i], 0);
+        if (in && in->outstanding) {
+            in->outstanding--;
+            inst_try_final(a, s, in, 0);
+        }
+    }
+    snap_free(s, corr, sn);
+}
+
+/* ---- regular lists: append snapshots live until reset/destroy and the executions before ---- */
+
+static plist_t *list_get(proj_t *s, uint32_t serial, int create)
+{
+    uint32_t *ix = serial ? pa_map_get(&s->list_ix, serial) : NULL;
+    if (ix || !create || !serial)
+        return ix ? &s->lists[*ix] : NULL;
+    uint32_t i;
+    if (s->list_free) {
+        i = s->list_free - 1;
+        s->list_free = s->lists[i].serial; /* free-list link kept in serial */
+    } else {
+        if (grow((void **)&s->lists, &s->lists_cap, s->nlists + 1, sizeof *s->lists) < 0)
+            return NULL;
+        i = (uint32_t)s->nlists++;
+    }
+    if (pa_map_put(&s->list_ix, serial, i) < 0)
+        return NULL;
+    memset(&s->lists[i], 0, sizeof s->lists[i]);
+    s->lists[i].serial = serial;
+    s->lists[i].used = 1;
+    return &s->lists[i];
+}
+
+static int corr_push(uint64_t **v, uint32_t *n, uint32_t *cap, uint64_t corr)
+{
+    size_t c = *cap;
+    if (grow((void **)v, &c, (size_t)*n + 1, sizeof **v) < 0)
+        return -1;
+    *cap = (uint32_t)c;
+    (*v)[(*n)++] = corr;
+    return 0;
+}
+
+static void list_maybe_del(proj_t *s, plist_t *l)
+{
+    if (!l->dead || l->n || l->nr || l->inflight)
+        return;
+    pa_map_del(&s->list_ix, l->serial);
+    free(l->corrs);
+    free(l->rcorrs);
+    memset(l, 0, sizeof *l);
+    l->serial = s->list_free;
+    s->list_free = (uint32_t)(l - s->lists) + 1;
+}
+
+/* Every thread that executed the list has been drained past its reset/destroy: no execution of
+ * the retired recording is still to come (threads that never executed it do not matter). */
+static int list_quiet(proj_t *s, const plist_t *l)
+{
+    if (l->ntids > PA_PROJ_LIST_TIDS) {
+        for (size_t i = 0; i < s->nthrs; i++)
+            if (s->thrs[i].progress < l->ret_t0)
+                return 0;
+        return 1;
+    }
+    for (uint32_t i = 0; i < l->ntids; i++) {
+        pthr_t *th = thr_get(s, l->tids[i]);
+        if (th && th->progress < l->ret_t0)
+            return 0;
+    }
+    return 1;
+}
+
+static void list_try_release(pa_agg_t *a, proj_t *s, plist_t *l)
+{
+    if (!l->nr || l->inflight || s->multi_inflight || !list_quiet(s, l))
+        return;
+    for (uint32_t i = 0; i < l->nr; i++) {
+        snap_t *sn = snap_find(s, l->rcorrs[i]);
+        if (sn)
+            snap_unpin(a, s, l->rcorrs[i], sn);
+    }
+    l->nr = 0;
+    s->retiring--;
+    list_maybe_del(s, l);
+}
+
+static void lists_check(pa_agg_t *a, proj_t *s)
+{
+    for (size_t i = 0; s->retiring && i < s->nlists; i++)
+        if (s->lists[i].used && s->lists[i].nr)
+            list_try_release(a, s, &s->lists[i]);
+}
+
+/* zeCommandListReset/Destroy of list `serial`: its appends so far are retired. */
+static void list_retire(pa_agg_t *a, proj_t *s, const pa_record_t *rec, int destroy)
+{
+    plist_t *l = list_get(s, (uint32_t)rec->u.ze.aux[0], 0);
+    if (!l)
+        return;
+    for (uint32_t i = 0; i < l->n; i++)
+        if (corr_push(&l->rcorrs, &l->nr, &l->rcap, l->corrs[i]) == 0 && l->nr == 1)
+            s->retiring++;
+    l->n = 0;
+    if (rec->t0 > l->ret_t0)
+        l->ret_t0 = rec->t0;
+    l->dead |= destroy;
+    if (l->nr)
+        list_try_release(a, s, l);
+    else
+        list_maybe_del(s, l);
+}
+
+/* An execute's ops counted down: when all arrived its snapshot goes (or at finish). */
+static void exec_track(proj_t *s, snap_t *sn, const pa_record_t *rec)
+{
+    uint64_t nops = rec->u.ze.aux[0];
+    sn->remaining = nops > UINT32_MAX ? 0 : (uint32_t)nops;
+    sn->serial = (uint32_t)rec->u.ze.aux[1];
+    if (!sn->remaining)
+        return;
+    plist_t *l = list_get(s, sn->serial, 0);
+    if (l) {
+        l->inflight++;
+        uint32_t k = 0, m = l->ntids < PA_PROJ_LIST_TIDS ? l->ntids : PA_PROJ_LIST_TIDS;
+        while (k < m && l->tids[k] != rec->tid)
+            k++;
+        if (k == m && l->ntids < PA_PROJ_LIST_TIDS)
+            l->tids[l->ntids++] = rec->tid;
+        else if (k == m)
+            l->ntids = PA_PROJ_LIST_TIDS + 1; /* too many: wait for every thread */
+        sn->counted = 1;
+    } else if (!sn->serial) {
+        s->multi_inflight++;
+        sn->counted = 1;
+    }
+}
+
+static void exec_done(pa_agg_t *a, proj_t *s, uint64_t corr, snap_t *sn)
+{
+    uint32_t serial = sn->serial;
+    int counted = sn->counted;
+    snap_unpin(a, s, corr, sn);
+    if (!counted)
+        return;
+    plist_t *l = list_get(s, serial, 0);
+    if (serial && l && l->inflight)
+        l->inflight--;
+    else if (!serial && s->multi_inflight)
+        s->multi_inflight--;
+    lists_check(a, s);
+    if (l)
+        list_maybe_del(s, l);
+}
+
 static int is_launch(uint32_t api)
 {
     switch (api) {
@@ -327,6 +506,11 @@ void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec)
     if (!th)
         return;
     int kind = is_launch(rec->u.ze.api);
+    /* regular-list append (aux[0] = its Graph ID): pinned until the list is reset/destroyed */
+    uint32_t serial = kind == 1 ? (uint32_t)rec->u.ze.aux[0] : 0;
+    if ((rec->u.ze.api == PA_ZE_API_CommandListReset || rec->u.ze.api == PA_ZE_API_CommandListDestroy) &&
+        rec->u.ze.result == 0 && rec->u.ze.aux[0])
+        list_retire(a, s, rec, rec->u.ze.api == PA_ZE_API_CommandListDestroy);
     if (kind && rec->u.ze.result == 0) {
         const pa_agg_open_range_t *st;
         size_t depth = pa_agg_hgtx_stack(a, rec->tid, &st);
@@ -334,8 +518,8 @@ void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec)
         for (size_t i = 0; i < depth; i++) { /* push/pop: the whole stack, outermost first */
             if (!sn && !(sn = snap_new(s, rec->u.ze.corr_id)))
                 break;
-            sn->consumable = kind == 1;
-            sn->pin = kind == 2;
+            sn->consumable = kind == 1 && !serial;
+            sn->pin = kind == 2 || serial;
             snap_push(s, sn, st[i].range_id);
         }
         /* start/end ranges this thread started and has not seen ended */
@@ -346,9 +530,22 @@ void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec)
                 continue;
             if (!sn && !(sn = snap_new(s, rec->u.ze.corr_id)))
                 break;
-            sn->consumable = kind == 1;
-            sn->pin = kind == 2;
+            sn->consumable = kind == 1 && !serial;
+            sn->pin = kind == 2 || serial;
             snap_push(s, sn, e->range_id);
+        }
+        if (sn && serial) { /* remembered by its list */
+            plist_t *l = list_get(s, serial, 1);
+            if (!l || corr_push(&l->corrs, &l->n, &l->cap, rec->u.ze.corr_id) < 0)
+                s->dropped++; /* kept until finish */
+        }
+        if (kind == 2 && rec->u.ze.aux[0]) { /* counted down by its ops when anything waits on them */
+            plist_t *l = list_get(s, (uint32_t)rec->u.ze.aux[1], 0);
+            if (!sn && ((l && l->n) || (!rec->u.ze.aux[1] && s->list_ix.n)))
+                if ((sn = snap_new(s, rec->u.ze.corr_id)))
+                    sn->pin = 1;
+            if (sn)
+                exec_track(s, sn, rec);
         }
         if (kind == 1) { /* remembered for start/end ranges ended by this thread */
             hist_t *h = &th->h[th->hn++ % PA_PROJ_HIST];
@@ -369,6 +566,8 @@ void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec)
             i++;
         }
     }
+    if (s->retiring)
+        lists_check(a, s);
 }
 
 static void hist_mark(proj_t *s, const pend_op_t *o)
@@ -394,6 +593,8 @@ static void op_resolve(pa_agg_t *a, proj_t *s, const pend_op_t *o)
         for (uint32_t i = 0; x && i < x->n; i++)
             assoc_emit(a, s, x->ids[i], o->op_id, o->t0, o->t1, PA_PROJ_VIA_EXEC, 0,
                        !snap_has(g, x->ids[i]));
+        if (x && x->remaining && !--x->remaining)
+            exec_done(a, s, o->corr, x);
         return;
     }
     snap_t *sn = snap_find(s, o->corr);
@@ -486,6 +687,9 @@ void pa_agg_proj_finish(pa_agg_t *a)
     proj_t *s = proj_state(a);
     if (!s)
         return;
+    /* projection state still held (bounded by open ranges, in-flight ops and live lists) */
+    pa_agg_stat_add(a, PA_CAT_HGTX_PROJ, PA_PROJ_TAG_LIVE, "live at finish", 14,
+                    (uint64_t)s->snap_ix.n + s->inst_ix.n);
     for (size_t i = 0; i < s->npend; i++) /* every launch record has been drained by now */
         op_resolve(a, s, &s->pend[i]);
     s->npend = 0;
@@ -509,6 +713,12 @@ void pa_agg_proj_finish(pa_agg_t *a)
     free(s->name_keys);
     free(s->thrs);
     free(s->pend);
+    for (size_t i = 0; i < s->nlists; i++) {
+        free(s->lists[i].corrs);
+        free(s->lists[i].rcorrs);
+    }
+    free(s->lists);
+    pa_map_free(&s->list_ix);
     pa_map_free(&s->snap_ix);
     pa_map_free(&s->inst_ix);
     pa_map_free(&s->name_ix);

@@ -20,6 +20,8 @@ enum pa_proj_via {
 #define PA_PROJ_TAG_ACTIVE 4u  /* one sample: Proj Active Time ns (union of instance spans) */
 #define PA_PROJ_TAG_SPAN 8u    /* key "device span": first device op start to last op end, ns */
 #define PA_PROJ_TAG_DROPPED 9u /* key "dropped": launch snapshots refused (bounds / OOM) */
+#define PA_PROJ_TAG_LIVE 10u   /* key "live at finish": launch snapshots + range instances still
+                                  held when the session stopped (before they are resolved) */
 
 /*! pa_agg_proj_api() : every PA_REC_ZE_API ring record (in its thread's order): saves the ranges
  *  open on that thread for launch calls (appends, execute) under the call's correlation id. */

@@ -1,5 +1,5 @@
 /* proj_scen.c - HGTX-to-device scenarios with known device work (busy_ns kernels on simdev) for
- * the projection tests. usage: proj_scen nested|overlap|graph|recstep|xthread */
+ * the projection tests. usage: proj_scen nested|overlap|graph|recstep|xthread|manyexec|relist */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -120,6 +120,55 @@ static void recstep(ze_device_handle_t dev)
     SAMPLE_CHECK(zeCommandQueueDestroy(q));
 }
 
+/* "rec": a regular list with kernels of 1 us and 2 us recorded; "loop" around 10000 executions
+ * of it, then the list is destroyed (the aggregator's projection state must stay bounded) */
+#define PROJ_MANY 10000
+static void manyexec(ze_device_handle_t dev)
+{
+    ze_command_queue_handle_t q = sample_queue(&env, dev, 0, 0);
+    ze_command_list_handle_t l = sample_list(&env, dev, 0);
+    hgtxRangePushA("rec");
+    busy(l, 1000);
+    busy(l, 2000);
+    hgtxRangePop();
+    SAMPLE_CHECK(zeCommandListClose(l));
+    hgtxRangePushA("loop");
+    for (int i = 0; i < PROJ_MANY; i++) {
+        SAMPLE_CHECK(zeCommandQueueExecuteCommandLists(q, 1, &l, NULL));
+        SAMPLE_CHECK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    }
+    hgtxRangePop();
+    SAMPLE_CHECK(zeCommandListDestroy(l));
+    SAMPLE_CHECK(zeCommandQueueDestroy(q));
+}
+
+/* "run" around: 3 executions of a list recorded in "rec1" (1 us kernel), its reset, a new
+ * recording in "rec2" (2 us kernel), 2 executions, the destroy */
+static void relist(ze_device_handle_t dev)
+{
+    ze_command_queue_handle_t q = sample_queue(&env, dev, 0, 0);
+    ze_command_list_handle_t l = sample_list(&env, dev, 0);
+    hgtxRangePushA("rec1");
+    busy(l, 1000);
+    hgtxRangePop();
+    SAMPLE_CHECK(zeCommandListClose(l));
+    hgtxRangePushA("run");
+    for (int i = 0; i < 5; i++) {
+        if (i == 3) {
+            SAMPLE_CHECK(zeCommandListReset(l));
+            hgtxRangePushA("rec2");
+            busy(l, 2000);
+            hgtxRangePop();
+            SAMPLE_CHECK(zeCommandListClose(l));
+        }
+        SAMPLE_CHECK(zeCommandQueueExecuteCommandLists(q, 1, &l, NULL));
+        SAMPLE_CHECK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    }
+    hgtxRangePop();
+    SAMPLE_CHECK(zeCommandListDestroy(l));
+    SAMPLE_CHECK(zeCommandQueueDestroy(q));
+}
+
 /* start/end "xr" begun on main, ended on thread B after B launched a kernel inside it */
 static struct { hgtxRangeId_t id; ze_command_list_handle_t l; } xs;
 static void *thread_b(void *arg)
@@ -164,8 +213,12 @@ int main(int argc, char **argv)
         recstep(dev);
     else if (!strcmp(what, "xthread"))
         xthread(l[0]);
+    else if (!strcmp(what, "manyexec"))
+        manyexec(dev);
+    else if (!strcmp(what, "relist"))
+        relist(dev);
     else
-        sample_die("usage: %s nested|overlap|graph|recstep|xthread (got '%s')", argv[0], what);
+        sample_die("usage: %s nested|overlap|graph|recstep|xthread|manyexec|relist (got '%s')", argv[0], what);
     for (uint32_t e = 0; e < 3; e++) {
         SAMPLE_CHECK(zeCommandListDestroy(l[e]));
         SAMPLE_CHECK(zeEventDestroy(done[e]));

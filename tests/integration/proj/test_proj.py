@@ -201,6 +201,33 @@ check(len(xt) == 1 and xt[0][3] == str(ktid), f"xthread kern_trace TID {xt}")
 check([r[8] for r in report(db, "hgtx_gpu_proj_trace")] == [str(rtid)], "proj_trace TID: the range's starting thread")
 summary_matches(db, err, "xthread")
 
+# ---- manyexec: "rec" (1 us + 2 us kernels recorded), "loop" around 10000 executions, list destroyed:
+# the aggregator releases each execute's snapshot once its 2 ops arrived and the append snapshots at
+# the destroy, so almost nothing is held at the end (before the fix: 10000 execute snapshots + 2 + 2)
+db, err = run("manyexec")
+(nops, first, last), = q(db, "SELECT count(*), min(start), max(end) FROM ZE_OPS WHERE kind = 1")
+check(nops == 20000, f"manyexec kernels {nops}")
+live = q(db, "SELECT s.total FROM SUMMARY_STATS s JOIN STRING_IDS i ON i.id = s.nameId"
+             " WHERE s.category = 6 AND s.tag = 10 AND i.value = 'live at finish'")
+check(len(live) == 1 and live[0][0] <= 2, f"manyexec projection state held at finish {live} (want <= 2)")
+mp = {r[0]: (r[3], r[4], r[6], r[12]) for r in report(db, "hgtx_gpu_proj_sum")}
+span = str(last - first)  # one instance each, mapping every kernel: active = projected span
+check(mp == {"loop": (span, span, "1", "20000"), "rec": (span, span, "1", "20000")}, f"manyexec proj_sum {mp}")
+summary_matches(db, err, "manyexec")
+
+# ---- relist: "run" around 3 executions of a list recorded in "rec1" (1 us), its reset, a recording in
+# "rec2" (2 us), 2 executions, the destroy: the reset retires rec1's appends, nothing is held at the end
+db, err = run("relist")
+rk = q(db, "SELECT end - start FROM ZE_OPS WHERE kind = 1 ORDER BY start")
+# (device-tick rounding: about 1 us and 2 us)
+check([d < 1500 for d, in rk] == [True] * 3 + [False] * 2, f"relist kernels {rk}")
+rp = {r[0]: (r[6], r[12]) for r in report(db, "hgtx_gpu_proj_sum")}
+check(rp == {"rec1": ("1", "3"), "rec2": ("1", "2"), "run": ("1", "5")}, f"relist proj_sum {rp}")
+live = q(db, "SELECT s.total FROM SUMMARY_STATS s JOIN STRING_IDS i ON i.id = s.nameId"
+             " WHERE s.category = 6 AND s.tag = 10 AND i.value = 'live at finish'")
+check(live == [(0,)], f"relist projection state held at finish {live}")
+summary_matches(db, err, "relist")
+
 # ---- one column-name convention: the spec's headers verbatim (its example header lines; 2.3.11 from
 # its column list), PPU = the device; stated in every --help-report
 SPEC_HDR = {
