@@ -546,65 +546,45 @@ static int produce_proj_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t 
 
 /* ---- registry ---- */
 
-static const pa_report_def_t rep_kern_sum = {
-    .name = "hgtx_kern_sum", .title = "HGTX-Associated Kernel Summary",
-    .aliases = {"hgtx_ppu_kern_sum", NULL},
-    .description = "Kernels associated with HGTX ranges, per (range name, style, process, launching\n"
-                   "thread, kernel name). A kernel is associated with every range open on\n"
-                   "the launching thread when it was launched (push/pop: the whole stack; start/end:\n"
-                   "ranges started or ended by that thread). A kernel of a regular command list is\n"
-                   "launched by zeCommandQueueExecuteCommandLists; with graph mapping (the default)\n"
-                   "it is also associated, at every execution, with the ranges open when it was\n"
-                   "appended (a range open at both counts once). HGTX Inst counts the range\n"
-                   "instances holding such kernels.\n"
-                   "TID is the launching thread: a start/end range ended on another thread gets a\n"
-                   "row per thread that launched kernels in it (spec: rows per thread, range,\n"
-                   "kernel). Sorted by range name, PID, TID, then total time descending.",
-    .opts = opts_kern, .nopts = sizeof opts_kern / sizeof opts_kern[0],
-    .cols = cols_kern_sum, .ncols = sizeof cols_kern_sum / sizeof cols_kern_sum[0],
-    .produce = produce_kern_sum,
-};
+PA_REPORT_DEF(rep_kern_sum, "hgtx_kern_sum", "HGTX-Associated Kernel Summary", "hgtx_ppu_kern_sum", NULL,
+    "Kernels associated with HGTX ranges, per (range name, style, process, launching\n"
+    "thread, kernel name). A kernel is associated with every range open on\n"
+    "the launching thread when it was launched (push/pop: the whole stack; start/end:\n"
+    "ranges started or ended by that thread). A kernel of a regular command list is\n"
+    "launched by zeCommandQueueExecuteCommandLists; with graph mapping (the default)\n"
+    "it is also associated, at every execution, with the ranges open when it was\n"
+    "appended (a range open at both counts once). HGTX Inst counts the range\n"
+    "instances holding such kernels.\n"
+    "TID is the launching thread: a start/end range ended on another thread gets a\n"
+    "row per thread that launched kernels in it (spec: rows per thread, range,\n"
+    "kernel). Sorted by range name, PID, TID, then total time descending.",
+    opts_kern, cols_kern_sum, produce_kern_sum);
 
-static const pa_report_def_t rep_kern_trace = {
-    .name = "hgtx_kern_trace", .title = "HGTX Kernel Correlation Trace",
-    .aliases = {"hgtx_ppu_kern_trace", NULL},
-    .description = "One row per (kernel execution, associated HGTX range), sorted by kernel start,\n"
-                   "then range start. A kernel of a regular command list has a row per range open\n"
-                   "around its zeCommandQueueExecuteCommandLists (the execute call's API times) and,\n"
-                   "with graph mapping (the default), per range open at its append, associated\n"
-                   "through the graph: '-' for API Start and API Duration. A range open at both\n"
-                   "gives one row, with the API times. TID: the kernel's launching thread.",
-    .opts = opts_kern, .nopts = sizeof opts_kern / sizeof opts_kern[0],
-    .cols = cols_kern_trace, .ncols = sizeof cols_kern_trace / sizeof cols_kern_trace[0],
-    .produce = produce_kern_trace,
-};
+PA_REPORT_DEF(rep_kern_trace, "hgtx_kern_trace", "HGTX Kernel Correlation Trace", "hgtx_ppu_kern_trace", NULL,
+    "One row per (kernel execution, associated HGTX range), sorted by kernel start,\n"
+    "then range start. A kernel of a regular command list has a row per range open\n"
+    "around its zeCommandQueueExecuteCommandLists (the execute call's API times) and,\n"
+    "with graph mapping (the default), per range open at its append, associated\n"
+    "through the graph: '-' for API Start and API Duration. A range open at both\n"
+    "gives one row, with the API times. TID: the kernel's launching thread.",
+    opts_kern, cols_kern_trace, produce_kern_trace);
 
-static const pa_report_def_t rep_proj_sum = {
-    .name = "hgtx_gpu_proj_sum", .title = "HGTX to Device Projection Summary",
-    .aliases = {"hgtx_ppu_proj_sum", NULL},
-    .description = "HGTX ranges projected onto the device, per range name and style. An instance's\n"
-                   "projection spans from the start of its earliest associated kernel/copy/fill to\n"
-                   "the end of its latest; Proj Active Time is the union of the projections of all\n"
-                   "instances (overlap counted once); In-Use = Proj Active Time / statistics time\n"
-                   "range (range-mode). Only instances with device work are counted. Associations\n"
-                   "as in hgtx_kern_sum (also copies and fills; graph mapping on by default). Sorted by\n"
-                   "In-Use descending, then range name.",
-    .opts = opts_proj_sum, .nopts = sizeof opts_proj_sum / sizeof opts_proj_sum[0],
-    .cols = cols_proj_sum, .ncols = sizeof cols_proj_sum / sizeof cols_proj_sum[0],
-    .produce = produce_proj_sum,
-};
+PA_REPORT_DEF(rep_proj_sum, "hgtx_gpu_proj_sum", "HGTX to Device Projection Summary", "hgtx_ppu_proj_sum", NULL,
+    "HGTX ranges projected onto the device, per range name and style. An instance's\n"
+    "projection spans from the start of its earliest associated kernel/copy/fill to\n"
+    "the end of its latest; Proj Active Time is the union of the projections of all\n"
+    "instances (overlap counted once); In-Use = Proj Active Time / statistics time\n"
+    "range (range-mode). Only instances with device work are counted. Associations\n"
+    "as in hgtx_kern_sum (also copies and fills; graph mapping on by default). Sorted by\n"
+    "In-Use descending, then range name.",
+    opts_proj_sum, cols_proj_sum, produce_proj_sum);
 
-static const pa_report_def_t rep_proj_trace = {
-    .name = "hgtx_gpu_proj_trace", .title = "HGTX to Device Projection Trace",
-    .aliases = {"hgtx_ppu_proj_trace", NULL},
-    .description = "One row per HGTX range instance with device work, sorted by projected start:\n"
-                   "projected start/duration, device active time (union of its operations),\n"
-                   "original start/duration and the push/pop stack information. Associations as in\n"
-                   "hgtx_kern_sum (also copies and fills; graph mapping on by default).",
-    .opts = opts_proj_trace, .nopts = sizeof opts_proj_trace / sizeof opts_proj_trace[0],
-    .cols = cols_proj_trace, .ncols = sizeof cols_proj_trace / sizeof cols_proj_trace[0],
-    .produce = produce_proj_trace,
-};
+PA_REPORT_DEF(rep_proj_trace, "hgtx_gpu_proj_trace", "HGTX to Device Projection Trace", "hgtx_ppu_proj_trace", NULL,
+    "One row per HGTX range instance with device work, sorted by projected start:\n"
+    "projected start/duration, device active time (union of its operations),\n"
+    "original start/duration and the push/pop stack information. Associations as in\n"
+    "hgtx_kern_sum (also copies and fills; graph mapping on by default).",
+    opts_proj_trace, cols_proj_trace, produce_proj_trace);
 
 const pa_report_def_t *const pa_reports_hgtxdev[] = {
     &rep_kern_sum, &rep_kern_trace, &rep_proj_sum, &rep_proj_trace, NULL,

@@ -40,6 +40,13 @@ int pa_report_device_filter(const pa_report_req_t *req, char *buf, size_t sz);
 int pa_report_prepare_ze(sqlite3 *db, const pa_report_req_t *req, const char *sql, sqlite3_stmt **st,
                          char *err, size_t errsz);
 
+/* Defines `static const pa_report_def_t var` with up to two aliases (NULL for none); opts and
+ * cols are arrays, their counts taken from their sizes. */
+#define PA_REPORT_NELEM(a) (sizeof a / sizeof a[0])
+#define PA_REPORT_DEF(var, nm, ttl, a0, a1, desc, op, cl, fn) \
+    static const pa_report_def_t var = { .name = nm, .title = ttl, .aliases = { a0, a1 }, .description = desc, \
+        .opts = op, .nopts = PA_REPORT_NELEM(op), .cols = cl, .ncols = PA_REPORT_NELEM(cl), .produce = fn }
+
 /* Statistics columns of pa_report_stat_rows() over the SQL expression x (ns or bytes): total,
  * count, avg, median, min, max, stddev (median/stddev from report_sqlfn.c). */
 #define PA_SQL_STATS(x) "sum(" x "), count(*), sum(" x ") * 1.0 / count(*), median(" x "), min(" x "), max(" x "), stddev(" x ")"

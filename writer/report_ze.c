@@ -230,37 +230,32 @@ static const pa_report_col_t cols_api_trace[] = {
     C("Start (ns)", "Call start"), C("Duration (ns)", "Call duration"), C("Name", "API function"),
     C("CorrID", "Correlation id"), C("Pid", "Process id"), C("Tid", "Thread id"), C("Thread Name", "Thread name") };
 
-#define N(a) (sizeof a / sizeof a[0])
-#define DEF(var, nm, ttl, a0, a1, desc, op, cl, fn) \
-    static const pa_report_def_t var = { .name = nm, .title = ttl, .aliases = { a0, a1 }, .description = desc, \
-        .opts = op, .nopts = N(op), .cols = cl, .ncols = N(cl), .produce = fn }
-
-DEF(r_kern_sum, "kern_sum", "Kernel Summary", "hggc_ppu_kern_sum", "hggc_kern_sum",
+PA_REPORT_DEF(r_kern_sum, "kern_sum", "Kernel Summary", "hggc_ppu_kern_sum", "hggc_kern_sum",
     "Device time of Level Zero kernels by name, total descending (spec 2.3.7).\n"
     "Time (%) is of the total of all kernels listed. Names demangled unless base/mangled.",
     opts_kern_hn, cols_kern_sum, produce_kern_sum);
-DEF(r_kern_gb_sum, "kern_gb_sum", "Kernel Grid/Block Summary", "hggc_ppu_kern_gb_sum", NULL,
+PA_REPORT_DEF(r_kern_gb_sum, "kern_gb_sum", "Kernel Grid/Block Summary", "hggc_ppu_kern_gb_sum", NULL,
     "Kernel statistics per (name, group count, group size), total descending (spec 2.3.5).",
     opts_kern_hn, cols_kern_gb_sum, produce_kern_gb_sum);
-DEF(r_kern_gb_trace, "kern_gb_trace", "Kernel Grid/Block Trace", "hggc_ppu_kern_gb_trace", NULL,
+PA_REPORT_DEF(r_kern_gb_trace, "kern_gb_trace", "Kernel Grid/Block Trace", "hggc_ppu_kern_gb_trace", NULL,
     "One row per kernel execution with group count/size, by start (spec 2.3.6).",
     opts_kern_hn, cols_kern_gb_trace, produce_kern_gb_trace);
-DEF(r_kern_exec, "kern_exec_trace", "Kernel Execution Trace", "hggc_kern_exec_trace", NULL,
+PA_REPORT_DEF(r_kern_exec, "kern_exec_trace", "Kernel Execution Trace", "hggc_kern_exec_trace", NULL,
     "Each kernel from its launching call to its execution, by API start (spec 2.3.4).\n"
     "Queue Start/Dur are '-' when the kernel started before the call ended.\n"
     "A regular command list executed N times yields N rows per kernel (graph).",
     opts_kern, cols_kern_exec, produce_kern_exec_trace);
-DEF(r_gpu_trace, "gpu_trace", "Device Trace", "hggc_ppu_trace", NULL,
+PA_REPORT_DEF(r_gpu_trace, "gpu_trace", "Device Trace", "hggc_ppu_trace", NULL,
     "Kernels, copies and fills on the devices by start (spec 2.3.8); '-' where a column\n"
     "does not apply. Throughput in bytes per second.",
     opts_kern_hn, cols_gpu_trace, produce_gpu_trace);
-DEF(r_mem_time, "mem_time_sum", "Memory Operation Time Summary", "hggc_ppu_mem_time_sum", NULL,
+PA_REPORT_DEF(r_mem_time, "mem_time_sum", "Memory Operation Time Summary", "hggc_ppu_mem_time_sum", NULL,
     "Device time of copies (by direction) and fills, total descending (spec 2.3.17).",
     opts_rows, cols_mem_time, produce_mem_time_sum);
-DEF(r_mem_size, "mem_size_sum", "Memory Operation Size Summary", "hggc_ppu_mem_size_sum", NULL,
+PA_REPORT_DEF(r_mem_size, "mem_size_sum", "Memory Operation Size Summary", "hggc_ppu_mem_size_sum", NULL,
     "Bytes of copies (by direction) and fills, total descending (spec 2.3.16).",
     opts_rows, cols_mem_size, produce_mem_size_sum);
-DEF(r_dev, "device_attribute", "Device Attributes", "ppu_device_attribute", NULL,
+PA_REPORT_DEF(r_dev, "device_attribute", "Device Attributes", "ppu_device_attribute", NULL,
     "Every Level Zero device's properties by device index (spec 2.3.20). Level Zero equivalents:\n"
     "PCI Bus ID = zesDevicePciGetProperties address dddd:bb:dd.f (sysman; '-' when the driver\n"
     "refuses it, e.g. without ZES_ENABLE_SYSMAN=1); Compute Capability Major/Minor = the driver's\n"
@@ -269,10 +264,10 @@ DEF(r_dev, "device_attribute", "Device Attributes", "ppu_device_attribute", NULL
     "(numSlices x numSubslicesPerSlice x numEUsPerSubslice); CU Clock = coreClockRate; Memory\n"
     "Clock = the highest maxClockRate of the memory properties; Total Memory = their totalSize sum.",
     opts_rows, cols_dev, produce_device_attribute);
-DEF(r_api_sum, "ze_api_sum", "Level Zero API Summary", "hggc_api_sum", NULL,
+PA_REPORT_DEF(r_api_sum, "ze_api_sum", "Level Zero API Summary", "hggc_api_sum", NULL,
     "Level Zero API calls by name, total time descending (spec 2.3.2).",
     opts_rows, cols_api_sum, produce_api_sum);
-DEF(r_api_trace, "ze_api_trace", "Level Zero API Trace", "hggc_api_trace", NULL,
+PA_REPORT_DEF(r_api_trace, "ze_api_trace", "Level Zero API Trace", "hggc_api_trace", NULL,
     "One row per Level Zero API call, by duration ascending (spec 2.3.3).",
     opts_rows, cols_api_trace, produce_api_trace);
 
