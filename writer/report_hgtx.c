@@ -68,14 +68,10 @@ static const pa_report_col_t pa_cols_pushpop[] = {
     {"NameTree", "Range name prefixed with level indicator"},
 };
 
-/* RangeStack comes from walking parentId links; a range whose parent is not in the DB starts
- * its own stack. Children are direct children only (spec 2.3.25). */
+/* RangeStack comes from walking parentId links (PA_SQL_PUSHPOP_STACK_CTE); a range whose parent
+ * is not in the DB starts its own stack. Children are direct children only (spec 2.3.25). */
 static const char pa_pushpop_sql[] =
-    "WITH RECURSIVE stk(id, stack) AS ("
-    " SELECT id, ':' || id FROM HGTX_RANGES WHERE style = 0 AND (parentId = 0 OR parentId NOT IN"
-    "  (SELECT id FROM HGTX_RANGES WHERE style = 0))"
-    " UNION ALL SELECT r.id, stk.stack || ':' || r.id FROM HGTX_RANGES r JOIN stk"
-    "  ON r.parentId = stk.id WHERE r.style = 0),"
+    PA_SQL_PUSHPOP_STACK_CTE
     " ch(pid, dur, n) AS (SELECT parentId, sum(end - start), count(*) FROM HGTX_RANGES"
     "  WHERE style = 0 AND parentId != 0 GROUP BY parentId)"
     " SELECT r.start, r.end, coalesce(ch.dur, 0), coalesce(ch.n, 0), r.name, r.globalTid,"

@@ -107,10 +107,8 @@ static const pa_report_col_t cols_kern_sum[] = {
 static int produce_kern_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
 {
     char sql[8192], dev[1024] = "";
-    if (pa_report_device_filter(req, dev, sizeof dev) != 0) {
-        snprintf(err, errsz, "report '%s': device list too long", req->def->name);
+    if (pa_report_device_clause(req, dev, sizeof dev, err, errsz) != PA_REP_OK)
         return PA_REP_EDATA;
-    }
     int mode = pa_report_name_mode(req);
     /* d: one row per (range name, style, thread, kernel, op) so a kernel inside two instances of
      * the same name counts once; i: the instances per group */
@@ -184,10 +182,8 @@ static const pa_report_col_t cols_kern_trace[] = {
 static int produce_kern_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
 {
     char sql[8192], dev[1024] = "";
-    if (pa_report_device_filter(req, dev, sizeof dev) != 0) {
-        snprintf(err, errsz, "report '%s': device list too long", req->def->name);
+    if (pa_report_device_clause(req, dev, sizeof dev, err, errsz) != PA_REP_OK)
         return PA_REP_EDATA;
-    }
     int mode = pa_report_name_mode(req);
     int n = snprintf(sql, sizeof sql, "SELECT r.name, r.style, " ROW_GTID_SQL ", x.rangeId, x.how, r.start AS rs,"
                      TRACE_OP_COLS ASSOC_FROM "%s", mode, assoc_src(req), dev);
@@ -268,16 +264,10 @@ static char *dup_col(sqlite3_stmt *st, int c, size_t *len)
 static int proj_collect(sqlite3 *db, const pa_report_req_t *req, proj_set_t *s, char *err, size_t errsz)
 {
     char sql[8192], dev[1024] = "";
-    if (pa_report_device_filter(req, dev, sizeof dev) != 0) {
-        snprintf(err, errsz, "report '%s': device list too long", req->def->name);
+    if (pa_report_device_clause(req, dev, sizeof dev, err, errsz) != PA_REP_OK)
         return PA_REP_EDATA;
-    }
     snprintf(sql, sizeof sql,
-        "WITH RECURSIVE stk(id, stack) AS ("
-        " SELECT id, ':' || id FROM HGTX_RANGES WHERE style = 0 AND (parentId = 0 OR parentId NOT IN"
-        "  (SELECT id FROM HGTX_RANGES WHERE style = 0))"
-        " UNION ALL SELECT r.id, stk.stack || ':' || r.id FROM HGTX_RANGES r JOIN stk"
-        "  ON r.parentId = stk.id WHERE r.style = 0),"
+        PA_SQL_PUSHPOP_STACK_CTE
         " ch(pid, n) AS (SELECT parentId, count(*) FROM HGTX_RANGES WHERE parentId != 0 GROUP BY parentId),"
         " p AS (SELECT DISTINCT x.rangeId AS rid, x.opId AS oid FROM HGTX_OP_ASSOC x JOIN HGTX_RANGES_NAMED r"
         "  ON r.id = x.rangeId JOIN ZE_OPS o ON o.rowid = x.opId WHERE (?1 IS NULL OR r.name REGEXP ?1)%s%s)"

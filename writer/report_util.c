@@ -94,6 +94,15 @@ int pa_report_device_filter(const pa_report_req_t *req, char *buf, size_t sz)
     return 0;
 }
 
+int pa_report_device_clause(const pa_report_req_t *req, char *buf, size_t sz, char *err, size_t errsz)
+{
+    if (pa_report_device_filter(req, buf, sz) != 0) {
+        snprintf(err, errsz, "report '%s': device list too long", req->def->name);
+        return PA_REP_EDATA;
+    }
+    return PA_REP_OK;
+}
+
 int pa_report_prepare_ze(sqlite3 *db, const pa_report_req_t *req, const char *sql, sqlite3_stmt **st,
                          char *err, size_t errsz)
 {

@@ -35,6 +35,10 @@ int pa_report_name_mode(const pa_report_req_t *req);
  *  -1 when the list does not fit (buf then holds a truncated clause: do not run it). */
 int pa_report_device_filter(const pa_report_req_t *req, char *buf, size_t sz);
 
+/*! pa_report_device_clause() : pa_report_device_filter() that, when the list does not fit, sets
+ *  err ("report 'x': device list too long") and returns PA_REP_EDATA; else PA_REP_OK. */
+int pa_report_device_clause(const pa_report_req_t *req, char *buf, size_t sz, char *err, size_t errsz);
+
 /*! pa_report_prepare_ze() : registers ze_kname() on db (see writer_ze.h), then prepares `sql`
  *  like pa_report_prepare(). Returns PA_REP_OK, or PA_REP_EDATA with err set. */
 int pa_report_prepare_ze(sqlite3 *db, const pa_report_req_t *req, const char *sql, sqlite3_stmt **st,
@@ -46,6 +50,16 @@ int pa_report_prepare_ze(sqlite3 *db, const pa_report_req_t *req, const char *sq
 #define PA_REPORT_DEF(var, nm, ttl, a0, a1, desc, op, cl, fn) \
     static const pa_report_def_t var = { .name = nm, .title = ttl, .aliases = { a0, a1 }, .description = desc, \
         .opts = op, .nopts = PA_REPORT_NELEM(op), .cols = cl, .ncols = PA_REPORT_NELEM(cl), .produce = fn }
+
+/* CTE stk(id, stack): every push/pop range's stack ":id:..:id" from walking parentId links (root
+ * first); a range whose parent is not a push/pop range in the DB starts its own stack. Ends with
+ * "),": a query appends its further CTEs or must drop the comma. */
+#define PA_SQL_PUSHPOP_STACK_CTE \
+    "WITH RECURSIVE stk(id, stack) AS (" \
+    " SELECT id, ':' || id FROM HGTX_RANGES WHERE style = 0 AND (parentId = 0 OR parentId NOT IN" \
+    "  (SELECT id FROM HGTX_RANGES WHERE style = 0))" \
+    " UNION ALL SELECT r.id, stk.stack || ':' || r.id FROM HGTX_RANGES r JOIN stk" \
+    "  ON r.parentId = stk.id WHERE r.style = 0),"
 
 /* Statistics columns of pa_report_stat_rows() over the SQL expression x (ns or bytes): total,
  * count, avg, median, min, max, stddev (median/stddev from report_sqlfn.c). */

@@ -69,10 +69,8 @@ static int kern_sum_common(sqlite3 *db, const pa_report_req_t *req, pa_table_t *
              " FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1",
              gb ? " " XYZ("grid") " AS g, " XYZ("block") " AS b," : "",
              KNAME(req));
-    if (pa_report_device_filter(req, sql, sizeof sql - 200) != 0) {
-        snprintf(err, errsz, "report '%s': device list too long", req->def->name);
+    if (pa_report_device_clause(req, sql, sizeof sql - 200, err, errsz) != PA_REP_OK)
         return PA_REP_EDATA;
-    }
     strcat(sql, gb ? " GROUP BY name, g, b ORDER BY 1 DESC, name" : " GROUP BY name ORDER BY 1 DESC, name");
     return run_rows(db, req, sql, 1, t, err, errsz);
 }
