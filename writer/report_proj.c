@@ -9,18 +9,16 @@
 #include "writer_ze.h"
 #include "../common/pa_stddev.h"
 
-#define OPT_BASE {"base", PA_OPT_FLAG, "", "Kernel base name (function name only, without parameters).", NULL}
-#define OPT_MANGLED {"mangled", PA_OPT_FLAG, "", "Kernel mangled name (as given to zeKernelCreate).", NULL}
 #define OPT_STANDALONE {"standalone", PA_OPT_FLAG, "", "Also list kernels not associated with any HGTX range\n(their HGTX columns show '-').", NULL}
-#define OPT_DEVICE {"device", PA_OPT_IDLIST, "<dev_list>", "Device ids to include, separated by '/'.\nDefault is all devices.", NULL}
 #define OPT_NOGRAPH {"no-graph-mapping", PA_OPT_FLAG, "", "Drop the ranges mapped through regular command lists (graphs): work of\nan executed list then belongs only to the ranges open around\nzeCommandQueueExecuteCommandLists, no longer also to those open when it\nwas appended (graph mapping, on by default, adds those).", NULL}
 #define OPT_RANGE {"range", PA_OPT_REGEX, "<regex_filter>", "Perl-compatible regular expression (PCRE2) selecting the HGTX ranges\n(partial match on the name). Default is all ranges.", NULL}
 #define OPT_RANGE_MODE {"range-mode", PA_OPT_ENUM, "<mode>", "Statistics time range of In-Use: active (default) = first to last\ndevice activity; full = the whole session.", range_modes}
 
 static const char *const range_modes[] = {"active", "full", NULL};
-static const pa_report_opt_t opts_kern[] = {OPT_BASE, OPT_MANGLED, OPT_STANDALONE, OPT_DEVICE, OPT_NOGRAPH, OPT_RANGE};
-static const pa_report_opt_t opts_proj_sum[] = {OPT_DEVICE, OPT_RANGE_MODE, OPT_RANGE, OPT_NOGRAPH};
-static const pa_report_opt_t opts_proj_trace[] = {OPT_DEVICE, OPT_RANGE, OPT_NOGRAPH};
+static const pa_report_opt_t opts_kern[] = {PA_REPORT_OPT_BASE, PA_REPORT_OPT_MANGLED, OPT_STANDALONE,
+                                            PA_REPORT_OPT_DEVICE, OPT_NOGRAPH, OPT_RANGE};
+static const pa_report_opt_t opts_proj_sum[] = {PA_REPORT_OPT_DEVICE, OPT_RANGE_MODE, OPT_RANGE, OPT_NOGRAPH};
+static const pa_report_opt_t opts_proj_trace[] = {PA_REPORT_OPT_DEVICE, OPT_RANGE, OPT_NOGRAPH};
 
 static int flag(const pa_report_req_t *req, const char *name)
 {

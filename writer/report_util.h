@@ -44,6 +44,12 @@ int pa_report_device_clause(const pa_report_req_t *req, char *buf, size_t sz, ch
 int pa_report_prepare_ze(sqlite3 *db, const pa_report_req_t *req, const char *sql, sqlite3_stmt **st,
                          char *err, size_t errsz);
 
+/* Kernel naming and device options, shared by the Level Zero and HGTX-device reports (values
+ * read by pa_report_name_mode() and pa_report_device_filter()). */
+#define PA_REPORT_OPT_BASE {"base", PA_OPT_FLAG, "", "Kernel base name (function name only, without parameters).", NULL}
+#define PA_REPORT_OPT_MANGLED {"mangled", PA_OPT_FLAG, "", "Kernel mangled name (as given to zeKernelCreate).", NULL}
+#define PA_REPORT_OPT_DEVICE {"device", PA_OPT_IDLIST, "<dev_list>", "Device ids to include, separated by '/'.\nDefault is all devices.", NULL}
+
 /* Defines `static const pa_report_def_t var` with up to two aliases (NULL for none); opts and
  * cols are arrays, their counts taken from their sizes. */
 #define PA_REPORT_NELEM(a) (sizeof a / sizeof a[0])

@@ -8,14 +8,13 @@
 #include "writer_ze.h"
 
 #define OPT_ROWS {"rows", PA_OPT_INT, "<limit>", "Optional argument. Limits the number of rows.\nDefault is no limit.", NULL}
-#define OPT_BASE {"base", PA_OPT_FLAG, "", "Kernel base name (function name only, without parameters).", NULL}
-#define OPT_MANGLED {"mangled", PA_OPT_FLAG, "", "Kernel mangled name (as given to zeKernelCreate).", NULL}
-#define OPT_DEVICE {"device", PA_OPT_IDLIST, "<dev_list>", "Device ids to include, separated by '/'.\nDefault is all devices.", NULL}
 
 static const pa_report_opt_t opts_rows[] = { OPT_ROWS };
-static const pa_report_opt_t opts_kern[] = { OPT_BASE, OPT_MANGLED, OPT_DEVICE, OPT_ROWS };
+static const pa_report_opt_t opts_kern[] = { PA_REPORT_OPT_BASE, PA_REPORT_OPT_MANGLED, PA_REPORT_OPT_DEVICE,
+                                             OPT_ROWS };
 /* reports with the hgtx-name option (spec 2.3.5-2.3.8; expression from writer_proj.h) */
-static const pa_report_opt_t opts_kern_hn[] = { PA_PROJ_OPT_HGTX_NAME, OPT_BASE, OPT_MANGLED, OPT_DEVICE, OPT_ROWS };
+static const pa_report_opt_t opts_kern_hn[] = { PA_PROJ_OPT_HGTX_NAME, PA_REPORT_OPT_BASE, PA_REPORT_OPT_MANGLED,
+                                                PA_REPORT_OPT_DEVICE, OPT_ROWS };
 #define KNAME(req) pa_proj_kname_sql(pa_req_opt(req, "hgtx-name") && pa_req_opt(req, "hgtx-name")->set, pa_report_name_mode(req), kn, sizeof kn)
 
 /* Rows of st: every column as is (doubles 0 digits), then rows=. */
