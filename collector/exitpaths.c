@@ -34,6 +34,7 @@ typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 static execve_fn real_execve, real_execvpe;
 static execv_fn real_execv, real_execvp;
 static fexecve_fn real_fexecve;
+static pid_t ep_owner; /* the process that ran pa_exitpaths_init(): its session's owner */
 
 static uint64_t mono_ns(void)
 {
@@ -70,7 +71,9 @@ static void start_finisher(void)
 void pa_exitpaths_finish_bounded(int sig)
 {
     int saved = errno;
-    if (!pa_session_active() && atomic_load(&pa_finish_state) != 1)
+    /* a fork/vfork child inherits pa_finish_state == 1 from a finalizing parent but has no
+     * finisher thread: only the owner may wait for it */
+    if (getpid() != ep_owner || (!pa_session_active() && atomic_load(&pa_finish_state) != 1))
         goto out; /* not ours (fork/vfork child), or already finalized */
     if (sig)
         atomic_store(&pa_finish_signal, sig);
@@ -90,6 +93,7 @@ out:
 
 void pa_exitpaths_init(void)
 {
+    ep_owner = getpid();
     real_execve = (execve_fn)dlsym(RTLD_NEXT, "execve");
     real_execvpe = (execve_fn)dlsym(RTLD_NEXT, "execvpe");
     real_execv = (execv_fn)dlsym(RTLD_NEXT, "execv");
@@ -108,6 +112,12 @@ static void before_exec(void)
         pa_exitpaths_finish_bounded(0);
 }
 
+/* The real exec functions are also resolved on first use: when the agent is disabled or could
+ * not start a session, pa_exitpaths_init() never ran, yet these wrappers are still the app's
+ * execv & co. (an exec must never fail because of the agent). */
+#define REAL_EXEC(var, type, name) \
+    (var ? var : (var = (type)dlsym(RTLD_NEXT, name)))
+
 static int no_real(void)
 {
     errno = ENOSYS;
@@ -117,13 +127,14 @@ static int no_real(void)
 static int do_execve(const char *path, char *const argv[], char *const envp[])
 {
     before_exec();
-    return real_execve ? real_execve(path, argv, envp) : (int)syscall(SYS_execve, path, argv, envp);
+    return REAL_EXEC(real_execve, execve_fn, "execve") ? real_execve(path, argv, envp)
+                                                        : (int)syscall(SYS_execve, path, argv, envp);
 }
 
 static int do_execvpe(const char *file, char *const argv[], char *const envp[])
 {
     before_exec();
-    return real_execvpe ? real_execvpe(file, argv, envp) : no_real();
+    return REAL_EXEC(real_execvpe, execve_fn, "execvpe") ? real_execvpe(file, argv, envp) : no_real();
 }
 
 PA_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -134,13 +145,13 @@ PA_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 PA_EXPORT int execv(const char *path, char *const argv[])
 {
     before_exec();
-    return real_execv ? real_execv(path, argv) : no_real();
+    return REAL_EXEC(real_execv, execv_fn, "execv") ? real_execv(path, argv) : no_real();
 }
 
 PA_EXPORT int execvp(const char *file, char *const argv[])
 {
     before_exec();
-    return real_execvp ? real_execvp(file, argv) : no_real();
+    return REAL_EXEC(real_execvp, execv_fn, "execvp") ? real_execvp(file, argv) : no_real();
 }
 
 PA_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
@@ -151,7 +162,7 @@ PA_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 PA_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     before_exec();
-    return real_fexecve ? real_fexecve(fd, argv, envp) : no_real();
+    return REAL_EXEC(real_fexecve, fexecve_fn, "fexecve") ? real_fexecve(fd, argv, envp) : no_real();
 }
 
 /* execl*: argv collected on the stack (they are async-signal-safe in POSIX terms; no malloc). */
