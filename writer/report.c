@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "writer_internal.h"
+#include "report_util.h"
 
 /* Reports of this file's owner; others add theirs through the weak tables pa_reports_ze,
  * pa_reports_hgtxdev, pa_reports_mem, pa_reports_misc (writer_internal.h). */
@@ -23,6 +23,20 @@ static const pa_report_def_t *const *pa_report_tables(size_t i)
     }
 }
 #define PA_NTABLES 5
+
+/* rows=<limit>: every report takes it (applied by pa_report_run() after the report sorted its
+ * rows); a report that lists it in its own options just documents it there. */
+static const pa_report_opt_t pa_opt_rows = {"rows", PA_OPT_INT, "<limit>",
+    "Optional argument. Limits the number of rows in the output.\nDefault is no limit.", NULL};
+
+/* 1 when d declares an option of that name. */
+static int pa_def_has_opt(const pa_report_def_t *d, const char *name)
+{
+    for (size_t i = 0; i < d->nopts && i < PA_REPORT_MAX_OPTS; i++)
+        if (strcmp(d->opts[i].name, name) == 0)
+            return 1;
+    return 0;
+}
 
 const pa_report_def_t *pa_report_find(const char *name)
 {
@@ -85,11 +99,11 @@ int pa_report_help(FILE *out, const char *name, char *err, size_t errsz)
         fprintf(out, "\n\n");
     }
     fprintf(out, "    Options:\n");
-    if (d->nopts == 0)
-        fprintf(out, "        (none)\n");
-    for (size_t i = 0; i < d->nopts; i++) {
-        const pa_report_opt_t *o = &d->opts[i];
-        fprintf(out, "        %s%s%s\n", o->name, o->arg ? "=" : "", o->arg ? o->arg : "");
+    int extra_rows = !pa_def_has_opt(d, "rows");
+    for (size_t i = 0; i < d->nopts + (size_t)extra_rows; i++) {
+        const pa_report_opt_t *o = i < d->nopts ? &d->opts[i] : &pa_opt_rows;
+        int takes_value = o->kind != PA_OPT_FLAG && o->arg && o->arg[0];
+        fprintf(out, "        %s%s%s\n", o->name, takes_value ? "=" : "", takes_value ? o->arg : "");
         for (const char *p = o->help; p && *p;) {
             const char *nl = strchr(p, '\n');
             size_t len = nl ? (size_t)(nl - p) : strlen(p);
@@ -119,6 +133,8 @@ const pa_opt_val_t *pa_req_opt(const pa_report_req_t *req, const char *name)
     for (size_t i = 0; i < req->def->nopts && i < PA_REPORT_MAX_OPTS; i++)
         if (strcmp(req->def->opts[i].name, name) == 0)
             return req->vals[i].set ? &req->vals[i] : NULL;
+    if (strcmp(name, "rows") == 0)
+        return req->rows.set ? &req->rows : NULL;
     return NULL;
 }
 
@@ -128,6 +144,7 @@ void pa_report_req_free(pa_report_req_t *req)
         return;
     for (size_t i = 0; i < PA_REPORT_MAX_OPTS; i++)
         free(req->vals[i].s);
+    free(req->rows.s);
     free(req);
 }
 
@@ -135,16 +152,17 @@ void pa_report_req_free(pa_report_req_t *req)
 static void pa_opt_names(const pa_report_def_t *d, char *buf, size_t sz)
 {
     size_t n = 0;
+    int extra_rows = !pa_def_has_opt(d, "rows");
     buf[0] = '\0';
-    for (size_t i = 0; i < d->nopts && n < sz; i++) {
-        int w = snprintf(buf + n, sz - n, "%s%s%s%s", i ? ", " : "", d->opts[i].name,
-                         d->opts[i].arg && d->opts[i].arg[0] ? "=" : "", d->opts[i].arg ? d->opts[i].arg : "");
+    for (size_t i = 0; i < d->nopts + (size_t)extra_rows && n < sz; i++) {
+        const pa_report_opt_t *o = i < d->nopts ? &d->opts[i] : &pa_opt_rows;
+        int takes_value = o->kind != PA_OPT_FLAG && o->arg && o->arg[0];
+        int w = snprintf(buf + n, sz - n, "%s%s%s%s", i ? ", " : "", o->name,
+                         takes_value ? "=" : "", takes_value ? o->arg : "");
         if (w < 0)
             return;
         n += (size_t)w;
     }
-    if (d->nopts == 0)
-        snprintf(buf, sz, "none");
 }
 
 static int pa_parse_u64(const char *s, int64_t *out)
@@ -244,6 +262,8 @@ static int pa_parse_opt_value(const pa_report_def_t *d, const pa_report_opt_t *o
     return 0;
 }
 
+/* The option `tok` ("name" or "name=value") names: *idx its index in d->opts, or
+ * PA_REPORT_MAX_OPTS for the engine's rows= (pa_opt_rows). NULL when d takes no such option. */
 static const pa_report_opt_t *pa_find_opt(const pa_report_def_t *d, const char *tok, size_t *idx)
 {
     size_t klen = strcspn(tok, "=");
@@ -252,7 +272,16 @@ static const pa_report_opt_t *pa_find_opt(const pa_report_def_t *d, const char *
             *idx = i;
             return &d->opts[i];
         }
+    if (klen == 4 && strncmp(tok, "rows", 4) == 0) {
+        *idx = PA_REPORT_MAX_OPTS;
+        return &pa_opt_rows;
+    }
     return NULL;
+}
+
+static pa_opt_val_t *pa_req_val(pa_report_req_t *req, size_t idx)
+{
+    return idx == PA_REPORT_MAX_OPTS ? &req->rows : &req->vals[idx];
 }
 
 /* Compiles every regex option: an invalid one is named with its pattern and failing offset. */
@@ -300,7 +329,7 @@ static int pa_parse_opts(pa_report_req_t *req, char *opts, char *err, size_t err
             return PA_REP_EUSAGE;
         } else {
             const char *eq = strchr(tok, '=');
-            int rc = pa_parse_opt_value(d, o, eq ? eq + 1 : NULL, &req->vals[idx], err, errsz);
+            int rc = pa_parse_opt_value(d, o, eq ? eq + 1 : NULL, pa_req_val(req, idx), err, errsz);
             if (rc)
                 return rc;
             last_regex = o->kind == PA_OPT_REGEX ? (int)idx : -1;
@@ -393,8 +422,10 @@ int pa_report_run(sqlite3 *db, const pa_report_req_t *req, int fmt, FILE *out, c
         snprintf(err, errsz, "report '%s': out of memory", d->name);
         rc = PA_REP_EDATA;
     }
-    if (rc == 0)
+    if (rc == 0) {
+        pa_report_limit_rows(req, &t);  /* rows=, once for every report, after its sorting */
         pa_table_write(&t, fmt, out);
+    }
     pa_table_free(&t);
     return rc ? PA_REP_EDATA : PA_REP_OK;
 }

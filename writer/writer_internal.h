@@ -182,6 +182,7 @@ struct pa_report_def {
 struct pa_report_req {
     const pa_report_def_t *def;
     pa_opt_val_t vals[PA_REPORT_MAX_OPTS];  /* indexed like def->opts */
+    pa_opt_val_t rows;  /* rows=<limit> of a report that does not declare it (report.c applies it to all) */
 };
 
 /*! pa_req_opt() : the value of option `name` of req's report, NULL if not set (or unknown). */

@@ -171,6 +171,27 @@ check(rc == 0 and b"rows=<limit>" in out and b"StdDev (ns)" in out, "--help-repo
 rc, out, err = run("stats", "--list")
 check(rc == 0 and all(n in out for n in (b"hgtx_sum", b"hgtx_pushpop_trace", b"osrt_sum")), "--list")
 
+# ---- rows=<limit> is taken by every report, applied after the report's sorting (fresh #10) ----
+rc, out, err = run("stats", "-r", "hgtx_pushpop_trace:rows=2", db)
+check(rc == 0 and out == lines(PHDR, b"1," + P[0], b"2," + P[1]), "pushpop rows=2: %r %r" % (out, err))
+rc, out, err = run("stats", "-r", "hgtx_pushpop_trace:range=^Loop:rows=1", db)
+check(rc == 0 and out == lines(PHDR, b"1," + P[1]), "pushpop range=^Loop:rows=1 (filter, then limit): %r" % out)
+rc, lst, err = run("stats", "--list")
+names = [l.split()[0].decode() for l in lst.splitlines() if l.strip()]
+check(len(names) >= 19, "--list names: %r" % names)
+for n in names:
+    rc, out, err = run("stats", "-r", n + ":rows=0", db)
+    check(rc != 2 and b"unknown option" not in err, "%s:rows=0 accepted: rc=%d %r" % (n, rc, err))
+    if rc == 0:
+        check(len(out.splitlines()) == 1, "%s:rows=0 prints only the header: %r" % (n, out))
+    rc, hlp, err = run("stats", "--help-report", n)
+    # flags are shown bare, options with a value as name=<arg>; never a trailing '=' (fresh #5)
+    opts = hlp.split(b"Options:")[1].split(b"Output:")[0].splitlines()
+    check(rc == 0 and not any(l.rstrip().endswith(b"=") for l in opts), "%s help: no 'flag=': %r" % (n, opts))
+    check(any(l.strip() == b"rows=<limit>" for l in opts), "%s help lists rows=<limit>" % n)
+rc, hlp, err = run("stats", "--help-report", "kern_sum")
+check(b"        base\n" in hlp and b"        mangled\n" in hlp, "kern_sum help: flags base, mangled bare")
+
 # ---- bad inputs: exit != 0 and exactly one clear line on stderr ----
 def bad(args, status, needle, what):
     rc, out, err = run(*args)
