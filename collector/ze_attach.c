@@ -224,21 +224,81 @@ int pa_ze_attach(void)
 }
 
 /* The application loads the loader itself: attach right after it is mapped, before it can
- * call zeInit. Other libraries' dlopen calls pass straight through. */
-PA_EXPORT void *dlopen(const char *file, int mode)
+ * call zeInit. Every other dlopen must reach glibc as if we were not there: glibc picks the
+ * RUNPATH/$ORIGIN search scope from the *return address* of its caller, so a C wrapper that
+ * calls the real dlopen would make libprofagent the caller and break the app's (or a plugin's)
+ * own search path. On x86-64 the exported dlopen is therefore a tiny trampoline that asks
+ * pa_dlopen_route() where to go and *jumps* there with the original return address intact. */
+typedef void *(*pa_dlopen_fn)(const char *, int);
+static pa_dlopen_fn real_dlopen;
+
+static pa_dlopen_fn pa_real_dlopen(void)
 {
-    static void *(*real_dlopen)(const char *, int);
-    if (!real_dlopen)
-        *(void **)&real_dlopen = dlsym(RTLD_NEXT, "dlopen");
-    void *h = real_dlopen ? real_dlopen(file, mode) : NULL;
-    if (h && file && strstr(file, "libze_loader") && !atomic_load(&pa_ze_attached) &&
-        (pa_config.trace & (PA_SRC_ZE | PA_SRC_MEM)) && atomic_load(&pa_sources) != 0) {
+    pa_dlopen_fn f = __atomic_load_n(&real_dlopen, __ATOMIC_ACQUIRE);
+    if (!f) {
+        *(void **)&f = dlsym(RTLD_NEXT, "dlopen");
+        __atomic_store_n(&real_dlopen, f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
+
+/* The loader itself is opened through here (we are its caller: fine, it comes from the system
+ * search path or an absolute name), then the tracer is attached. */
+static void *pa_dlopen_ze(const char *file, int mode)
+{
+    pa_dlopen_fn real = pa_real_dlopen();
+    void *h = real ? real(file, mode) : NULL;
+    if (h && !atomic_load(&pa_ze_attached) && (pa_config.trace & (PA_SRC_ZE | PA_SRC_MEM)) &&
+        atomic_load(&pa_sources) != 0) {
         int saved = errno;
         attach_with(h);
         errno = saved;
     }
     return h;
 }
+
+/*! pa_dlopen_route() : where the exported dlopen jumps: pa_dlopen_ze for the Level Zero loader,
+ *  glibc's dlopen otherwise (NULL only if dlsym failed: then pa_dlopen_ze returns NULL too). */
+__attribute__((used)) void *pa_dlopen_route(const char *file, int mode)
+{
+    (void)mode;
+    if (file && strstr(file, "libze_loader"))
+        return (void *)pa_dlopen_ze;
+    pa_dlopen_fn real = pa_real_dlopen();
+    return real ? (void *)real : (void *)pa_dlopen_ze;
+}
+
+#if defined(__x86_64__)
+/* dlopen(file, mode): save the two argument registers, keep the stack 16-byte aligned for the
+ * call, restore them and tail-jump: the callee returns straight to the application. */
+__asm__(".text\n"
+        ".globl dlopen\n"
+        ".type dlopen, @function\n"
+        "dlopen:\n"
+        "    .cfi_startproc\n"
+        "    push %rdi\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    push %rsi\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    sub $8, %rsp\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    call pa_dlopen_route\n"
+        "    add $8, %rsp\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    pop %rsi\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    pop %rdi\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    jmp *%rax\n"
+        "    .cfi_endproc\n"
+        ".size dlopen, .-dlopen\n");
+#else
+/* Other architectures: a plain wrapper (the caller-dependent search scope is then ours). */
+PA_EXPORT void *dlopen(const char *file, int mode)
+{
+    return ((pa_dlopen_fn)pa_dlopen_route(file, mode))(file, mode);
+}
+#endif
 
 uint32_t pa_ze_dev_index(ze_device_handle_t h)
 {
