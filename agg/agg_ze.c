@@ -1,5 +1,7 @@
 /* agg_ze.c - Level Zero records in the aggregator: API and kernel/memop statistics, string
- * resolution, small context/queue ids, per-device busy time; spools the trace records. */
+ * resolution, small context/queue ids; spools the trace records. (Device busy time is the union of
+ * the ZE_OPS intervals, computed by the writer from the sorted rows: ops of several threads and
+ * engines arrive here out of start order, where an online union is not exact.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,13 +13,9 @@
  * aggregator also links alone (unit tests): then ids print as "ze#<id>". */
 extern const char *pa_ze_api_name(uint32_t id) __attribute__((weak));
 
-#define PA_ZE_AGG_DEVS 64
 typedef struct ze_state {
     pa_map_t api_ids;                  /* api enum + 1 -> STRING id */
     pa_map_t ctx_ids, queue_ids;       /* handle -> small id (1..) */
-    uint64_t busy_ns[PA_ZE_AGG_DEVS];  /* merged kernel/copy/fill time per device */
-    uint64_t last_end[PA_ZE_AGG_DEVS];
-    uint64_t first_ns, last_ns;
 } ze_state_t;
 
 static ze_state_t *state(pa_agg_t *a)
@@ -67,23 +65,6 @@ const char *pa_ze_memop_name(uint32_t kind, uint32_t src, uint32_t dst, char *bu
     return buf;
 }
 
-static void busy_add(ze_state_t *s, uint32_t dev, uint64_t t0, uint64_t t1)
-{
-    if (dev >= PA_ZE_AGG_DEVS || t1 <= t0)
-        return;
-    /* interval union, exact while a device's operations arrive in start order */
-    if (t0 >= s->last_end[dev])
-        s->busy_ns[dev] += t1 - t0;
-    else if (t1 > s->last_end[dev])
-        s->busy_ns[dev] += t1 - s->last_end[dev];
-    if (t1 > s->last_end[dev])
-        s->last_end[dev] = t1;
-    if (!s->first_ns || t0 < s->first_ns)
-        s->first_ns = t0;
-    if (t1 > s->last_ns)
-        s->last_ns = t1;
-}
-
 static void on_op(pa_agg_t *a, ze_state_t *s, const pa_record_t *rec, const uint8_t *payload)
 {
     if (rec->len < sizeof(pa_ze_op_t))
@@ -108,7 +89,6 @@ static void on_op(pa_agg_t *a, ze_state_t *s, const pa_record_t *rec, const uint
         pa_agg_stat_add(a, PA_CAT_MEMOP, 0, key, strlen(key), dur);
         pa_agg_stat_add(a, PA_CAT_MEMOP, 1, key, strlen(key), op.bytes);
     }
-    busy_add(s, op.device, rec->t0, rec->t1);
     op.name_len = 0;
     pa_record_t out = *rec;
     out.kind = PA_SP_ZE_OP;
@@ -159,16 +139,6 @@ void pa_agg_ze_finish(pa_agg_t *a)
     ze_state_t *s = *slot;
     if (!s)
         return;
-    /* device utilization: busy ns per device as MEMOP tag 2 rows "device <n>"
-     * (value = merged busy ns; the span of device activity is tag 3 "span") */
-    for (uint32_t d = 0; d < PA_ZE_AGG_DEVS; d++)
-        if (s->busy_ns[d]) {
-            char key[32];
-            int n = snprintf(key, sizeof key, "device %u", d);
-            pa_agg_stat_add(a, PA_CAT_MEMOP, 2, key, (size_t)n, s->busy_ns[d]);
-        }
-    if (s->last_ns > s->first_ns)
-        pa_agg_stat_add(a, PA_CAT_MEMOP, 3, "span", 4, s->last_ns - s->first_ns);
     pa_map_free(&s->api_ids);
     pa_map_free(&s->ctx_ids);
     pa_map_free(&s->queue_ids);

@@ -199,12 +199,12 @@ void pa_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_res
     }
     fprintf(out, "==== profagent summary ====\n");
     if (meta) {
-        double dur = meta->end_mono_ns > meta->start_mono_ns
-                         ? (double)(meta->end_mono_ns - meta->start_mono_ns) / 1e9 : 0.0;
-        fprintf(out, "Process: pid %u on %s%s\nCommand: %s\nDuration: %.3f s\n", meta->pid,
-                meta->hostname ? meta->hostname : "?",
+        /* the one run length of the summary (device utilization divides by it too) */
+        uint64_t dur = meta->end_mono_ns > meta->start_mono_ns ? meta->end_mono_ns - meta->start_mono_ns : 0;
+        fprintf(out, "Process: pid %u on %s%s\nCommand: %s\nDuration: %.3f s (%llu ns, from the agent's"
+                " start in the process to its exit)\n", meta->pid, meta->hostname ? meta->hostname : "?",
                 meta->complete ? "" : " (session did not complete)",
-                meta->cmdline ? meta->cmdline : "?", dur);
+                meta->cmdline ? meta->cmdline : "?", (double)dur / 1e9, (unsigned long long)dur);
     }
     fprintf(out, "Database: %s\n", db_path ? db_path : "(not written)");
     if (res) {

@@ -146,6 +146,7 @@ static int ze_finish(sqlite3 *db)
              "CREATE INDEX ZE_OPS_start ON ZE_OPS(start); CREATE INDEX ZE_API_start ON ZE_API(start);",
              (unsigned long long)cnt_uncollected, (unsigned long long)cnt_full);
     rc |= pa_db_exec(db, sql);
+    pa_ze_busy_compute(db); /* exit summary's device utilization (writer_ze_summary.c) */
     return rc ? -1 : 0;
 }
 

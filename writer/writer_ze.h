@@ -25,6 +25,12 @@ int pa_ze_sql_register(sqlite3 *db);
 /*! pa_ze_counts() : uncollected / in-flight-table-full counters loaded from the spool. */
 void pa_ze_counts(uint64_t *uncollected, uint64_t *table_full);
 
+/*! pa_ze_busy_compute() : device busy time for the exit summary: per deviceId, the union (ns) of
+ *  the [start, end) intervals of the ZE_OPS rows in `db` (one pass in start order), kept until
+ *  the summary prints it. Called once the ZE_OPS rows are written. Returns 0 or -1 (SQL error:
+ *  the summary then shows no utilization). */
+int pa_ze_busy_compute(sqlite3 *db);
+
 /*! pa_ze_summary_print() : the Level Zero section of the exit summary (from the aggregates):
  *  top kernels and API calls, copies/fills by direction, device utilization, uncollected. */
 void pa_ze_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res);

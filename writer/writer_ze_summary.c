@@ -49,13 +49,15 @@ static void stat_cells(pa_table_t *t, const pa_stat_t *s, double grand, int pct)
     pa_table_add_double(t, pa_stddev_pop(s->count, s->m2), 0);
 }
 
+/* Column names as in the report the section abbreviates (kern_sum, ze_api_sum, mem_time_sum,
+ * mem_size_sum): `count` names the count column, `what` the name column. */
 static void section(FILE *out, const pa_agg_results_t *res, int cat, uint32_t tag, const char *heading,
-                    const char *report, int demangle, int pct)
+                    const char *report, int demangle, int pct, const char *count, const char *what)
 {
-    static const char *const tpct[] = { "Time (%)", "Total Time (ns)", "Count", "Avg (ns)", "Med (ns)",
-                                        "Min (ns)", "Max (ns)", "StdDev (ns)", "Name" };
-    static const char *const tbytes[] = { "Total (bytes)", "Count", "Avg (bytes)", "Med (bytes)",
-                                          "Min (bytes)", "Max (bytes)", "StdDev (bytes)", "Operation" };
+    const char *const tpct[] = { "Time (%)", "Total Time (ns)", count, "Avg (ns)", "Med (ns)",
+                                 "Min (ns)", "Max (ns)", "StdDev (ns)", what };
+    const char *const tbytes[] = { "Total (bytes)", count, "Avg (bytes)", "Med (bytes)",
+                                   "Min (bytes)", "Max (bytes)", "StdDev (bytes)", what };
     const pa_stat_row_t **v;
     double grand;
     size_t n = pick(res, cat, tag, &v, &grand);
@@ -83,37 +85,85 @@ static void section(FILE *out, const pa_agg_results_t *res, int cat, uint32_t ta
     free(v);
 }
 
-static void utilization(FILE *out, const pa_agg_results_t *res)
+/* Device busy time (ns) per device: the union of the [start, end) intervals of its ZE_OPS rows
+ * (kernels, copies, fills), set by pa_ze_busy_compute() while the DB is written. */
+#define PA_ZE_BUSY_DEVS 256
+static struct { int64_t dev; uint64_t busy, last_end; } busy[PA_ZE_BUSY_DEVS];
+static size_t nbusy;
+static int busy_ready;
+
+/* The device's slot, NULL when the table is full (more devices than any node has). */
+static size_t busy_slot(int64_t dev)
 {
-    const pa_stat_row_t **v, **span;
-    double g1, g2;
-    size_t n = pick(res, PA_CAT_MEMOP, 2, &v, &g1);
-    size_t ns = pick(res, PA_CAT_MEMOP, 3, &span, &g2);
-    uint64_t run = res->last_ns > res->first_ns ? res->last_ns - res->first_ns : 0;
-    if (n && run) {
-        fprintf(out, "\nDevice utilization (busy time of kernels, copies and fills / run time %llu ns):\n",
-                (unsigned long long)run);
-        for (size_t i = 0; i < n; i++)
-            fprintf(out, "  %.*s: %llu ns busy, %.1f %%\n", (int)v[i]->key_len, v[i]->key,
-                    (unsigned long long)v[i]->st.total, 100.0 * (double)v[i]->st.total / (double)run);
+    size_t i = 0;
+    while (i < nbusy && busy[i].dev != dev)
+        i++;
+    if (i == nbusy && nbusy < PA_ZE_BUSY_DEVS) {
+        busy[i].dev = dev;
+        busy[i].busy = busy[i].last_end = 0;
+        nbusy++;
     }
-    (void)ns;
-    free(v);
-    free(span);
+    return i;
+}
+
+int pa_ze_busy_compute(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    nbusy = 0;
+    busy_ready = 0;
+    /* in start order (ZE_OPS_start index) the union is one pass keeping the furthest end seen */
+    if (sqlite3_prepare_v2(db, "SELECT deviceId, start, end FROM ZE_OPS WHERE end > start AND deviceId"
+                           " IS NOT NULL ORDER BY start", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        size_t i = busy_slot(sqlite3_column_int64(st, 0));
+        uint64_t t0 = (uint64_t)sqlite3_column_int64(st, 1), t1 = (uint64_t)sqlite3_column_int64(st, 2);
+        if (i == PA_ZE_BUSY_DEVS || t1 <= busy[i].last_end)
+            continue;
+        busy[i].busy += t1 - (t0 > busy[i].last_end ? t0 : busy[i].last_end);
+        busy[i].last_end = t1;
+    }
+    sqlite3_finalize(st);
+    busy_ready = rc == SQLITE_DONE;
+    return busy_ready ? 0 : -1;
+}
+
+static int cmp_busy(const void *a, const void *b)
+{
+    const __typeof__(busy[0]) *x = a, *y = b;
+    if (x->busy != y->busy)
+        return x->busy < y->busy ? 1 : -1;
+    return (x->dev > y->dev) - (x->dev < y->dev);
+}
+
+/* Busy time per device over the session duration (the "Duration" of the summary header). */
+static void utilization(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res)
+{
+    uint64_t run = meta && meta->end_mono_ns > meta->start_mono_ns ? meta->end_mono_ns - meta->start_mono_ns
+                   : res->last_ns > res->first_ns ? res->last_ns - res->first_ns : 0;
+    if (!busy_ready || !nbusy || !run)
+        return; /* no DB (the union comes from its sorted ZE_OPS rows) or no device work */
+    qsort(busy, nbusy, sizeof busy[0], cmp_busy);
+    fprintf(out, "\nDevice utilization (busy time = union of the device's kernel, copy and fill intervals"
+            " in ZE_OPS, over the session duration %llu ns):\n", (unsigned long long)run);
+    for (size_t i = 0; i < nbusy; i++)
+        fprintf(out, "  device %lld: %llu ns busy, %.1f %%\n", (long long)busy[i].dev,
+                (unsigned long long)busy[i].busy, 100.0 * (double)busy[i].busy / (double)run);
 }
 
 void pa_ze_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res)
 {
-    (void)meta;
     if (!res)
         return;
-    section(out, res, PA_CAT_KERNEL, 0, "Level Zero kernels (device time)", "kern_sum", 1, 1);
-    section(out, res, PA_CAT_ZE_API, 0, "Level Zero API calls", "ze_api_sum", 0, 1);
+    section(out, res, PA_CAT_KERNEL, 0, "Level Zero kernels (device time)", "kern_sum", 1, 1, "Instances",
+            "Name");
+    section(out, res, PA_CAT_ZE_API, 0, "Level Zero API calls", "ze_api_sum", 0, 1, "Num Calls", "Name");
     section(out, res, PA_CAT_MEMOP, 0, "Level Zero copies and fills by direction (device time)",
-            "mem_time_sum", 0, 1);
+            "mem_time_sum", 0, 1, "Count", "Operation");
     section(out, res, PA_CAT_MEMOP, 1, "Level Zero copies and fills by direction (bytes)",
-            "mem_size_sum", 0, 0);
-    utilization(out, res);
+            "mem_size_sum", 0, 0, "Count", "Operation");
+    utilization(out, meta, res);
     uint64_t unc, full;
     pa_ze_counts(&unc, &full);
     if (unc || full)
