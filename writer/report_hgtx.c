@@ -53,10 +53,10 @@ static const pa_report_opt_t pa_opts_range[] = {
 
 static const pa_report_col_t pa_cols_pushpop[] = {
     {"Start (ns)", "Range start timestamp"},
-    {"End (ns)", "Range end timestamp"},
-    {"Duration (ns)", "Range duration"},
-    {"DurChild (ns)", "Duration of all child ranges"},
-    {"DurNonChild (ns)", "Duration of this range minus child ranges"},
+    {"End (ns)", "Range end timestamp; '-' for a range still open at exit"},
+    {"Duration (ns)", "Range duration; '-' for a range still open at exit"},
+    {"DurChild (ns)", "Duration of all child ranges (those ended before exit)"},
+    {"DurNonChild (ns)", "Duration of this range minus child ranges; '-' when still open at exit"},
     {"Name", "Name of the HGTX range"},
     {"PID", "Process ID"},
     {"TID", "Thread ID"},
@@ -72,10 +72,10 @@ static const pa_report_col_t pa_cols_pushpop[] = {
  * is not in the DB starts its own stack. Children are direct children only (spec 2.3.25). */
 static const char pa_pushpop_sql[] =
     PA_SQL_PUSHPOP_STACK_CTE
-    " ch(pid, dur, n) AS (SELECT parentId, sum(end - start), count(*) FROM HGTX_RANGES"
-    "  WHERE style = 0 AND parentId != 0 GROUP BY parentId)"
+    " ch(pid, dur, n) AS (SELECT parentId, sum(CASE WHEN unterminated = 0 THEN end - start ELSE 0 END),"
+    "  count(*) FROM HGTX_RANGES WHERE style = 0 AND parentId != 0 GROUP BY parentId)"
     " SELECT r.start, r.end, coalesce(ch.dur, 0), coalesce(ch.n, 0), r.name, r.globalTid,"
-    " r.level, r.id, r.parentId, coalesce(stk.stack, ':' || r.id)"
+    " r.level, r.id, r.parentId, coalesce(stk.stack, ':' || r.id), r.unterminated"
     " FROM HGTX_RANGES_NAMED r LEFT JOIN ch ON ch.pid = r.id LEFT JOIN stk ON stk.id = r.id"
     " WHERE r.style = 0 AND (?1 IS NULL OR r.name REGEXP ?1) ORDER BY r.start, r.id";
 
@@ -87,10 +87,19 @@ static void pa_pushpop_row(pa_table_t *t, sqlite3_stmt *st)
     const char *name = sqlite3_column_blob(st, 4);
     size_t nlen = (size_t)sqlite3_column_bytes(st, 4);
     pa_table_add_int(t, start);
-    pa_table_add_int(t, end);
-    pa_table_add_int(t, end - start);
-    pa_table_add_int(t, dchild);
-    pa_table_add_int(t, end - start - dchild);
+    if (sqlite3_column_int64(st, 10)) {
+        /* still open at exit: no end, so no duration (left out of every statistic, as in
+         * hgtx_sum and the exit summary) */
+        pa_table_add_none(t);
+        pa_table_add_none(t);
+        pa_table_add_int(t, dchild);
+        pa_table_add_none(t);
+    } else {
+        pa_table_add_int(t, end);
+        pa_table_add_int(t, end - start);
+        pa_table_add_int(t, dchild);
+        pa_table_add_int(t, end - start - dchild);
+    }
     pa_table_add_str(t, name, nlen);
     pa_table_add_int(t, (int64_t)((uint64_t)gtid >> 32));
     pa_table_add_int(t, (int64_t)((uint64_t)gtid & 0xffffffffu));
@@ -139,7 +148,9 @@ const pa_report_def_t pa_report_hgtx_pushpop_trace = {
     .title = "HGTX Push/Pop Range Trace",
     .description = "One row per push/pop HGTX range (with or without a domain), sorted by start\n"
                    "time. A range's stack is its thread's push/pop stack when it began; its\n"
-                   "children are the ranges directly nested in it (not deeper ones).",
+                   "children are the ranges directly nested in it (not deeper ones).\n"
+                   "A range still open at exit is listed with End, Duration and DurNonChild '-'\n"
+                   "(it has no end; hgtx_sum and the exit summary leave it out of the statistics).",
     .opts = pa_opts_range, .nopts = 1,
     .cols = pa_cols_pushpop, .ncols = sizeof pa_cols_pushpop / sizeof pa_cols_pushpop[0],
     .produce = pa_produce_pushpop,

@@ -120,6 +120,29 @@ rc, out, err = run("stats", "-r", "hgtx_pushpop_trace:range=(?:Do|St):?", db)
 check(out == lines(PHDR, *[b"%d," % (i + 1) + P[k] for i, k in enumerate([2, 3, 4, 6])]),
       "pushpop range with ':' in the regex: %r" % out)
 
+# ---- a push/pop range still open at exit (fresh #9): listed in the trace with End, Duration,
+# DurNonChild '-'; its ended child's time still counts as DurChild; hgtx_sum leaves it out ----
+udb = os.path.join(WORK, "open.db")
+shutil.copy(db, udb)
+con = sqlite3.connect(udb)
+gt = (4242 << 32) | 100
+con.execute("INSERT INTO HGTX_RANGES VALUES (40, 30000, 40000, ?, ?, 2, 0, 0, 0, 0, 1)", (gt, gt))
+con.execute("INSERT INTO HGTX_RANGES VALUES (41, 31000, 32000, ?, ?, 3, 0, 0, 1, 40, 0)", (gt, gt))
+con.commit()
+con.close()
+rc, out, err = run("stats", "-r", "hgtx_pushpop_trace:range=^Loop", udb)
+check(rc == 0 and out == lines(PHDR, b"1," + P[1], b"2," + P[5],
+      b'3,30000,"-","-",1000,"-","Loop1",4242,100,0,1,40,"-",":40","Loop1",'),
+      "pushpop lists the open range flagged: %r" % out)
+rc, out, err = run("stats", "-r", "hgtx_pushpop_trace:range=^DoP:rows=9", udb)
+check(rc == 0 and out.splitlines()[-1] == b'4,31000,32000,1000,0,1000,"DoProcess",4242,100,1,0,41,40,":40:41","-DoProcess",',
+      "its ended child is a normal row: %r" % out)
+rc, out, err = run("stats", "-r", "hgtx_sum", udb)
+check(rc == 0 and b'29.0,10000,2,5000,5000,3000,7000,2000,"PushPop","Loop1",' in out
+      and b',7000,4,1750,' in out, "hgtx_sum leaves the open range out: %r" % out)
+rc, out, err = run("stats", "--help-report", "hgtx_pushpop_trace")
+check(b"still open at exit" in out, "pushpop help says how open ranges are shown")
+
 # ---- osrt_sum ----
 rc, out, err = run("stats", "-r", "osrt_sum", db)
 check(rc == 0 and out == lines(
