@@ -35,15 +35,16 @@ uint64_t pa_mem_dropped_count(void) { return atomic_load(&mem_dropped); }
  * weak so the mem source also links (and tests run) without it. */
 uint32_t pa_ze_dev_index(ze_device_handle_t h) __attribute__((weak));
 
-/* Slow path, once per process, under the guard so the OSRT/ze wrappers stay quiet. */
-static void mem_init_once(void)
+/*! mem_init_once() : slow path, under the guard so the OSRT/ze wrappers stay quiet. Returns 1
+ * when the walker is ready, 0 while another thread initializes: the caller then records without
+ * a stack rather than wait, since the initializer sits in dlopen() (the loader lock) and the
+ * caller may hold that lock itself (an allocation from a library constructor): a wait could
+ * never end. */
+static int mem_init_once(void)
 {
     int expect = 0;
-    if (!atomic_compare_exchange_strong(&mem_state, &expect, 1)) {
-        while (atomic_load(&mem_state) != 2)
-            ; /* another thread is initializing: it takes a few microseconds */
-        return;
-    }
+    if (!atomic_compare_exchange_strong(&mem_state, &expect, 1))
+        return atomic_load(&mem_state) == 2;
     pa_guard_enter();
     uint64_t d = pa_config.callstack_depth;
     /* depth N means N application frames: the agent's and the loader's own frames at the
@@ -61,6 +62,7 @@ static void mem_init_once(void)
     pa_mem_python_init();
     pa_guard_leave();
     atomic_store(&mem_state, 2);
+    return 1;
 }
 
 /* True when ring `r` lacks room for `ns` slots now (acquire load of the consumer's head). */
@@ -96,10 +98,13 @@ void pa_mem_emit(const pa_record_t *rec, const void *payload, uint32_t len)
         atomic_fetch_add_explicit(&mem_dropped, 1, memory_order_relaxed);
 }
 
-static inline void mem_ready(void)
+/*! mem_ready() : 1 when mem_walk/mem_depth and the Python hooks may be used, 0 while another
+ * thread is still initializing them (never waits). */
+static inline int mem_ready(void)
 {
-    if (PA_UNLIKELY(atomic_load_explicit(&mem_state, memory_order_acquire) != 2))
-        mem_init_once();
+    if (PA_LIKELY(atomic_load_explicit(&mem_state, memory_order_acquire) == 2))
+        return 1;
+    return mem_init_once();
 }
 
 void pa_mem_on_alloc(uint64_t t0_ns, uint64_t t1_ns, uint32_t kind,
@@ -108,7 +113,7 @@ void pa_mem_on_alloc(uint64_t t0_ns, uint64_t t1_ns, uint32_t kind,
     if (!pa_agent_collecting(PA_SRC_MEM))
         return;
     int saved = errno;
-    mem_ready();
+    int ready = mem_ready(); /* 0: record without stacks, see mem_init_once() */
     pa_guard_enter(); /* the walker and the Python API must not be recorded */
     struct {
         pa_mem_stack_hdr_t h;
@@ -118,12 +123,12 @@ void pa_mem_on_alloc(uint64_t t0_ns, uint64_t t1_ns, uint32_t kind,
     buf.h.device = (uint64_t)(uintptr_t)device;
     buf.h.dev_index = device && pa_ze_dev_index ? pa_ze_dev_index((ze_device_handle_t)device) : UINT32_MAX;
     buf.h.gen = pa_mem_dl_gen_now();
-    int n = mem_depth > 0 ? mem_walk((void **)buf.frames, mem_depth) : 0;
+    int n = ready && mem_depth > 0 ? mem_walk((void **)buf.frames, mem_depth) : 0;
     buf.h.nframes = (uint16_t)(n > 0 ? n : 0);
     uint32_t pyn = 0;
     buf.h.flags = n > 0 && n == mem_depth ? PA_MEM_STACK_CUT : 0;
     buf.h.py_omitted = 0;
-    buf.h.py_len = pa_mem_python_capture(buf.py, sizeof buf.py, &pyn, &buf.h.py_omitted);
+    buf.h.py_len = ready ? pa_mem_python_capture(buf.py, sizeof buf.py, &pyn, &buf.h.py_omitted) : 0;
     buf.h.py_frames = (uint16_t)pyn;
     if (buf.h.py_len && buf.h.nframes < PA_CALLSTACK_MAX_DEPTH + PA_MEM_SKIP_FRAMES) /* keep the text right after the frames */
         memmove(&buf.frames[buf.h.nframes], buf.py, buf.h.py_len);
