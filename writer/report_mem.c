@@ -331,8 +331,10 @@ static void mem_access_flag(pa_table_t *t, int op, int kind, int result, int kno
 {
     static const char *const kinds[] = {"unknown", "host", "device", "shared"};
     char buf[64];
+    /* a free of an address never allocated under the agent is "(unknown)" even when the driver
+     * failed it (it always does): that is what it is, as docs/memory.md and the summary say */
     snprintf(buf, sizeof buf, "%s%s", op ? "free" : kinds[kind >= 0 && kind <= 3 ? kind : 0],
-             result ? " (failed)" : op && !known ? " (unknown)" : "");
+             op && !known ? " (unknown)" : result ? " (failed)" : "");
     pa_table_add_str(t, buf, strlen(buf));
 }
 
@@ -349,7 +351,8 @@ static int mem_produce_detail(sqlite3 *db, const pa_report_req_t *req, pa_table_
     char sql[768];
     snprintf(sql, sizeof sql,
              "SELECT globalTid >> 32, deviceId, callchainId, start, globalTid & 4294967295, contextId,"
-             " memory, size, op, memKind, result, allocEventId IS NOT NULL, eventId FROM DEVICE_MEMORY"
+             " memory, size, op, memKind, result, allocEventId IS NOT NULL, seq FROM"
+             " (SELECT *, row_number() OVER (ORDER BY start, eventId) AS seq FROM DEVICE_MEMORY)"
              " WHERE start >= ?1 AND start <= ?2 %s ORDER BY start, eventId",
              all ? "" : "AND op = 0 AND result = 0 AND (freeTime IS NULL OR freeTime > ?2)");
     sqlite3_stmt *st;
@@ -368,8 +371,10 @@ static int mem_produce_detail(sqlite3 *db, const pa_report_req_t *req, pa_table_
         pa_table_add_str(t, g, strlen(g));
         pa_table_add_sqlcol(t, st, 3, 0);
         pa_table_add_sqlcol(t, st, 4, 0);
-        snprintf(hex, sizeof hex, "0x%" PRIx64, (uint64_t)sqlite3_column_int64(st, 5));
-        pa_table_add_str(t, hex, strlen(hex));
+        if (sqlite3_column_int64(st, 5) > 0)
+            pa_table_add_int(t, sqlite3_column_int64(st, 5));
+        else
+            pa_table_add_none(t);
         snprintf(hex, sizeof hex, "0x%" PRIx64, (uint64_t)sqlite3_column_int64(st, 6));
         pa_table_add_str(t, hex, strlen(hex));
         pa_table_add_sqlcol(t, st, 7, 0);
@@ -422,14 +427,16 @@ static const pa_report_col_t mem_det_cols[] = {
     {"PID", "Process identifier"},
     {"Device ID", "Device identifier (Level Zero enumeration index; '-' for host memory)"},
     {"Group List", "List of groups the memory usage belongs to, separated by '/'"},
-    {"Time [ns]", "Memory usage timestamp (start of the call, CLOCK_MONOTONIC)"},
+    {"Time (ns)", "Memory usage timestamp (start of the call, CLOCK_MONOTONIC)"},
     {"TID", "Thread identifier"},
-    {"Context ID", "Context identifier (ze_context_handle_t)"},
+    {"Context ID", "Context identifier: the session's small context id, numbered in order of\n"
+                   "first use (as in kern_gb_trace, gpu_trace, hgtx_kern_trace); '-' when none"},
     {"Memory", "Memory identifier (the address)"},
-    {"Size [bytes]", "Memory usage size (of the allocation a free released)"},
+    {"Size (bytes)", "Memory usage size (of the allocation a free released)"},
     {"Access Flag", "Memory kind of an allocation (host, device, shared) or 'free';\n"
                     "'(failed)' when the call failed, '(unknown)' for a free of an unknown address"},
-    {"Event ID", "Memory usage event identifier"},
+    {"Event ID", "Memory usage event identifier: the event's number in time order among all\n"
+                 "allocations and frees of the session (1 = the first), whatever the filters"},
 };
 
 static const pa_report_def_t mem_report_summary = {
@@ -564,24 +571,31 @@ void pa_mem_exit_print(FILE *out, const pa_mem_exit_t *e)
     char ff[64] = "";
     if (e->failed_frees)
         snprintf(ff, sizeof ff, ", %" PRIu64 " failed: allocation kept", e->failed_frees);
-    fprintf(out, "\nDevice memory: %" PRIu64 " allocations (%" PRIu64 " failed, not counted), %" PRIu64
-            " frees (%" PRIu64 " of unknown addresses%s), %" PRIu64 " unreleased = %" PRIu64 " bytes\n",
-            e->allocs, e->failed, e->frees, e->unknown, ff, e->unrel_count, e->unrel_bytes);
+    fprintf(out, "\nDevice memory: %" PRIu64 " allocation calls (%" PRIu64 " succeeded, %" PRIu64
+            " failed: not counted as usage), %" PRIu64 " frees (%" PRIu64 " of unknown addresses%s), %" PRIu64
+            " unreleased = %" PRIu64 " bytes\n",
+            e->allocs, e->allocs - e->failed, e->failed, e->frees, e->unknown, ff, e->unrel_count, e->unrel_bytes);
     if (e->dropped)
         fprintf(out, "WARNING: %" PRIu64 " device-memory record%s lost (thread ring full): allocations/frees"
                 " are missing, the leak figures below are incomplete\n", e->dropped, e->dropped == 1 ? " was" : "s were");
     if (e->nrows) {
         fprintf(out, "Unreleased device memory by group (%s rules; see device_memory_usage_summary):\n",
                 e->custom_rules ? "PROFAGENT_CALLSTACK_GROUPS" : "built-in");
-        fprintf(out, "  %8s  %9s  %16s  %s\n", "PID", "Device ID", "Memory Usage", "Group List");
+        /* the report's column order (device_memory_usage_summary); Group List as wide as its
+         * longest entry so Memory Usage lines up */
+        int gw = (int)strlen("Group List");
+        for (size_t i = 0; i < e->nrows; i++)
+            if ((int)strlen(e->rows[i].groups) > gw)
+                gw = (int)strlen(e->rows[i].groups);
+        fprintf(out, "  %8s  %9s  %-*s  %16s\n", "PID", "Device ID", gw, "Group List", "Memory Usage");
         for (size_t i = 0; i < e->nrows; i++) {
             char dev[24];
             if (e->rows[i].device < 0)
                 snprintf(dev, sizeof dev, "-");
             else
                 snprintf(dev, sizeof dev, "%" PRId64, e->rows[i].device);
-            fprintf(out, "  %8" PRId64 "  %9s  %16" PRIu64 "  %s\n", e->rows[i].pid, dev, e->rows[i].usage,
-                    e->rows[i].groups);
+            fprintf(out, "  %8" PRId64 "  %9s  %-*s  %16" PRIu64 "\n", e->rows[i].pid, dev, gw,
+                    e->rows[i].groups, e->rows[i].usage);
         }
     }
     for (size_t i = 0; i < e->ntop; i++)

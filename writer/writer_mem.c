@@ -25,11 +25,14 @@ static int mem_create_schema(sqlite3 *db)
          * deviceId: enumeration index (NULL for host memory), memKind: ze_memory_type_t,
          * result: ze_result_t (allocs with result != 0 failed and are never counted),
          * allocEventId: the allocation a free released (NULL: unknown address),
-         * freeEventId/freeTime: filled on the allocation row after the load. */
+         * freeEventId/freeTime/contextId: filled after the load;
+         * contextId: the session's small context id (1.. in order of first use, as ZE_OPS;
+         * 0 none), contextHandle: the ze_context_handle_t it stands for. */
         "CREATE TABLE DEVICE_MEMORY(eventId INTEGER PRIMARY KEY, op INTEGER, start INTEGER,"
         " end INTEGER, globalTid INTEGER, contextId INTEGER, memory INTEGER, size INTEGER,"
         " memKind INTEGER, result INTEGER, deviceHandle INTEGER, deviceId INTEGER,"
-        " callchainId INTEGER, allocEventId INTEGER, freeEventId INTEGER, freeTime INTEGER);"
+        " callchainId INTEGER, allocEventId INTEGER, freeEventId INTEGER, freeTime INTEGER,"
+        " contextHandle INTEGER);"
         /* Ascend-like call chains: one row per frame, stackDepth 0 = innermost (the call site
          * of the allocation), stack = STRING id of "function (library) file:line"; module and
          * function (STRING ids) are what the group rules match. */
@@ -42,7 +45,7 @@ static int mem_create_schema(sqlite3 *db)
     if (pa_db_exec(db, sql) != 0)
         return -1;
     int rc = pa_bulk_init(&wm.ev, db, "INSERT INTO DEVICE_MEMORY(eventId, op, start, end, globalTid,"
-                          " contextId, memory, size, memKind, result, deviceHandle, deviceId,"
+                          " contextHandle, memory, size, memKind, result, deviceHandle, deviceId,"
                           " callchainId, allocEventId)", 14, 256);
     rc |= pa_bulk_init(&wm.cc, db, "INSERT OR REPLACE INTO CALLCHAINS(id, stack, stackDepth, module,"
                        " function)", 5, 512);
@@ -266,6 +269,17 @@ static int mem_store_meta(sqlite3 *db)
     return rc;
 }
 
+/* contextId: one small id per context handle, 1.. in order of first use (the records carry the
+ * handle; the reports show the small id, as the Level Zero reports do, never the pointer). */
+static int mem_context_ids(sqlite3 *db)
+{
+    return pa_db_exec(db,
+        "CREATE TEMP TABLE mem_ctx AS SELECT contextHandle AS h, row_number() OVER (ORDER BY min(start),"
+        " contextHandle) AS n FROM DEVICE_MEMORY WHERE contextHandle != 0 GROUP BY contextHandle;"
+        "UPDATE DEVICE_MEMORY SET contextId = coalesce((SELECT n FROM mem_ctx WHERE h = contextHandle), 0);"
+        "DROP TABLE mem_ctx;");
+}
+
 static int mem_finish(sqlite3 *db)
 {
     int rc = 0;
@@ -277,6 +291,7 @@ static int mem_finish(sqlite3 *db)
     rc |= mem_store_meta(db);
     rc |= pa_db_exec(db, "CREATE INDEX DEVICE_MEMORY_START ON DEVICE_MEMORY(start);");
     rc |= mem_pair_frees(db);
+    rc |= mem_context_ids(db);
     /* link each released allocation to its free (successful frees only) */
     rc |= pa_db_exec(db, "CREATE INDEX DEVICE_MEMORY_ALLOC ON DEVICE_MEMORY(allocEventId);"
                          "UPDATE DEVICE_MEMORY AS a SET freeEventId = f.eventId, freeTime = f.start"
