@@ -1,8 +1,10 @@
 /* recover.c - `profagent recover FILE.spool.zst [-o OUT.db]`: a DB from a dead process's spool. */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "pa_outname.h"
@@ -51,6 +53,10 @@ int pa_cli_recover(int argc, char **argv)
     }
     char meant[PATH_MAX], db[PATH_MAX];
     uint32_t pid = 0;
+    if (access(spool, R_OK) != 0) { /* the file first: a missing one is not a naming problem */
+        pa_cli_error("recover: cannot read '%s': %s", spool, strerror(errno));
+        return PA_CLI_EDATA;
+    }
     if (parse_spool_name(spool, meant, sizeof meant, &pid) < 0) {
         if (!out) {
             pa_cli_error("recover: '%s' is not named <DB>.<pid>.<tag>.spool.zst; give the DB name with -o", spool);

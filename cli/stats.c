@@ -1,8 +1,10 @@
 /* stats.c - `profagent stats`: parses the report requests, opens the DB, prints the reports. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "writer_internal.h"
@@ -30,7 +32,8 @@ static void pa_stats_usage(FILE *out)
         "  --callstack-group-config NAME=RE1/RE2/...\n"
         "                      a call-stack group rule for device_memory_usage_* (repeatable)\n"
         "  --filter-time FROM:TO  only events in [FROM, TO] ns after the session start\n"
-        "                      (TO empty or 0: the session end; device_memory_usage_*)\n"
+        "                      (TO empty or 0: the session end); accepted by\n"
+        "                      device_memory_usage_summary/_detail only, an error with others\n"
         "  --help-report NAME  the report's description, options and columns\n"
         "  --list              the report names and aliases\n");
 }
@@ -185,6 +188,49 @@ static int pa_stats_emit(sqlite3 *db, pa_report_req_t **reqs, int n, int fmt, FI
     return PA_CLI_OK;
 }
 
+/* --filter-time is applied by the device-memory reports only: any other report given with it
+ * is a usage error naming the reports that accept it (not a silently ignored option). */
+static int pa_stats_check_filter_time(const pa_stats_args_t *a, const pa_report_req_t *req)
+{
+    static const char pfx[] = "device_memory_usage_";
+    if (!a->filter_time || strncmp(req->def->name, pfx, sizeof pfx - 1) == 0)
+        return PA_CLI_OK;
+    pa_cli_error("stats: --filter-time does not apply to report '%s'; it is accepted by"
+                 " device_memory_usage_summary and device_memory_usage_detail only", req->def->name);
+    return PA_CLI_EUSAGE;
+}
+
+/* The spool "<db>.<pid>.<tag>.spool.zst" a process that died left next to the DB it meant
+ * (collector/init.c names it so), when `db` does not exist. Returns 0 with its name, or -1. */
+static int pa_stats_find_spool(const char *db, char *out, size_t sz)
+{
+    if (access(db, F_OK) == 0)
+        return -1;
+    const char *slash = strrchr(db, '/');
+    char dir[4096];
+    const char *base = slash ? slash + 1 : db;
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - db) : 1, slash ? db : ".");
+    if (slash == db)
+        snprintf(dir, sizeof dir, "/");
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    size_t bl = strlen(base);
+    int rc = -1;
+    for (struct dirent *e; rc && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n > bl + 11 && strncmp(e->d_name, base, bl) == 0 && e->d_name[bl] == '.' &&
+            strcmp(e->d_name + n - 10, ".spool.zst") == 0) {
+            int w = snprintf(out, sz, "%s%s%s", slash ? dir : "", slash && slash != db ? "/" : "", e->d_name);
+            rc = w > 0 && (size_t)w < sz ? 0 : -1;
+            if (rc)
+                break;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
 /* Output goes to a temporary file renamed at the end, so an error leaves no partial file. */
 static int pa_stats_reports(const pa_stats_args_t *a, int fmt)
 {
@@ -197,11 +243,17 @@ static int pa_stats_reports(const pa_stats_args_t *a, int fmt)
             pa_cli_error("stats: %s", err);
             rc = PA_CLI_EUSAGE;
         }
+    for (int i = 0; i < a->nreports && rc == PA_CLI_OK; i++)
+        rc = pa_stats_check_filter_time(a, reqs[i]);
     if (rc == PA_CLI_OK && pa_report_db_open(a->db, &db, err, sizeof err) != PA_REP_OK) {
         size_t n = strlen(a->db);
+        char spool[4096];
         if (n > 10 && strcmp(a->db + n - 10, ".spool.zst") == 0) /* a dead process's spool */
             pa_cli_error("stats: '%s' is a spool, not a DB: the process died before writing its DB; "
                          "build one with: profagent recover %s", a->db, a->db);
+        else if (pa_stats_find_spool(a->db, spool, sizeof spool) == 0)
+            pa_cli_error("stats: %s; the process left the spool '%s' (it died before writing its DB):"
+                         " build the DB with: profagent recover %s", err, spool, spool);
         else
             pa_cli_error("stats: %s", err);
         rc = PA_CLI_EDATA;

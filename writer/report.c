@@ -300,6 +300,20 @@ static int pa_check_regexes(const pa_report_req_t *req, char *err, size_t errsz)
     return PA_REP_OK;
 }
 
+/* Options that exclude each other (kernel name modes): both given is a usage error, not a
+ * silent choice. Returns 0, or -1 with err set. */
+static int pa_check_conflicts(const pa_report_req_t *req, char *err, size_t errsz)
+{
+    static const char *const pairs[][2] = {{"base", "mangled"}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        if (pa_req_opt(req, pairs[i][0]) && pa_req_opt(req, pairs[i][1])) {
+            snprintf(err, errsz, "report '%s': options '%s' and '%s' exclude each other; give one",
+                     req->def->name, pairs[i][0], pairs[i][1]);
+            return -1;
+        }
+    return 0;
+}
+
 /* Splits "a:b=c:d" at ':' into tokens; a token that names no option right after a regex
  * option is glued back to it, so range=a:b keeps its ':'. */
 static int pa_parse_opts(pa_report_req_t *req, char *opts, char *err, size_t errsz)
@@ -336,7 +350,7 @@ static int pa_parse_opts(pa_report_req_t *req, char *opts, char *err, size_t err
         }
         tok = colon ? colon + 1 : NULL;
     }
-    return pa_check_regexes(req, err, errsz);
+    return pa_check_conflicts(req, err, errsz) ? PA_REP_EUSAGE : pa_check_regexes(req, err, errsz);
 }
 
 int pa_report_parse(const char *spec, pa_report_req_t **out, char *err, size_t errsz)

@@ -79,7 +79,7 @@ static void pa_warn_incomplete(sqlite3 *db, const char *path)
     else if (pa_meta_int(db, "session_complete") != 1)
         why = "session_complete=0: the process ended abnormally or the DB was recovered from a spool";
     if (why)
-        fprintf(stderr, "warning: %s is from an incomplete session (%s): reports may miss data\n",
+        fprintf(stderr, "profagent: stats: warning: %s is from an incomplete session (%s): reports may miss data\n",
                 path, why);
 }
 

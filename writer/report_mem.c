@@ -85,7 +85,7 @@ static void mem_warn_dropped(sqlite3 *db)
     uint64_t n = mem_dropped(db);
     if (n && !warned) {
         warned = 1;
-        fprintf(stderr, "profagent stats: warning: %" PRIu64 " device-memory record%s lost while recording"
+        fprintf(stderr, "profagent: stats: warning: %" PRIu64 " device-memory record%s lost while recording"
                 " (thread ring full): allocations/frees are missing, leak results are incomplete\n",
                 n, n == 1 ? " was" : "s were");
     }

@@ -173,7 +173,7 @@ con.commit()
 con.close()
 rc, out, err = run("stats", "-r", "osrt_sum", inc)
 check(rc == 0 and b"poll" in out and err.count(b"\n") == 1 and
-      err.startswith(b"warning: " + inc.encode() + b" is from an incomplete session (session_complete=0")
+      err.startswith(b"profagent: stats: warning: " + inc.encode() + b" is from an incomplete session (session_complete=0")
       and b"reports may miss data" in err, "incomplete session: one warning, report still printed")
 con = sqlite3.connect(inc)
 con.execute("DELETE FROM META WHERE key = 'db_complete'")
@@ -240,6 +240,26 @@ bad(["stats", "-r", "hgtx_sum", newer], 1, b"newer profagent (schema version 99"
 bad(["stats", "-r", "hgtx_sum", os.path.join(WORK, "missing.db")], 1, b"No such file", "missing file")
 bad(["stats", "-r", "hgtx_sum"], 2, b"no database file given", "no db")
 bad(["frobnicate"], 2, b"unknown command 'frobnicate'", "unknown command")
+# --filter-time with a report that does not apply it: a usage error naming those that do (fresh #8)
+bad(["stats", "-r", "kern_sum", "--filter-time", "0:1", db], 2,
+    b"profagent: stats: --filter-time does not apply to report 'kern_sum'; it is accepted by"
+    b" device_memory_usage_summary and device_memory_usage_detail only", "--filter-time with kern_sum")
+bad(["stats", "-r", "device_memory_usage_summary", "-r", "hgtx_sum", "--filter-time", "0:1", db], 2,
+    b"does not apply to report 'hgtx_sum'", "--filter-time with a mix of reports")
+rc, out, err = run("stats", "--help")
+check(b"device_memory_usage_summary/_detail only" in out, "stats --help says where --filter-time applies")
+# conflicting kernel name options (fresh #17)
+bad(["stats", "-r", "kern_sum:base:mangled", db], 2,
+    b"report 'kern_sum': options 'base' and 'mangled' exclude each other; give one", "base with mangled")
+# a missing spool is named as missing, not as badly named (fresh #16)
+bad(["recover", os.path.join(WORK, "nonexist.spool.zst")], 1, b"cannot read '" + WORK.encode() +
+    b"/nonexist.spool.zst': No such file or directory", "recover of a missing spool")
+# stats of a DB that was never written, with the spool of the killed process next to it (fresh #16)
+kdb = os.path.join(WORK, "k.db")
+open(kdb + ".4711.main.spool.zst", "wb").close()
+bad(["stats", "-r", "hgtx_sum", kdb], 1, b"the process left the spool '" + kdb.encode() +
+    b".4711.main.spool.zst' (it died before writing its DB): build the DB with: profagent recover " +
+    kdb.encode() + b".4711.main.spool.zst", "stats of a killed process's DB points to its spool")
 
 # ---- run: environment and LD_PRELOAD, then exec ----
 # (skipped in the sanitizer build: an ASan agent cannot be preloaded into /bin/sh)
