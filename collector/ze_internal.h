@@ -66,7 +66,10 @@ uint32_t pa_ze_dev_index(ze_device_handle_t h);
 void pa_ze_dev_clock(uint32_t i, pa_ze_clock_t *out);
 
 /* ---- handle tables (ze_tables.c): insert on create (slow path, mutex), lock-free lookup ---- */
-enum pa_ze_obj { PA_ZE_OBJ_FREE = 0, PA_ZE_OBJ_LIST, PA_ZE_OBJ_QUEUE, PA_ZE_OBJ_KERNEL };
+/* IPC_POOL/NOTS_EVENT: app event pools created or opened with ZE_EVENT_POOL_FLAG_IPC (which
+ * cannot get KERNEL_TIMESTAMP, ze_api.h) and their events, whose ops are counted uncollected */
+enum pa_ze_obj { PA_ZE_OBJ_FREE = 0, PA_ZE_OBJ_LIST, PA_ZE_OBJ_QUEUE, PA_ZE_OBJ_KERNEL,
+                 PA_ZE_OBJ_IPC_POOL, PA_ZE_OBJ_NOTS_EVENT };
 #define PA_ZE_CMD_NONE UINT32_MAX
 typedef struct pa_ze_obj_info {
     int type;                    /* enum pa_ze_obj */

@@ -547,7 +547,9 @@ static void append_begin(int api, ze_command_list_handle_t list, ze_event_handle
         }
     }
     if (*signal) {
-        c->event = *signal;
+        /* an IPC pool's event carries no device times: no event, the op is counted uncollected */
+        pa_ze_obj_info_t *ei = pa_ze_obj_get(*signal);
+        c->event = ei && ei->type == PA_ZE_OBJ_NOTS_EVENT ? NULL : *signal;
     } else if (li) {
         pa_guard_enter();
         ev_pool_t *p;
@@ -946,6 +948,22 @@ static void object_created(int api, void *params)
         }
         break;
     }
+    case PA_ZE_API_EventPoolCreate: {
+        ze_event_pool_create_params_t *p = params;
+        if (*p->pdesc && ((*p->pdesc)->flags & ZE_EVENT_POOL_FLAG_IPC))
+            pa_ze_obj_put(**p->pphEventPool, PA_ZE_OBJ_IPC_POOL);
+        break;
+    }
+    case PA_ZE_API_EventPoolOpenIpcHandle: /* created IPC elsewhere: no timestamps either */
+        pa_ze_obj_put(**((ze_event_pool_open_ipc_handle_params_t *)params)->pphEventPool, PA_ZE_OBJ_IPC_POOL);
+        break;
+    case PA_ZE_API_EventCreate: {
+        ze_event_create_params_t *p = params;
+        pa_ze_obj_info_t *pool = pa_ze_obj_get(*p->phEventPool);
+        if (pool && pool->type == PA_ZE_OBJ_IPC_POOL)
+            pa_ze_obj_put(**p->pphEvent, PA_ZE_OBJ_NOTS_EVENT);
+        break;
+    }
     default:
         break;
     }
@@ -1073,10 +1091,11 @@ void pa_ze_ops_prologue(int api, void *params, uint64_t corr, uint64_t t0)
         pa_guard_leave();
         break;
     case PA_ZE_API_EventPoolCreate: {
-        /* app pools get kernel timestamps so their events carry device times */
+        /* app pools get kernel timestamps so their events carry device times; not IPC pools:
+         * the spec forbids combining KERNEL_TIMESTAMP with IPC (object_created marks them) */
         static __thread ze_event_pool_desc_t copy;
         ze_event_pool_create_params_t *p = params;
-        if (*p->pdesc && !((*p->pdesc)->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP)) {
+        if (*p->pdesc && !((*p->pdesc)->flags & (ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP | ZE_EVENT_POOL_FLAG_IPC))) {
             copy = **p->pdesc;
             copy.flags |= ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP;
             *p->pdesc = &copy;
@@ -1089,6 +1108,17 @@ void pa_ze_ops_prologue(int api, void *params, uint64_t corr, uint64_t t0)
     case PA_ZE_API_EventDestroy:
         pa_guard_enter();
         flights_drop(*((ze_event_destroy_params_t *)params)->phEvent);
+        pa_ze_obj_del(*((ze_event_destroy_params_t *)params)->phEvent);
+        pa_guard_leave();
+        break;
+    case PA_ZE_API_EventPoolDestroy:
+        pa_guard_enter();
+        pa_ze_obj_del(*((ze_event_pool_destroy_params_t *)params)->phEventPool);
+        pa_guard_leave();
+        break;
+    case PA_ZE_API_EventPoolCloseIpcHandle:
+        pa_guard_enter();
+        pa_ze_obj_del(*((ze_event_pool_close_ipc_handle_params_t *)params)->phEventPool);
         pa_guard_leave();
         break;
     case PA_ZE_API_CommandListAppendEventReset: {

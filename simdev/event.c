@@ -37,6 +37,8 @@ ze_result_t pa_sd_zeEventPoolCreate(ze_context_handle_t hc, const ze_event_pool_
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (desc->count == 0)
         return ZE_RESULT_ERROR_INVALID_SIZE;
+    if ((desc->flags & ZE_EVENT_POOL_FLAG_IPC) && (desc->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP))
+        return ZE_RESULT_ERROR_INVALID_ENUMERATION; /* ze_api.h: these two cannot be combined */
     for (uint32_t i = 0; i < ndev; i++)
         if (!pa_sd_device_of(phDevices[i]))
             return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;

@@ -8,6 +8,8 @@
  *   devreset : immediate list: busy 2 ms signals app event E, AppendEventReset(E) queued behind
  *              it, busy 100 us signals E again; the host waits only for the end
  *   names    : kernels whose names demangle: _Z10vector_addPKfS0_Pfj x3, _ZN2ns4busyEm x2 (50 us)
+ *   ipc      : an IPC event pool (no KERNEL_TIMESTAMP allowed with it): busy_ipc (100 us) signals its
+ *              event, busy_plain (100 us) none; one op without device times, one with
  * Exits 0 when every call succeeded. */
 #include "common.h"
 
@@ -135,11 +137,26 @@ static int run_names(sample_env_t *env)
     return 0;
 }
 
+static int run_ipc(sample_env_t *env)
+{
+    ze_device_handle_t dev = env->devices[0];
+    ze_command_list_handle_t l = sample_immediate(env, dev, 0, 0);
+    ze_event_pool_desc_t pd = {ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, NULL,
+                               ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_IPC, 2};
+    ze_event_pool_handle_t pool;
+    SAMPLE_CHECK(zeEventPoolCreate(env->context, &pd, 1, &dev, &pool));
+    ze_event_handle_t e = sample_event(pool, 0), done = sample_event(pool, 1);
+    sample_launch_1d(l, busy(env, dev, "busy_ipc", 100000), 1, 1, e);
+    sample_launch_1d(l, busy(env, dev, "busy_plain", 100000), 1, 1, NULL);
+    drain(l, done);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct { const char *name; int (*fn)(sample_env_t *); uint32_t ndev; } modes[] = {
         {"devices", run_devices, 2}, {"copies", run_copies, 1}, {"reexec", run_reexec, 1},
-        {"devreset", run_devreset, 1}, {"names", run_names, 1}};
+        {"devreset", run_devreset, 1}, {"names", run_names, 1}, {"ipc", run_ipc, 1}};
     for (size_t i = 0; argc == 2 && i < sizeof modes / sizeof modes[0]; i++)
         if (!strcmp(argv[1], modes[i].name)) {
             sample_env_t env;
@@ -148,6 +165,6 @@ int main(int argc, char **argv)
             printf("ze_ops_check %s: done\n", argv[1]);
             return rc;
         }
-    fprintf(stderr, "usage: %s devices|copies|reexec|devreset|names\n", argv[0]);
+    fprintf(stderr, "usage: %s devices|copies|reexec|devreset|names|ipc\n", argv[0]);
     return 2;
 }
