@@ -65,7 +65,18 @@ size_t pa_ring_drain(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scr
     size_t done = 0;
     while (head < tail && (max_records == 0 || done < max_records)) {
         const pa_record_t *rec = &r->slots[head & r->mask];
+        pa_record_t fixed;
         uint32_t ns = rec->nslots ? rec->nslots : 1;
+        /* a corrupted header (a stray write by the application) must not make us read past
+         * what was committed nor overflow `scratch`: at most the committed slots, and a payload
+         * of at most the continuation slots; the sink sees the clamped length */
+        if (ns > tail - head)
+            ns = (uint32_t)(tail - head);
+        if (rec->len > (uint64_t)(ns - 1) * PA_SLOT_SIZE) {
+            fixed = *rec;
+            fixed.len = (ns - 1) * PA_SLOT_SIZE;
+            rec = &fixed;
+        }
         const uint8_t *payload = NULL;
         if (rec->len) {
             uint64_t first = (head + 1) & r->mask;

@@ -152,6 +152,49 @@ static void test_payload_wraps_array_end(void **state)
     pa_ring_destroy(r);
 }
 
+/* Sink reading every payload byte it is given (ASan: no read past scratch or the slots). */
+static void collect_sum(void *ctx, const pa_record_t *rec, const uint8_t *payload)
+{
+    sink_t *s = ctx;
+    s->t0[s->n] = rec->t0;
+    s->len[s->n] = rec->len;
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < rec->len; i++)
+        sum += payload[i];
+    s->payload[s->n][0] = (uint8_t)sum;
+    s->n++;
+}
+
+/* A header overwritten by a stray write: a huge len and/or nslots beyond what was committed
+ * must neither overflow scratch nor read past the committed slots. */
+static void test_forged_header_clamped(void **state)
+{
+    (void)state;
+    pa_ring_t *r = pa_ring_create(64, 1);
+    sink_t *s = test_calloc(1, sizeof *s);
+    for (int i = 0; i < 60; i++)
+        put(r, (uint64_t)i);
+    assert_int_equal(pa_ring_drain(r, collect, s, scratch, 0), 60);
+    /* a 6-slot record at slot 60 wraps (61..63, 0, 1); its len forged to 4 GiB - 1 */
+    uint8_t data[300] = {0};
+    assert_int_equal(put_payload(r, 7, data, 300), 0);
+    r->slots[60].len = UINT32_MAX;
+    /* then a 1-slot record claiming 60000 slots and 1 MB: only 1 slot was committed */
+    assert_int_equal(put(r, 8), 0);
+    r->slots[2].nslots = 60000;
+    r->slots[2].len = 1u << 20;
+    s->n = 0;
+    assert_int_equal(pa_ring_drain(r, collect_sum, s, scratch, 0), 2);
+    assert_int_equal(s->t0[0], 7);
+    assert_int_equal(s->len[0], 5 * 64); /* clamped to the 5 continuation slots */
+    assert_int_equal(s->t0[1], 8);
+    assert_int_equal(s->len[1], 0);      /* clamped to the 1 committed slot: no payload */
+    assert_int_equal(atomic_load(&r->head), 60 + 6 + 1);
+    assert_int_equal(atomic_load(&r->head), atomic_load(&r->tail));
+    test_free(s);
+    pa_ring_destroy(r);
+}
+
 static void test_payload_refused_when_no_room(void **state)
 {
     (void)state;
@@ -206,6 +249,7 @@ int main(void)
         cmocka_unit_test(test_drop_count_exact),
         cmocka_unit_test(test_payload_wraps_array_end),
         cmocka_unit_test(test_payload_refused_when_no_room),
+        cmocka_unit_test(test_forged_header_clamped),
         cmocka_unit_test(test_unlink_retired_only_when_drained),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
