@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collector.h"
@@ -186,6 +188,58 @@ static FILE *summary_stream(int *close_it)
     }
 }
 
+/* Nothing recorded at all (no ranges, calls, device operations or memory events, none lost) in
+ * a session that ended normally: a shell, env or pyenv helper exec'd on the way to the real
+ * program. Such a session writes no DB, only one line instead of the summary. (A session ended
+ * by a fatal signal keeps its DB: it records how the process ended.) */
+static int session_empty(const pa_agg_results_t *res)
+{
+    return meta.complete && !res->records_total && !res->drops_total && !res->late_records && !res->unrecorded &&
+           !res->spool_errors && !res->hgtx_depth_overflow && !atomic_load(&pa_unrecorded);
+}
+
+/* SIGPIPE blocked on this thread while the exit path writes (summary, messages), EPIPE ignored:
+ * a reader that closed the pipe early must not change the application's exit status. A SIGPIPE
+ * our writes left pending is consumed before the mask is restored, so the application never
+ * gets it; one the application had pending already is kept. */
+typedef struct pipe_guard { sigset_t set, old; int was_pending; } pipe_guard_t;
+
+static void pipe_block(pipe_guard_t *g)
+{
+    sigset_t pend;
+    sigemptyset(&g->set);
+    sigaddset(&g->set, SIGPIPE);
+    g->was_pending = sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &g->set, &g->old);
+}
+
+static void pipe_restore(pipe_guard_t *g)
+{
+    sigset_t pend;
+    struct timespec zero = {0, 0};
+    if (!g->was_pending && sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE) == 1)
+        while (sigtimedwait(&g->set, NULL, &zero) < 0 && errno == EINTR) {
+        }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+/* The summary (or, for an empty session, one line) at PROFAGENT_SUMMARY's destination. */
+static void print_summary(const pa_agg_results_t *res, const char *db, int empty)
+{
+    int close_it;
+    FILE *out = summary_stream(&close_it);
+    if (!out)
+        return;
+    if (empty)
+        fprintf(out, "profagent: %s (pid %u): nothing recorded, no database written\n", cmdline, meta.pid);
+    else
+        pa_summary_print(out, &meta, res, db);
+    fflush(out);
+    clearerr(out); /* EPIPE: ignored, the stream stays usable for the application */
+    if (close_it)
+        fclose(out);
+}
+
 /* The exit path: stop the aggregator (bounded), write the DB, print the summary, remove the
  * spool. Runs once, only in the process that owns the session; never changes exit status. */
 void pa_finish(void)
@@ -214,24 +268,28 @@ void pa_finish(void)
         goto out;
     }
     meta.complete = pa_finish_signal == 0;
+    pipe_guard_t pg;
+    pipe_block(&pg);
+    if (session_empty(res)) {
+        unlink(spool_path);
+        print_summary(res, NULL, 1);
+        pipe_restore(&pg);
+        goto out;
+    }
     static char final_path[PATH_MAX];
     int wrote = write_db_free_name(res, final_path, sizeof final_path) == 0;
-    int close_it;
-    FILE *out = summary_stream(&close_it);
-    if (out) {
-        pa_summary_print(out, &meta, res, wrote ? final_path : NULL);
-        fflush(out);
-        if (close_it)
-            fclose(out);
-    }
+    /* the spool goes before the summary: a reader (head -1) that closes the pipe early must
+     * not leave a spool that `profagent stats` takes for a process that died */
     if (wrote)
         unlink(spool_path);
     else
         pa_err("agent", "the DB %s could not be written; spool kept: %s (profagent recover %s)", db_path,
                spool_path, spool_path);
+    print_summary(res, wrote ? final_path : NULL, 0);
     if (atomic_load(&pa_unrecorded))
         pa_warn("agent", "%llu events had no ring (no memory, or produced after the exit path began)",
                 (unsigned long long)atomic_load(&pa_unrecorded));
+    pipe_restore(&pg);
 out:
     atomic_store(&pa_finish_state, 2);
     pa_guard_leave();

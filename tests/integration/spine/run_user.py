@@ -100,6 +100,46 @@ if TEST in ("hgtx_dlopen", "hgtx_ctypes"):
     p = run(cmd, agent=False)
     check(p.stdout.strip() == "push 0 1 pop 1 0", "push/pop levels without the agent: %r" % p.stdout)
     check(not glob.glob(os.path.join(WORK, "*.db*")), "no agent: no DB or spool")
+elif TEST == "empty":
+    # nothing recorded: no DB, no spool, one line at the summary destination (here stderr)
+    p = run(["/bin/sh", "-c", "exit 0"], PROFAGENT_SUMMARY="stderr")
+    check(not glob.glob(os.path.join(WORK, "*")), "empty: no DB or spool (%s)" % os.listdir(WORK))
+    lines = [l for l in p.stderr.splitlines() if l.startswith("profagent")]
+    check(len(lines) == 1 and lines[0].startswith("profagent: /bin/sh -c exit 0 (pid ") and
+          lines[0].endswith("): nothing recorded, no database written"), "empty: one line (%s)" % lines)
+    # the same to a summary file; and nothing at all with PROFAGENT_SUMMARY=none
+    sf = os.path.join(WORK, "s.txt")
+    p = run(["/bin/sh", "-c", "exit 0"], PROFAGENT_SUMMARY="file:" + sf)
+    text = open(sf).read() if os.path.exists(sf) else ""
+    check(text.count("\n") == 1 and "nothing recorded, no database written" in text,
+          "empty: the line in the summary file (%r)" % text)
+    check(sorted(os.listdir(WORK)) == ["s.txt"], "empty: only the summary file (%s)" % os.listdir(WORK))
+    os.unlink(sf)
+    p = run(["/bin/sh", "-c", "exit 0"], PROFAGENT_SUMMARY="none")
+    check(p.stderr == "" and not os.listdir(WORK), "empty, summary none: silent, no files")
+    # one record is enough for a DB
+    p = run([PROG, HGTX], PROFAGENT_SUMMARY="none")
+    check(len(glob.glob(os.path.join(WORK, "*.db"))) == 1, "a session with records writes its DB")
+elif TEST == "closed_pipe":
+    # the summary goes to a pipe whose reader is gone (closed at once, or after one line as
+    # `| head -1`): the exit status is the program's, the DB complete, no spool left
+    for i in range(20):
+        for f in os.listdir(WORK):
+            os.unlink(os.path.join(WORK, f))
+        r, w = os.pipe()
+        p = subprocess.Popen([PROG, HGTX], env=env(PROFAGENT_SUMMARY="stderr"), stdout=subprocess.DEVNULL,
+                             stderr=w)
+        os.close(w)
+        if i % 2:
+            os.read(r, 1)  # reads the start of the summary, then goes away
+        os.close(r)
+        rc = p.wait(timeout=60)
+        check(rc == 0, "closed_pipe run %d: exit status 0 (got %d)" % (i, rc))
+        check(not glob.glob(os.path.join(WORK, "*.spool.zst")), "closed_pipe run %d: no spool left" % i)
+        dbs = glob.glob(os.path.join(WORK, "*.db"))
+        check(len(dbs) == 1 and sqlite3.connect(dbs[0]).execute(
+            "SELECT value FROM META WHERE key = 'session_complete'").fetchone() == (1,),
+            "closed_pipe run %d: one complete DB" % i)
 else:
     check(False, "unknown test " + TEST)
 
