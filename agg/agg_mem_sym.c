@@ -161,16 +161,25 @@ void pa_sym_close(pa_sym_t *sy)
     free(sy);
 }
 
+/* The demangled `name` without its ELF symbol version ("__libc_start_main@@GLIBC_2.34" ->
+ * "__libc_start_main"): the version is not part of the function's name. */
 static char *sym_demangle(pa_sym_t *sy, const char *name)
 {
-    if (sy->demangle && name[0] == '_' && name[1] == 'Z') {
+    char *base = strndup(name, strcspn(name, "@"));
+    if (base && base[0] && sy->demangle && base[0] == '_' && base[1] == 'Z') {
         int status = -1;
-        char *d = sy->demangle(name, NULL, NULL, &status);
-        if (d && status == 0)
+        char *d = sy->demangle(base, NULL, NULL, &status);
+        if (d && status == 0) {
+            free(base);
             return d;
+        }
         free(d);
     }
-    return strdup(name);
+    if (base && !base[0]) { /* "@..." alone: keep what there is */
+        free(base);
+        return strdup(name);
+    }
+    return base;
 }
 
 /* "name+0x<offset>" for an address without a symbol: the file-relative offset, so a stripped

@@ -161,19 +161,26 @@ static void proj_summary(FILE *out, const pa_session_meta_t *meta, const pa_agg_
     size_t n = pa_proj_summary_rows(res, rows, PA_PROJ_SUMMARY_TOP, &span);
     if (!n)
         return;
-    fprintf(out, "\n-- HGTX ranges projected onto the device (top %d by In-Use; device active span"
-                 " %llu ns; profagent stats -r hgtx_gpu_proj_sum) --\n",
-            PA_PROJ_SUMMARY_TOP, (unsigned long long)span);
-    fprintf(out, "%10s %20s %20s %10s %10s %-9s %s\n", "In-Use (%)", "Proj Active Time (ns)",
-            "Total Proj Time (ns)", "Instances", "PPU Ops", "Style", "Range");
+    /* the other sections' style (a table with Row#) and hgtx_gpu_proj_sum's column names and order */
+    static const char *const titles[] = {"Range", "Style", "In-Use (%)", "Proj Active Time (ns)",
+                                         "Total Proj Time (ns)", "Range Instances", "Total PPU Ops"};
+    pa_table_t t;
+    memset(&t, 0, sizeof t);
+    t.ncols = (int)(sizeof titles / sizeof titles[0]);
+    t.titles = titles;
     for (size_t i = 0; i < n; i++) {
-        char pct[32];
-        pa_format_double(pct, sizeof pct, rows[i].in_use_pct, 1);
-        fprintf(out, "%10s %20llu %20llu %10llu %10llu %-9s %.*s\n", pct,
-                (unsigned long long)rows[i].active_ns, (unsigned long long)rows[i].total_proj_ns,
-                (unsigned long long)rows[i].instances, (unsigned long long)rows[i].ops,
-                rows[i].style ? "StartEnd" : "PushPop", (int)rows[i].key_len, rows[i].key);
+        pa_table_add_str(&t, rows[i].key, rows[i].key_len);
+        pa_table_add_str(&t, rows[i].style ? "StartEnd" : "PushPop", rows[i].style ? 8 : 7);
+        pa_table_add_double(&t, rows[i].in_use_pct, 1);
+        pa_table_add_int(&t, (int64_t)rows[i].active_ns);
+        pa_table_add_int(&t, (int64_t)rows[i].total_proj_ns);
+        pa_table_add_int(&t, (int64_t)rows[i].instances);
+        pa_table_add_int(&t, (int64_t)rows[i].ops);
     }
+    fprintf(out, "\nHGTX ranges projected onto the device (top %zu by In-Use; device active span %llu ns;"
+                 " all: profagent stats -r hgtx_gpu_proj_sum):\n", n, (unsigned long long)span);
+    pa_table_write(&t, PA_FMT_TABLE, out);
+    pa_table_free(&t);
 }
 
 const pa_writer_source_t pa_writer_source_proj = {

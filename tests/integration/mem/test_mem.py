@@ -111,6 +111,13 @@ def test_script(a):
     top = c.execute("SELECT f.value, s.value FROM CALLCHAINS cc JOIN STRING_IDS f ON f.id = cc.function"
                     " JOIN STRING_IDS s ON s.id = cc.stack WHERE cc.stackDepth = 0 ORDER BY cc.id").fetchall()
     check(any(t[0] == "alloc_path_a" and "mem_script.c:" in t[1] for t in top), "depth-0 frame alloc_path_a with file:line")
+    # symbol versions are not part of a frame's function (fresh #15): "__libc_start_main", never
+    # "__libc_start_main@@GLIBC_2.34", in the DB and in the exit summary's leak stacks
+    fnames = [f for (f,) in c.execute("SELECT DISTINCT s.value FROM CALLCHAINS cc JOIN STRING_IDS s"
+                                        " ON s.id = cc.function")]
+    check("__libc_start_main" in fnames and not any("@" in f for f in fnames),
+          "frames without symbol versions: %s" % [f for f in fnames if "libc_start" in f or "@" in f])
+    check("@GLIBC" not in err and "@@" not in err, "exit summary stacks without symbol versions")
     # 7 distinct native stacks: a1..a3 and b1, b2, h1 are six different return addresses in
     # main, plus the failed huge allocation
     n = c.execute("SELECT count(DISTINCT id) FROM CALLCHAINS").fetchone()[0]

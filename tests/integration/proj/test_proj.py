@@ -80,9 +80,15 @@ check(report(db, "hgtx_ppu_proj_sum") == report(db, "hgtx_gpu_proj_sum"), "alias
 def summary_matches(db, err, tag):
     """every hgtx_gpu_proj_sum row appears in the exit summary with the same numbers"""
     for r in report(db, "hgtx_gpu_proj_sum"):
-        line = [l.split() for l in err.splitlines() if l.rstrip().endswith(" " + r[0])]
-        want = [r[2], r[3], r[4], r[6], r[12], r[1]]  # In-Use, active, total proj, inst, ops, style
-        check(any(l[:6] == want for l in line), f"{tag}: summary lacks {want} for {r[0]}: {line}")
+        # the summary's table: Row#, then hgtx_gpu_proj_sum's columns Range, Style, In-Use (%),
+        # Proj Active Time (ns), Total Proj Time (ns), Range Instances, Total PPU Ops (fresh #12)
+        line = [l.split() for l in err.splitlines() if len(l.split()) == 8 and l.split()[1] == r[0]]
+        want = [r[0], r[1], r[2], r[3], r[4], r[6], r[12]]
+        check(any(l[1:] == want for l in line), f"{tag}: summary lacks {want} for {r[0]}: {line}")
+    hdr = [l for l in err.splitlines() if l.lstrip().startswith("Row#") and "Range Instances" in l]
+    check(len(hdr) == 1 and hdr[0].split() == ["Row#", "Range", "Style", "In-Use", "(%)", "Proj", "Active",
+          "Time", "(ns)", "Total", "Proj", "Time", "(ns)", "Range", "Instances", "Total", "PPU", "Ops"],
+          f"{tag}: projection summary header: {hdr}")
 
 
 summary_matches(db, err, "nested")
