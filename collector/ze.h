@@ -2,6 +2,7 @@
 #ifndef PA_ZE_H
 #define PA_ZE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 /*
@@ -31,6 +32,22 @@ typedef struct pa_ze_clock {
     uint64_t ref_host_ns;     /* CLOCK_MONOTONIC ns at the reference */
     uint64_t ref_dev_ticks;   /* device timestamp at the reference (any width) */
 } pa_ze_clock_t;
+
+/* A device clock shared by every thread: a seqlock over two copies. One writer at a time
+ * (the caller serializes publishers); readers never block and never see a torn pair, even
+ * when preempted across several publications. */
+typedef struct pa_ze_clock_sync {
+    pa_ze_clock_t clock[2];   /* clock[active] is current; a publication writes the other one */
+    _Atomic int active;
+    _Atomic uint32_t seq;     /* odd while a publication writes; +2 per publication */
+} pa_ze_clock_sync_t;
+
+/*! pa_ze_clock_publish() : makes *c current. Publishers must be serialized by the caller. */
+void pa_ze_clock_publish(pa_ze_clock_sync_t *s, const pa_ze_clock_t *c);
+
+/*! pa_ze_clock_load() : copies a consistent current clock to *out; lock-free, retries only
+ *  when a publication started during the copy (publications are rate-limited). */
+void pa_ze_clock_load(pa_ze_clock_sync_t *s, pa_ze_clock_t *out);
 
 /*! pa_ze_ticks_mask() : (1 << bits) - 1 without undefined shifts; bits 0 or >= 64 -> all ones. */
 uint64_t pa_ze_ticks_mask(uint32_t bits);

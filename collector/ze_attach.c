@@ -110,8 +110,8 @@ static void device_record(uint32_t idx, ze_driver_handle_t drv, ze_device_handle
         a.cu_count = p.numSlices * p.numSubslicesPerSlice * p.numEUsPerSubslice;
         a.cu_clock_hz = (uint64_t)p.coreClockRate * 1000000u;
         a.timer_hz = p.timerResolution;
-        pa_ze_devs[idx].clock[0].timer_hz = p.timerResolution;
-        pa_ze_devs[idx].clock[0].valid_bits = p.kernelTimestampValidBits;
+        pa_ze_devs[idx].clk.clock[0].timer_hz = p.timerResolution;
+        pa_ze_devs[idx].clk.clock[0].valid_bits = p.kernelTimestampValidBits;
     }
     ze_api_version_t v = 0;
     if (pa_ze.zeDriverGetApiVersion(drv, &v) == ZE_RESULT_SUCCESS) {
@@ -312,9 +312,9 @@ void pa_ze_dev_clock(uint32_t i, pa_ze_clock_t *out)
 {
     pa_ze_dev_t *d = &pa_ze_devs[i];
     uint64_t now = pa_clock_ns();
-    int cur = atomic_load_explicit(&d->active, memory_order_acquire);
+    pa_ze_clock_load(&d->clk, out);
     int expect = 0;
-    if ((d->clock[cur].ref_host_ns == 0 || now - d->clock[cur].ref_host_ns > 50000000u) &&
+    if ((out->ref_host_ns == 0 || now - out->ref_host_ns > 50000000u) &&
         atomic_compare_exchange_strong(&d->clock_lock, &expect, 1)) {
         uint64_t host = 0, dev = 0;
         uint64_t h0 = pa_clock_ns();
@@ -323,18 +323,18 @@ void pa_ze_dev_clock(uint32_t i, pa_ze_clock_t *out)
         pa_guard_leave();
         uint64_t h1 = pa_clock_ns();
         if (r == ZE_RESULT_SUCCESS) {
-            /* write the inactive copy, then publish it: readers never see a torn pair.
+            /* published under the seqlock (clock_lock makes us the only writer): a reader
+             * preempted across two refreshes retries instead of keeping a torn pair.
              * Our own clock around the call: the driver's host clock domain is unspecified. */
-            pa_ze_clock_t *c = &d->clock[cur ^ 1];
-            *c = d->clock[cur];
-            c->ref_host_ns = h0 + (h1 - h0) / 2;
-            c->ref_dev_ticks = dev;
-            cur ^= 1;
-            atomic_store_explicit(&d->active, cur, memory_order_release);
+            pa_ze_clock_t c;
+            pa_ze_clock_load(&d->clk, &c);
+            c.ref_host_ns = h0 + (h1 - h0) / 2;
+            c.ref_dev_ticks = dev;
+            pa_ze_clock_publish(&d->clk, &c);
+            *out = c;
         }
         atomic_store(&d->clock_lock, 0);
     }
-    *out = d->clock[cur];
 }
 
 void pa_ze_detach(uint64_t timeout_ns)

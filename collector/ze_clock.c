@@ -29,3 +29,29 @@ uint64_t pa_ze_span_ns(const pa_ze_clock_t *c, uint64_t start, uint64_t end)
 {
     return ticks_to_ns((end - start) & pa_ze_ticks_mask(c->valid_bits), c->timer_hz);
 }
+
+void pa_ze_clock_publish(pa_ze_clock_sync_t *s, const pa_ze_clock_t *c)
+{
+    uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
+    int cur = atomic_load_explicit(&s->active, memory_order_relaxed);
+    atomic_store_explicit(&s->seq, q + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release); /* odd seq visible before the copy changes */
+    s->clock[cur ^ 1] = *c;
+    atomic_store_explicit(&s->active, cur ^ 1, memory_order_release);
+    atomic_store_explicit(&s->seq, q + 2, memory_order_release);
+}
+
+void pa_ze_clock_load(pa_ze_clock_sync_t *s, pa_ze_clock_t *out)
+{
+    /* The copy read is only rewritten by the publication after the one that made it current,
+     * which first makes seq odd: an unchanged seq proves the copy was not written meanwhile
+     * (a publication in progress at the start writes the other copy, so no wait for it). */
+    for (;;) {
+        uint32_t q0 = atomic_load_explicit(&s->seq, memory_order_acquire);
+        int cur = atomic_load_explicit(&s->active, memory_order_acquire);
+        *out = s->clock[cur];
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&s->seq, memory_order_relaxed) == q0)
+            return;
+    }
+}

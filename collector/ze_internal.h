@@ -51,8 +51,7 @@ extern _Atomic int pa_ze_attached;
 #define PA_ZE_MAX_DEVICES 16
 typedef struct pa_ze_dev {
     ze_device_handle_t h;
-    pa_ze_clock_t clock[2];   /* clock[active] is current; refreshed by pa_ze_dev_clock() */
-    _Atomic int active;
+    pa_ze_clock_sync_t clk;   /* current clock; refreshed by pa_ze_dev_clock() */
     _Atomic int clock_lock;   /* 1 while a thread refreshes the reference */
 } pa_ze_dev_t;
 extern pa_ze_dev_t pa_ze_devs[PA_ZE_MAX_DEVICES];
