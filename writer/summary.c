@@ -135,7 +135,7 @@ static void pa_summary_unterminated(FILE *out, sqlite3 *db, const pa_agg_results
     sqlite3_stmt *st = NULL;
     if (!res->hgtx_unterminated)
         return;
-    fprintf(out, "HGTX ranges still open at exit (unterminated, counted until the end): %llu\n",
+    fprintf(out, "HGTX ranges still open at exit (left out of the statistics): %llu\n",
             (unsigned long long)res->hgtx_unterminated);
     if (!db || sqlite3_prepare_v2(db, "SELECT start, globalTid & 4294967295, name FROM"
                                   " HGTX_RANGES_NAMED WHERE unterminated ORDER BY start LIMIT 10",
