@@ -60,7 +60,16 @@ pa_ring_t *pa_thread_ring_slow(void)
         atomic_load_explicit(&pa_thread_no_new_rings, memory_order_acquire))
         return NULL;
     int saved = errno;
+    /* the guard first: a signal handler recording an event from here on finds it and gets
+     * NULL instead of creating (and registering) a second ring that the first would orphan;
+     * one that ran before it may already have made the ring: then use that one */
     pa_guard_enter(); /* allocation, prctl and pthread_* below must not be recorded */
+    atomic_signal_fence(memory_order_seq_cst);
+    if (pa_tls.ring) {
+        pa_guard_leave();
+        errno = saved;
+        return pa_tls.ring;
+    }
     if (!pa_tls.tid)
         pa_tls.tid = (uint32_t)syscall(SYS_gettid);
     pthread_once(&exit_key_once, exit_key_create);
