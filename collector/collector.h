@@ -148,4 +148,15 @@ void pa_thread_after_fork_child(void);
 /*! pa_osrt_init() : resolves every real_<fn> now (constructor), caches the threshold. */
 void pa_osrt_init(void);
 
+/* Fallbacks (osrt_raw.c) while dlsym has not returned the real function: async-signal-safe
+ * (trylock, yield, clock_gettime), no allocation. */
+#include <pthread.h>
+/*! pa_osrt_raw_mutex_lock() : pthread_mutex_lock by trylock + yield; EDEADLK for an
+ *  error-checking mutex the caller already owns (glibc), trylock's other errors as is. */
+int pa_osrt_raw_mutex_lock(pthread_mutex_t *m);
+/*! pa_osrt_raw_cond_wait() : one spurious wake-up: unlock, yield, relock `m`; returns 0, the
+ *  unlock/lock error (EPERM, EDEADLK), EINVAL for a bad abstime->tv_nsec, or ETIMEDOUT once
+ *  `abstime` (NULL: none) passed on the condition's clock (glibc condattr clock, else REALTIME). */
+int pa_osrt_raw_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime);
+
 #endif

@@ -102,23 +102,8 @@ static __attribute__((noinline)) void record(uint32_t func, uint64_t t0, int ret
     return ret
 
 /* ---- fallbacks, used only if a wrapper runs inside dlsym itself (never seen on glibc 2.36,
- * but a malloc replacement could do it). Each keeps the function's contract. ---- */
-
-static int raw_mutex_lock(pthread_mutex_t *m)
-{
-    int r;
-    while ((r = pthread_mutex_trylock(m)) == EBUSY)
-        sched_yield();
-    return r;
-}
-
-/* A condition wait may wake spuriously (POSIX): release, yield, reacquire. */
-static int raw_cond_wait(pthread_mutex_t *m)
-{
-    pthread_mutex_unlock(m);
-    sched_yield();
-    return raw_mutex_lock(m);
-}
+ * but a malloc replacement could do it). Each keeps the function's contract; the mutex and
+ * condition ones are in osrt_raw.c. ---- */
 
 static int raw_nanosleep(const struct timespec *req, struct timespec *rem)
 {
@@ -149,7 +134,7 @@ PA_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
     REAL(pthread_cond_wait);
     if (PA_UNLIKELY(!real))
-        return raw_cond_wait(m);
+        return pa_osrt_raw_cond_wait(c, m, NULL);
     TIMED_RETCODE(PA_OSRT_PTHREAD_COND_WAIT, real(c, m));
 }
 
@@ -157,7 +142,7 @@ PA_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, cons
 {
     REAL(pthread_cond_timedwait);
     if (PA_UNLIKELY(!real))
-        return raw_cond_wait(m);
+        return pa_osrt_raw_cond_wait(c, m, abstime);
     TIMED_RETCODE(PA_OSRT_PTHREAD_COND_TIMEDWAIT, real(c, m, abstime));
 }
 
@@ -167,7 +152,7 @@ PA_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
     REAL(pthread_mutex_lock);
     if (PA_UNLIKELY(!real))
-        return raw_mutex_lock(m);
+        return pa_osrt_raw_mutex_lock(m);
     if (!pa_agent_collecting(PA_SRC_OSRT))
         return real(m);
     int r = pthread_mutex_trylock(m);
