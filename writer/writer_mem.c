@@ -206,10 +206,24 @@ static int64_t live_take(mem_live_map_t *m, uint64_t key)
     return ev;
 }
 
+/* An allocation seen (in start order) while its address is still live may have been made right
+ * after a free that *started* later: thread A enters zeMemAlloc, thread B frees address P and
+ * the driver hands P to A. Such an allocation waits here ("pending") until the address's next
+ * event: a successful free that started before the pending allocation ended is the free of
+ * the previous allocation; anything else means the previous one was never freed. */
+typedef struct mem_pending { mem_live_map_t ev, end; } mem_pending_t;
+
+static int pend_flush(mem_live_map_t *live, mem_pending_t *p, uint64_t mem)
+{
+    int64_t ev = live_take(&p->ev, mem);
+    live_take(&p->end, mem);
+    return ev ? live_put(live, mem, ev) : 0; /* replaces an allocation never freed */
+}
+
 static int mem_pair_frees(sqlite3 *db)
 {
     sqlite3_stmt *rd, *up;
-    if (sqlite3_prepare_v2(db, "SELECT eventId, op, memory, result FROM DEVICE_MEMORY"
+    if (sqlite3_prepare_v2(db, "SELECT eventId, op, memory, result, end, start FROM DEVICE_MEMORY"
                                " WHERE memory != 0 ORDER BY start, eventId", -1, &rd, NULL) != SQLITE_OK)
         return -1;
     if (sqlite3_prepare_v2(db, "UPDATE DEVICE_MEMORY AS f SET allocEventId = a.eventId, size = a.size,"
@@ -220,6 +234,7 @@ static int mem_pair_frees(sqlite3 *db)
         return -1;
     }
     mem_live_map_t live = {0};
+    mem_pending_t pend = {{0}, {0}};
     int rc = pa_db_exec(db, "UPDATE DEVICE_MEMORY SET allocEventId = NULL, size = 0, deviceId = NULL,"
                             " callchainId = 0 WHERE op = 1");
     while (rc == 0 && sqlite3_step(rd) == SQLITE_ROW) {
@@ -229,8 +244,34 @@ static int mem_pair_frees(sqlite3 *db)
         if (failed && op == 0)
             continue; /* failed alloc: nothing live */
         if (op == 0) {
-            rc = live_put(&live, mem, ev); /* a reused address replaces an allocation never freed */
+            rc = pend_flush(&live, &pend, mem); /* an older pending one: its predecessor leaked */
+            if (rc == 0 && live_get(&live, mem)) {
+                int64_t end = sqlite3_column_int64(rd, 4);
+                rc = live_put(&pend.ev, mem, ev) | live_put(&pend.end, mem, end ? end : 1);
+            } else if (rc == 0) {
+                rc = live_put(&live, mem, ev);
+            }
             continue;
+        }
+        int64_t pend_end = failed ? 0 : live_get(&pend.end, mem);
+        if (pend_end) {
+            /* started before the pending allocation ended: frees the previous allocation, and
+             * the pending one goes live */
+            if (sqlite3_column_int64(rd, 5) <= pend_end) {
+                int64_t a = live_take(&live, mem);
+                if (a) {
+                    sqlite3_bind_int64(up, 1, ev);
+                    sqlite3_bind_int64(up, 2, a);
+                    rc = sqlite3_step(up) == SQLITE_DONE ? 0 : -1;
+                    sqlite3_reset(up);
+                }
+                if (rc == 0)
+                    rc = pend_flush(&live, &pend, mem);
+                continue;
+            }
+            rc = pend_flush(&live, &pend, mem);
+            if (rc)
+                break;
         }
         /* a failed free of a live allocation names it (device, size, group) but leaves it live;
          * freeEventId is only linked for successful frees */
@@ -244,6 +285,10 @@ static int mem_pair_frees(sqlite3 *db)
     }
     free(live.key);
     free(live.ev);
+    free(pend.ev.key);
+    free(pend.ev.ev);
+    free(pend.end.key);
+    free(pend.end.ev);
     sqlite3_finalize(rd);
     sqlite3_finalize(up);
     return rc;

@@ -215,6 +215,47 @@ static void test_detail(void **s)
     free(got);
 }
 
+/* Address reuse across threads: thread 20 enters zeMemAlloc at 1000 (ends 1005, alloc t1 = t0+5)
+ * while thread 21 frees 0x5000 at 1002; the driver hands the freed 0x5000 to thread 20. In start
+ * order the second allocation comes before the free that made its address available: the free
+ * must still release the FIRST allocation (made at 900), and the second must stay live. A plain
+ * start-order pairing freed the second one and reported the first as leaked. */
+static void test_reuse_race(void **s)
+{
+    (void)s;
+    char spool[256], db2[256];
+    snprintf(spool, sizeof spool, "/tmp/test_mem_reuse.%d.spool", (int)getpid());
+    snprintf(db2, sizeof db2, "/tmp/test_mem_reuse.%d.db", (int)getpid());
+    unlink(db2);
+    pa_agg_config_t cfg = {.spool_path = spool, .median_budget = 1024, .zstd_level = 1};
+    pa_agg_t *a = pa_agg_create(&cfg);
+    assert_non_null(a);
+    alloc(a, 21, 900, 0x5000, 128, 0, &s1, 0);  /* first owner of 0x5000 */
+    alloc(a, 20, 1000, 0x5000, 256, 0, &s2, 0); /* gets 0x5000 once the free below released it */
+    mfree(a, 21, 1002, 0x5000, 0);              /* frees the 128-byte allocation */
+    const pa_agg_results_t *res = pa_agg_finish(a);
+    assert_non_null(res);
+    pa_session_meta_t meta = {.pid = 4243, .hostname = "h", .cmdline = "t", .start_mono_ns = 1,
+                              .end_mono_ns = 2000, .rank = -1, .complete = 1};
+    assert_int_equal(pa_writer_write_db(db2, spool, &meta, res), 0);
+    pa_agg_destroy(a);
+    unlink(spool);
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_open(db2, &db), SQLITE_OK);
+    /* the free names the 128-byte allocation; the 256-byte one is the only one unreleased */
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT (SELECT size FROM DEVICE_MEMORY WHERE op = 1),"
+        " (SELECT group_concat(size) FROM DEVICE_MEMORY a WHERE op = 0 AND NOT EXISTS"
+        "  (SELECT 1 FROM DEVICE_MEMORY f WHERE f.op = 1 AND f.allocEventId = a.eventId))",
+        -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 128);
+    assert_string_equal((const char *)sqlite3_column_text(st, 1), "256");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    unlink(db2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_time_range),
         cmocka_unit_test(test_pairing_and_counts),
         cmocka_unit_test(test_detail),
+        cmocka_unit_test(test_reuse_race),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
