@@ -200,14 +200,22 @@ static int pa_load_res_threads(sqlite3 *db, uint32_t pid, const pa_agg_results_t
  * the two middle values). Returns 0 and *out, or -1 when the category has no trace table here. */
 static int pa_median_from_rows(sqlite3 *db, const pa_stat_row_t *row, double *out)
 {
+    /* Not the median() aggregate: it holds every value of the key in memory, which made the exit
+     * RSS grow with the run length exactly when the aggregator's sample budget had run out.
+     * ORDER BY + LIMIT/OFFSET goes through SQLite's sorter, which spills to temp files. */
+#define PA_MEDIAN_SQL(from_where)                                                            \
+    "WITH v(d) AS (" from_where ") SELECT avg(d) FROM (SELECT d FROM v ORDER BY d"             \
+    " LIMIT 2 - (SELECT count(*) FROM v) % 2 OFFSET ((SELECT count(*) FROM v) - 1) / 2)"
     const char *sql;
-    if (row->cat == PA_CAT_HGTX_RANGE)
-        sql = "SELECT median(end - start) FROM HGTX_RANGES_NAMED WHERE name = ?1 AND style = ?2";
+    if (row->cat == PA_CAT_HGTX_RANGE) /* unterminated ranges are left out, as in the aggregates */
+        sql = PA_MEDIAN_SQL("SELECT end - start FROM HGTX_RANGES_NAMED WHERE name = ?1 AND style = ?2"
+                            " AND unterminated = 0");
     else if (row->cat == PA_CAT_OSRT)
-        sql = "SELECT median(o.end - o.start) FROM OSRT_API o JOIN STRING_IDS s ON s.id = o.nameId"
-              " WHERE s.value = ?1 AND ?2 >= 0";
+        sql = PA_MEDIAN_SQL("SELECT o.end - o.start FROM OSRT_API o JOIN STRING_IDS s ON s.id = o.nameId"
+                            " WHERE s.value = ?1 AND ?2 >= 0");
     else
         return -1;
+#undef PA_MEDIAN_SQL
     sqlite3_stmt *st = NULL;
     int rc = -1;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
