@@ -4,24 +4,17 @@
 config mistakes and `profagent run` on a static binary (qa2 defects 1, 2, 3, 9, 10, 12)."""
 import glob, os, re, shutil, signal, sqlite3, subprocess, sys, tempfile, time
 
+from spine_util import FAILS, check, preload as spine_preload
+
 BUILD, TEST = sys.argv[1], sys.argv[2]
 LIB = os.path.join(BUILD, "lib", "libprofagent.so")
 CLI = os.path.join(BUILD, "bin", "profagent")
 LIFE = os.path.join(BUILD, "tests", "spine", "spine_life")
 WORK = tempfile.mkdtemp(prefix="spine_life_%s_" % TEST)
-FAILS = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        FAILS.append(what)
 
 
 def preload():
-    out = subprocess.run(["ldd", LIB], capture_output=True, text=True).stdout
-    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
-    return ":".join(asan + [LIB])
+    return spine_preload(LIB)
 
 
 def env_for(agent=True, extra=None):

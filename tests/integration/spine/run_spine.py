@@ -3,25 +3,17 @@
 the DB (tables of writer/schema.c), the exit summary and `profagent stats` output."""
 import csv, glob, io, os, shutil, sqlite3, subprocess, sys, tempfile, time
 
+from spine_util import FAILS, check, preload as spine_preload
+
 BUILD, TEST = sys.argv[1], sys.argv[2]
 LIB = os.path.join(BUILD, "lib", "libprofagent.so")
 CLI = os.path.join(BUILD, "bin", "profagent")
 BIN = os.path.join(BUILD, "tests", "spine")
 WORK = tempfile.mkdtemp(prefix="spine_%s_" % TEST)
-FAILS = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        FAILS.append(what)
 
 
 def preload():
-    """libprofagent.so, behind the ASan runtime when the agent is a sanitizer build."""
-    out = subprocess.run(["ldd", LIB], capture_output=True, text=True).stdout
-    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
-    return ":".join(asan + [LIB])
+    return spine_preload(LIB)
 
 
 def run(prog, *args, agent=True, env=None, timeout=60):

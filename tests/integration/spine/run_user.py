@@ -6,25 +6,17 @@ it; empty: a process that recorded nothing writes no DB and prints one line; clo
 summary to a pipe closed early changes neither the exit status nor leaves a spool."""
 import glob, os, sqlite3, subprocess, sys, tempfile
 
+from spine_util import FAILS, check, preload as spine_preload
+
 BUILD, TEST = sys.argv[1], sys.argv[2]
 LIB = os.path.join(BUILD, "lib", "libprofagent.so")
 HGTX = os.path.join(BUILD, "lib", "libhgtx.so")
 PROG = os.path.join(BUILD, "tests", "spine", "spine_hgtx_dl")
 WORK = tempfile.mkdtemp(prefix="user_%s_" % TEST)
-FAILS = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        FAILS.append(what)
 
 
 def preload():
-    """libprofagent.so, behind the ASan runtime when the agent is a sanitizer build."""
-    out = subprocess.run(["ldd", LIB], capture_output=True, text=True).stdout
-    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
-    return ":".join(asan + [LIB])
+    return spine_preload(LIB)
 
 
 def env(agent=True, **kw):
