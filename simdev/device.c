@@ -226,17 +226,30 @@ ze_result_t pa_sd_zeDeviceGetModuleProperties(ze_device_handle_t h, ze_device_mo
     return ZE_RESULT_SUCCESS;
 }
 
+/* The checks and the count-only answer every two-call getter below starts with (Level Zero's
+ * convention: *pCount == 0 or no array asks for the count). Returns 1 with *r set when the
+ * getter must return *r now, 0 when it should fill min(*pCount, have) entries. */
+static int count_query(ze_device_handle_t h, uint32_t *pCount, const void *p, uint32_t have,
+                       ze_result_t *r)
+{
+    *r = ZE_RESULT_SUCCESS;
+    if (!pa_sd_device_of(h))
+        *r = ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    else if (!pCount)
+        *r = ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    else if (*pCount == 0 || !p)
+        *pCount = have;
+    else
+        return 0;
+    return 1;
+}
+
 ze_result_t pa_sd_zeDeviceGetCommandQueueGroupProperties(ze_device_handle_t h, uint32_t *pCount,
                                                       ze_command_queue_group_properties_t *p)
 {
-    if (!pa_sd_device_of(h))
-        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    if (!pCount)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (*pCount == 0 || !p) {
-        *pCount = PA_SD_NUM_ORDINALS;
-        return ZE_RESULT_SUCCESS;
-    }
+    ze_result_t r;
+    if (count_query(h, pCount, p, PA_SD_NUM_ORDINALS, &r))
+        return r;
     uint32_t n = *pCount < PA_SD_NUM_ORDINALS ? *pCount : PA_SD_NUM_ORDINALS;
     for (uint32_t i = 0; i < n; i++) {
         bool compute = i == SIMDEV_ORDINAL_COMPUTE;
@@ -255,14 +268,9 @@ ze_result_t pa_sd_zeDeviceGetCommandQueueGroupProperties(ze_device_handle_t h, u
 ze_result_t pa_sd_zeDeviceGetMemoryProperties(ze_device_handle_t h, uint32_t *pCount,
                                            ze_device_memory_properties_t *p)
 {
-    if (!pa_sd_device_of(h))
-        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    if (!pCount)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (*pCount == 0 || !p) {
-        *pCount = 1;
-        return ZE_RESULT_SUCCESS;
-    }
+    ze_result_t r;
+    if (count_query(h, pCount, p, 1, &r))
+        return r;
     p->flags = 0;
     p->maxClockRate = 1600; /* MHz */
     p->maxBusWidth = 256;   /* bits */
@@ -293,14 +301,9 @@ ze_result_t pa_sd_zeDeviceGetMemoryAccessProperties(ze_device_handle_t h,
 ze_result_t pa_sd_zeDeviceGetCacheProperties(ze_device_handle_t h, uint32_t *pCount,
                                           ze_device_cache_properties_t *p)
 {
-    if (!pa_sd_device_of(h))
-        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    if (!pCount)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (*pCount == 0 || !p) {
-        *pCount = 1;
-        return ZE_RESULT_SUCCESS;
-    }
+    ze_result_t r;
+    if (count_query(h, pCount, p, 1, &r))
+        return r;
     p->flags = 0;
     p->cacheSize = 16u << 20;
     *pCount = 1;
