@@ -227,7 +227,12 @@ static void pipe_restore(pipe_guard_t *g)
 static void print_summary(const pa_agg_results_t *res, const char *db, int empty)
 {
     int close_it;
-    FILE *out = summary_stream(&close_it);
+    FILE *out;
+    /* an empty session (the shell or pyenv shims exec'd on the way to the real program) says so
+     * only at PROFAGENT_LOG=info or above: a launch through three shims then prints one summary */
+    if (empty && pa_log_level < PA_LOG_INFO)
+        return;
+    out = summary_stream(&close_it);
     if (!out)
         return;
     if (empty)
