@@ -271,7 +271,7 @@ static int pa_stats_check_filter_time(const pa_stats_args_t *a, const pa_report_
 }
 
 /* The spool "<db>.<pid>.<tag>.spool.zst" a process that died left next to the DB it meant
- * (collector/init.c names it so), when `db` does not exist. Returns 0 with its name, or -1. */
+ * (session/session.c names it so), when `db` does not exist. Returns 0 with its name, or -1. */
 static int pa_stats_find_spool(const char *db, char *out, size_t sz)
 {
     if (access(db, F_OK) == 0)
