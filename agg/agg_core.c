@@ -167,6 +167,11 @@ static void agg_dispatch(pa_agg_t *a, const pa_record_t *rec, const uint8_t *pay
         pa_agg_ze_record(a, rec, payload);
     } else if (k >= PA_REC_MEM_FIRST && k <= PA_REC_MEM_LAST) {
         pa_agg_mem_record(a, rec, payload);
+    } else if (k == PA_REC_ITT_COUNTS) { /* passed through: the writer stores the counters */
+        pa_record_t out = *rec;
+        out.kind = PA_SP_ITT_COUNTS;
+        out.len = payload ? rec->len : 0;
+        pa_agg_spool(a, &out, payload);
     } else if (k == PA_REC_THREAD_NAME) {
         if (payload)
             thread_set_name(a, t, payload, rec->len);

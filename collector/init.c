@@ -250,6 +250,7 @@ void pa_finish(void)
     int saved = errno;
     atomic_store(&pa_finish_state, 1);
     pa_guard_enter();
+    pa_itt_finish(); /* its counters, while this thread may still get a ring */
     /* Existing rings keep recording (the aggregator counts what comes after its last drain
      * as late); no new ring is created from now on. */
     atomic_store(&pa_thread_no_new_rings, 1);
@@ -354,6 +355,7 @@ __attribute__((constructor)) static void pa_init(void)
     pa_exitpaths_init(); /* fatal-signal handlers, exec/_exit finalization (exitpaths.c) */
     /* source attach hooks go here (e.g. the Level Zero tracer) */
     pa_ze_attach(); /* only when the app maps libze_loader (collector/ze.h) */
+    pa_itt_setup(); /* instrumented libraries load us as their ITT collector (collector/itt.c) */
     atomic_store_explicit(&pa_sources, pa_config.trace, memory_order_release);
     pa_info("agent", "profiling %s into %s", cmdline, db_path);
 out:

@@ -42,6 +42,8 @@ enum pa_rec_kind {
     PA_REC_HGTX_DOMAIN_DESTROY = 0x16,
     /* OS runtime, 0x20.. */
     PA_REC_OSRT = 0x20,          /* t0, t1, u.osrt */
+    /* ITT collector (collector/itt.c), 0x30.. ; its tasks, frames, marks are HGTX records */
+    PA_REC_ITT_COUNTS = 0x30,    /* at exit: payload = "name value\n" lines (unmapped calls, misuse) */
     /* Level Zero (issue 4) 0x40..0x7f, device memory (issue 6) 0x80..0x9f,
      * PC sampling 0xa0.., counters 0xc0.. : defined in their own sections below. */
     PA_REC_ZE_FIRST = 0x40,
@@ -71,6 +73,7 @@ enum pa_sp_kind {
                                     raw[1] op id (1-based order of PA_SP_ZE_OP in the spool),
                                     raw[2] how: 0 launched in the range, 1 through a graph
                                     (regular list recorded in it), 2 graph executed in it */
+    PA_SP_ITT_COUNTS = 0x1030,   /* payload of PA_REC_ITT_COUNTS as is -> SESSION_COUNTERS itt_* */
     PA_SP_OSRT = 0x1020,         /* t0, t1, tid, u.osrt; u.osrt.pad = STRING id of the function
                                     name (0: the writer names it from u.osrt.func) */
     PA_SP_ZE_FIRST = 0x1040,
