@@ -10,6 +10,7 @@
 #include "collector.h"
 #include "itt_internal.h"
 #include "../common/pa_log.h"
+#include "../common/pa_source.h"
 
 /*
  * An entry point we do not implement still gets a function of ours: a counting stub that
@@ -92,23 +93,25 @@ PA_EXPORT void __itt_api_init(pa_itt_global_t *g, int groups)
 /*! __itt_api_fini() : the static part finalizes (its pointers are reset by itself). */
 PA_EXPORT void __itt_api_fini(pa_itt_global_t *g) { (void)g; }
 
-void pa_itt_setup(void)
+/* init: instrumented libraries load the agent as their collector on their first ITT call. */
+static int itt_setup(void)
 {
-    if (!(pa_config.trace & PA_SRC_ITT))
-        return;
     const char *cur = getenv("INTEL_LIBITTNOTIFY64");
     if (cur) { /* the user's collector (e.g. VTune's) wins */
         pa_info("itt", "INTEL_LIBITTNOTIFY64=%s is set: ITT calls go there", cur);
-        return;
+        return 0;
     }
     Dl_info di;
     char path[PATH_MAX];
-    if (!dladdr((void *)pa_itt_setup, &di) || !di.dli_fname || !realpath(di.dli_fname, path)) {
+    if (!dladdr((void *)itt_setup, &di) || !di.dli_fname || !realpath(di.dli_fname, path)) {
         pa_warn("itt", "cannot find the agent's own path: ITT tasks are not recorded");
-        return;
+        return -1;
     }
-    if (setenv("INTEL_LIBITTNOTIFY64", path, 0) != 0)
+    if (setenv("INTEL_LIBITTNOTIFY64", path, 0) != 0) {
         pa_warn("itt", "cannot set INTEL_LIBITTNOTIFY64: ITT tasks are not recorded");
+        return -1;
+    }
+    return 0;
 }
 
 static const char *const counter_names[PA_ITT_NCOUNTERS] = {
@@ -120,8 +123,9 @@ static const char *const counter_names[PA_ITT_NCOUNTERS] = {
 
 /* "name value\n" lines of every non-zero counter: misuse, paused calls, libraries attached,
  * and "unmapped:<entry>" per entry point called but not mapped. */
-void pa_itt_finish(void)
+static void itt_finish(uint64_t budget_ns)
 {
+    (void)budget_ns;
     static char buf[PA_ITT_UNMAPPED * 64 + 512];
     size_t n = 0;
     uint64_t libs = atomic_load(&api_inits);
@@ -145,3 +149,10 @@ void pa_itt_finish(void)
     pa_record_t rec = {.kind = PA_REC_ITT_COUNTS, .t0 = pa_clock_ns()};
     pa_emit(&rec, buf, (uint32_t)n);
 }
+
+/* The ITT source (common/pa_source.h): its ranges and marks are HGTX records, its own kinds
+ * carry the exit counters. */
+const pa_source_t pa_source_itt = {
+    .name = "itt", .mask = PA_SRC_ITT, .rec_first = PA_REC_ITT_FIRST, .rec_last = PA_REC_ITT_LAST,
+    .init = itt_setup, .finish = itt_finish,
+};
