@@ -7,7 +7,7 @@
 #include "writer_proj.h"
 #include "writer_ze.h"
 
-#define OPT_ROWS {"rows", PA_OPT_INT, "<limit>", "Optional argument. Limits the number of rows.\nDefault is no limit.", NULL}
+#define OPT_ROWS {"rows", PA_OPT_INT, "<limit>", PA_REPORT_ROWS_HELP, NULL}
 
 static const pa_report_opt_t opts_rows[] = { OPT_ROWS };
 static const pa_report_opt_t opts_kern[] = { PA_REPORT_OPT_BASE, PA_REPORT_OPT_MANGLED, PA_REPORT_OPT_DEVICE,
@@ -100,8 +100,8 @@ static int produce_kern_exec_trace(sqlite3 *db, const pa_report_req_t *req, pa_t
              "SELECT o.apiStart, o.apiEnd - o.apiStart,"
              " CASE WHEN o.start > o.apiEnd THEN o.apiEnd END,"
              " CASE WHEN o.start > o.apiEnd THEN o.start - o.apiEnd END,"
-             " o.start, o.end - o.start, max(o.end, o.apiEnd) - o.apiStart,"
-             " (SELECT value FROM META WHERE key = 'pid'), o.tid, o.deviceId, a.value,"
+             " o.start, o.end - o.start, o.end - o.apiStart,"
+             " (SELECT value FROM META WHERE key = 'pid'), o.tid & 4294967295, o.deviceId, a.value,"
              " " XYZ("grid") ", " XYZ("block") ","
              " ze_kname(s.value, %d) FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId"
              " LEFT JOIN STRING_IDS a ON a.id = o.apiNameId WHERE o.kind = 1",
@@ -168,9 +168,9 @@ static int produce_api_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t
 {
     /* spec 2.3.3: one row per call, by duration ascending (ties by start) */
     static const char sql[] =
-        "SELECT a.start, a.end - a.start, s.value, a.corrId, (SELECT value FROM META WHERE key = 'pid'), a.tid,"
-        " coalesce((SELECT n.value FROM THREADS th JOIN STRING_IDS n ON n.id = th.nameId"
-        "  WHERE th.tid = a.tid LIMIT 1), '')"
+        "SELECT a.start, a.end - a.start, s.value, a.corrId, (SELECT value FROM META WHERE key = 'pid'),"
+        " a.tid & 4294967295, coalesce((SELECT n.value FROM THREADS th JOIN STRING_IDS n ON n.id = th.nameId"
+        "  WHERE th.tid = (a.tid & 4294967295) LIMIT 1), '')"
         " FROM ZE_API a JOIN STRING_IDS s ON s.id = a.nameId ORDER BY a.end - a.start, a.start";
     return run_rows(db, req, sql, 0, t, err, errsz);
 }
