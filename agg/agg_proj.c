@@ -44,6 +44,7 @@ typedef struct pend_op {       /* op drained before its launch record */
     uint64_t op_id, corr, append_corr, api_t1, t0, t1;
     uint32_t tid;
     int graph;
+    int barrier;               /* not a projection op: only counts down its execute */
 } pend_op_t;
 
 /* Why lists: the ranges open at a regular-list append are needed by every execution of the list,
@@ -625,6 +626,12 @@ static void hist_mark(proj_t *s, const pend_op_t *o)
 
 static void op_resolve(pa_agg_t *a, proj_t *s, const pend_op_t *o)
 {
+    if (o->barrier) { /* no association (spec: kernels, copies, fills); an execute expects it */
+        snap_t *x = o->graph ? snap_find(s, o->corr) : NULL;
+        if (x && x->remaining && !--x->remaining)
+            exec_done(a, s, o->corr, x);
+        return;
+    }
     if (o->graph) { /* graph mapping is additive: both sets count, a range in both once */
         snap_t *g = snap_find(s, o->append_corr);   /* ranges open at the append */
         for (uint32_t i = 0; g && i < g->n; i++)
@@ -653,10 +660,10 @@ void pa_agg_proj_op(pa_agg_t *a, const pa_record_t *rec, const pa_ze_op_t *op)
         return;
     pend_op_t o = { .op_id = ++s->op_seq, .corr = op->corr_id, .append_corr = op->append_corr,
                     .api_t1 = op->api_t1, .t0 = rec->t0, .t1 = rec->t1 > rec->t0 ? rec->t1 : rec->t0,
-                    .tid = rec->tid, .graph = op->graph_id != 0 };
-    if (!s->dev_first || o.t0 < s->dev_first)
+                    .tid = rec->tid, .graph = op->graph_id != 0, .barrier = op->kind == PA_ZE_OP_BARRIER };
+    if (!o.barrier && (!s->dev_first || o.t0 < s->dev_first))
         s->dev_first = o.t0;
-    if (o.t1 > s->dev_last)
+    if (!o.barrier && o.t1 > s->dev_last)
         s->dev_last = o.t1;
     pthr_t *th = thr_get(s, rec->tid);
     if (th && th->progress >= o.api_t1) {

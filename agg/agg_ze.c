@@ -83,7 +83,7 @@ static void on_op(pa_agg_t *a, ze_state_t *s, const pa_record_t *rec, const uint
         const char *n = nlen ? (const char *)payload + sizeof op : "<unknown kernel>";
         op.name_id = pa_agg_intern(a, n, nlen ? nlen : strlen(n));
         pa_agg_stat_add_id(a, PA_CAT_KERNEL, 0, op.name_id, dur);
-    } else {
+    } else if (op.kind != PA_ZE_OP_BARRIER) { /* barriers: in ZE_OPS only, no statistic */
         char buf[64];
         const char *key = pa_ze_memop_name(op.kind, op.src_kind, op.dst_kind, buf, sizeof buf);
         pa_agg_stat_add(a, PA_CAT_MEMOP, 0, key, strlen(key), dur);

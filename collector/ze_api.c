@@ -67,6 +67,7 @@ static int needs_ops(int api)
     case PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect:
     case PA_ZE_API_CommandListAppendMemoryCopy: case PA_ZE_API_CommandListAppendMemoryCopyRegion:
     case PA_ZE_API_CommandListAppendMemoryCopyFromContext: case PA_ZE_API_CommandListAppendMemoryFill:
+    case PA_ZE_API_CommandListAppendBarrier: case PA_ZE_API_CommandListAppendMemoryRangesBarrier:
     case PA_ZE_API_CommandQueueExecuteCommandLists: case PA_ZE_API_CommandQueueCreate:
     case PA_ZE_API_CommandListCreate: case PA_ZE_API_CommandListCreateImmediate:
     case PA_ZE_API_CommandListReset: case PA_ZE_API_CommandListDestroy:

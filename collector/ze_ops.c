@@ -1085,6 +1085,16 @@ void pa_ze_ops_prologue(int api, void *params, uint64_t corr, uint64_t t0)
         }
         break;
     }
+    case PA_ZE_API_CommandListAppendBarrier: {
+        ze_command_list_append_barrier_params_t *p = params;
+        append_begin(api, *p->phCommandList, p->phSignalEvent, PA_ZE_OP_BARRIER, NULL, NULL);
+        break;
+    }
+    case PA_ZE_API_CommandListAppendMemoryRangesBarrier: {
+        ze_command_list_append_memory_ranges_barrier_params_t *p = params;
+        append_begin(api, *p->phCommandList, p->phSignalEvent, PA_ZE_OP_BARRIER, NULL, NULL);
+        break;
+    }
     case PA_ZE_API_CommandQueueExecuteCommandLists:
         pa_guard_enter();
         execute_begin(params);
@@ -1157,6 +1167,7 @@ void pa_ze_ops_epilogue(int api, void *params, int32_t result, uint64_t corr, ui
     case PA_ZE_API_CommandListAppendMemoryCopyRegion:
     case PA_ZE_API_CommandListAppendMemoryCopyFromContext:
     case PA_ZE_API_CommandListAppendMemoryFill:
+    case PA_ZE_API_CommandListAppendBarrier: case PA_ZE_API_CommandListAppendMemoryRangesBarrier:
         /* every append params struct starts with the list handle pointer */
         append_end(**(ze_command_list_handle_t **)params, result, corr, t0, t1);
         break;

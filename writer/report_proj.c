@@ -433,7 +433,7 @@ static int cmp_i64(const void *x, const void *y)
 static int64_t proj_time_range(sqlite3 *db, const pa_report_req_t *req)
 {
     const pa_opt_val_t *m = pa_req_opt(req, "range-mode");
-    char sql[2048] = "SELECT max(o.end) - min(o.start) FROM ZE_OPS o WHERE 1";
+    char sql[2048] = "SELECT max(o.end) - min(o.start) FROM ZE_OPS o WHERE o.kind IN (1, 2, 3)";
     if (m && m->set && m->s && strcmp(m->s, "full") == 0)
         snprintf(sql, sizeof sql, "SELECT (SELECT CAST(value AS INTEGER) FROM META WHERE key = 'end_mono_ns')"
                  " - (SELECT CAST(value AS INTEGER) FROM META WHERE key = 'start_mono_ns')");

@@ -124,7 +124,7 @@ static int produce_gpu_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t
              "  'Memcpy ' || CASE WHEN o.srcKind IN (1,4) THEN 'H' WHEN o.srcKind = 3 THEN 'S' ELSE 'D' END"
              "  || 'to' || CASE WHEN o.dstKind IN (1,4) THEN 'H' WHEN o.dstKind = 3 THEN 'S' ELSE 'D' END END"
              " FROM ZE_OPS o LEFT JOIN STRING_IDS s ON s.id = o.nameId LEFT JOIN ZE_DEVICES d"
-             " ON d.deviceId = o.deviceId WHERE 1",
+             " ON d.deviceId = o.deviceId WHERE o.kind IN (1, 2, 3)",
              KNAME(req));
     return run_trace(db, req, sql, sizeof sql, " ORDER BY o.start, o.corrId", t, err, errsz);
 }

@@ -15,7 +15,7 @@ static const char ze_schema[] =
      * globalTid (pid << 32 | tid, the convention of every table, so DBs of several processes merge) */
     "CREATE TABLE ZE_API(start INTEGER, end INTEGER, tid INTEGER, nameId INTEGER,"
     " corrId INTEGER, result INTEGER);"
-    /* one row per device execution of a kernel (kind 1), copy (2) or fill (3); times are host
+    /* one row per device execution of a kernel (kind 1), copy (2), fill (3) or barrier (4); times are host
      * ns; api* = the launching call (append, or execute for regular lists = graphs: graphId is
      * the list, nodeId the append index); srcKind/dstKind enum pa_ze_mem_kind; tid = the
      * launching thread as globalTid (pid << 32 | tid) */
@@ -89,7 +89,7 @@ static void ops_row(sqlite3 *db, const pa_record_t *rec, const pa_ze_op_t *op)
         if (op->kind == PA_ZE_OP_KERNEL && op->grid[i]) pa_bulk_int(b, op->grid[i]); else pa_bulk_null(b);
     for (int i = 0; i < 3; i++)
         if (op->kind == PA_ZE_OP_KERNEL && op->block[i]) pa_bulk_int(b, op->block[i]); else pa_bulk_null(b);
-    if (op->kind == PA_ZE_OP_KERNEL) {
+    if (op->kind == PA_ZE_OP_KERNEL || op->kind == PA_ZE_OP_BARRIER) {
         pa_bulk_null(b); pa_bulk_null(b); pa_bulk_null(b);
     } else {
         pa_bulk_int(b, (int64_t)op->bytes);
