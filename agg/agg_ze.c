@@ -54,11 +54,13 @@ static uint64_t small_id(pa_map_t *m, uint64_t handle)
     return id;
 }
 
-/*! pa_ze_memop_name() : "[memset]" for fills, "[memcpy <Src>-to-<Dst>]" for copies (Host for
- *  host and pageable memory, Device, Shared; Unknown). Spec 2.3.16/2.3.17 operation names. */
+/*! pa_ze_memop_name() : "[memset]" for fills, "[memcpy <Src>-to-<Dst>]" for copies, each side
+ *  the memory kind as gpu_trace's SrcMemKd/DstMemKd name it: Pageable (not a Level Zero
+ *  allocation, e.g. malloc), Host (USM host, pinned), Device, Shared; Unknown. Spec 2.3.16/2.3.17
+ *  operation names ("Host-to-Device" ...), the host side split as the spec's 2.3.8 kinds are. */
 const char *pa_ze_memop_name(uint32_t kind, uint32_t src, uint32_t dst, char *buf, size_t sz)
 {
-    static const char *const side[] = { "Unknown", "Host", "Device", "Shared", "Host" };
+    static const char *const side[] = { "Unknown", "Host", "Device", "Shared", "Pageable" };
     if (kind == PA_ZE_OP_FILL)
         return "[memset]";
     snprintf(buf, sz, "[memcpy %s-to-%s]", side[src <= 4 ? src : 0], side[dst <= 4 ? dst : 0]);

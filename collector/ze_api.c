@@ -72,6 +72,7 @@ static int needs_ops(int api)
     case PA_ZE_API_CommandListCreate: case PA_ZE_API_CommandListCreateImmediate:
     case PA_ZE_API_CommandListReset: case PA_ZE_API_CommandListDestroy:
     case PA_ZE_API_KernelCreate: case PA_ZE_API_KernelSetGroupSize: case PA_ZE_API_KernelDestroy:
+    case PA_ZE_API_KernelSetArgumentValue:
     case PA_ZE_API_EventPoolCreate: case PA_ZE_API_EventHostReset: case PA_ZE_API_EventDestroy:
     case PA_ZE_API_EventPoolDestroy: case PA_ZE_API_EventCreate: /* IPC pools: no timestamps */
     case PA_ZE_API_EventPoolOpenIpcHandle: case PA_ZE_API_EventPoolCloseIpcHandle:

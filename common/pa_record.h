@@ -171,7 +171,9 @@ typedef struct pa_ze_op {
     uint16_t name_len;           /* ring: kernel name bytes after the struct */
     uint32_t pad0;
     uint64_t append_corr;        /* regular lists: corr id of the append call (graph node), else 0 */
-    uint32_t pad[2];
+    uint32_t slm_static;         /* kernels: ze_kernel_properties_t.localMemSize, bytes */
+    uint32_t slm_dynamic;        /* kernels: local-memory arguments (zeKernelSetArgumentValue with a
+                                    NULL value: size bytes of shared local memory), summed at append */
 } pa_ze_op_t;
 _Static_assert(sizeof(pa_ze_op_t) == 128, "pa_ze_op_t is two slots");
 

@@ -18,12 +18,15 @@ static const char ze_schema[] =
     /* one row per device execution of a kernel (kind 1), copy (2), fill (3) or barrier (4); times are host
      * ns; api* = the launching call (append, or execute for regular lists = graphs: graphId is
      * the list, nodeId the append index); srcKind/dstKind enum pa_ze_mem_kind; tid = the
-     * launching thread as globalTid (pid << 32 | tid) */
+     * launching thread as globalTid (pid << 32 | tid); staticSlm/dynamicSlm = kernels' shared
+     * local memory bytes (localMemSize; local-memory arguments); appendCorrId = regular lists:
+     * corrId of the append call that recorded the command (graph node), else NULL */
     "CREATE TABLE ZE_OPS(start INTEGER, end INTEGER, tid INTEGER, kind INTEGER, corrId INTEGER,"
     " apiStart INTEGER, apiEnd INTEGER, apiNameId INTEGER, deviceId INTEGER, contextId INTEGER,"
     " queueId INTEGER, engine INTEGER, graphId INTEGER, nodeId INTEGER, nameId INTEGER,"
     " gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER,"
-    " bytes INTEGER, srcKind INTEGER, dstKind INTEGER);"
+    " bytes INTEGER, srcKind INTEGER, dstKind INTEGER, staticSlm INTEGER, dynamicSlm INTEGER,"
+    " appendCorrId INTEGER);"
     "CREATE TABLE ZE_DEVICES(deviceId INTEGER PRIMARY KEY, name TEXT, pciBusId TEXT, uuid TEXT,"
     " ccMajor INTEGER, ccMinor INTEGER, ceCount INTEGER, cuCount INTEGER, totalMem INTEGER,"
     " cuClockHz INTEGER, memClockHz INTEGER, timerHz INTEGER);";
@@ -61,7 +64,7 @@ static int ze_create_schema(sqlite3 *db)
         pa_bulk_init(&bulk_ops, db,
                      "INSERT INTO ZE_OPS(start,end,tid,kind,corrId,apiStart,apiEnd,apiNameId,deviceId,contextId,"
                      "queueId,engine,graphId,nodeId,nameId,gridX,gridY,gridZ,blockX,blockY,blockZ,"
-                     "bytes,srcKind,dstKind)", 24, 64) != 0)
+                     "bytes,srcKind,dstKind,staticSlm,dynamicSlm,appendCorrId)", 27, 64) != 0)
         return -1;
     bulk_ready = 1;
     return 0;
@@ -96,6 +99,13 @@ static void ops_row(sqlite3 *db, const pa_record_t *rec, const pa_ze_op_t *op)
         pa_bulk_int(b, op->src_kind);
         if (op->kind == PA_ZE_OP_COPY) pa_bulk_int(b, op->dst_kind); else pa_bulk_null(b);
     }
+    if (op->kind == PA_ZE_OP_KERNEL) {
+        pa_bulk_int(b, op->slm_static);
+        pa_bulk_int(b, op->slm_dynamic);
+    } else {
+        pa_bulk_null(b); pa_bulk_null(b);
+    }
+    if (op->graph_id && op->append_corr) pa_bulk_int(b, (int64_t)op->append_corr); else pa_bulk_null(b);
 }
 
 static int device_row(sqlite3 *db, const pa_ze_device_t *d)

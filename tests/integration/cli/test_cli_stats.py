@@ -46,7 +46,7 @@ check(q("SELECT value FROM STRING_IDS WHERE id = 9") == [(b"",)], "empty string 
 big = q("SELECT value FROM STRING_IDS WHERE id = 10")[0][0]
 check(len(big) == 102400 and big.endswith(b"xEND"), "100 KB string kept (len %d)" % len(big))
 meta = dict(q("SELECT key, value FROM META"))
-check(meta.get(b"schema_version") == 1 and meta.get(b"session_complete") == 1, "META version/complete")
+check(meta.get(b"schema_version") == 2 and meta.get(b"session_complete") == 1, "META version/complete")
 check(meta.get(b"pid") == 4242 and meta.get(b"hostname") == b"testhost", "META pid/hostname")
 check(meta.get(b"command_line") == b"./synthetic --flag", "META command line")
 check(meta.get(b"drops") == 3 and meta.get(b"late_records") == 1, "META counters")
