@@ -3,7 +3,10 @@
  * another, two devices, copies in every direction between every memory kind (pageable malloc
  * memory, USM host, device, shared), fills, barriers, kernels with static and dynamic shared local
  * memory, OS-runtime waits, device allocations left unfreed, and ranges still open at exit.
- * usage: fidelity_mix   (needs two devices: simdev's default) */
+ * usage: fidelity_mix [mix|syncappend|openproj]   (needs two devices: simdev's default)
+ *   mix        : all of the above (default)
+ *   syncappend : kernels on a synchronous immediate list: each ends before its append returns
+ *   openproj   : "closed" and "open" push/pop ranges with a kernel each; "open" never popped */
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
@@ -188,8 +191,34 @@ static void cross_thread(void)
     sync_list(l0, 0);
 }
 
-int main(void)
+/* Kernels that end before their launch call returns (a synchronous immediate list). */
+static void syncappend(ze_device_handle_t d0)
 {
+    ze_command_queue_desc_t qd = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, NULL, 0, 3, 0,
+                                  ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    ze_command_list_handle_t sl;
+    SAMPLE_CHECK(zeCommandListCreateImmediate(env.context, d0, &qd, &sl));
+    for (int i = 0; i < 3; i++)
+        busy(busy0, sl, 200000, 1);
+    SAMPLE_CHECK(zeCommandListDestroy(sl));
+}
+
+static void openproj(void)
+{
+    hgtxRangePushA("closed");
+    busy(busy0, l0, 100000, 1);
+    sync_list(l0, 0);
+    hgtxRangePop();
+    hgtxRangePushA("open");
+    busy(busy0, l0, 150000, 1);
+    sync_list(l0, 0);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "mix";
+    if (strcmp(mode, "mix") && strcmp(mode, "syncappend") && strcmp(mode, "openproj"))
+        sample_die("usage: %s [mix|syncappend|openproj] (got '%s')", argv[0], mode);
     sample_env_init(&env, 2);
     ze_device_handle_t d0 = env.devices[0], d1 = env.devices[1];
     ze_module_handle_t m0 = sample_module_native(&env, d0, "SIMDEV-MODULE 1\nkernel busy_ns\n"
@@ -209,6 +238,14 @@ int main(void)
     void *dv1 = sample_alloc_device(&env, d1, BUF), *s = sample_alloc_shared(&env, d0, BUF);
     void *leak = sample_alloc_device(&env, d1, 12345);
     memset(pg, 1, BUF);
+    if (!strcmp(mode, "syncappend") || !strcmp(mode, "openproj")) {
+        if (*mode == 's')
+            syncappend(d0);
+        else
+            openproj();
+        printf("fidelity_mix %s: OK\n", mode);
+        return 0;
+    }
 
     hgtxRangePushA("main");
     transfers(pg, h, dv0, dv1, s);
