@@ -2,7 +2,8 @@
  * and cross-thread HGTX ranges, domains, a regular list recorded in one range and executed in
  * another, two devices, copies in every direction between every memory kind (pageable malloc
  * memory, USM host, device, shared), fills, barriers, kernels with static and dynamic shared local
- * memory, OS-runtime waits, device allocations left unfreed, and ranges still open at exit.
+ * memory, kernels ending before their launch call returns, OS-runtime waits, device allocations
+ * left unfreed, and ranges still open at exit.
  * usage: fidelity_mix [mix|syncappend|openproj]   (needs two devices: simdev's default)
  *   mix        : all of the above (default)
  *   syncappend : kernels on a synchronous immediate list: each ends before its append returns
@@ -221,8 +222,15 @@ int main(int argc, char **argv)
         sample_die("usage: %s [mix|syncappend|openproj] (got '%s')", argv[0], mode);
     sample_env_init(&env, 2);
     ze_device_handle_t d0 = env.devices[0], d1 = env.devices[1];
-    ze_module_handle_t m0 = sample_module_native(&env, d0, "SIMDEV-MODULE 1\nkernel busy_ns\n"
-                                                           "kernel tile slm=2048 base_ns=20000\n");
+    /* static SLM (slm=): a driver without it still runs the rest (the comparison then fails) */
+    static const char m0_text[] = "SIMDEV-MODULE 1\nkernel busy_ns\nkernel tile slm=2048 base_ns=20000\n";
+    ze_module_desc_t md = {ZE_STRUCTURE_TYPE_MODULE_DESC, NULL, ZE_MODULE_FORMAT_NATIVE, sizeof m0_text - 1,
+                           (const uint8_t *)m0_text, NULL, NULL};
+    ze_module_handle_t m0;
+    if (zeModuleCreate(env.context, d0, &md, &m0, NULL) != ZE_RESULT_SUCCESS) {
+        fprintf(stderr, "fidelity_mix: the driver refuses slm=; tile without static SLM\n");
+        m0 = sample_module_native(&env, d0, "SIMDEV-MODULE 1\nkernel busy_ns\nkernel tile base_ns=20000\n");
+    }
     ze_module_handle_t m1 = sample_module_native(&env, d1, "SIMDEV-MODULE 1\nkernel busy_ns\n");
     busy0 = sample_kernel(m0, "busy_ns", 1);
     busy1 = sample_kernel(m1, "busy_ns", 1);
@@ -254,6 +262,7 @@ int main(int argc, char **argv)
     slm_work(dv0);
     graph(dv0, h);
     cross_thread();
+    syncappend(d0); /* kernels that end before their launch call returns */
     sleep_ns(2000000);
     hgtxRangePop();
 
