@@ -238,7 +238,7 @@ def union_busy(db):
     if "ZE_OPS" not in tabs:
         return {}
     res, cur = {}, {}
-    for d, s, e in c.execute("SELECT deviceId, start, end FROM ZE_OPS WHERE deviceId IS NOT NULL AND end > start"
+    for d, s, e in c.execute("SELECT deviceId, start, end FROM ZE_OPS WHERE deviceId IS NOT NULL AND end > start AND kind IN (1, 2, 3)"
                              " ORDER BY deviceId, start"):
         cs, ce, tot = cur.get(d, (None, None, 0))
         if cs is None or s > ce:
