@@ -413,7 +413,8 @@ static void pa_tl_counters_sum(pa_tl_t *tl, size_t nmem)
     size_t o = 0;
     int64_t sum = 0;
     /* the first nmem counters are memory deltas; the metric samples after them stay as they are */
-    qsort(tl->counters, nmem, sizeof *tl->counters, pa_tl_ctr_cmp);
+    if (nmem)
+        qsort(tl->counters, nmem, sizeof *tl->counters, pa_tl_ctr_cmp);
     for (size_t i = 0; i < nmem; i++) {
         if (i && tl->counters[i].track != tl->counters[i - 1].track)
             sum = 0;
@@ -425,7 +426,8 @@ static void pa_tl_counters_sum(pa_tl_t *tl, size_t nmem)
         else
             tl->counters[o++] = k;
     }
-    memmove(tl->counters + o, tl->counters + nmem, (tl->ncounters - nmem) * sizeof *tl->counters);
+    if (tl->ncounters > nmem)
+        memmove(tl->counters + o, tl->counters + nmem, (tl->ncounters - nmem) * sizeof *tl->counters);
     tl->ncounters = o + tl->ncounters - nmem;
 }
 

@@ -306,8 +306,10 @@ long pa_tl_write_pftrace(const pa_tl_t *tl, FILE *out)
     if (!ix || !fin || !fout_at || !flows || !fout_ids || !stack || !w.name_sent)
         goto done;
     /* outgoing flows of each slice: fout_ids[fout_at[s] .. fout_at[s + 1]) */
-    memcpy(flows, tl->flows, tl->nflows * sizeof *flows);
-    qsort(flows, tl->nflows, sizeof *flows, pa_pbw_flow_cmp);
+    if (tl->nflows) {
+        memcpy(flows, tl->flows, tl->nflows * sizeof *flows);
+        qsort(flows, tl->nflows, sizeof *flows, pa_pbw_flow_cmp);
+    }
     for (size_t i = 0; i < tl->nflows; i++) {
         fout_at[flows[i].from + 1]++;
         fout_ids[i] = flows[i].id;

@@ -365,7 +365,8 @@ static int produce_proj_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_
         proj_set_free(&s);
         return rc;
     }
-    qsort(s.v, s.n, sizeof *s.v, inst_by_pstart);
+    if (s.n) /* qsort(NULL, 0) is undefined */
+        qsort(s.v, s.n, sizeof *s.v, inst_by_pstart);
     for (size_t i = 0; i < s.n; i++) {
         const proj_inst_t *p = &s.v[i];
         pa_table_add_str(t, p->name ? p->name : "", p->name ? p->name_len : 0);
@@ -472,7 +473,8 @@ static int produce_proj_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t 
             snprintf(err, errsz, "report '%s': out of memory", req->def->name);
         return rc ? rc : PA_REP_EDATA;
     }
-    qsort(s.v, s.n, sizeof *s.v, inst_by_name);
+    if (s.n) /* qsort(NULL, 0) is undefined */
+        qsort(s.v, s.n, sizeof *s.v, inst_by_name);
     int64_t span = proj_time_range(db, req);
     size_t nrows = 0;
     for (size_t i = 0; i < s.n;) {
