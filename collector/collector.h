@@ -136,6 +136,11 @@ static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t 
     return 0;
 }
 
+/* Host counters (hwcounters/hostctr.h): nonzero while on; then every HGTX push/pop/start/end
+ * calls pa_hc_sample(t0) with the record's t0 just before emitting it. */
+extern int pa_hc_active;
+void pa_hc_sample(uint64_t t0);
+
 /* Lifecycle internals (thread.c, init.c). */
 extern _Atomic int pa_thread_no_new_rings; /* set when the exit path starts */
 /*! pa_thread_init() : creates the thread-exit key (constructor: a low key index never needs

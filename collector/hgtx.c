@@ -38,13 +38,23 @@ static inline int *depth_of(uint32_t dom)
     return &pa_tls.depth[dom < PA_HGTX_DEPTH_SLOTS - 1 ? dom : PA_HGTX_DEPTH_SLOTS - 1];
 }
 
-/* Emits a named record: names up to the header's spare room travel inline (one slot), longer
- * ones as payload, cut at PA_HGTX_NAME_MAX (flagged PA_RF_TRUNCATED). NULL names are "". */
+/* Host counters on (hwcounters/): the thread's group is read just before the range record,
+ * tagged with its t0. Off, this is one load and a predictable branch. */
+static inline uint64_t range_time(void)
+{
+    uint64_t t0 = pa_clock_ns();
+    if (PA_UNLIKELY(pa_hc_active))
+        pa_hc_sample(t0);
+    return t0;
+}
+
+/* Emits a named record (caller set t0): names up to the header's spare room travel inline
+ * (one slot), longer ones as payload, cut at PA_HGTX_NAME_MAX (flagged PA_RF_TRUNCATED).
+ * NULL names are "". */
 static inline void emit_named(pa_record_t *rec, const char *name)
 {
     size_t len = name ? strnlen(name, PA_HGTX_NAME_MAX + 1) : 0;
     uint32_t off = pa_hgtx_inline_off(rec->kind);
-    rec->t0 = pa_clock_ns();
     if (len <= PA_SLOT_SIZE - off) {
         if (len)
             memcpy((uint8_t *)rec + off, name, len);
@@ -65,7 +75,7 @@ static inline int push(hgtxDomainHandle_t d, const char *message)
     uint32_t dom = domain_check(d, &flags);
     int level = (*depth_of(dom))++;
     if (pa_agent_collecting(PA_SRC_HGTX)) {
-        pa_record_t rec = {.kind = PA_REC_HGTX_PUSH, .flags = flags};
+        pa_record_t rec = {.kind = PA_REC_HGTX_PUSH, .flags = flags, .t0 = range_time()};
         rec.u.hgtx.domain = dom;
         rec.u.hgtx.level = level;
         emit_named(&rec, message);
@@ -82,7 +92,7 @@ static inline int pop(hgtxDomainHandle_t d)
     int *depth = depth_of(dom);
     int level = *depth > 0 ? --*depth : -1;
     if (pa_agent_collecting(PA_SRC_HGTX)) {
-        pa_record_t rec = {.kind = PA_REC_HGTX_POP, .flags = flags, .t0 = pa_clock_ns()};
+        pa_record_t rec = {.kind = PA_REC_HGTX_POP, .flags = flags, .t0 = range_time()};
         rec.u.hgtx.domain = dom;
         rec.u.hgtx.level = level;
         pa_emit(&rec, NULL, 0);
@@ -94,7 +104,7 @@ static inline hgtxRangeId_t start(hgtxDomainHandle_t d, const char *message)
 {
     if (!pa_agent_collecting(PA_SRC_HGTX))
         return 0;
-    pa_record_t rec = {.kind = PA_REC_HGTX_START};
+    pa_record_t rec = {.kind = PA_REC_HGTX_START, .t0 = range_time()};
     rec.u.hgtx.domain = domain_check(d, &rec.flags);
     rec.u.hgtx.id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed) + 1;
     rec.u.hgtx.level = -1;
@@ -106,7 +116,7 @@ static inline void end(hgtxDomainHandle_t d, hgtxRangeId_t id)
 {
     if (!pa_agent_collecting(PA_SRC_HGTX))
         return;
-    pa_record_t rec = {.kind = PA_REC_HGTX_END, .t0 = pa_clock_ns()};
+    pa_record_t rec = {.kind = PA_REC_HGTX_END, .t0 = range_time()};
     rec.u.hgtx.domain = domain_check(d, &rec.flags);
     rec.u.hgtx.id = id;
     rec.u.hgtx.level = -1;
@@ -117,7 +127,7 @@ static inline void mark(hgtxDomainHandle_t d, const char *message)
 {
     if (!pa_agent_collecting(PA_SRC_HGTX))
         return;
-    pa_record_t rec = {.kind = PA_REC_HGTX_MARK};
+    pa_record_t rec = {.kind = PA_REC_HGTX_MARK, .t0 = pa_clock_ns()};
     rec.u.hgtx.domain = domain_check(d, &rec.flags);
     emit_named(&rec, message);
 }
@@ -132,7 +142,7 @@ PA_EXPORT hgtxDomainHandle_t hgtxDomainCreateA(const char *name)
 {
     if (!pa_agent_collecting(PA_SRC_HGTX))
         return NULL;
-    pa_record_t rec = {.kind = PA_REC_HGTX_DOMAIN};
+    pa_record_t rec = {.kind = PA_REC_HGTX_DOMAIN, .t0 = pa_clock_ns()};
     uint32_t id = atomic_fetch_add_explicit(&next_domain_id, 1, memory_order_relaxed) + 1;
     rec.u.hgtx.domain = id;
     emit_named(&rec, name);
