@@ -5,7 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Sources selectable with PROFAGENT_TRACE (bit mask in pa_config.trace). */
+/* Sources selectable with PROFAGENT_TRACE (bit mask in pa_config.trace; bit i = the i-th word
+ * of its accepted list). A new source takes the next bit (common/pa_source.h: its descriptor's
+ * mask); an opt-in one (enabled by its own variable, not by "all") sets its bit after parsing. */
 enum pa_source {
     PA_SRC_HGTX = 1u << 0,
     PA_SRC_OSRT = 1u << 1,

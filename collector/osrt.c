@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "../common/pa_source.h"
 
 /* Every wrapped function with the symbol version to ask for (NULL: the default one).
  * pthread_cond_* exist as GLIBC_2.2.5 (old ABI) and GLIBC_2.3.2 (current): we want the latter. */
@@ -58,11 +59,20 @@ static int resolve_all(void)
     return 1;
 }
 
-void pa_osrt_init(void)
+/* Source init (constructor): resolves every real_<fn> now, caches the threshold. Wrappers
+ * called before it (another library's constructor) resolve on first use. */
+static int osrt_init(void)
 {
     threshold_ns = pa_config.osrt_threshold_ns;
     resolve_all();
+    return 0;
 }
+
+/* The OS-runtime source (common/pa_source.h). */
+const pa_source_t pa_source_osrt = {
+    .name = "osrt", .mask = PA_SRC_OSRT, .rec_first = PA_REC_OSRT_FIRST, .rec_last = PA_REC_OSRT_LAST,
+    .init = osrt_init,
+};
 
 /* The real function, resolved on first use; NULL only while resolving (then: fallback). */
 #define REAL(fn)                                                                   \

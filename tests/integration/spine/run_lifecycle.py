@@ -95,7 +95,7 @@ def t_signals():
 
 def t_exec():
     """defect 3c: exec finalizes the session first; a failed exec leaves collection off."""
-    p = run("exec", env={"PROFAGENT_SUMMARY": "stderr"})
+    p = run("exec", env={"PROFAGENT_SUMMARY": "stderr", "PROFAGENT_LOG": "info"})
     check(p.returncode == 16, "exec: the new image's status (16, got %d)" % p.returncode)
     dbs = files("out-*.db")
     # the new image (sh -c 'exit 16') is a session of its own; it records nothing, so it writes

@@ -1,4 +1,4 @@
-/* init.c - the agent's lifecycle: constructor, session meta, aggregator start, exit path, fork. */
+/* session.c - the session's lifecycle: constructor, meta, paths, aggregator and sources start, exit path, fork. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,15 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collector.h"
-#include "exitpaths.h"
+#include "../collector/collector.h"
+#include "session.h"
 #include "../agg/agg.h"
 #include "../common/pa_log.h"
 #include "../common/pa_outname.h"
 #include "../writer/writer.h"
-#include "ze.h"
-
-#define PA_ZE_DETACH_MAX_NS 200000000ull /* bound of the ze detach wait at exit, ns */
 
 static _Atomic int init_done;   /* constructor ran (it may be called twice: run once) */
 static _Atomic int finish_done; /* exit path ran (atexit handler or destructor, first wins) */
@@ -227,7 +224,12 @@ static void pipe_restore(pipe_guard_t *g)
 static void print_summary(const pa_agg_results_t *res, const char *db, int empty)
 {
     int close_it;
-    FILE *out = summary_stream(&close_it);
+    FILE *out;
+    /* an empty session (the shell or pyenv shims exec'd on the way to the real program) says so
+     * only at PROFAGENT_LOG=info or above: a launch through three shims then prints one summary */
+    if (empty && pa_log_level < PA_LOG_INFO)
+        return;
+    out = summary_stream(&close_it);
     if (!out)
         return;
     if (empty)
@@ -253,11 +255,9 @@ void pa_finish(void)
     /* Existing rings keep recording (the aggregator counts what comes after its last drain
      * as late); no new ring is created from now on. */
     atomic_store(&pa_thread_no_new_rings, 1);
-    /* source detach hooks go here (e.g. the Level Zero tracer flushes before the last drain) */
-    /* in-flight device ops: work the app left queued at exit is not waited for long (it may run
-     * for seconds); what is still pending after this short bound is counted uncollected */
-    uint64_t detach_ns = pa_config.exit_timeout_ms * 1000000ull / 2;
-    pa_ze_detach(detach_ns < PA_ZE_DETACH_MAX_NS ? detach_ns : PA_ZE_DETACH_MAX_NS);
+    /* the sources turn what is in flight into records before the last drain (sources.c);
+     * together they get at most half of the exit budget */
+    pa_sources_finish(pa_config.exit_timeout_ms * 1000000ull / 2);
     meta.end_mono_ns = pa_clock_ns();
     const pa_agg_results_t *res = pa_agg_stop(pa_config.exit_timeout_ms * 1000000ull);
     atomic_store(&pa_sources, 0);
@@ -315,6 +315,7 @@ static void pa_fork_child(void)
     atomic_store(&pa_sources, 0);
     atomic_store(&pa_thread_no_new_rings, 1);
     pa_thread_after_fork_child();
+    pa_sources_fork_child();
     pa_agg_after_fork_child();
     agg_running = 0;
     pa_info("agent", "fork: collection is off in child %ld (an exec'd program is profiled again)", (long)getpid());
@@ -335,13 +336,15 @@ __attribute__((constructor)) static void pa_init(void)
         goto out;
     }
     owner_pid = getpid();
-    pa_osrt_init();
     record_meta();
     if (choose_paths() < 0)
         goto out;
     pa_thread_init();
     pa_agg_config_t acfg = {.spool_path = spool_path, .poll_interval_ns = 1000000,
                             .median_budget = pa_config.median_budget,
+                            .callstack_depth = (uint32_t)pa_config.callstack_depth,
+                            .callstack_groups = pa_config.callstack_groups,
+                            .symbols_system_debuginfo = pa_config.symbols_system_debuginfo,
                             .zstd_level = -1}; /* zstd fast mode: on the compact spool encoding
                                                   it is both faster and smaller than level 1 */
     if (pa_agg_start(&acfg) != 0) {
@@ -352,9 +355,8 @@ __attribute__((constructor)) static void pa_init(void)
     agg_running = 1;
     pthread_atfork(NULL, NULL, pa_fork_child);
     pa_exitpaths_init(); /* fatal-signal handlers, exec/_exit finalization (exitpaths.c) */
-    /* source attach hooks go here (e.g. the Level Zero tracer) */
-    pa_ze_attach(); /* only when the app maps libze_loader (collector/ze.h) */
-    atomic_store_explicit(&pa_sources, pa_config.trace, memory_order_release);
+    uint32_t trace = pa_sources_init(pa_config.trace); /* the source table (sources.c) */
+    atomic_store_explicit(&pa_sources, trace, memory_order_release);
     pa_info("agent", "profiling %s into %s", cmdline, db_path);
 out:
     pa_guard_leave();
