@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "hostctr.h"
 #include "writer_internal.h"
 
 void pa_cli_error(const char *fmt, ...)
@@ -31,7 +32,8 @@ static void pa_cli_usage(FILE *out)
         "  run [--output TEMPLATE] [--trace LIST] [--summary DEST] -- CMD [ARGS...]\n"
         "        run CMD under the agent (sets PROFAGENT_* and LD_PRELOAD, then execs)\n"
         "  recover FILE.spool.zst [-o OUT.db]\n"
-        "        build the DB of a process that died before writing it (SIGKILL, abort, crash)\n\n"
+        "        build the DB of a process that died before writing it (SIGKILL, abort, crash)\n"
+        "  counters     the libpfm4 event names PROFAGENT_HOST_COUNTERS accepts on this machine\n\n"
         "Options:\n"
         "  --help       this text\n"
         "  --version    the version\n");
@@ -58,6 +60,17 @@ int main(int argc, char **argv)
         return pa_cli_run(argc - 1, argv + 1);
     if (strcmp(cmd, "recover") == 0)
         return pa_cli_recover(argc - 1, argv + 1);
-    pa_cli_error("unknown command '%s'; accepted: stats, run, recover, --help, --version", cmd);
+    if (strcmp(cmd, "counters") == 0) {
+        if (argc > 2) {
+            pa_cli_error("counters takes no arguments");
+            return PA_CLI_EUSAGE;
+        }
+        if (pa_hc_list_events(stdout) < 0) {
+            pa_cli_error("libpfm4 could not be initialized: no event names to list");
+            return PA_CLI_EDATA;
+        }
+        return PA_CLI_OK;
+    }
+    pa_cli_error("unknown command '%s'; accepted: stats, run, recover, counters, --help, --version", cmd);
     return PA_CLI_EUSAGE;
 }

@@ -69,13 +69,13 @@ enum pa_rec_kind {
     PA_REC_MEM_FREE = 0x81,      /* t0, t1, u.mem (size 0, kind 0) */
     PA_REC_MEM_MODULE = 0x82,    /* dlclose unloaded a module (collector/mem_dl.c): t0; u.raw = {unload
                                     generation, load bias, lowest, end address}; payload = its path */
-    /* host counters (hwcounters/, layouts in common/pa_hostctr.h) */
+    /* host counters (hwcounters/, layouts in common/pa_hostctr.h): first half of the hwctr range */
     PA_REC_HC_FIRST = 0xc0,
     PA_REC_HC_LAST = 0xcf,
     PA_REC_HC_SAMPLE = 0xc0,     /* group read just before the HGTX record with the same t0 on this
                                     thread (or at thread exit, PA_RF_HC_EXIT): see pa_hc_sample_t */
     PA_REC_HC_EVENT = 0xc1,      /* outcome of one asked/substituted event: u.raw see pa_hostctr.h;
-                                    payload = "asked\0encoding\0detail" */
+                                    payload = "name\0asked\0encoding\0detail" */
     PA_REC_HC_THREAD = 0xc2,     /* a thread's open attempt: u.raw[0] status, raw[1] errno */
 };
 

@@ -259,25 +259,27 @@ static void probe_messages(void)
                 " events not counted", nofds);
 }
 
-/* Emits the outcome of every event (the DB's HOST_COUNTERS rows). */
+/* Emits the outcome of every event (the DB's HOST_COUNTERS rows): payload
+ * "name\0asked\0encoding\0detail". */
 static void emit_outcomes(void)
 {
     for (size_t i = 0; i < pa_hc_plan.nev; i++) {
         const pa_hc_event_t *e = &pa_hc_plan.ev[i];
-        char pl[sizeof e->asked + sizeof e->encoding + sizeof e->detail];
-        size_t a = strnlen(e->asked, sizeof e->asked - 1), b = strnlen(e->encoding, sizeof e->encoding - 1),
-               c = strnlen(e->detail, sizeof e->detail - 1);
-        memcpy(pl, e->asked, a);
-        pl[a] = '\0';
-        memcpy(pl + a + 1, e->encoding, b);
-        pl[a + 1 + b] = '\0';
-        memcpy(pl + a + b + 2, e->detail, c);
+        char pl[sizeof e->name + sizeof e->asked + sizeof e->encoding + sizeof e->detail];
+        const char *parts[4] = {e->name, e->asked, e->encoding, e->detail};
+        size_t caps[4] = {sizeof e->name, sizeof e->asked, sizeof e->encoding, sizeof e->detail}, n = 0;
+        for (int k = 0; k < 4; k++) {
+            size_t l = strnlen(parts[k], caps[k] - 1);
+            memcpy(pl + n, parts[k], l);
+            n += l;
+            pl[n++] = '\0';
+        }
         pa_record_t rec = {.kind = PA_REC_HC_EVENT, .t0 = pa_clock_ns()};
         rec.u.raw[0] = e->status | (uint64_t)e->column << 32;
         rec.u.raw[1] = (uint64_t)(uint32_t)e->err;
         rec.u.raw[2] = (uint64_t)e->attr.type << 32 | (uint64_t)e->attr.exclude_kernel << 1 | e->attr.exclude_user;
         rec.u.raw[3] = e->attr.config;
-        pa_emit(&rec, pl, (uint32_t)(a + b + c + 2));
+        pa_emit(&rec, pl, (uint32_t)n);
     }
 }
 
@@ -460,6 +462,12 @@ void pa_hc_thread_init(void)
 
 void pa_hc_finish(void)
 {
+    /* the exit thread (main, usually) gets no TLS destructor: its total is read now */
+    if (hc_tls.state == HC_OPEN && pa_tls.ring) {
+        int saved = errno;
+        emit_sample(&hc_tls, pa_clock_ns(), PA_RF_HC_EXIT);
+        errno = saved;
+    }
     if (pa_hc_plan.nev == 0 || atomic_load(&probe_state) == 2)
         return;
     int expected = 0;
