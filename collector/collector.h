@@ -161,7 +161,8 @@ void pa_thread_after_fork_child(void);
 int pa_osrt_raw_mutex_lock(pthread_mutex_t *m);
 /*! pa_osrt_raw_cond_wait() : one spurious wake-up: unlock, yield, relock `m`; returns 0, the
  *  unlock/lock error (EPERM, EDEADLK), EINVAL for a bad abstime->tv_nsec, or ETIMEDOUT once
- *  `abstime` (NULL: none) passed on the condition's clock (glibc condattr clock, else REALTIME). */
+ *  `abstime` (NULL: none) passed on the condition's clock (glibc condattr clock, else REALTIME;
+ *  `c` NULL: an old-ABI condition whose layout is not read, REALTIME). */
 int pa_osrt_raw_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime);
 
 #endif

@@ -25,6 +25,12 @@ typedef struct pa_session_meta {
 int pa_writer_write_db(const char *db_path, const char *spool_path, const pa_session_meta_t *meta,
                        const pa_agg_results_t *res);
 
+/*! pa_writer_fill_db() : as pa_writer_write_db(), into the empty file `db_path` the caller
+ *  already created (claimed with pa_outname_claim()). Returns 0 or -1 after logging why; the
+ *  caller removes the file on failure. */
+int pa_writer_fill_db(const char *db_path, const char *spool_path, const pa_session_meta_t *meta,
+                      const pa_agg_results_t *res);
+
 /*! pa_writer_recover() : builds `db_path` (must not exist) from the spool of a process that
  *  died without writing its DB (SIGKILL, abort, crash): trace rows up to the last complete
  *  spool frame, SUMMARY_STATS and THREADS recomputed from them, META session_complete=0 and
