@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -29,6 +30,11 @@ static __thread hc_tls_t hc_tls __attribute__((tls_model("initial-exec")));
 static _Atomic int probe_state;   /* 0 not yet, 1 a thread is probing, 2 done */
 static _Atomic int stop_opening;  /* EMFILE seen: no more groups */
 static _Atomic int emfile_warned;
+/* The counters never take more than half of RLIMIT_NOFILE (at session start): the application
+ * (and the agent's spool and DB) keep the other half. Threads beyond it are not counted. */
+static _Atomic long fds_in_use;
+static long fd_budget = 512;
+static _Atomic int budget_warned;
 static pthread_key_t exit_key;
 static int exit_key_ok;
 
@@ -71,6 +77,7 @@ static int open_event(struct perf_event_attr *attr, int group_fd, int *err)
         return -1;
     }
     fd_track((int)fd, 1);
+    atomic_fetch_add(&fds_in_use, 1);
     return (int)fd;
 }
 
@@ -79,6 +86,7 @@ static void close_fd(int fd)
     if (fd < 0)
         return;
     fd_track(fd, 0);
+    atomic_fetch_sub(&fds_in_use, 1);
     close(fd);
 }
 
@@ -344,6 +352,13 @@ static void probe(hc_tls_t *h)
 /* Opens the thread's group with exactly the probed set. 0, or -1 with *err. */
 static int group_open(hc_tls_t *h, int *err)
 {
+    long need = (long)pa_hc_plan.ncounted + 1;
+    if (atomic_fetch_add(&fds_in_use, need) + need > fd_budget) {
+        atomic_fetch_sub(&fds_in_use, need);
+        *err = EMFILE;
+        return -2; /* over the budget: this thread only */
+    }
+    atomic_fetch_sub(&fds_in_use, need); /* a check, not a reservation: open_event() counts */
     h->leader = open_leader(err);
     if (h->leader < 0)
         return -1;
@@ -385,7 +400,7 @@ static int thread_open(hc_tls_t *h)
     }
     pa_guard_enter(); /* open(), setspecific's calloc: not recorded */
     uint32_t st = PA_HC_THR_OPENED;
-    int err = 0;
+    int err = 0, rc;
     if (prober) {
         probe(h);
         atomic_store(&probe_state, 2);
@@ -394,9 +409,14 @@ static int thread_open(hc_tls_t *h)
         st = h->leader >= 0 ? PA_HC_THR_OPENED : PA_HC_THR_FAILED;
     } else if (pa_hc_plan.ncounted == 0 || atomic_load(&stop_opening)) {
         st = 0; /* nothing to count, or EMFILE was seen: no syscall */
-    } else if (group_open(h, &err) != 0) {
+    } else if ((rc = group_open(h, &err)) != 0) {
         st = (err == EMFILE || err == ENFILE) ? PA_HC_THR_NO_FDS : PA_HC_THR_FAILED;
-        if (st == PA_HC_THR_NO_FDS) {
+        if (rc == -2) {
+            if (!atomic_exchange(&budget_warned, 1))
+                pa_warn("hostctr", "host counters: their file descriptors reached half of RLIMIT_NOFILE (%ld of"
+                        " %ld); threads starting a range while that many groups are open are not counted (raise"
+                        " the limit with ulimit -n, or count fewer events)", fd_budget, fd_budget * 2);
+        } else if (st == PA_HC_THR_NO_FDS) {
             atomic_store(&stop_opening, 1);
             if (!atomic_exchange(&emfile_warned, 1))
                 pa_warn("hostctr", "host counters: out of file descriptors (%s) opening the group of thread"
@@ -508,6 +528,12 @@ void pa_hc_reset(void)
     atomic_store(&probe_state, 0);
     atomic_store(&stop_opening, 0);
     atomic_store(&emfile_warned, 0);
+    atomic_store(&budget_warned, 0);
+    atomic_store(&fds_in_use, 0);
+    struct rlimit rl;
+    fd_budget = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (long)(rl.rlim_cur / 2) : 512;
+    if (fd_budget < 4)
+        fd_budget = 4;
     pa_hc_active = 0;
     pa_hc_thread_init();
 }
