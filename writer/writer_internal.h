@@ -193,6 +193,12 @@ struct pa_report_req {
     pa_opt_val_t rows;  /* rows=<limit> of a report that does not declare it (report.c applies it to all) */
 };
 
+/*! pa_report_produce() : every row of the report (rows= not applied) into `t`, whose titles
+ *  point into `titles` (64 entries, caller's). Returns PA_REP_OK (free t with pa_table_free) or
+ *  PA_REP_EDATA with err set (t empty). */
+int pa_report_produce(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, const char **titles,
+                      char *err, size_t errsz);
+
 /*! pa_req_opt() : the value of option `name` of req's report, NULL if not set (or unknown). */
 const pa_opt_val_t *pa_req_opt(const pa_report_req_t *req, const char *name);
 
