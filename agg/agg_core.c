@@ -167,6 +167,8 @@ static void agg_dispatch(pa_agg_t *a, const pa_record_t *rec, const uint8_t *pay
         pa_agg_ze_record(a, rec, payload);
     } else if (k >= PA_REC_MEM_FIRST && k <= PA_REC_MEM_LAST) {
         pa_agg_mem_record(a, rec, payload);
+    } else if (k >= PA_REC_PCS_FIRST && k <= PA_REC_PCS_LAST) {
+        pa_agg_pcs_record(a, rec, payload);
     } else if (k == PA_REC_THREAD_NAME) {
         if (payload)
             thread_set_name(a, t, payload, rec->len);
@@ -313,6 +315,7 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
     pa_agg_hgtx_finish(a);
     pa_agg_ze_finish(a);
     pa_agg_mem_finish(a);
+    pa_agg_pcs_finish(a);
     results_threads(a);
     results_rows(a);
     pa_agg_results_t *res = &a->res;

@@ -50,7 +50,7 @@ typedef struct pa_agg_open_range {
 size_t pa_agg_hgtx_stack(pa_agg_t *a, uint32_t tid, const pa_agg_open_range_t **ranges);
 
 /* Per-source private state slots, so ze/mem keep their tables without globals. */
-enum pa_agg_source { PA_AGG_SRC_ZE = 0, PA_AGG_SRC_MEM = 1, PA_AGG_SRC_PROJ = 2, PA_AGG_SRC_COUNT };
+enum pa_agg_source { PA_AGG_SRC_ZE = 0, PA_AGG_SRC_MEM = 1, PA_AGG_SRC_PROJ = 2, PA_AGG_SRC_PCS = 3, PA_AGG_SRC_COUNT };
 
 /*! pa_agg_source_state() : address of the source's state pointer (NULL initially). */
 void **pa_agg_source_state(pa_agg_t *a, int source);
@@ -69,6 +69,10 @@ void pa_agg_ze_finish(pa_agg_t *a);
 void pa_agg_mem_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload);
 /*! pa_agg_mem_finish() : at stop, like pa_agg_ze_finish(). */
 void pa_agg_mem_finish(pa_agg_t *a);
+/*! pa_agg_pcs_record() : a ring record of kind [PA_REC_PCS_FIRST, PA_REC_PCS_LAST] (agg_pcs.c). */
+void pa_agg_pcs_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload);
+/*! pa_agg_pcs_finish() : at stop: spools devices, kernels and per-instruction counts. */
+void pa_agg_pcs_finish(pa_agg_t *a);
 
 /* ---- synchronous entry points (the thread in agg.c uses them; tests and bench too) ---- */
 

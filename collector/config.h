@@ -38,6 +38,8 @@ typedef struct pa_config {
     uint64_t median_budget;            /* PROFAGENT_MEDIAN_BUDGET: samples kept for exact medians */
     uint64_t ze_max_events;            /* PROFAGENT_ZE_MAX_EVENTS: agent timestamp events in flight per context */
     int symbols_system_debuginfo;      /* PROFAGENT_SYMBOLS_SYSTEM_DEBUGINFO: separate debug info of /lib, /usr/lib */
+    int pc_sampling;                   /* PROFAGENT_PC_SAMPLING: EU-stall sampling (sampling/) */
+    uint64_t pc_sampling_period_ns;    /* PROFAGENT_PC_SAMPLING_PERIOD_NS */
 } pa_config_t;
 
 /* Value kinds of the table. */

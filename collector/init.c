@@ -19,6 +19,7 @@
 #include "../common/pa_outname.h"
 #include "../writer/writer.h"
 #include "ze.h"
+#include "../sampling/sampling.h"
 
 #define PA_ZE_DETACH_MAX_NS 200000000ull /* bound of the ze detach wait at exit, ns */
 
@@ -256,6 +257,7 @@ void pa_finish(void)
     /* source detach hooks go here (e.g. the Level Zero tracer flushes before the last drain) */
     /* in-flight device ops: work the app left queued at exit is not waited for long (it may run
      * for seconds); what is still pending after this short bound is counted uncollected */
+    pa_sampling_finish(); /* final streamer reads land in the rings before the last drain */
     uint64_t detach_ns = pa_config.exit_timeout_ms * 1000000ull / 2;
     pa_ze_detach(detach_ns < PA_ZE_DETACH_MAX_NS ? detach_ns : PA_ZE_DETACH_MAX_NS);
     meta.end_mono_ns = pa_clock_ns();
@@ -316,6 +318,7 @@ static void pa_fork_child(void)
     atomic_store(&pa_thread_no_new_rings, 1);
     pa_thread_after_fork_child();
     pa_agg_after_fork_child();
+    pa_sampling_fork_child();
     agg_running = 0;
     pa_info("agent", "fork: collection is off in child %ld (an exec'd program is profiled again)", (long)getpid());
 }
@@ -353,7 +356,9 @@ __attribute__((constructor)) static void pa_init(void)
     pthread_atfork(NULL, NULL, pa_fork_child);
     pa_exitpaths_init(); /* fatal-signal handlers, exec/_exit finalization (exitpaths.c) */
     /* source attach hooks go here (e.g. the Level Zero tracer) */
+    pa_sampling_preinit(); /* ZET_ENABLE_METRICS=1 before the agent's zeInit */
     pa_ze_attach(); /* only when the app maps libze_loader (collector/ze.h) */
+    pa_sampling_init();
     atomic_store_explicit(&pa_sources, pa_config.trace, memory_order_release);
     pa_info("agent", "profiling %s into %s", cmdline, db_path);
 out:

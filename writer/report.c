@@ -19,10 +19,11 @@ static const pa_report_def_t *const *pa_report_tables(size_t i)
     case 2: return pa_reports_hgtxdev;
     case 3: return pa_reports_mem;
     case 4: return pa_reports_misc;
+    case 5: return pa_reports_pcs;
     default: return NULL;
     }
 }
-#define PA_NTABLES 5
+#define PA_NTABLES 6
 
 /* rows=<limit>: every report takes it (applied by pa_report_run() after the report sorted its
  * rows); a report that lists it in its own options just documents it there. */

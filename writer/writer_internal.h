@@ -91,6 +91,7 @@ typedef struct pa_writer_source {
 extern const pa_writer_source_t pa_writer_source_ze;   /* writer/writer_ze.c */
 extern const pa_writer_source_t pa_writer_source_mem;  /* writer/writer_mem.c */
 extern const pa_writer_source_t pa_writer_source_proj; /* writer/writer_proj.c: PA_SP_HGTX_ASSOC */
+extern const pa_writer_source_t pa_writer_source_pcs;  /* writer/writer_pcs.c: PA_SP_PCS_* */
 
 /* ---- SQL functions (report_sqlfn.c) ---- */
 
@@ -200,6 +201,7 @@ extern const pa_report_def_t *const pa_reports_ze[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_hgtxdev[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_mem[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_misc[] __attribute__((weak));
+extern const pa_report_def_t *const pa_reports_pcs[] __attribute__((weak)); /* report_pcs.c */
 
 /* ---- device memory (report_mem.c): the exit summary section, computed from the DB with the
  * same code as device_memory_usage_summary so both always agree ---- */
