@@ -72,6 +72,10 @@ typedef struct pa_agg_config {
     /* Bounds on in-flight state (0 = default); memory never grows with run length. */
     size_t max_open_ranges;      /* open start/end ranges + early ends (default 1 M); beyond:
                                     a start is closed at once as unterminated, an end counted bad */
+    /* Device-memory stacks (PROFAGENT_* values the session passes; 0/NULL in unit tests). */
+    uint32_t callstack_depth;    /* PROFAGENT_CALLSTACK_DEPTH: application frames per stack */
+    const char *callstack_groups; /* PROFAGENT_CALLSTACK_GROUPS rules, stored in the DB; NULL = none */
+    int symbols_system_debuginfo; /* PROFAGENT_SYMBOLS_SYSTEM_DEBUGINFO: lines of system libraries */
     uint32_t max_stack_depth;    /* push/pop depth kept per thread, all domains (default
                                     1 M, the stack grows on demand: 32 bytes a level); deeper
                                     pushes are counted (hgtx_depth_overflow) and their pops

@@ -80,6 +80,11 @@ void pa_agg_stat_add(pa_agg_t *a, int cat, uint32_t tag, const void *key, size_t
         pa_agg_stat_add_id(a, cat, tag, id, value);
 }
 
+const pa_agg_config_t *pa_agg_config(const pa_agg_t *a)
+{
+    return &a->cfg;
+}
+
 void **pa_agg_source_state(pa_agg_t *a, int source)
 {
     return source >= 0 && source < PA_AGG_SRC_COUNT ? &a->src_state[source] : NULL;
@@ -141,6 +146,44 @@ static void osrt_record(pa_agg_t *a, const pa_record_t *rec)
     pa_agg_stat_add_id(a, PA_CAT_OSRT, 0, a->osrt_key[f], rec->t1 > rec->t0 ? rec->t1 - rec->t0 : 0);
 }
 
+/* The aggregator's side of each source: its ring record-kind range (common/pa_source.h) and
+ * the function that consumes those records. A new source adds its consumer here (one line). */
+typedef void (*agg_consume_fn)(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec,
+                               const uint8_t *payload);
+static void consume_hgtx(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec, const uint8_t *p)
+{
+    if (rec->kind <= PA_REC_HGTX_DOMAIN_DESTROY)
+        pa_agg_hgtx_record(a, t, rec, p);
+}
+static void consume_osrt(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec, const uint8_t *p)
+{
+    (void)t, (void)p;
+    if (rec->kind == PA_REC_OSRT)
+        osrt_record(a, rec);
+}
+static void consume_ze(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec, const uint8_t *p)
+{
+    (void)t;
+    pa_agg_ze_record(a, rec, p);
+}
+static void consume_mem(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec, const uint8_t *p)
+{
+    (void)t;
+    pa_agg_mem_record(a, rec, p);
+}
+static void consume_pcs(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec, const uint8_t *p)
+{
+    (void)t;
+    pa_agg_pcs_record(a, rec, p);
+}
+static const struct { uint16_t first, last; agg_consume_fn fn; } agg_consumers[] = {
+    {PA_REC_HGTX_FIRST, PA_REC_HGTX_LAST, consume_hgtx},
+    {PA_REC_OSRT_FIRST, PA_REC_OSRT_LAST, consume_osrt},
+    {PA_REC_ZE_FIRST, PA_REC_ZE_LAST, consume_ze},
+    {PA_REC_MEM_FIRST, PA_REC_MEM_LAST, consume_mem},
+    {PA_REC_PCSAMP_FIRST, PA_REC_PCSAMP_LAST, consume_pcs},
+};
+
 static void agg_dispatch(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
 {
     a->consumed++;
@@ -159,21 +202,17 @@ static void agg_dispatch(pa_agg_t *a, const pa_record_t *rec, const uint8_t *pay
             t->last_ns = end;
     }
     uint16_t k = rec->kind;
-    if (k >= PA_REC_HGTX_PUSH && k <= PA_REC_HGTX_DOMAIN_DESTROY) {
-        pa_agg_hgtx_record(a, t, rec, payload);
-    } else if (k == PA_REC_OSRT) {
-        osrt_record(a, rec);
-    } else if (k >= PA_REC_ZE_FIRST && k <= PA_REC_ZE_LAST) {
-        pa_agg_ze_record(a, rec, payload);
-    } else if (k >= PA_REC_MEM_FIRST && k <= PA_REC_MEM_LAST) {
-        pa_agg_mem_record(a, rec, payload);
-    } else if (k >= PA_REC_PCS_FIRST && k <= PA_REC_PCS_LAST) {
-        pa_agg_pcs_record(a, rec, payload);
-    } else if (k == PA_REC_THREAD_NAME) {
+    if (k == PA_REC_THREAD_NAME) {
         if (payload)
             thread_set_name(a, t, payload, rec->len);
+        return;
     }
     /* PA_REC_THREAD_EXIT: only its time matters (t->last_ns, above); unknown kinds: skipped */
+    for (size_t i = 0; i < sizeof agg_consumers / sizeof agg_consumers[0]; i++)
+        if (k >= agg_consumers[i].first && k <= agg_consumers[i].last) {
+            agg_consumers[i].fn(a, t, rec, payload);
+            return;
+        }
 }
 
 static void agg_sink(void *ctx, const pa_record_t *rec, const uint8_t *payload)

@@ -55,6 +55,9 @@ enum pa_agg_source { PA_AGG_SRC_ZE = 0, PA_AGG_SRC_MEM = 1, PA_AGG_SRC_PROJ = 2,
 /*! pa_agg_source_state() : address of the source's state pointer (NULL initially). */
 void **pa_agg_source_state(pa_agg_t *a, int source);
 
+/*! pa_agg_config() : the configuration the aggregator was created with (defaults filled). */
+const pa_agg_config_t *pa_agg_config(const pa_agg_t *a);
+
 /*! pa_agg_session_end_ns() : during *_finish hooks: the session end used for open things. */
 uint64_t pa_agg_session_end_ns(const pa_agg_t *a);
 
@@ -69,7 +72,7 @@ void pa_agg_ze_finish(pa_agg_t *a);
 void pa_agg_mem_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload);
 /*! pa_agg_mem_finish() : at stop, like pa_agg_ze_finish(). */
 void pa_agg_mem_finish(pa_agg_t *a);
-/*! pa_agg_pcs_record() : a ring record of kind [PA_REC_PCS_FIRST, PA_REC_PCS_LAST] (agg_pcs.c). */
+/*! pa_agg_pcs_record() : a ring record of kind [PA_REC_PCSAMP_FIRST, PA_REC_PCSAMP_LAST] (agg_pcs.c). */
 void pa_agg_pcs_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload);
 /*! pa_agg_pcs_finish() : at stop: spools devices, kernels and per-instruction counts. */
 void pa_agg_pcs_finish(pa_agg_t *a);

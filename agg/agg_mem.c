@@ -4,14 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../collector/config.h"
 #include "../common/pa_callstack.h"
 #include "../common/pa_log.h"
 #include "agg_internal.h"
-
-/* PROFAGENT_CALLSTACK_GROUPS travels to the DB so the exit summary uses the same rules; weak
- * so unit tests link the aggregator without the collector. */
-extern pa_config_t pa_config __attribute__((weak));
 
 typedef struct mem_chain {
     uint64_t hash;
@@ -228,11 +223,11 @@ static size_t frame_display(const pa_sym_frame_t *f, char *buf, size_t sz)
 /* Symbolizes every unique stack once and spools its frames (depth 0 = innermost). */
 static void mem_spool_chains(pa_agg_t *a, mem_state_t *st)
 {
-    pa_sym_t *sym = st->nchains ? pa_sym_open() : NULL;
+    pa_sym_t *sym = st->nchains ? pa_sym_open(pa_agg_config(a)->symbols_system_debuginfo) : NULL;
     for (size_t i = 0; sym && i < st->nmods; i++)
         pa_sym_add_unloaded(sym, st->mods[i].gen, st->mods[i].bias, st->mods[i].lo, st->mods[i].hi,
                             st->mods[i].path);
-    size_t depth = &pa_config != NULL ? (size_t)pa_config.callstack_depth : 0;
+    size_t depth = pa_agg_config(a)->callstack_depth;
     pa_sym_frame_t fr[PA_CALLSTACK_MAX_DEPTH + 64];
     uint64_t pcs[PA_CALLSTACK_MAX_DEPTH + PA_MEM_SKIP_FRAMES];
     char disp[4096];
@@ -269,7 +264,8 @@ void pa_agg_mem_finish(pa_agg_t *a)
     mem_spool_chains(a, st);
     char exe[4096];
     ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    const char *rules = &pa_config != NULL ? pa_config.callstack_groups : "";
+    /* PROFAGENT_CALLSTACK_GROUPS travels to the DB so the exit summary uses the same rules */
+    const char *rules = pa_agg_config(a)->callstack_groups ? pa_agg_config(a)->callstack_groups : "";
     pa_record_t info = {.kind = PA_SP_MEM_INFO};
     info.u.raw[0] = rules[0] ? pa_agg_intern(a, rules, strlen(rules)) : 0;
     info.u.raw[1] = el > 0 ? pa_agg_intern(a, exe, (size_t)el) : 0;

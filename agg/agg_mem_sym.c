@@ -9,12 +9,8 @@
 
 #include <elfutils/libdwfl.h>
 
-#include "../collector/config.h"
 #include "../common/pa_callstack.h"
 #include "agg_internal.h"
-
-/* The agent's settings; weak: the aggregator's unit tests link no collector (defaults then). */
-extern pa_config_t pa_config __attribute__((weak));
 
 typedef char *(*pa_demangle_fn)(const char *, char *, size_t *, int *);
 
@@ -45,15 +41,6 @@ static int sym_is_system(const char *path)
         if (strncmp(path, dirs[i], strlen(dirs[i])) == 0)
             return 1;
     return 0;
-}
-
-/* Source lines of system libraries are not looked up unless PROFAGENT_SYMBOLS_SYSTEM_DEBUGINFO=1:
- * for a few libc frames, decompressing the DWARF of libc6-dbg's separate .debug file cost
- * ~90 ms of every exit. Function names still come from the symbol table (that file's .symtab
- * or the library's .dynsym), which needs no DWARF. */
-static int sym_wants_lines(const char *module)
-{
-    return (&pa_config != NULL && pa_config.symbols_system_debuginfo) || !sym_is_system(module);
 }
 
 static int dw_load(void)
@@ -98,7 +85,17 @@ struct pa_sym {
     pa_map_t by_pc;           /* pc -> entry index + 1 */
     sym_entry_t *ents; size_t nents, cap;
     char **strs; size_t nstrs, strs_cap;  /* everything returned, freed at close */
+    int system_lines;         /* source lines of /lib, /usr/lib frames too (pa_sym_open) */
 };
+
+/* Source lines of system libraries are not looked up unless PROFAGENT_SYMBOLS_SYSTEM_DEBUGINFO=1:
+ * for a few libc frames, decompressing the DWARF of libc6-dbg's separate .debug file cost
+ * ~90 ms of every exit. Function names still come from the symbol table (that file's .symtab
+ * or the library's .dynsym), which needs no DWARF. */
+static int sym_wants_lines(const pa_sym_t *sy, const char *module)
+{
+    return sy->system_lines || !sym_is_system(module);
+}
 
 /* Keeps `s` (malloc'd) until close; returns it, or "" when NULL. */
 static const char *sym_keep(pa_sym_t *sy, char *s)
@@ -118,11 +115,12 @@ static const char *sym_keep(pa_sym_t *sy, char *s)
     return sy->strs[sy->nstrs++] = s;
 }
 
-pa_sym_t *pa_sym_open(void)
+pa_sym_t *pa_sym_open(int system_lines)
 {
     pa_sym_t *sy = calloc(1, sizeof(*sy));
     if (!sy)
         return NULL;
+    sy->system_lines = system_lines;
     sy->dwfl = dw_load() == 0 ? dw.begin(&dw.cb) : NULL;
     if (sy->dwfl) {
         dw.report_begin(sy->dwfl);
@@ -205,7 +203,7 @@ static pa_sym_frame_t sym_resolve(pa_sym_t *sy, Dwfl *dwfl, uint64_t pc)
         if (mname)
             f.module = sym_keep(sy, strdup(mname));
         fn = dw.addrname(mod, pc - 1);
-        Dwfl_Line *line = sym_wants_lines(mname) ? dw.getsrc(mod, pc - 1) : NULL;
+        Dwfl_Line *line = sym_wants_lines(sy, mname) ? dw.getsrc(mod, pc - 1) : NULL;
         int lineno = 0;
         const char *file = line ? dw.lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
         if (file) {

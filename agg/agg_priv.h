@@ -2,7 +2,7 @@
 #ifndef PA_AGG_PRIV_H
 #define PA_AGG_PRIV_H
 
-#include "../collector/ring.h"
+#include "../common/pa_ring.h"
 #include "../common/pa_spool.h"
 #include "agg_internal.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../collector/ze_api_ids.h"
+#include "../common/pa_ze_api_ids.h"
 #include "agg_priv.h"
 #include "agg_proj.h"
 

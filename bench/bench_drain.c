@@ -5,7 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../collector/ring.h"
+#include "../common/pa_ring.h"
 #include "agg_internal.h"
 
 /* Linked without the ze/mem sources: their hooks are no-ops (this bench feeds HGTX and OSRT). */
@@ -88,7 +88,7 @@ int main(int argc, char **argv)
     int rounds = argc > 1 ? atoi(argv[1]) : 25;
     int nrings = argc > 2 ? atoi(argv[2]) : 4;
     uint32_t slots = argc > 3 ? (uint32_t)atoi(argv[3]) : (1u << 18);
-    int level = argc > 4 ? atoi(argv[4]) : -1; /* the agent's default (collector/init.c) */
+    int level = argc > 4 ? atoi(argv[4]) : -1; /* the agent's default (session/session.c) */
     int nospool = argc > 5 && strcmp(argv[5], "nospool") == 0; /* to see what zstd costs */
     if (rounds < 1 || nrings < 1 || nrings > 64 || slots < 64) {
         fprintf(stderr, "usage: bench_drain [rounds>=1] [rings 1..64] [slots>=64] [zstd level] [nospool]\n");

@@ -91,7 +91,7 @@ int main(int argc, char **argv)
      * stacks are resolved once, as at exit) */
     pa_sym_frame_t out[DEPTH + 8];
     uint64_t t0 = cpu_ns();
-    pa_sym_t *sym = pa_sym_open();
+    pa_sym_t *sym = pa_sym_open(0);
     uint64_t t1 = cpu_ns();
     size_t frames = 0;
     for (int i = 0; i < NSTACKS; i++)

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../collector/ring.h"
+#include "../common/pa_ring.h"
 #include "agg_internal.h"
 #include "bench_util.h"
 #include "pa_spool.h"
@@ -71,7 +71,7 @@ static uint64_t respool(const char *in, const char *out, int level, uint64_t *ra
 int main(int argc, char **argv)
 {
     uint64_t events = bench_arg(argc, argv, 1, "EVENTS", 3000000, 3, 1ull << 34);
-    int level = argc > 2 ? atoi(argv[2]) : -1; /* default: the agent's (collector/init.c) */
+    int level = argc > 2 ? atoi(argv[2]) : -1; /* default: the agent's (session/session.c) */
     if (level < -22 || level > 19) {
         fprintf(stderr, "bench_write: ZSTD_LEVEL must be in -22..19\n");
         return 2;

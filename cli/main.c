@@ -21,8 +21,11 @@ static void pa_cli_usage(FILE *out)
     fprintf(out,
         "usage: profagent <command> [options]\n\n"
         "Commands:\n"
-        "  stats -r REPORT[:opt[:opt]] [-r ...] [--format csv|table|json] [--output FILE] FILE.db\n"
-        "        print reports from a profagent database (default format csv)\n"
+        "  stats [-r REPORT[:opt[:opt]][,REPORT...]] [--format csv|tsv|table|json[,...]]\n"
+        "        [--output PREFIX|-] [--timeunit ns|us|ms|s] [--force-overwrite] FILE.db\n"
+        "        print reports from a profagent database (default format csv; without -r the\n"
+        "        default set, see 'profagent stats --help')\n"
+        "  stats --help-reports         every report with its one-line description\n"
         "  stats --help-report NAME     describe a report: options and columns\n"
         "  stats --list                 list the report names\n"
         "  run [--output TEMPLATE] [--trace LIST] [--summary DEST] -- CMD [ARGS...]\n"

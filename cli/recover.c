@@ -12,7 +12,7 @@
 
 #define SPOOL_SUFFIX ".spool.zst"
 
-/* "<db>.<pid>.<tag>.spool.zst" (collector/init.c): the DB name the session meant and its pid.
+/* "<db>.<pid>.<tag>.spool.zst" (session/session.c): the DB name the session meant and its pid.
  * Returns 0, or -1 when the name is not of that shape. */
 static int parse_spool_name(const char *spool, char *db, size_t size, uint32_t *pid)
 {

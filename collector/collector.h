@@ -10,7 +10,7 @@
 #include "../common/pa_export.h"
 #include "../common/pa_record.h"
 #include "config.h"
-#include "ring.h"
+#include "../common/pa_ring.h"
 
 /*
  * How a source (hgtx, osrt, ze, mem) records an event on the calling application thread:
@@ -136,17 +136,17 @@ static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t 
     return 0;
 }
 
-/* Lifecycle internals (thread.c, init.c). */
+/* Lifecycle internals (thread.c; driven by session/). */
 extern _Atomic int pa_thread_no_new_rings; /* set when the exit path starts */
+/* Called on an application thread's first event, right after its ring was registered, with
+ * the guard raised: the session sets it to run the sources' thread_attach() hooks
+ * (common/pa_source.h). NULL when no source has one. */
+extern void (*pa_thread_on_attach)(void);
 /*! pa_thread_init() : creates the thread-exit key (constructor: a low key index never needs
  *  glibc's calloc in pthread_setspecific). */
 void pa_thread_init(void);
 /*! pa_thread_after_fork_child() : drops the parent's ring from the forking thread's TLS. */
 void pa_thread_after_fork_child(void);
-
-/* OS runtime wrappers (osrt.c). */
-/*! pa_osrt_init() : resolves every real_<fn> now (constructor), caches the threshold. */
-void pa_osrt_init(void);
 
 /* Fallbacks (osrt_raw.c) while dlsym has not returned the real function: async-signal-safe
  * (trylock, yield, clock_gettime), no allocation. */
@@ -156,7 +156,8 @@ void pa_osrt_init(void);
 int pa_osrt_raw_mutex_lock(pthread_mutex_t *m);
 /*! pa_osrt_raw_cond_wait() : one spurious wake-up: unlock, yield, relock `m`; returns 0, the
  *  unlock/lock error (EPERM, EDEADLK), EINVAL for a bad abstime->tv_nsec, or ETIMEDOUT once
- *  `abstime` (NULL: none) passed on the condition's clock (glibc condattr clock, else REALTIME). */
+ *  `abstime` (NULL: none) passed on the condition's clock (glibc condattr clock, else REALTIME;
+ *  `c` NULL: an old-ABI condition whose layout is not read, REALTIME). */
 int pa_osrt_raw_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime);
 
 #endif

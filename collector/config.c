@@ -278,6 +278,8 @@ int pa_config_parse(pa_config_t *cfg, char *const *envp)
         }
     }
     pa_log_level = cfg->log_level;
+    if (cfg->pc_sampling) /* opt-in sources get their PROFAGENT_TRACE bit from their own variable */
+        cfg->trace |= PA_SRC_PCSAMP;
     return warnings;
 }
 

@@ -5,13 +5,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Sources selectable with PROFAGENT_TRACE (bit mask in pa_config.trace). */
+/* Sources selectable with PROFAGENT_TRACE (bit mask in pa_config.trace; bit i = the i-th word
+ * of its accepted list). A new source takes the next bit (common/pa_source.h: its descriptor's
+ * mask); an opt-in one (enabled by its own variable, not by "all") sets its bit after parsing. */
 enum pa_source {
     PA_SRC_HGTX = 1u << 0,
     PA_SRC_OSRT = 1u << 1,
     PA_SRC_ZE = 1u << 2,
     PA_SRC_MEM = 1u << 3,
     PA_SRC_ALL = 0xfu,
+    PA_SRC_PCSAMP = 1u << 4,  /* opt-in (PROFAGENT_PC_SAMPLING=1), not part of "all" */
 };
 
 /* PROFAGENT_SUMMARY destinations. */

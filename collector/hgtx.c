@@ -1,5 +1,6 @@
 /* hgtx.c - the agent's definitions of the public HGTX API (override libhgtx.so's no-ops). */
 #include "collector.h"
+#include "../common/pa_source.h"
 
 #include <profagent/hgtx.h>
 
@@ -160,3 +161,9 @@ PA_EXPORT hgtxRangeId_t hgtxDomainRangeStartA(hgtxDomainHandle_t d, const char *
 }
 PA_EXPORT void hgtxDomainRangeEnd(hgtxDomainHandle_t d, hgtxRangeId_t id) { end(d, id); }
 PA_EXPORT void hgtxDomainMarkA(hgtxDomainHandle_t d, const char *message) { mark(d, message); }
+
+/* The HGTX source (common/pa_source.h): nothing to set up, nothing in flight at exit; the
+ * public API above is the agent's definition of libhgtx's symbols. */
+const pa_source_t pa_source_hgtx = {
+    .name = "hgtx", .mask = PA_SRC_HGTX, .rec_first = PA_REC_HGTX_FIRST, .rec_last = PA_REC_HGTX_LAST,
+};

@@ -14,6 +14,7 @@
 #include "../common/pa_callstack.h"
 #include "../common/pa_log.h"
 #include "collector.h"
+#include "../common/pa_source.h"
 
 /* Stack walker chosen once: libunwind's unw_backtrace, loaded RTLD_LOCAL so its _Unwind_*
  * symbols never interpose the application's exception handling; glibc backtrace() else. */
@@ -155,3 +156,10 @@ void pa_mem_on_free(uint64_t t0_ns, uint64_t t1_ns, void *context, void *ptr, in
     pa_mem_emit(&rec, NULL, 0);
     errno = saved;
 }
+
+/* The device-memory source (common/pa_source.h): records from the Level Zero tracer's
+ * epilogues (the ze source attaches it, its mask includes PA_SRC_MEM); set up lazily on the
+ * first allocation (mem_init_once), nothing in flight at exit. */
+const pa_source_t pa_source_mem = {
+    .name = "mem", .mask = PA_SRC_MEM, .rec_first = PA_REC_MEM_FIRST, .rec_last = PA_REC_MEM_LAST,
+};

@@ -14,6 +14,7 @@ _Atomic uint64_t pa_unrecorded;
 
 /* Set when the session's exit path began: no new rings from then on (nobody would drain them). */
 _Atomic int pa_thread_no_new_rings;
+void (*pa_thread_on_attach)(void);
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
@@ -96,6 +97,12 @@ pa_ring_t *pa_thread_ring_slow(void)
     pa_guard_leave();
     pa_record_t rec = {.kind = PA_REC_THREAD_NAME, .t0 = pa_clock_ns()};
     pa_emit(&rec, name, (uint32_t)strnlen(name, sizeof name));
+    void (*attach)(void) = pa_thread_on_attach;
+    if (attach) { /* the sources' per-thread setup (their records go after the thread's name) */
+        pa_guard_enter();
+        attach();
+        pa_guard_leave();
+    }
     errno = saved;
     return r;
 }

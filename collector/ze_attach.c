@@ -12,6 +12,7 @@
 
 #include "../common/pa_log.h"
 #include "collector.h"
+#include "../common/pa_source.h"
 #include "ze_internal.h"
 
 #define PA_ZE_LOADER "libze_loader.so.1"
@@ -347,3 +348,26 @@ void pa_ze_detach(uint64_t timeout_ns)
     rec.u.raw[1] = atomic_load(&pa_ze_table_full);
     pa_emit(&rec, NULL, 0);
 }
+
+/* ---- the Level Zero source (common/pa_source.h) ---- */
+
+#define PA_ZE_DETACH_MAX_NS 200000000ull /* bound of the in-flight wait at exit, ns */
+
+static int ze_source_init(void)
+{
+    pa_ze_attach(); /* only when the app maps libze_loader; else on its dlopen (ze.h) */
+    return 0;
+}
+
+/* In-flight device ops: work the app left queued at exit is not waited for long (it may run
+ * for seconds); what is still pending after this short bound is counted uncollected. */
+static void ze_source_finish(uint64_t budget_ns)
+{
+    pa_ze_detach(budget_ns < PA_ZE_DETACH_MAX_NS ? budget_ns : PA_ZE_DETACH_MAX_NS);
+}
+
+/* mem alone needs the tracer too: PA_SRC_MEM attaches it */
+const pa_source_t pa_source_ze = {
+    .name = "ze", .mask = PA_SRC_ZE | PA_SRC_MEM, .rec_first = PA_REC_ZE_FIRST, .rec_last = PA_REC_ZE_LAST,
+    .init = ze_source_init, .finish = ze_source_finish,
+};

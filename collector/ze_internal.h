@@ -12,7 +12,7 @@
 
 #include "../common/pa_record.h"
 #include "ze.h"
-#include "ze_api_ids.h"
+#include "../common/pa_ze_api_ids.h"
 
 /* ---- generated table (ze_table.c) ---- */
 typedef void (*pa_ze_fn_t)(void);

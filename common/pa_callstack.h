@@ -67,6 +67,10 @@ int pa_cs_rules_add_list(pa_cs_rules_t *rs, const char *text, FILE *err);
  *  docs/memory.md): level_zero, sycl, python, and application (= `exe_name`, may be NULL). */
 void pa_cs_rules_add_defaults(pa_cs_rules_t *rs, const char *exe_name);
 
+/*! pa_cs_rules_set_origin() : names where the rules come from ("PROFAGENT_CALLSTACK_GROUPS",
+ *  "--callstack-group-config"; a static string) at the start of every rejection message. */
+void pa_cs_rules_set_origin(pa_cs_rules_t *rs, const char *origin);
+
 /*! pa_cs_rules_count() : number of valid rules held. */
 size_t pa_cs_rules_count(const pa_cs_rules_t *rs);
 
@@ -92,9 +96,10 @@ typedef struct pa_sym_frame {
 typedef struct pa_sym pa_sym_t;
 
 /*! pa_sym_open() : a symbolizer for the calling process (elfutils libdwfl over
- *  /proc/self/maps). NULL when libdw cannot report the process (frames then print as
- *  addresses). */
-pa_sym_t *pa_sym_open(void);
+ *  /proc/self/maps). `system_lines` 1: source lines also for libraries under /lib, /lib64,
+ *  /usr/lib (PROFAGENT_SYMBOLS_SYSTEM_DEBUGINFO), 0: their functions from symbol tables only.
+ *  NULL when libdw cannot report the process (frames then print as addresses). */
+pa_sym_t *pa_sym_open(int system_lines);
 
 /*! pa_sym_add_unloaded() : a module dlclose'd at unload generation `gen` (PA_REC_MEM_MODULE):
  *  file `path` loaded at bias `bias`, mapped over [lo, hi). Addresses of a stack captured at a

@@ -9,7 +9,7 @@
  * Two families of 64-byte records share one layout:
  *
  *  - ring records  (PA_REC_*): written by application threads into their own
- *    single-producer ring (collector/ring.h), read by the aggregator.
+ *    single-producer ring (common/pa_ring.h), read by the aggregator.
  *  - spool records (PA_SP_*):  written by the aggregator into the zstd spool
  *    (agg/spool.h) after it resolved strings and pairs (push/pop -> range),
  *    read back by the writer at exit; one spool record becomes one DB row.
@@ -42,14 +42,23 @@ enum pa_rec_kind {
     PA_REC_HGTX_DOMAIN_DESTROY = 0x16,
     /* OS runtime, 0x20.. */
     PA_REC_OSRT = 0x20,          /* t0, t1, u.osrt */
-    /* Level Zero (issue 4) 0x40..0x7f, device memory (issue 6) 0x80..0x9f,
-     * PC sampling 0xa0.., counters 0xc0.. : defined in their own sections below. */
+    /* One range per source (common/pa_source.h): a source emits kinds of its own range only;
+     * the kinds of ze and mem are defined in their own sections below, pcsamp/hwctr/itt by
+     * their sources. 0xf0..0xff: free for the next source. */
+    PA_REC_HGTX_FIRST = 0x10,
+    PA_REC_HGTX_LAST = 0x1f,
+    PA_REC_OSRT_FIRST = 0x20,
+    PA_REC_OSRT_LAST = 0x3f,
     PA_REC_ZE_FIRST = 0x40,
     PA_REC_ZE_LAST = 0x7f,
     PA_REC_MEM_FIRST = 0x80,
     PA_REC_MEM_LAST = 0x9f,
-    PA_REC_PCS_FIRST = 0xa0,
-    PA_REC_PCS_LAST = 0xbf,
+    PA_REC_PCSAMP_FIRST = 0xa0,  /* sampling/: EU-stall (PC) samples, kernel code maps */
+    PA_REC_PCSAMP_LAST = 0xbf,
+    PA_REC_HWCTR_FIRST = 0xc0,   /* hwcounters/: libpfm4 host counters, device metric streams */
+    PA_REC_HWCTR_LAST = 0xdf,
+    PA_REC_ITT_FIRST = 0xe0,     /* collector/: ITT tasks, frames, markers */
+    PA_REC_ITT_LAST = 0xef,
     /* Level Zero (collector/ze*.c) */
     PA_REC_ZE_API = 0x40,        /* t0, t1 of one ze call, u.ze */
     PA_REC_ZE_OP = 0x41,         /* t0, t1 device start/end (host ns); payload = pa_ze_op_t + kernel name */
@@ -87,14 +96,19 @@ enum pa_sp_kind {
     PA_SP_ZE_COUNTS = 0x1043,    /* u.raw[0] uncollected ops, raw[1] in-flight table full */
     PA_SP_MEM_FIRST = 0x1080,
     PA_SP_MEM_LAST = 0x109f,
+    /* spool kinds of the sources to come mirror their ring ranges (0x1000 | ring range) */
+    PA_SP_PCSAMP_FIRST = 0x10a0,
+    PA_SP_PCSAMP_LAST = 0x10bf,
+    PA_SP_HWCTR_FIRST = 0x10c0,
+    PA_SP_HWCTR_LAST = 0x10df,
+    PA_SP_ITT_FIRST = 0x10e0,
+    PA_SP_ITT_LAST = 0x10ef,
     /* device memory (agg/agg_mem.c): see pa_mem_sp_t in common/pa_callstack.h */
     PA_SP_MEM_ALLOC = 0x1080,    /* t0, t1, tid, u.mem; payload = pa_mem_sp_t */
     PA_SP_MEM_FREE = 0x1081,     /* t0, t1, tid, u.mem (size = matched allocation's); payload = pa_mem_sp_t */
     PA_SP_MEM_FRAME = 0x1082,    /* one frame of a call chain: u.raw = {chain id, depth, frame STRING id,
                                     module STRING id << 32 | function STRING id} */
     PA_SP_MEM_INFO = 0x1083,     /* u.raw = {rules STRING id, exe STRING id, failed allocs, unknown frees} */
-    PA_SP_PCS_FIRST = 0x10a0,
-    PA_SP_PCS_LAST = 0x10bf,
     /* PC sampling (agg/agg_pcs.c): written at the end, from the online counts */
     PA_SP_PCS_DEVICE = 0x10a0,   /* payload = pa_pcs_dev_t + names + descriptions (as the ring record);
                                     u.raw = {samples, unmapped, reports, dropped reads} */
@@ -154,7 +168,7 @@ typedef struct pa_record {
             uint64_t pad;
         } range;
         struct { uint64_t drops; uint32_t name_id; uint32_t pad; uint64_t records; uint64_t pad2; } thread;
-        /* PA_REC_ZE_API: api = enum pa_ze_api_id (collector/ze_api_ids.h); PA_SP_ZE_API: STRING id.
+        /* PA_REC_ZE_API: api = enum pa_ze_api_id (common/pa_ze_api_ids.h); PA_SP_ZE_API: STRING id.
          * aux (ring): regular-list serial / ops per execute, see api_aux() in collector/ze_api.c */
         struct { uint64_t corr_id; uint32_t api; int32_t result; uint64_t aux[2]; } ze;
         /* PA_REC_MEM_* / PA_SP_MEM_*: kind = ze_memory_type_t, result = ze_result_t */

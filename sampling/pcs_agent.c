@@ -9,21 +9,21 @@
 #include <unistd.h>
 
 #include "../collector/collector.h"
-#include "../collector/exitpaths.h"
+#include "../common/pa_source.h"
 #include "../common/pa_log.h"
 #include "pcs_internal.h"
-#include "sampling.h"
 
 #define PCS_RING_SLOTS 65536u  /* 4 MiB per reader ring */
 
 static int sampling_on;
+static _Atomic int rings_ok; /* the session is active: reader rings get drained */
 
 static void g_enter(void) { pa_guard_enter(); }
 static void g_leave(void) { pa_guard_leave(); }
 
 static void *ring_open(uint32_t device)
 {
-    if (!pa_session_active() || atomic_load(&pa_thread_no_new_rings))
+    if (!atomic_load(&rings_ok) || atomic_load(&pa_thread_no_new_rings))
         return NULL;
     pa_ring_t *r = pa_ring_create(PCS_RING_SLOTS, (uint32_t)syscall(SYS_gettid));
     if (!r)
@@ -76,10 +76,10 @@ static int pti_lib_present(void)
     return dlsym(RTLD_DEFAULT, "ptiPcSamplingEnable") != NULL;
 }
 
-void pa_sampling_preinit(void)
+/* Before any zeInit of the agent (this source comes first in the table): the driver offers
+ * metrics only when ZET_ENABLE_METRICS=1 is set before zeInit (notes/eu-stall.md). */
+static void metrics_env(void)
 {
-    if (!pa_config.enable || (!pa_config.pc_sampling && !pti_lib_present()))
-        return;
     const char *m = getenv("ZET_ENABLE_METRICS");
     if (!m)
         setenv("ZET_ENABLE_METRICS", "1", 0);
@@ -88,7 +88,7 @@ void pa_sampling_preinit(void)
                 " (accepted: unset or 1)", m);
 }
 
-int pa_sampling_init(void)
+static int pcs_source_init(void)
 {
     host_setup();
     if (!pa_config.pc_sampling && !pti_lib_present())
@@ -98,8 +98,11 @@ int pa_sampling_init(void)
             pa_info("pc-sampling", "the application does not use Level Zero: nothing to sample");
         return 0;
     }
-    if (!getenv("ZE_ENABLE_TRACING_LAYER"))
-        setenv("ZE_ENABLE_TRACING_LAYER", "1", 0); /* kernel address ranges come from the tracer */
+    metrics_env();
+    /* kernel address ranges come from our tracer: the layer must be on before zeInit (the ze
+     * source, after us, warns about a user's explicit value other than 1) */
+    setenv("ZE_ENABLE_TRACING_LAYER", "1", 0);
+    atomic_store(&rings_ok, 1);
     int n = pcs_engine_init();
     if (n < 0) {
         if (pa_config.pc_sampling)
@@ -112,34 +115,47 @@ int pa_sampling_init(void)
                 " mapped to kernels and are counted as unmapped", getenv("ZE_ENABLE_TRACING_LAYER"));
     if (!pa_config.pc_sampling)
         return 0;
+    const char *m = getenv("ZET_ENABLE_METRICS");
     for (uint32_t i = 0; i < pcs_ndevs; i++)
         if (!pcs_devs[i].group)
             pa_warn("pc-sampling", "PROFAGENT_PC_SAMPLING=1: device %u offers no EU-stall sampling (no"
                     " EuStallSampling metric group%s); it is not sampled, the rest is profiled as usual", i,
-                    getenv("ZET_ENABLE_METRICS") && strcmp(getenv("ZET_ENABLE_METRICS"), "1") == 0
-                        ? "" : "; ZET_ENABLE_METRICS is not 1");
+                    m && strcmp(m, "1") == 0 ? "" : "; ZET_ENABLE_METRICS is not 1");
     if (n == 0)
         return 0;
     int started = pcs_stream_start(PCS_SUB_AGENT, (uint32_t)pa_config.pc_sampling_period_ns, NULL);
     sampling_on = started > 0;
     pa_info("pc-sampling", "%d device(s) sampled every %llu ns", started,
             (unsigned long long)pa_config.pc_sampling_period_ns);
-    return started;
+    return 0;
 }
 
-void pa_sampling_finish(void)
+/* Final read of every streamer and close, before the last drain (each reader join bounded). A
+ * PTI collection still running at exit ends here too: its readers write into the rings. */
+static void pcs_source_finish(uint64_t budget_ns)
 {
-    /* a PTI collection still running at exit ends here too: its readers write into the rings */
+    (void)budget_ns;
     pcs_stream_stop(PCS_SUB_PTI);
     pcs_stream_stop(PCS_SUB_AGENT);
+    atomic_store(&rings_ok, 0);
     sampling_on = 0;
 }
 
-void pa_sampling_fork_child(void)
+static void pcs_source_fork_child(void)
 {
     pcs_stream_after_fork_child();
+    atomic_store(&rings_ok, 0);
     sampling_on = 0;
 }
+
+/* The PC-sampling source (common/pa_source.h). It runs whenever Level Zero is traced or
+ * PROFAGENT_PC_SAMPLING=1 (PA_SRC_PCSAMP, set by the config) and first in the table: the
+ * environment it sets must precede every zeInit of the agent. */
+const pa_source_t pa_source_pcsamp = {
+    .name = "pcsamp", .mask = PA_SRC_PCSAMP | PA_SRC_ZE | PA_SRC_MEM,
+    .rec_first = PA_REC_PCSAMP_FIRST, .rec_last = PA_REC_PCSAMP_LAST,
+    .init = pcs_source_init, .finish = pcs_source_finish, .fork_child = pcs_source_fork_child,
+};
 
 /*! pa_pcs_pti_impl_get() : the agent's PTI implementation (libprofagent_pti.so forwards to it). */
 PA_EXPORT const pcs_pti_impl_t *pa_pcs_pti_impl_get(void)

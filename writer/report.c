@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "report_util.h"
 
@@ -44,10 +45,11 @@ const pa_report_def_t *pa_report_find(const char *name)
     for (size_t t = 0; t < PA_NTABLES; t++) {
         const pa_report_def_t *const *tab = pa_report_tables(t);
         for (size_t i = 0; tab && tab[i]; i++) {
-            if (strcmp(tab[i]->name, name) == 0)
+            /* case-insensitive, as nsys takes report names */
+            if (strcasecmp(tab[i]->name, name) == 0)
                 return tab[i];
             for (size_t a = 0; a < 4 && tab[i]->aliases[a]; a++)
-                if (strcmp(tab[i]->aliases[a], name) == 0)
+                if (strcasecmp(tab[i]->aliases[a], name) == 0)
                     return tab[i];
         }
     }
@@ -421,8 +423,24 @@ int pa_sql_tid_filter(const pa_report_req_t *req, const char *gtid_col, char *bu
     return 0;
 }
 
+const char *pa_report_title(const pa_report_req_t *req)
+{
+    return req->def->title;
+}
+
+const char *pa_report_name(const pa_report_req_t *req)
+{
+    return req->def->name;
+}
+
 int pa_report_run(sqlite3 *db, const pa_report_req_t *req, int fmt, FILE *out, char *err,
                   size_t errsz)
+{
+    return pa_report_run_unit(db, req, fmt, 0, out, NULL, err, errsz);
+}
+
+int pa_report_run_unit(sqlite3 *db, const pa_report_req_t *req, int fmt, int shift, FILE *out,
+                       size_t *nrows, char *err, size_t errsz)
 {
     const pa_report_def_t *d = req->def;
     const char *titles[64];
@@ -432,14 +450,23 @@ int pa_report_run(sqlite3 *db, const pa_report_req_t *req, int fmt, FILE *out, c
         titles[i] = d->cols[i].title;
     t.ncols = (int)d->ncols;
     t.titles = titles;
-    int rc = d->produce(db, req, &t, err, errsz);
+    /* produced without rows= (some producers apply it themselves), so *nrows tells whether
+     * the DB has data for the report; the limit is applied below, once */
+    pa_report_req_t all = *req;
+    all.rows.set = 0;
+    for (size_t i = 0; i < d->nopts && i < PA_REPORT_MAX_OPTS; i++)
+        if (strcmp(d->opts[i].name, "rows") == 0)
+            all.vals[i].set = 0;
+    int rc = d->produce(db, &all, &t, err, errsz);
     if (rc == 0 && t.oom) {
         snprintf(err, errsz, "report '%s': out of memory", d->name);
         rc = PA_REP_EDATA;
     }
     if (rc == 0) {
+        if (nrows)
+            *nrows = pa_table_nrows(&t);
         pa_report_limit_rows(req, &t);  /* rows=, once for every report, after its sorting */
-        pa_table_write(&t, fmt, out);
+        pa_table_write_unit(&t, fmt, shift, out);
     }
     pa_table_free(&t);
     return rc ? PA_REP_EDATA : PA_REP_OK;

@@ -139,6 +139,9 @@ int pa_format_double(char *buf, size_t sz, double v, int prec);
 
 /*! pa_table_write() : prints `t` in `fmt` (enum pa_report_format) with a leading Row# column. */
 void pa_table_write(const pa_table_t *t, int fmt, FILE *out);
+/*! pa_table_write_unit() : pa_table_write() with time columns (titles with "(ns)") shifted by
+ *  `shift` decimal digits (3 us, 6 ms, 9 s; 0 = pa_table_write()), see pa_report_run_unit(). */
+void pa_table_write_unit(const pa_table_t *t, int fmt, int shift, FILE *out);
 
 /* Report options. */
 enum pa_opt_kind {

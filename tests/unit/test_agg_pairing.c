@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "../../collector/ring.h"
+#include "../../common/pa_ring.h"
 #include "agg_internal.h"
 #include "pa_spool.h"
 

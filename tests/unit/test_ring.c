@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "ring.h"
+#include "pa_ring.h"
 
 typedef struct sink {
     size_t n;

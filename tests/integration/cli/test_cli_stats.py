@@ -184,11 +184,13 @@ check(rc == 0 and b"the DB was not finished" in err, "DB without db_complete: wa
 rc, out, err = run("stats", "-r", "osrt_sum", db)
 check(rc == 0 and err == b"", "complete DB: no warning")
 rc, out, err = run("stats", "-r", "osrt_sum", "--format", "table", db)
-check(rc == 0 and out.splitlines()[0].split()[:3] == [b"Row#", b"Time", b"(%)"] and b"nanosleep" in out,
-      "table output")
-of = os.path.join(WORK, "o.csv")
+check(rc == 0 and out.splitlines()[0] == b" ** OS Runtime Summary (osrt_sum):" and
+      out.splitlines()[2].split()[:3] == [b"Row#", b"Time", b"(%)"] and b"nanosleep" in out,
+      "table output: banner, then the table")
+of = os.path.join(WORK, "o")
 rc, out, err = run("stats", "-r", "osrt_sum", "--output", of, db)
-check(rc == 0 and out == b"" and open(of, "rb").read().startswith(b"Row#,Time (%)"), "--output")
+check(rc == 0 and out == b"" and open(of + "_osrt_sum.csv", "rb").read().startswith(b"Row#,Time (%)"),
+      "--output PREFIX: PREFIX_osrt_sum.csv")
 rc, out, err = run("stats", "--help-report", "hgtx_sum")
 check(rc == 0 and b"rows=<limit>" in out and b"StdDev (ns)" in out, "--help-report")
 rc, out, err = run("stats", "--list")
@@ -226,7 +228,7 @@ bad(["stats", "-r", "hgtx_sum:bogus=1", db], 2, b"unknown option 'bogus=1'; acce
 bad(["stats", "-r", "hgtx_sum:rows=abc", db], 2, b"rows='abc' is not a non-negative integer", "bad rows")
 bad(["stats", "-r", "hgtx_sum:thread=1/x", db], 2, b"'x' is not a numeric id", "bad thread list")
 bad(["stats", "-r", "hgtx_pushpop_trace:range=(", db], 2, b"invalid regular expression '(' at offset 1", "bad regex")
-bad(["stats", "-r", "hgtx_sum", "--format", "xml", db], 2, b"accepted: csv, table, json", "bad format")
+bad(["stats", "-r", "hgtx_sum", "--format", "xml", db], 2, b"accepted: csv, tsv, table, json", "bad format")
 txt = os.path.join(WORK, "t.txt"); open(txt, "w").write("hello, not a database\n")
 bad(["stats", "-r", "hgtx_sum", txt], 1, b"not a profagent database (not an SQLite file)", "text file")
 empty = os.path.join(WORK, "e.db"); open(empty, "w").close()

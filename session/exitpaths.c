@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collector.h"
-#include "exitpaths.h"
+#include "../collector/collector.h"
+#include "session.h"
 
 /* Why a finisher thread: a signal handler (or _exit called from one) interrupts a thread
  * that may hold the malloc or stdio lock, and pa_finish() needs both. Running pa_finish() on

@@ -1,4 +1,4 @@
-/* ring.h - per-thread single-producer / single-consumer record rings and their registry. */
+/* pa_ring.h - per-thread single-producer / single-consumer record rings and their registry. */
 #ifndef PA_RING_H
 #define PA_RING_H
 

@@ -7,8 +7,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "collector.h"
-#include "exitpaths.h"
+#include "../collector/collector.h"
+#include "session.h"
 #include "../common/pa_log.h"
 
 /* Why interpose sigaction() and the signal() family: the agent installs its handler where the

@@ -1,5 +1,5 @@
-/* ring.c - slow paths of the per-thread rings: creation, payload copy, draining, registry. */
-#include "ring.h"
+/* pa_ring.c - per-thread single-producer rings and their lock-free registry. */
+#include "pa_ring.h"
 
 #include <stdlib.h>
 #include <string.h>

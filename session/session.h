@@ -1,0 +1,68 @@
+/* session.h - the session room: lifecycle of one profiling session (start, stop, exit paths, DB + summary). */
+#ifndef PA_SESSION_H
+#define PA_SESSION_H
+
+#include <stdint.h>
+
+/*
+ * The only room that knows the sources (collector/, sampling/, hwcounters/), the aggregator
+ * (agg/) and the writer (writer/). Sources plug in through one table of descriptors
+ * (common/pa_source.h, session/sources.c); nothing below this folder calls up into it.
+ *
+ *   session.c    constructor (config, paths, aggregator, sources), pa_finish() (stop the
+ *                sources and the aggregator within PROFAGENT_EXIT_TIMEOUT_MS, DB under a free
+ *                name, summary), fork child
+ *   sources.c    the source table and the loops over it (init, thread attach, finish, fork)
+ *   exitpaths.c  endings without exit(): exec, _exit/_Exit, fatal signals (finisher thread)
+ *   signals.c    the finalizing SIGTERM/INT/HUP/QUIT handler, invisible to the application
+ */
+
+/* ---- session.c ---- */
+
+/*! pa_finish() : the exit path (stop the sources and the aggregator within
+ *  PROFAGENT_EXIT_TIMEOUT_MS, write the DB, print the summary, remove the spool). Runs once,
+ *  only in the process owning the session; later calls return at once. Not
+ *  async-signal-safe: see pa_exitpaths_finish_bounded(). */
+void pa_finish(void);
+
+/*! pa_session_active() : 1 in the owning process while the session has not been finalized. */
+int pa_session_active(void);
+
+extern _Atomic int pa_finish_signal; /* set before pa_finish() when a signal ends the session */
+extern _Atomic int pa_finish_state;  /* 0 not started, 1 running, 2 done */
+
+/* ---- sources.c ---- */
+
+/*! pa_sources_init() : init() of every source whose mask meets `trace` (PA_SRC_* of
+ *  PROFAGENT_TRACE), in table order; checks once that the record-kind ranges are disjoint.
+ *  Returns `trace` without the bits of sources whose init failed: the mask to record with. */
+uint32_t pa_sources_init(uint32_t trace);
+
+/*! pa_sources_finish() : finish(budget_ns) of every source that init()ed, in reverse order. */
+void pa_sources_finish(uint64_t budget_ns);
+
+/*! pa_sources_fork_child() : fork_child() of every source that init()ed. */
+void pa_sources_fork_child(void);
+
+/* ---- exitpaths.c ---- */
+
+/*! pa_exitpaths_init() : (constructor, after the aggregator started) resolves the real exec
+ *  functions, starts the finisher thread and installs the finalizing handler for SIGTERM,
+ *  SIGINT, SIGHUP and SIGQUIT where their disposition is still the default. */
+void pa_exitpaths_init(void);
+
+/*! pa_exitpaths_finish_bounded() : async-signal-safe: asks the finisher thread to run
+ *  pa_finish() and waits for it at most PROFAGENT_EXIT_TIMEOUT_MS + 1 s. `sig` is the signal
+ *  ending the session (0: exec or _exit). Returns once finished or timed out. */
+void pa_exitpaths_finish_bounded(int sig);
+
+/* ---- signals.c ---- */
+
+/*! pa_signals_install() : (from pa_exitpaths_init) installs the finalizing handler for SIGTERM,
+ *  SIGINT, SIGHUP and SIGQUIT where the disposition is SIG_DFL. The application never sees it:
+ *  sigaction()/signal()/bsd_signal()/sysv_signal()/__sysv_signal()/sigset()/siginterrupt() are
+ *  interposed so queries report SIG_DFL as the kernel held it, the app's own actions replace the
+ *  agent's handler, and a SIG_DFL set while the session runs is taken back by the agent. */
+void pa_signals_install(void);
+
+#endif
