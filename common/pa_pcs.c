@@ -354,6 +354,8 @@ uint32_t pa_pcs_kernel_line(const pa_pcs_kinfo_t *k, uint32_t offset, const char
     if (lo == 0)
         return 0;
     const pa_pcs_line_t *l = &k->lines[lo - 1];
+    if (!l->line) /* the instruction has no source (DWARF line 0) */
+        return 0;
     *file = k->files[l->file];
     return l->line;
 }

@@ -10,8 +10,8 @@
 /*
  * usage: pc_sampling [SPIRV_FILE KERNEL [RUNS [ITEMS]]]
  *   With a SPIR-V module (e.g. OpenCL C built with clang -g and llvm-spirv), runs KERNEL RUNS
- *   times over ITEMS work items (buffer arguments: device allocations of ITEMS floats; scalar
- *   arguments: ITEMS); without, runs simdev's busy_ns builtin (20 ms).
+ *   times over ITEMS work items (default 10 runs of 1048576; buffer arguments: device allocations
+ *   of ITEMS floats; 32-bit scalar arguments: 16); without, runs simdev's busy_ns builtin (20 ms).
  * Output (one line each, parsed by the tests):
  *   kernel <handle> <name> device <index> samples <total> instructions <n> reasons <c0> <c1> ...
  *   instr <handle> 0x<offset> <file>:<line>|- <c0> <c1> ...
@@ -59,7 +59,8 @@ static void workload(sample_env_t *env, int argc, char **argv)
         return;
     }
     uint64_t runs = sample_arg_u64(argc, argv, 3, "RUNS", 10, 1, 1000000);
-    uint32_t items = (uint32_t)sample_arg_u64(argc, argv, 4, "ITEMS", 65536, 1, 1u << 26);
+    uint32_t items = (uint32_t)sample_arg_u64(argc, argv, 4, "ITEMS", 1u << 20, 64, 1u << 26);
+    uint32_t scalar = 16; /* e.g. a loop count */
     size_t size;
     uint8_t *spv = read_file(argv[1], &size);
     ze_module_desc_t md = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC, .format = ZE_MODULE_FORMAT_IL_SPIRV,
@@ -69,11 +70,12 @@ static void workload(sample_env_t *env, int argc, char **argv)
     ze_kernel_handle_t k = sample_kernel(mod, argv[2], 64);
     ze_kernel_properties_t kp = {.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES};
     SAMPLE_CHECK(zeKernelGetProperties(k, &kp));
-    /* arguments: pointers first try, a scalar the size the kernel rejects otherwise */
+    /* arguments: a device buffer of ITEMS floats where the kernel takes a pointer, 16 where it
+     * takes a 32-bit scalar (the size check of zeKernelSetArgumentValue tells them apart) */
     for (uint32_t a = 0; a < kp.numKernelArgs; a++) {
         void *buf = sample_alloc_device(env, dev, (size_t)items * sizeof(float));
         if (zeKernelSetArgumentValue(k, a, sizeof buf, &buf) != ZE_RESULT_SUCCESS)
-            SAMPLE_CHECK(zeKernelSetArgumentValue(k, a, sizeof items, &items));
+            SAMPLE_CHECK(zeKernelSetArgumentValue(k, a, sizeof scalar, &scalar));
     }
     for (uint64_t i = 0; i < runs; i++) {
         sample_launch_1d(list, k, items, 64, done);

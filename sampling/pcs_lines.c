@@ -90,9 +90,10 @@ static void read_dwarf(const void *elf_bytes, size_t size, uint32_t base, uint64
                     Dwarf_Addr addr;
                     int line;
                     const char *src;
-                    if (!l || dw.lineaddr(l, &addr) != 0 || dw.lineno(l, &line) != 0 || line <= 0 ||
-                        !(src = dw.linesrc(l, NULL, NULL)))
+                    if (!l || dw.lineaddr(l, &addr) != 0 || dw.lineno(l, &line) != 0 || line < 0)
                         continue;
+                    if (!(src = dw.linesrc(l, NULL, NULL)))
+                        src = "";
                     uint32_t a32 = (uint32_t)(addr & 0xffffffffu);
                     if (a32 < base || (uint64_t)(a32 - base) >= limit)
                         continue;
@@ -106,6 +107,7 @@ static void read_dwarf(const void *elf_bytes, size_t size, uint32_t base, uint64
                             break;
                         *lines = nl;
                     }
+                    /* line 0 (no source) is kept: it ends the previous row's range */
                     (*lines)[(*nlines)++] = (pa_pcs_line_t){a32 - base, (uint32_t)line, f};
                 }
             }

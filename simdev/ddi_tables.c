@@ -299,7 +299,10 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetCommandListProcAddrTable(ze_api_versio
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetModuleProcAddrTable(ze_api_version_t version, zet_module_dditable_t *t)
 {
     ze_result_t r = check(version, t);
-    return r; /* nothing implemented: entries stay NULL -> UNSUPPORTED_FEATURE */
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    t->pfnGetDebugInfo = pa_sd_zetModuleGetDebugInfo; /* ELF/DWARF line table (debuginfo.c) */
+    return ZE_RESULT_SUCCESS; /* zetModuleGetFunctionPointer... stay NULL -> UNSUPPORTED_FEATURE */
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetKernelProcAddrTable(ze_api_version_t version, zet_kernel_dditable_t *t)
