@@ -301,8 +301,8 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetModuleProcAddrTable(ze_api_version_t v
     ze_result_t r = check(version, t);
     if (r != ZE_RESULT_SUCCESS)
         return r;
-    t->pfnGetDebugInfo = pa_sd_zetModuleGetDebugInfo; /* ELF/DWARF line table (debuginfo.c) */
-    return ZE_RESULT_SUCCESS; /* zetModuleGetFunctionPointer... stay NULL -> UNSUPPORTED_FEATURE */
+    t->pfnGetDebugInfo = pa_sd_zetModuleGetDebugInfo;
+    return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetKernelProcAddrTable(ze_api_version_t version, zet_kernel_dditable_t *t)

@@ -113,7 +113,8 @@
     X(Context, ActivateMetricGroups, zetContextActivateMetricGroups) \
     X(MetricStreamer, Open, zetMetricStreamerOpen) \
     X(MetricStreamer, ReadData, zetMetricStreamerReadData) \
-    X(MetricStreamer, Close, zetMetricStreamerClose)
+    X(MetricStreamer, Close, zetMetricStreamerClose) \
+    X(Module, GetDebugInfo, zetModuleGetDebugInfo)
 #define PA_SD_DECL3(t, f, api) PA_SD_DECL(api)
 PA_SD_TABLE_LIST(PA_SD_DECL3)
 PA_SD_ZES_TABLE_LIST(PA_SD_DECL3)

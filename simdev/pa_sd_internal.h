@@ -234,10 +234,6 @@ PA_SD_HIDDEN void pa_sd_builtin_release_waiters(void);
  *  nested cases); copies name itself when it is not mangled. */
 PA_SD_HIDDEN void pa_sd_demangle_base(const char *name, char *out, size_t cap);
 
-/*! pa_sd_zetModuleGetDebugInfo() : ELF with DWARF 4 .debug_line (device address -> file:line of every
- *  ISA instruction), format ZET_MODULE_DEBUG_INFO_FORMAT_ELF_DWARF only (debuginfo.c). */
-PA_SD_HIDDEN ze_result_t pa_sd_zetModuleGetDebugInfo(zet_module_handle_t h, zet_module_debug_info_format_t format,
-                                                     size_t *pSize, uint8_t *pDebugInfo);
 /*! pa_sd_zexKernelGetBaseAddress(k, base) : Intel extension, device address of a kernel's code. */
 PA_SD_HIDDEN ze_result_t ZE_APICALL pa_sd_zexKernelGetBaseAddress(ze_kernel_handle_t h, uint64_t *baseAddress);
 /*! pa_sd_kernel_of(h) : kernel handle -> object or NULL. */

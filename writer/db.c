@@ -118,6 +118,8 @@ static void pa_load_record(pa_load_t *l, const pa_record_t *r, const uint8_t *pa
         src = &pa_writer_source_proj;
     else if (r->kind >= PA_SP_PCSAMP_FIRST && r->kind <= PA_SP_PCSAMP_LAST)
         src = &pa_writer_source_pcs;
+    else if (r->kind == PA_SP_ITT_COUNTS)
+        src = &pa_writer_source_itt;
     if (src && src->on_record) {
         if (src->on_record(l->db, r, payload) != 0)
             l->src_failed = 1;

@@ -6,6 +6,11 @@
 
 #include "test_simdev_util.h"
 
+#ifdef PA_HAVE_LIBDW
+#include <elfutils/libdw.h>
+#include <libelf.h>
+#endif
+
 #define TICK_NS 52u /* 1e9 / 19.2 MHz, integer */
 #define MAX_PERIOD (7u * 251u * TICK_NS)
 #define MIN_PERIOD (1u * 251u * TICK_NS)
@@ -475,6 +480,67 @@ static void test_overflow(void **state)
     ZE_OK(zeModuleDestroy(m));
 }
 
+/* zetModuleGetDebugInfo: an ELF whose DWARF line table maps every instruction address (device
+ * address = kernel base + 16 i) to the file and line of the -g kernel; read back with libdw. */
+static void test_debug_info(void **state)
+{
+    (void)state;
+#if !defined(PA_SPIRV_HOT) || !defined(PA_HAVE_LIBDW)
+    skip();
+#else
+    size_t n = 0;
+    uint8_t *spv = read_file(PA_SPIRV_HOT, &n);
+    assert_non_null(spv);
+    ze_module_desc_t md = {ZE_STRUCTURE_TYPE_MODULE_DESC, NULL, ZE_MODULE_FORMAT_IL_SPIRV, n, spv, "", NULL};
+    ze_module_handle_t m = NULL;
+    ZE_OK(zeModuleCreate(g_ctx, g_dev[0], &md, &m, NULL));
+    free(spv);
+    ze_kernel_handle_t k = kernel(m, "eustall_hot");
+    uint64_t base = kernel_base(k);
+    size_t bin_n = 0;
+    ZE_OK(zeModuleGetNativeBinary(m, &bin_n, NULL));
+    uint8_t *bin = malloc(bin_n);
+    ZE_OK(zeModuleGetNativeBinary(m, &bin_n, bin));
+    size_t sz = 0;
+    ZE_OK(zetModuleGetDebugInfo(m, ZET_MODULE_DEBUG_INFO_FORMAT_ELF_DWARF, &sz, NULL));
+    assert_true(sz > 64);
+    uint8_t *dbg = malloc(sz);
+    ZE_OK(zetModuleGetDebugInfo(m, ZET_MODULE_DEBUG_INFO_FORMAT_ELF_DWARF, &sz, dbg));
+    elf_version(EV_CURRENT);
+    Elf *elf = elf_memory((char *)dbg, sz);
+    assert_non_null(elf);
+    Dwarf *dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+    assert_non_null(dw);
+    Dwarf_Die cu;
+    assert_non_null(dwarf_addrdie(dw, base, &cu));
+    int checked = 0, line9 = 0;
+    for (size_t o = 0; o + 16 <= bin_n; o += 16) {
+        uint32_t want = bin[o + 4] | bin[o + 5] << 8 | bin[o + 6] << 16 | (uint32_t)bin[o + 7] << 24;
+        Dwarf_Line *ln = dwarf_getsrc_die(&cu, base + o);
+        assert_non_null(ln);
+        int got = -1;
+        assert_int_equal(dwarf_lineno(ln, &got), 0);
+        assert_int_equal(got, want);
+        const char *f = dwarf_linesrc(ln, NULL, NULL);
+        assert_non_null(f);
+        if (want) /* real lines come from the OpenCL C file */
+            assert_non_null(strstr(f, "eustall_hot.cl"));
+        line9 += want == 9;
+        checked++;
+    }
+    printf("debug info: %d instructions mapped, %d on line 9\n", checked, line9);
+    assert_true(checked > 10 && line9 >= 6);
+    assert_int_equal(zetModuleGetDebugInfo(m, ZET_MODULE_DEBUG_INFO_FORMAT_FORCE_UINT32, &sz, NULL),
+                     ZE_RESULT_ERROR_INVALID_ENUMERATION);
+    dwarf_end(dw);
+    elf_end(elf);
+    free(dbg);
+    free(bin);
+    ZE_OK(zeKernelDestroy(k));
+    ZE_OK(zeModuleDestroy(m));
+#endif
+}
+
 static void test_no_group(void **state)
 {
     (void)state;
@@ -497,6 +563,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_discovery), cmocka_unit_test(test_state_machine), cmocka_unit_test(test_addresses),
         cmocka_unit_test(test_busy_count), cmocka_unit_test(test_notify), cmocka_unit_test(test_dominant),
+        cmocka_unit_test(test_debug_info),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
