@@ -35,6 +35,7 @@ __attribute__((constructor)) static void pti_lib_init(void)
         return; /* the agent does all of this */
     setenv("ZET_ENABLE_METRICS", "1", 0);
     setenv("ZE_ENABLE_TRACING_LAYER", "1", 0);
+    pthread_atfork(NULL, NULL, pcs_stream_after_fork_child); /* readers do not exist in a child */
     if (pcs_engine_init() >= 0)
         pcs_kernels_attach();
 }
