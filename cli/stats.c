@@ -4,38 +4,57 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "writer_internal.h"
 
 #define PA_MAX_REPORTS 32
+#define PA_MAX_FORMATS 4
 
 typedef struct pa_stats_args {
     const char *reports[PA_MAX_REPORTS]; int nreports;
-    const char *format, *output, *db, *help_report, *filter_time;
+    char *report_buf[PA_MAX_REPORTS]; int nbufs;      /* pieces of comma lists (freed at exit) */
+    const char *format, *output, *db, *help_report, *filter_time, *timeunit;
     const char *groups[PA_MAX_REPORTS]; int ngroups;  /* --callstack-group-config rules */
-    int list, help;
+    int list, help, help_reports, force;
 } pa_stats_args_t;
+
+/* `profagent stats FILE.db` without -r: nsys's habit of a default set, here the summaries of
+ * each source (a report whose source recorded nothing says so on stderr and prints its header). */
+static const char *const pa_stats_default_set[] = {
+    "ze_api_sum", "kern_sum", "mem_time_sum", "mem_size_sum", "hgtx_sum", "osrt_sum", NULL,
+};
 
 static void pa_stats_usage(FILE *out)
 {
     fprintf(out,
-        "usage: profagent stats -r REPORT[:opt[:opt]] [-r ...] [--format csv|table|json]\n"
-        "                       [--output FILE] FILE.db\n"
-        "       profagent stats --help-report NAME\n"
-        "       profagent stats --list\n\n"
+        "usage: profagent stats [-r REPORT[:opt[:opt]][,REPORT...]] [-r ...] [--format F[,F...]]\n"
+        "                       [--output PREFIX|-] [--timeunit ns|us|ms|s] [--force-overwrite] FILE.db\n"
+        "       profagent stats --help-report NAME | --help-reports[=NAME] | --list\n\n"
         "  -r, --report SPEC   a report and its options, e.g. hgtx_sum:rows=10:thread=42\n"
-        "                      (repeatable; options are 'flag' or 'key=value', ':'-separated)\n"
-        "  -f, --format F      csv (default, the spec's style), table, json\n"
-        "  -o, --output FILE   write to FILE instead of stdout (never partial on error)\n"
+        "                      (repeatable, or a comma list; options are 'flag' or 'key=value',\n"
+        "                      ':'-separated; names are case-insensitive). Without -r: the default\n"
+        "                      set ze_api_sum, kern_sum, mem_time_sum, mem_size_sum, hgtx_sum, osrt_sum\n"
+        "  -f, --format F      csv (default, the spec's layout), tsv, table, json; case-insensitive;\n"
+        "                      a comma list (csv,json) needs --output PREFIX: one file per format\n"
+        "  -o, --output PREFIX one file per report and format: PREFIX_<report>.<csv|tsv|txt|json>\n"
+        "                      ('-' or no --output: stdout); never partial on error; an existing\n"
+        "                      file is refused unless --force-overwrite\n"
+        "  --timeunit U        time columns in ns (default), us, ms or s (exact decimal shift;\n"
+        "                      column titles say the unit)\n"
+        "  --force-overwrite   replace existing output files\n"
         "  --callstack-group-config NAME=RE1/RE2/...\n"
         "                      a call-stack group rule for device_memory_usage_* (repeatable)\n"
         "  --filter-time FROM:TO  only events in [FROM, TO] ns after the session start\n"
         "                      (TO empty or 0: the session end); accepted by\n"
         "                      device_memory_usage_summary/_detail only, an error with others\n"
         "  --help-report NAME  the report's description, options and columns\n"
-        "  --list              the report names and aliases\n");
+        "  --help-reports      every report with its one-line description (=NAME: as --help-report)\n"
+        "  --list              the report names and aliases\n\n"
+        "Exit status: 0 ok (a report without data is noted on stderr), 1 bad or missing DB,\n"
+        "unwritable or existing output, 2 usage error.\n");
 }
 
 /* Value of an option given as "--opt V" or "--opt=V"; advances *i. NULL when missing. */
@@ -60,6 +79,55 @@ static int pa_is_opt(const char *a, const char *lng, const char *shrt)
            (shrt && strcmp(a, shrt) == 0);
 }
 
+/* 1 when the text up to the first ':' (or the end) names a report. */
+static int pa_names_report(const char *s, size_t len)
+{
+    char name[128];
+    size_t n = strcspn(s, ":");
+    if (n > len)
+        n = len;
+    if (n == 0 || n >= sizeof name)
+        return 0;
+    memcpy(name, s, n);
+    name[n] = '\0';
+    return pa_report_find(name) != NULL;
+}
+
+/* -r a,b:opt,c: splits at the commas that start another report name, so a regex option
+ * holding a comma (range=a,b) stays whole. */
+static int pa_stats_add_reports(pa_stats_args_t *a, const char *v)
+{
+    const char *p = v;
+    while (1) {
+        const char *q = p;
+        for (const char *c = strchr(p, ','); c; c = strchr(c + 1, ','))
+            if (pa_names_report(c + 1, strlen(c + 1))) {
+                q = c;
+                break;
+            }
+        size_t len = q != p ? (size_t)(q - p) : strlen(p);
+        if (a->nreports == PA_MAX_REPORTS) {
+            pa_cli_error("stats: at most %d reports per call", PA_MAX_REPORTS);
+            return PA_CLI_EUSAGE;
+        }
+        char *piece = strndup(p, len);
+        if (!piece)
+            return PA_CLI_EDATA;
+        a->report_buf[a->nbufs++] = piece;
+        a->reports[a->nreports++] = piece;
+        if (q == p)
+            return PA_CLI_OK;
+        p = q + 1;
+    }
+}
+
+static void pa_stats_free(pa_stats_args_t *a)
+{
+    for (int i = 0; i < a->nbufs; i++)
+        free(a->report_buf[i]);
+    a->nbufs = 0;
+}
+
 static int pa_stats_parse(int argc, char **argv, pa_stats_args_t *a)
 {
     memset(a, 0, sizeof *a);
@@ -70,25 +138,19 @@ static int pa_stats_parse(int argc, char **argv, pa_stats_args_t *a)
         if (pa_is_opt(s, "--report", "-r")) { lng = "--report"; shrt = "-r"; }
         else if (pa_is_opt(s, "--format", "-f")) { lng = "--format"; shrt = "-f"; dst = &a->format; }
         else if (pa_is_opt(s, "--output", "-o")) { lng = "--output"; shrt = "-o"; dst = &a->output; }
+        else if (pa_is_opt(s, "--timeunit", NULL)) { lng = "--timeunit"; dst = &a->timeunit; }
         else if (pa_is_opt(s, "--help-report", NULL)) { lng = "--help-report"; dst = &a->help_report; }
         else if (pa_is_opt(s, "--filter-time", NULL)) { lng = "--filter-time"; dst = &a->filter_time; }
         else if (pa_is_opt(s, "--callstack-group-config", NULL)) { lng = "--callstack-group-config"; }
-        else if (pa_is_opt(s, "--callstack-group-config", NULL)) {
-            /* device_memory_usage_* group rule (mem owner, issue 6); repeatable, in order. A
-             * malformed rule gets a message naming it; the valid ones still apply. */
-            const char *v = pa_opt_arg(argc, argv, &i, "--callstack-group-config", NULL);
-            if (!v) {
-                pa_cli_error("stats: option --callstack-group-config needs a value: name=frame_regex1/frame_regex2/...");
-                return PA_CLI_EUSAGE;
-            }
-            pa_report_mem_add_group_rule(v, stderr);
-            continue;
-        }
+        else if (strcmp(s, "--help-reports") == 0) { a->help_reports = 1; continue; }
+        else if (strncmp(s, "--help-reports=", 15) == 0) { a->help_report = s + 15; continue; }
+        else if (strcmp(s, "--force-overwrite") == 0) { a->force = 1; continue; }
         else if (strcmp(s, "--list") == 0) { a->list = 1; continue; }
         else if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) { a->help = 1; continue; }
         else if (s[0] == '-' && s[1]) {
             pa_cli_error("stats: unknown option '%s'; accepted: -r/--report, -f/--format,"
-                         " -o/--output, --callstack-group-config, --filter-time, --help-report, --list, --help", s);
+                         " -o/--output, --timeunit, --force-overwrite, --callstack-group-config,"
+                         " --filter-time, --help-report, --help-reports, --list, --help", s);
             return PA_CLI_EUSAGE;
         } else if (a->db) {
             pa_cli_error("stats: one database file expected, got '%s' and '%s'", a->db, s);
@@ -110,29 +172,65 @@ static int pa_stats_parse(int argc, char **argv, pa_stats_args_t *a)
                 return PA_CLI_EUSAGE;
             }
             a->groups[a->ngroups++] = v;
-        } else if (a->nreports == PA_MAX_REPORTS) {
-            pa_cli_error("stats: at most %d reports per call", PA_MAX_REPORTS);
-            return PA_CLI_EUSAGE;
         } else {
-            a->reports[a->nreports++] = v;
+            int rc = pa_stats_add_reports(a, v);
+            if (rc)
+                return rc;
         }
     }
     return PA_CLI_OK;
 }
 
-static int pa_stats_format(const char *f, int *fmt)
+typedef struct pa_stats_fmt { int fmt; const char *ext; } pa_stats_fmt_t;
+
+/* --format F[,F...] (case-insensitive) into fmts; returns their count, or -1 after the message. */
+static int pa_stats_formats(const char *f, pa_stats_fmt_t *fmts)
 {
-    if (!f || strcmp(f, "csv") == 0)
-        *fmt = PA_FMT_CSV;
-    else if (strcmp(f, "table") == 0)
-        *fmt = PA_FMT_TABLE;
-    else if (strcmp(f, "json") == 0)
-        *fmt = PA_FMT_JSON;
-    else {
-        pa_cli_error("stats: --format '%s' is not accepted; accepted: csv, table, json", f);
-        return PA_CLI_EUSAGE;
+    static const struct { const char *name; int fmt; const char *ext; } known[] = {
+        {"csv", PA_FMT_CSV, "csv"}, {"tsv", PA_FMT_TSV, "tsv"},
+        {"table", PA_FMT_TABLE, "txt"}, {"json", PA_FMT_JSON, "json"},
+    };
+    int n = 0;
+    if (!f) {
+        fmts[0].fmt = PA_FMT_CSV;
+        fmts[0].ext = "csv";
+        return 1;
     }
-    return PA_CLI_OK;
+    for (const char *p = f;; p++) {
+        size_t len = strcspn(p, ",");
+        size_t k = 0;
+        while (k < 4 && !(strlen(known[k].name) == len && strncasecmp(known[k].name, p, len) == 0))
+            k++;
+        if (k == 4) {
+            pa_cli_error("stats: --format '%.*s' is not accepted; accepted: csv, tsv, table, json"
+                         " (or a comma list of them with --output PREFIX)", (int)len, p);
+            return -1;
+        }
+        int dup = 0;
+        for (int j = 0; j < n; j++)
+            dup |= fmts[j].fmt == known[k].fmt;
+        if (!dup && n < PA_MAX_FORMATS) {
+            fmts[n].fmt = known[k].fmt;
+            fmts[n++].ext = known[k].ext;
+        }
+        p += len;
+        if (!*p)
+            break;
+    }
+    return n;
+}
+
+/* --timeunit ns|us|ms|s (case-insensitive): the decimal shift; -1 after the message. */
+static int pa_stats_timeunit(const char *u)
+{
+    static const char *const names[4] = {"ns", "us", "ms", "s"};
+    if (!u)
+        return 0;
+    for (int i = 0; i < 4; i++)
+        if (strcasecmp(u, names[i]) == 0)
+            return 3 * i;
+    pa_cli_error("stats: --timeunit '%s' is not accepted; accepted: ns, us, ms, s", u);
+    return -1;
 }
 
 /* --filter-time FROM:TO (ns after the session start; TO empty or 0 = the end). */
@@ -158,34 +256,6 @@ bad:
     pa_cli_error("stats: --filter-time '%s' is not accepted; expected FROM:TO in ns after the"
                  " session start, FROM <= TO (TO empty or 0: the session end), e.g. 0:5000000", v);
     return PA_CLI_EUSAGE;
-}
-
-/* Runs every parsed report into `out`. JSON has one shape whatever the number of -r: an object
- * keyed by report name (a name given again gets "#2", "#3"...), each value the array of rows. */
-static int pa_stats_emit(sqlite3 *db, pa_report_req_t **reqs, int n, int fmt, FILE *out)
-{
-    char err[2048];
-    if (fmt == PA_FMT_JSON)
-        fputs("{\n", out);
-    for (int i = 0; i < n; i++) {
-        if (fmt == PA_FMT_JSON) {
-            int seen = 1;
-            for (int j = 0; j < i; j++)
-                seen += reqs[j]->def == reqs[i]->def;
-            fprintf(out, "%s\"%s", i ? ",\n" : "", reqs[i]->def->name);
-            if (seen > 1)
-                fprintf(out, "#%d", seen);
-            fputs("\": ", out);
-        } else if (i)
-            fputc('\n', out);
-        if (pa_report_run(db, reqs[i], fmt, out, err, sizeof err) != PA_REP_OK) {
-            pa_cli_error("stats: %s", err);
-            return PA_CLI_EDATA;
-        }
-    }
-    if (fmt == PA_FMT_JSON)
-        fputs("}\n", out);
-    return PA_CLI_OK;
 }
 
 /* --filter-time is applied by the device-memory reports only: any other report given with it
@@ -231,8 +301,118 @@ static int pa_stats_find_spool(const char *db, char *out, size_t sz)
     return rc;
 }
 
-/* Output goes to a temporary file renamed at the end, so an error leaves no partial file. */
-static int pa_stats_reports(const pa_stats_args_t *a, int fmt)
+/* One report in one format: the table banner (table form, nsys's " ** Title (name):"), the
+ * rows, and a note on stderr when the DB has no data for it. JSON: one object keyed by report
+ * name (a name given again gets "#2", "#3"...), the shape whatever the number of reports. */
+static int pa_stats_one(sqlite3 *db, const pa_stats_args_t *a, pa_report_req_t *const *reqs, int i,
+                        int fmt, int shift, FILE *out, int first, int note)
+{
+    char err[2048];
+    size_t nrows = 0;
+    if (fmt == PA_FMT_JSON) {
+        int seen = 1;
+        for (int j = 0; j < i; j++)
+            seen += pa_report_name(reqs[j]) == pa_report_name(reqs[i]);
+        fprintf(out, "%s\"%s", first ? "" : ",\n", pa_report_name(reqs[i]));
+        if (seen > 1)
+            fprintf(out, "#%d", seen);
+        fputs("\": ", out);
+    } else if (!first)
+        fputc('\n', out);
+    if (fmt == PA_FMT_TABLE)
+        fprintf(out, " ** %s (%s):\n\n", pa_report_title(reqs[i]), pa_report_name(reqs[i]));
+    if (pa_report_run_unit(db, reqs[i], fmt, shift, out, &nrows, err, sizeof err) != PA_REP_OK) {
+        pa_cli_error("stats: %s", err);
+        return PA_CLI_EDATA;
+    }
+    if (nrows == 0 && note)
+        fprintf(stderr, "profagent: stats: note: %s has no data for report '%s' (%s): header only\n",
+                a->db, pa_report_name(reqs[i]), pa_report_title(reqs[i]));
+    return PA_CLI_OK;
+}
+
+/* Closes a temporary output and renames it over `path`; on any error removes it. */
+static int pa_stats_commit(FILE *f, const char *tmp, const char *path, int rc)
+{
+    if ((ferror(f) || fclose(f) != 0) && rc == PA_CLI_OK) {
+        pa_cli_error("stats: writing '%s' failed: %m", path);
+        rc = PA_CLI_EDATA;
+    }
+    if (rc == PA_CLI_OK && rename(tmp, path) != 0) {
+        pa_cli_error("stats: cannot create '%s': %m", path);
+        rc = PA_CLI_EDATA;
+    }
+    if (rc != PA_CLI_OK)
+        remove(tmp);
+    return rc;
+}
+
+/* PREFIX_<report>[_N].<ext> (N when the report is asked again). */
+static void pa_stats_path(const pa_stats_args_t *a, pa_report_req_t *const *reqs, int i,
+                          const char *ext, char *buf, size_t sz)
+{
+    int seen = 1;
+    for (int j = 0; j < i; j++)
+        seen += pa_report_name(reqs[j]) == pa_report_name(reqs[i]);
+    if (seen > 1)
+        snprintf(buf, sz, "%s_%s_%d.%s", a->output, pa_report_name(reqs[i]), seen, ext);
+    else
+        snprintf(buf, sz, "%s_%s.%s", a->output, pa_report_name(reqs[i]), ext);
+}
+
+/* Every report to stdout in one format. */
+static int pa_stats_to_stdout(sqlite3 *db, const pa_stats_args_t *a, pa_report_req_t *const *reqs,
+                              int n, int fmt, int shift)
+{
+    int rc = PA_CLI_OK;
+    if (fmt == PA_FMT_JSON)
+        fputs("{\n", stdout);
+    for (int i = 0; i < n && rc == PA_CLI_OK; i++)
+        rc = pa_stats_one(db, a, reqs, i, fmt, shift, stdout, i == 0, 1);
+    if (fmt == PA_FMT_JSON && rc == PA_CLI_OK)
+        fputs("}\n", stdout);
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == PA_CLI_OK) {
+        pa_cli_error("stats: writing the output failed: %m");
+        rc = PA_CLI_EDATA;
+    }
+    return rc;
+}
+
+/* One file per report and format; all names are checked before anything is written, so an
+ * existing file (without --force-overwrite) leaves nothing behind. */
+static int pa_stats_to_files(sqlite3 *db, const pa_stats_args_t *a, pa_report_req_t *const *reqs,
+                             int n, const pa_stats_fmt_t *fmts, int nf, int shift)
+{
+    char path[4096], tmp[4200];
+    for (int i = 0; i < n && !a->force; i++)
+        for (int f = 0; f < nf; f++) {
+            pa_stats_path(a, reqs, i, fmts[f].ext, path, sizeof path);
+            if (access(path, F_OK) == 0) {
+                pa_cli_error("stats: '%s' exists; give --force-overwrite to replace it", path);
+                return PA_CLI_EDATA;
+            }
+        }
+    for (int i = 0; i < n; i++)
+        for (int f = 0; f < nf; f++) {
+            pa_stats_path(a, reqs, i, fmts[f].ext, path, sizeof path);
+            snprintf(tmp, sizeof tmp, "%s.tmp", path);
+            FILE *out = fopen(tmp, "w");
+            if (!out) {
+                pa_cli_error("stats: cannot write '%s': %m", path);
+                return PA_CLI_EDATA;
+            }
+            if (fmts[f].fmt == PA_FMT_JSON)
+                fputs("{\n", out);
+            int rc = pa_stats_one(db, a, reqs, i, fmts[f].fmt, shift, out, 1, f == 0);
+            if (fmts[f].fmt == PA_FMT_JSON)
+                fputs("}\n", out);
+            if ((rc = pa_stats_commit(out, tmp, path, rc)) != PA_CLI_OK)
+                return rc;
+        }
+    return PA_CLI_OK;
+}
+
+static int pa_stats_reports(const pa_stats_args_t *a, const pa_stats_fmt_t *fmts, int nf, int shift)
 {
     pa_report_req_t *reqs[PA_MAX_REPORTS] = {0};
     char err[2048];
@@ -259,32 +439,10 @@ static int pa_stats_reports(const pa_stats_args_t *a, int fmt)
         rc = PA_CLI_EDATA;
     }
     if (rc == PA_CLI_OK) {
-        char tmp[4096];
-        FILE *out = stdout;
-        if (a->output) {
-            snprintf(tmp, sizeof tmp, "%s.tmp", a->output);
-            out = fopen(tmp, "w");
-            if (!out) {
-                pa_cli_error("stats: cannot write '%s': %m", tmp);
-                rc = PA_CLI_EDATA;
-            }
-        }
-        if (out)
-            rc = pa_stats_emit(db, reqs, a->nreports, fmt, out);
-        if (out && out != stdout) {
-            if (fclose(out) != 0 && rc == PA_CLI_OK) {
-                pa_cli_error("stats: writing '%s' failed: %m", tmp);
-                rc = PA_CLI_EDATA;
-            }
-            if (rc == PA_CLI_OK && rename(tmp, a->output) != 0) {
-                pa_cli_error("stats: cannot create '%s': %m", a->output);
-                rc = PA_CLI_EDATA;
-            }
-            if (rc != PA_CLI_OK)
-                remove(tmp);
-        } else if (out && fflush(out) != 0) {
-            rc = PA_CLI_EDATA;
-        }
+        if (!a->output || strcmp(a->output, "-") == 0)
+            rc = pa_stats_to_stdout(db, a, reqs, a->nreports, fmts[0].fmt, shift);
+        else
+            rc = pa_stats_to_files(db, a, reqs, a->nreports, fmts, nf, shift);
     }
     for (int i = 0; i < a->nreports; i++)
         pa_report_req_free(reqs[i]);
@@ -292,39 +450,59 @@ static int pa_stats_reports(const pa_stats_args_t *a, int fmt)
     return rc;
 }
 
-int pa_cli_stats(int argc, char **argv)
+static int pa_stats_main(pa_stats_args_t *a)
 {
-    pa_stats_args_t a;
     char err[2048];
-    int fmt, rc = pa_stats_parse(argc, argv, &a);
-    if (rc)
-        return rc;
-    if (a.help) {
+    pa_stats_fmt_t fmts[PA_MAX_FORMATS];
+    int nf, shift, rc;
+    if (a->help) {
         pa_stats_usage(stdout);
         return PA_CLI_OK;
     }
-    if (a.list) {
+    if (a->list || a->help_reports) {
         pa_report_list(stdout);
         return PA_CLI_OK;
     }
-    if (a.help_report) {
-        if (pa_report_help(stdout, a.help_report, err, sizeof err) != PA_REP_OK) {
+    if (a->help_report) {
+        if (pa_report_help(stdout, a->help_report, err, sizeof err) != PA_REP_OK) {
             pa_cli_error("stats: %s", err);
             return PA_CLI_EUSAGE;
         }
         return PA_CLI_OK;
     }
-    if ((rc = pa_stats_format(a.format, &fmt)) != 0)
-        return rc;
-    if ((rc = pa_stats_filter_time(a.filter_time)) != 0)
-        return rc;
-    /* a malformed rule gets its own message; the valid rules still apply (issue 6) */
-    for (int i = 0; i < a.ngroups; i++)
-        pa_report_mem_add_group_rule(a.groups[i], stderr);
-    if (a.nreports == 0 || !a.db) {
-        pa_cli_error("stats: %s; see 'profagent stats --help'",
-                     a.nreports ? "no database file given" : "no report given (-r REPORT)");
+    if ((nf = pa_stats_formats(a->format, fmts)) < 0 || (shift = pa_stats_timeunit(a->timeunit)) < 0)
+        return PA_CLI_EUSAGE;
+    if (nf > 1 && (!a->output || strcmp(a->output, "-") == 0)) {
+        pa_cli_error("stats: --format '%s' lists %d formats: give --output PREFIX (one file per"
+                     " report and format), stdout takes one", a->format, nf);
         return PA_CLI_EUSAGE;
     }
-    return pa_stats_reports(&a, fmt);
+    if (a->output && !a->output[0]) {
+        pa_cli_error("stats: --output needs a file name prefix, or '-' for stdout");
+        return PA_CLI_EUSAGE;
+    }
+    if ((rc = pa_stats_filter_time(a->filter_time)) != 0)
+        return rc;
+    /* a malformed rule gets its own message; the valid rules still apply */
+    for (int i = 0; i < a->ngroups; i++)
+        pa_report_mem_add_group_rule(a->groups[i], stderr);
+    if (!a->db) {
+        pa_cli_error("stats: no database file given; see 'profagent stats --help'");
+        return PA_CLI_EUSAGE;
+    }
+    if (a->nreports == 0)
+        for (int i = 0; pa_stats_default_set[i]; i++)
+            if (pa_report_find(pa_stats_default_set[i]))
+                a->reports[a->nreports++] = pa_stats_default_set[i];
+    return pa_stats_reports(a, fmts, nf, shift);
+}
+
+int pa_cli_stats(int argc, char **argv)
+{
+    pa_stats_args_t a;
+    int rc = pa_stats_parse(argc, argv, &a);
+    if (rc == PA_CLI_OK)
+        rc = pa_stats_main(&a);
+    pa_stats_free(&a);
+    return rc;
 }

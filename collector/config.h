@@ -13,7 +13,8 @@ enum pa_source {
     PA_SRC_OSRT = 1u << 1,
     PA_SRC_ZE = 1u << 2,
     PA_SRC_MEM = 1u << 3,
-    PA_SRC_ALL = 0xfu,
+    PA_SRC_ITT = 1u << 4,
+    PA_SRC_ALL = 0x1fu,
 };
 
 /* PROFAGENT_SUMMARY destinations. */
@@ -39,6 +40,7 @@ typedef struct pa_config {
     uint64_t exit_timeout_ms;          /* PROFAGENT_EXIT_TIMEOUT_MS */
     uint64_t median_budget;            /* PROFAGENT_MEDIAN_BUDGET: samples kept for exact medians */
     uint64_t ze_max_events;            /* PROFAGENT_ZE_MAX_EVENTS: agent timestamp events in flight per context */
+    char host_counters[PA_CFG_STR_MAX]; /* PROFAGENT_HOST_COUNTERS: libpfm4 names, parsed by hwcounters/ */
     int symbols_system_debuginfo;      /* PROFAGENT_SYMBOLS_SYSTEM_DEBUGINFO: separate debug info of /lib, /usr/lib */
 } pa_config_t;
 

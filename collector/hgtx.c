@@ -63,13 +63,13 @@ static inline int *depth_of(uint32_t dom)
     return &pa_tls.depth[dom < PA_HGTX_DEPTH_SLOTS - 1 ? dom : PA_HGTX_DEPTH_SLOTS - 1];
 }
 
-/* Emits a named record: names up to the header's spare room travel inline (one slot), longer
- * ones as payload, cut at PA_HGTX_NAME_MAX (flagged PA_RF_TRUNCATED). NULL names are "". */
-static inline void emit_named(pa_record_t *rec, const char *name)
+/* Emits a named record of `len` name bytes at time t0 (0 = now): names up to the header's spare
+ * room travel inline (one slot), longer ones as payload, cut at PA_HGTX_NAME_MAX (flagged
+ * PA_RF_TRUNCATED). */
+static inline void emit_named_len(pa_record_t *rec, const char *name, size_t len, uint64_t t0)
 {
-    size_t len = name ? strnlen(name, PA_HGTX_NAME_MAX + 1) : 0;
     uint32_t off = pa_hgtx_inline_off(rec->kind);
-    rec->t0 = pa_clock_ns();
+    rec->t0 = t0 ? t0 : pa_clock_ns();
     if (len <= PA_SLOT_SIZE - off) {
         if (len)
             memcpy((uint8_t *)rec + off, name, len);
@@ -84,6 +84,26 @@ static inline void emit_named(pa_record_t *rec, const char *name)
     pa_emit(rec, name, (uint32_t)len);
 }
 
+/* emit_named_len() for a NUL-terminated name (NULL is ""), at t0 (0 = now). */
+static inline void emit_named_at(pa_record_t *rec, const char *name, uint64_t t0)
+{
+    emit_named_len(rec, name, name ? strnlen(name, PA_HGTX_NAME_MAX + 1) : 0, t0);
+}
+
+static inline void emit_named(pa_record_t *rec, const char *name) { emit_named_at(rec, name, 0); }
+
+/* The time of a range record (t0, 0 = now). Host counters on (hwcounters/): the thread's group
+ * is read first, tagged with that time, so the aggregator pairs the read with the record. Off,
+ * this costs one load and a predictable branch. */
+static inline uint64_t range_time(uint64_t t0)
+{
+    if (!t0)
+        t0 = pa_clock_ns();
+    if (PA_UNLIKELY(pa_hc_active))
+        pa_hc_sample(t0);
+    return t0;
+}
+
 static inline int push(hgtxDomainHandle_t d, const char *message)
 {
     uint32_t flags = 0;
@@ -94,7 +114,7 @@ static inline int push(hgtxDomainHandle_t d, const char *message)
         pa_record_t rec = {.kind = PA_REC_HGTX_PUSH, .flags = flags};
         rec.u.hgtx.domain = dom;
         rec.u.hgtx.level = level;
-        emit_named(&rec, message);
+        emit_named_at(&rec, message, range_time(0));
     }
     return level;
 }
@@ -110,7 +130,7 @@ static inline int pop(hgtxDomainHandle_t d)
     if (level >= 0 && pa_tls.hgtx_open) /* before the emit: the pop uses the room its push kept */
         pa_tls.hgtx_open--;
     if (hgtx_collecting()) {
-        pa_record_t rec = {.kind = PA_REC_HGTX_POP, .flags = flags, .t0 = pa_clock_ns()};
+        pa_record_t rec = {.kind = PA_REC_HGTX_POP, .flags = flags, .t0 = range_time(0)};
         rec.u.hgtx.domain = dom;
         rec.u.hgtx.level = level;
         pa_emit(&rec, NULL, 0);
@@ -126,7 +146,7 @@ static inline hgtxRangeId_t start(hgtxDomainHandle_t d, const char *message)
     rec.u.hgtx.domain = domain_check(d, &rec.flags);
     rec.u.hgtx.id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed) + 1;
     rec.u.hgtx.level = -1;
-    emit_named(&rec, message);
+    emit_named_at(&rec, message, range_time(0));
     return rec.u.hgtx.id;
 }
 
@@ -134,7 +154,7 @@ static inline void end(hgtxDomainHandle_t d, hgtxRangeId_t id)
 {
     if (!hgtx_collecting())
         return;
-    pa_record_t rec = {.kind = PA_REC_HGTX_END, .t0 = pa_clock_ns()};
+    pa_record_t rec = {.kind = PA_REC_HGTX_END, .t0 = range_time(0)};
     rec.u.hgtx.domain = domain_check(d, &rec.flags);
     rec.u.hgtx.id = id;
     rec.u.hgtx.level = -1;
@@ -194,3 +214,65 @@ PA_EXPORT void hgtxDomainMarkA(hgtxDomainHandle_t d, const char *message) { mark
 const pa_source_t pa_source_hgtx = {
     .name = "hgtx", .mask = PA_SRC_HGTX, .rec_first = PA_REC_HGTX_FIRST, .rec_last = PA_REC_HGTX_LAST,
 };
+
+/* ---- internal entry points for sources mapped onto HGTX (collector/itt.c) ---- */
+
+int pa_hgtx_push_ex(uint32_t dom, const char *name, size_t len, uint64_t t0)
+{
+    int level = (*depth_of(dom))++;
+    pa_record_t rec = {.kind = PA_REC_HGTX_PUSH};
+    rec.u.hgtx.domain = dom;
+    rec.u.hgtx.level = level;
+    emit_named_len(&rec, name, len, range_time(t0));
+    return level;
+}
+
+int pa_hgtx_pop_ex(uint32_t dom, uint64_t t0)
+{
+    int *depth = depth_of(dom);
+    int level = *depth > 0 ? --*depth : -1;
+    pa_record_t rec = {.kind = PA_REC_HGTX_POP, .t0 = range_time(t0)};
+    rec.u.hgtx.domain = dom;
+    rec.u.hgtx.level = level;
+    pa_emit(&rec, NULL, 0);
+    return level;
+}
+
+void pa_hgtx_start_ex(uint32_t dom, uint64_t id, const char *name, size_t len, uint64_t t0)
+{
+    pa_record_t rec = {.kind = PA_REC_HGTX_START};
+    rec.u.hgtx.domain = dom;
+    rec.u.hgtx.id = id;
+    rec.u.hgtx.level = -1;
+    emit_named_len(&rec, name, len, range_time(t0));
+}
+
+void pa_hgtx_end_ex(uint32_t dom, uint64_t id, uint64_t t0)
+{
+    pa_record_t rec = {.kind = PA_REC_HGTX_END, .t0 = range_time(t0)};
+    rec.u.hgtx.domain = dom;
+    rec.u.hgtx.id = id;
+    rec.u.hgtx.level = -1;
+    pa_emit(&rec, NULL, 0);
+}
+
+void pa_hgtx_mark_ex(uint32_t dom, const char *name, size_t len, uint64_t t0)
+{
+    pa_record_t rec = {.kind = PA_REC_HGTX_MARK};
+    rec.u.hgtx.domain = dom;
+    emit_named_len(&rec, name, len, t0);
+}
+
+void pa_hgtx_domain_name(uint32_t id, const char *name)
+{
+    pa_record_t rec = {.kind = PA_REC_HGTX_DOMAIN};
+    rec.u.hgtx.domain = id;
+    emit_named(&rec, name);
+}
+
+uint32_t pa_hgtx_domain_new(const char *name)
+{
+    uint32_t id = atomic_fetch_add_explicit(&next_domain_id, 1, memory_order_relaxed) + 1;
+    pa_hgtx_domain_name(id, name);
+    return id;
+}

@@ -16,16 +16,25 @@
 #include "collector.h"
 #include "../common/pa_source.h"
 
-/* Every wrapped function with the symbol version to ask for (NULL: the default one).
- * pthread_cond_* exist as GLIBC_2.2.5 (old ABI) and GLIBC_2.3.2 (current): we want the latter. */
-#define PA_OSRT_LIST(X)                                                                  \
-    X(pthread_cond_wait, "GLIBC_2.3.2") X(pthread_cond_timedwait, "GLIBC_2.3.2")        \
-    X(pthread_mutex_lock, NULL) X(pthread_join, NULL) X(poll, NULL) X(ppoll, NULL)       \
-    X(select, NULL) X(pselect, NULL) X(epoll_wait, NULL) X(epoll_pwait, NULL)           \
-    X(nanosleep, NULL) X(clock_nanosleep, NULL) X(usleep, NULL) X(sleep, NULL)         \
-    X(sem_wait, NULL) X(sem_timedwait, NULL)
+/* Every wrapped function: our name for its real one, its symbol, the symbol version to ask
+ * for (NULL: the default one). pthread_cond_wait/timedwait exist twice in glibc: GLIBC_2.2.5 is
+ * the old ABI (the condition holds a pointer to a condition of the new layout, allocated on
+ * first use) and GLIBC_2.3.2 the current one. A program bound to the old version must reach
+ * the old function: each version gets a wrapper of its own (agent.map defines the two
+ * version nodes; the .symver lines below bind the wrappers to them). */
+#define PA_OSRT_LIST(X)                                                                          \
+    X(pthread_cond_wait, pthread_cond_wait, "GLIBC_2.3.2")                                       \
+    X(pthread_cond_timedwait, pthread_cond_timedwait, "GLIBC_2.3.2")                             \
+    X(pthread_cond_wait_old, pthread_cond_wait, "GLIBC_2.2.5")                                   \
+    X(pthread_cond_timedwait_old, pthread_cond_timedwait, "GLIBC_2.2.5")                         \
+    X(pthread_mutex_lock, pthread_mutex_lock, NULL) X(pthread_join, pthread_join, NULL)          \
+    X(poll, poll, NULL) X(ppoll, ppoll, NULL) X(select, select, NULL) X(pselect, pselect, NULL)   \
+    X(epoll_wait, epoll_wait, NULL) X(epoll_pwait, epoll_pwait, NULL)                            \
+    X(nanosleep, nanosleep, NULL) X(clock_nanosleep, clock_nanosleep, NULL)                      \
+    X(usleep, usleep, NULL) X(sleep, sleep, NULL) X(sem_wait, sem_wait, NULL)                    \
+    X(sem_timedwait, sem_timedwait, NULL)
 
-#define X(fn, ver) static _Atomic(__typeof__(&fn)) real_##fn;
+#define X(name, sym, ver) static _Atomic(__typeof__(&sym)) real_##name;
 PA_OSRT_LIST(X)
 #undef X
 
@@ -33,6 +42,8 @@ static uint64_t threshold_ns = 1000;
 /* Set while this thread runs dlsym: a wrapper entered then must not resolve again. */
 static __thread int resolving __attribute__((tls_model("initial-exec")));
 
+/* A version that does not exist (the old condition ABI on an architecture younger than it)
+ * falls back to the default symbol. */
 static void *resolve(const char *name, const char *ver)
 {
     void *p = ver ? dlvsym(RTLD_NEXT, name, ver) : NULL;
@@ -48,9 +59,9 @@ static int resolve_all(void)
     int saved = errno;
     resolving = 1;
     pa_guard_enter();
-#define X(fn, ver)                                                                 \
-    if (!atomic_load_explicit(&real_##fn, memory_order_acquire))                     \
-        atomic_store_explicit(&real_##fn, (__typeof__(&fn))resolve(#fn, ver), memory_order_release);
+#define X(name, sym, ver)                                                          \
+    if (!atomic_load_explicit(&real_##name, memory_order_acquire))                   \
+        atomic_store_explicit(&real_##name, (__typeof__(&sym))resolve(#sym, ver), memory_order_release);
     PA_OSRT_LIST(X)
 #undef X
     pa_guard_leave();
@@ -76,7 +87,8 @@ const pa_source_t pa_source_osrt = {
 
 /* The real function, resolved on first use; NULL only while resolving (then: fallback). */
 #define REAL(fn)                                                                   \
-    __typeof__(&fn) real = atomic_load_explicit(&real_##fn, memory_order_relaxed); \
+    __typeof__(atomic_load_explicit(&real_##fn, memory_order_relaxed)) real =     \
+        atomic_load_explicit(&real_##fn, memory_order_relaxed);                    \
     if (PA_UNLIKELY(!real) && resolve_all())                                       \
         real = atomic_load_explicit(&real_##fn, memory_order_relaxed)
 
@@ -140,21 +152,45 @@ static int raw_sem_wait(sem_t *s, const struct timespec *abstime)
 
 /* ---- the interposers ---- */
 
-PA_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+/* The exported names are the .symver aliases: pthread_cond_wait@@GLIBC_2.3.2 (the default,
+ * what unversioned references and dlsym get) and pthread_cond_wait@GLIBC_2.2.5; the pa_ names
+ * are local (agent.map). The raw fallback never reads an old-ABI condition (its layout differs):
+ * it is given none, so it measures abstime on CLOCK_REALTIME. */
+PA_EXPORT int pa_osrt_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
     REAL(pthread_cond_wait);
     if (PA_UNLIKELY(!real))
         return pa_osrt_raw_cond_wait(c, m, NULL);
     TIMED_RETCODE(PA_OSRT_PTHREAD_COND_WAIT, real(c, m));
 }
+__asm__(".symver pa_osrt_cond_wait, pthread_cond_wait@@GLIBC_2.3.2");
 
-PA_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime)
+PA_EXPORT int pa_osrt_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime)
 {
     REAL(pthread_cond_timedwait);
     if (PA_UNLIKELY(!real))
         return pa_osrt_raw_cond_wait(c, m, abstime);
     TIMED_RETCODE(PA_OSRT_PTHREAD_COND_TIMEDWAIT, real(c, m, abstime));
 }
+__asm__(".symver pa_osrt_cond_timedwait, pthread_cond_timedwait@@GLIBC_2.3.2");
+
+PA_EXPORT int pa_osrt_cond_wait_old(pthread_cond_t *c, pthread_mutex_t *m)
+{
+    REAL(pthread_cond_wait_old);
+    if (PA_UNLIKELY(!real))
+        return pa_osrt_raw_cond_wait(NULL, m, NULL);
+    TIMED_RETCODE(PA_OSRT_PTHREAD_COND_WAIT, real(c, m));
+}
+__asm__(".symver pa_osrt_cond_wait_old, pthread_cond_wait@GLIBC_2.2.5");
+
+PA_EXPORT int pa_osrt_cond_timedwait_old(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime)
+{
+    REAL(pthread_cond_timedwait_old);
+    if (PA_UNLIKELY(!real))
+        return pa_osrt_raw_cond_wait(NULL, m, abstime);
+    TIMED_RETCODE(PA_OSRT_PTHREAD_COND_TIMEDWAIT, real(c, m, abstime));
+}
+__asm__(".symver pa_osrt_cond_timedwait_old, pthread_cond_timedwait@GLIBC_2.2.5");
 
 /* Uncontended locks (trylock succeeds) are not timed: they cost no wait, and the mutex is the
  * hottest function we wrap. trylock's other results (EOWNERDEAD, EAGAIN, EINVAL) equal lock's. */

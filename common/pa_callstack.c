@@ -16,6 +16,7 @@ struct pa_cs_rules {
     cs_rule_t *rules; size_t nrules;
     char **groups; size_t ngroups;   /* distinct names, in order of first appearance */
     pcre2_match_data *md;
+    const char *origin;              /* where the rules come from, named in rejections */
 };
 
 pa_cs_rules_t *pa_cs_rules_new(void)
@@ -51,12 +52,18 @@ void pa_cs_rules_free(pa_cs_rules_t *rs)
 
 size_t pa_cs_rules_count(const pa_cs_rules_t *rs) { return rs ? rs->nrules : 0; }
 
-static void reject(FILE *err, const char *rule, const char *why)
+void pa_cs_rules_set_origin(pa_cs_rules_t *rs, const char *origin)
+{
+    if (rs)
+        rs->origin = origin;
+}
+
+static void reject(const pa_cs_rules_t *rs, FILE *err, const char *rule, const char *why)
 {
     if (err)
-        fprintf(err, "profagent: callstack group rule \"%s\" ignored: %s "
+        fprintf(err, "profagent: %s%scallstack group rule \"%s\" ignored: %s "
                      "(accepted: name=frame_regex1/frame_regex2/..., PCRE2 regexes, parent frame first, \\/ for a literal /)\n",
-                rule, why);
+                rs->origin ? rs->origin : "", rs->origin ? ": " : "", rule, why);
 }
 
 static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
@@ -75,7 +82,7 @@ static const char *next_separator(const char *p)
 
 /* Compiles the '/'-separated frame regexes of `filters` into r, each with its surrounding
  * blanks trimmed; 0 or -1 after reject(). */
-static int rule_compile(cs_rule_t *r, const char *rule, const char *filters, FILE *err)
+static int rule_compile(const pa_cs_rules_t *rs, cs_rule_t *r, const char *rule, const char *filters, FILE *err)
 {
     const char *p = filters;
     for (;;) {
@@ -86,7 +93,7 @@ static int rule_compile(cs_rule_t *r, const char *rule, const char *filters, FIL
         while (len && is_blank(p[len - 1]) && !(len > 1 && p[len - 2] == '\\'))
             len--;
         if (len == 0) {
-            reject(err, rule, "empty frame regex");
+            reject(rs, err, rule, "empty frame regex");
             return -1;
         }
         int ec; PCRE2_SIZE off;
@@ -95,13 +102,13 @@ static int rule_compile(cs_rule_t *r, const char *rule, const char *filters, FIL
             char msg[160], why[256];
             pcre2_get_error_message(ec, (PCRE2_UCHAR *)msg, sizeof(msg));
             snprintf(why, sizeof(why), "invalid regex \"%.*s\" at offset %zu: %s", (int)len, p, (size_t)off, msg);
-            reject(err, rule, why);
+            reject(rs, err, rule, why);
             return -1;
         }
         pcre2_code **nre = realloc(r->re, (r->nre + 1) * sizeof(*nre));
         if (!nre) {
             pcre2_code_free(re);
-            reject(err, rule, "out of memory");
+            reject(rs, err, rule, "out of memory");
             return -1;
         }
         r->re = nre;
@@ -130,21 +137,21 @@ static size_t group_index(pa_cs_rules_t *rs, const char *name, size_t len)
 int pa_cs_rules_add(pa_cs_rules_t *rs, const char *rule, FILE *err)
 {
     const char *eq = strchr(rule, '=');
-    if (!eq) { reject(err, rule, "missing '='"); return -1; }
+    if (!eq) { reject(rs, err, rule, "missing '='"); return -1; }
     /* the name without surrounding blanks */
     const char *name = rule, *name_end = eq;
     while (name < name_end && is_blank(*name)) name++;
     while (name_end > name && is_blank(name_end[-1])) name_end--;
-    if (name == name_end) { reject(err, rule, "empty group name"); return -1; }
+    if (name == name_end) { reject(rs, err, rule, "empty group name"); return -1; }
     if (memchr(name, '/', (size_t)(name_end - name))) {
-        reject(err, rule, "group name contains '/' (it separates the groups of a group list)");
+        reject(rs, err, rule, "group name contains '/' (it separates the groups of a group list)");
         return -1;
     }
     const char *re = eq + 1;
     while (is_blank(*re)) re++;
-    if (*re == '\0') { reject(err, rule, "no frame regex after '='"); return -1; }
+    if (*re == '\0') { reject(rs, err, rule, "no frame regex after '='"); return -1; }
     cs_rule_t r = {0};
-    if (rule_compile(&r, rule, eq + 1, err) < 0) {
+    if (rule_compile(rs, &r, rule, eq + 1, err) < 0) {
         rule_free(&r);
         return -1;
     }
@@ -152,7 +159,7 @@ int pa_cs_rules_add(pa_cs_rules_t *rs, const char *rule, FILE *err)
     size_t gi = nr ? (rs->rules = nr, group_index(rs, name, (size_t)(name_end - name))) : (size_t)-1;
     if (gi == (size_t)-1) {
         rule_free(&r);
-        reject(err, rule, "out of memory");
+        reject(rs, err, rule, "out of memory");
         return -1;
     }
     r.group = gi;

@@ -67,6 +67,10 @@ int pa_cs_rules_add_list(pa_cs_rules_t *rs, const char *text, FILE *err);
  *  docs/memory.md): level_zero, sycl, python, and application (= `exe_name`, may be NULL). */
 void pa_cs_rules_add_defaults(pa_cs_rules_t *rs, const char *exe_name);
 
+/*! pa_cs_rules_set_origin() : names where the rules come from ("PROFAGENT_CALLSTACK_GROUPS",
+ *  "--callstack-group-config"; a static string) at the start of every rejection message. */
+void pa_cs_rules_set_origin(pa_cs_rules_t *rs, const char *origin);
+
 /*! pa_cs_rules_count() : number of valid rules held. */
 size_t pa_cs_rules_count(const pa_cs_rules_t *rs);
 

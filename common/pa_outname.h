@@ -1,4 +1,4 @@
-/* pa_outname.h - output file names: placeholder expansion and never-overwrite suffixes. */
+/* pa_outname.h - output file names: placeholder expansion, never-overwrite suffixes, placement. */
 #ifndef PA_OUTNAME_H
 #define PA_OUTNAME_H
 
@@ -20,5 +20,35 @@ int pa_outname_unique(const char *path, char *out, size_t size);
 
 /*! pa_outname_resolve() : expand, then pa_outname_unique() unless `overwrite`. 0 or -1. */
 int pa_outname_resolve(const char *tmpl, int overwrite, char *out, size_t size);
+
+/* ---- placement (pa_outplace.c) ---- */
+
+/*! pa_outname_absolute() : `path` made absolute against the current directory (leading "./"
+ *  dropped), so a later chdir() of the application does not move our files. 0, or -1 when
+ *  it does not fit out[size]. */
+int pa_outname_absolute(const char *path, char *out, size_t size);
+
+/*! pa_outname_place() : the absolute DB path for the expanded template `path` (`var`="value"
+ *  is what the user set, named in warnings). A directory (existing, or `path` ends in '/')
+ *  gets the default name (PA_OUTNAME_DEFAULT expanded) inside it. Each of these gets one
+ *  warning: an existing file that is not a regular file (device, FIFO, socket) is refused and
+ *  the default name in the current directory used; a base name longer than NAME_MAX - 6
+ *  (room for a "-N" suffix) becomes the default name in the same directory; a directory that
+ *  is missing or where no file can be created (tried for real) moves the DB to the current
+ *  directory, or /tmp when that fails too. Returns 0, or -1 when no path fits out[size]. */
+int pa_outname_place(const char *var, const char *value, const char *path, char *out, size_t size);
+
+/*! pa_outname_spool() : the absolute spool path for the DB `db`:
+ *  "<dir>/<DB base>.<pid>.<tag>.spool.zst", <dir> = `spool_dir` when non-empty and usable,
+ *  else the DB's directory (an unusable spool_dir: one warning naming PROFAGENT_SPOOL_DIR).
+ *  The DB base is cut so the spool's file name fits NAME_MAX. 0, or -1 when it does not fit. */
+int pa_outname_spool(const char *db, const char *spool_dir, long pid, unsigned tag, char *out, size_t size);
+
+/*! pa_outname_claim() : creates, with O_EXCL, the first free name among `path`,
+ *  "<stem>-1<ext>", "<stem>-2<ext>", ... (suffixes as pa_outname_unique()) and returns it in
+ *  out[size]: the empty file belongs to the caller, so processes racing for one template
+ *  each get their own name. `overwrite`: `path` is unlinked first. Returns 0, or -1 with
+ *  errno (ENAMETOOLONG; EEXIST when 100000 names are taken; the open's errno otherwise). */
+int pa_outname_claim(const char *path, int overwrite, char *out, size_t size);
 
 #endif

@@ -64,11 +64,21 @@ enum pa_rec_kind {
     PA_REC_ZE_OP = 0x41,         /* t0, t1 device start/end (host ns); payload = pa_ze_op_t + kernel name */
     PA_REC_ZE_DEVICE = 0x42,     /* payload = pa_ze_device_t */
     PA_REC_ZE_COUNTS = 0x43,     /* at detach: u.raw[0] ops not collected, raw[1] in-flight table full */
+    /* ITT collector (collector/itt*.c): its tasks, frames and marks travel as HGTX records */
+    PA_REC_ITT_COUNTS = 0xe0,    /* at exit: payload = "name value\n" lines (unmapped calls, misuse) */
     /* device memory (collector/mem.c) */
     PA_REC_MEM_ALLOC = 0x80,     /* t0, t1, u.mem; payload = pa_mem_stack_hdr_t + frames (common/pa_callstack.h) */
     PA_REC_MEM_FREE = 0x81,      /* t0, t1, u.mem (size 0, kind 0) */
     PA_REC_MEM_MODULE = 0x82,    /* dlclose unloaded a module (collector/mem_dl.c): t0; u.raw = {unload
                                     generation, load bias, lowest, end address}; payload = its path */
+    /* host counters (hwcounters/, layouts in common/pa_hostctr.h): first half of the hwctr range */
+    PA_REC_HC_FIRST = 0xc0,
+    PA_REC_HC_LAST = 0xcf,
+    PA_REC_HC_SAMPLE = 0xc0,     /* group read just before the HGTX record with the same t0 on this
+                                    thread (or at thread exit, PA_RF_HC_EXIT): see pa_hc_sample_t */
+    PA_REC_HC_EVENT = 0xc1,      /* outcome of one asked/substituted event: u.raw see pa_hostctr.h;
+                                    payload = "name\0asked\0encoding\0detail" */
+    PA_REC_HC_THREAD = 0xc2,     /* a thread's open attempt: u.raw[0] status, raw[1] errno */
 };
 
 /* Spool record kinds (aggregator -> writer). */
@@ -99,6 +109,7 @@ enum pa_sp_kind {
     PA_SP_HWCTR_LAST = 0x10df,
     PA_SP_ITT_FIRST = 0x10e0,
     PA_SP_ITT_LAST = 0x10ef,
+    PA_SP_ITT_COUNTS = 0x10e0,   /* payload of PA_REC_ITT_COUNTS as is -> SESSION_COUNTERS itt_* */
     /* device memory (agg/agg_mem.c): see pa_mem_sp_t in common/pa_callstack.h */
     PA_SP_MEM_ALLOC = 0x1080,    /* t0, t1, tid, u.mem; payload = pa_mem_sp_t */
     PA_SP_MEM_FREE = 0x1081,     /* t0, t1, tid, u.mem (size = matched allocation's); payload = pa_mem_sp_t */
@@ -107,6 +118,18 @@ enum pa_sp_kind {
     PA_SP_MEM_INFO = 0x1083,     /* u.raw = {rules STRING id, exe STRING id, failed allocs, unknown frees} */
     PA_SP_MEM_COUNTS = 0x1084,   /* u.raw[0] = memory records lost by the collector (ring full after
                                     the bounded wait, no ring) */
+    /* host counters (agg/agg_hc.c -> writer/writer_hc.c), layouts in common/pa_hostctr.h */
+    PA_SP_HC_FIRST = 0x10c0,
+    PA_SP_HC_LAST = 0x10cf,
+    PA_SP_HC_EVENT = 0x10c0,     /* one event outcome: u.raw as PA_REC_HC_EVENT, t0 = asked STRING id,
+                                    t1 = encoding STRING id, tid = detail STRING id */
+    PA_SP_HC_RANGE = 0x10c1,     /* one range's deltas: u.raw[0] range id, raw[1] time enabled, raw[2]
+                                    time running (ns); payload = n x {scaled, raw} uint64 pairs */
+    PA_SP_HC_THREAD = 0x10c2,    /* a thread's totals: tid, t0 = time enabled, t1 = time running;
+                                    u.raw[0] = PA_RF_HC_EXIT when read at its exit; payload = n x
+                                    {scaled, raw} uint64 pairs */
+    PA_SP_HC_COUNTS = 0x10c3,    /* u.raw = {threads opened, threads failed, samples unmatched,
+                                    ranges without counters} */
 };
 
 /* pa_record_t.flags */
@@ -167,7 +190,9 @@ _Static_assert(sizeof(pa_record_t) == PA_SLOT_SIZE, "pa_record_t must be one 64-
 
 /* Level Zero device operation (payload of PA_REC_ZE_OP / PA_SP_ZE_OP). Ring: the kernel
  * name bytes follow the struct (name_len of them); spool: name_id/api_name_id are STRING ids. */
-enum pa_ze_op_kind { PA_ZE_OP_KERNEL = 1, PA_ZE_OP_COPY = 2, PA_ZE_OP_FILL = 3 };
+/* PA_ZE_OP_BARRIER: zeCommandListAppendBarrier / AppendMemoryRangesBarrier executed on the device
+ * (as unitrace records them); not a kernel, copy or fill: the reports listing those leave it out */
+enum pa_ze_op_kind { PA_ZE_OP_KERNEL = 1, PA_ZE_OP_COPY = 2, PA_ZE_OP_FILL = 3, PA_ZE_OP_BARRIER = 4 };
 enum pa_ze_mem_kind { PA_ZE_MEM_UNKNOWN = 0, PA_ZE_MEM_HOST = 1, PA_ZE_MEM_DEVICE = 2,
                       PA_ZE_MEM_SHARED = 3, PA_ZE_MEM_PAGEABLE = 4 };
 typedef struct pa_ze_op {
@@ -187,17 +212,22 @@ typedef struct pa_ze_op {
     uint16_t name_len;           /* ring: kernel name bytes after the struct */
     uint32_t pad0;
     uint64_t append_corr;        /* regular lists: corr id of the append call (graph node), else 0 */
-    uint32_t pad[2];
+    uint32_t slm_static;         /* kernels: ze_kernel_properties_t.localMemSize, bytes */
+    uint32_t slm_dynamic;        /* kernels: local-memory arguments (zeKernelSetArgumentValue with a
+                                    NULL value: size bytes of shared local memory), summed at append */
 } pa_ze_op_t;
 _Static_assert(sizeof(pa_ze_op_t) == 128, "pa_ze_op_t is two slots");
 
 /* Level Zero device attributes (payload of PA_REC_ZE_DEVICE / PA_SP_ZE_DEVICE). */
 typedef struct pa_ze_device {
-    uint32_t index, cc_major, cc_minor, ce_count, cu_count, pad;
+    uint32_t index, cc_major, cc_minor, ce_count, cu_count; /* cu_count: XVE (EU) count */
+    uint32_t simd_width;         /* physicalEUSimdWidth, 0 = unknown */
     uint64_t total_mem, cu_clock_hz, mem_clock_hz, timer_hz;
     char name[256];
     char uuid[40];               /* hex */
     char pci[24];                /* "dddd:bb:dd.f" or "-" */
+    uint32_t mem_bus_bits;       /* widest memory's maxBusWidth (bits), 0 = unknown */
+    uint32_t pad;
 } pa_ze_device_t;
 
 /*! pa_hgtx_inline_off() : byte offset in the 64-byte header where an inline HGTX name starts;

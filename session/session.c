@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -29,6 +30,7 @@ _Atomic int pa_finish_state;   /* 2 once pa_finish() has completed */
 
 static char db_path[PATH_MAX];
 static char spool_path[PATH_MAX + 16];
+static char summary_path[PATH_MAX]; /* PROFAGENT_SUMMARY=file:, absolute */
 static char hostname[256];
 static char cmdline[8192];
 static pa_session_meta_t meta;
@@ -86,81 +88,57 @@ static unsigned spool_tag(void)
     return r & 0xffffffu;
 }
 
-/* A DB directory that is missing or not writable would lose the whole session at exit:
- * say so once, naming PROFAGENT_OUTPUT, and use the current directory (or /tmp). */
-static int fallback_dir(void)
-{
-    char dir[PATH_MAX];
-    const char *slash = strrchr(db_path, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash == db_path ? 1 : slash - db_path), db_path);
-    if (access(dir, W_OK | X_OK) == 0)
-        return 0;
-    int e = errno;
-    const char *to = access(".", W_OK | X_OK) == 0 ? "." : "/tmp";
-    char moved[PATH_MAX];
-    if (snprintf(moved, sizeof moved, "%s/%s", to, slash ? slash + 1 : db_path) >= (int)sizeof moved)
-        return -1;
-    pa_warn("output", "PROFAGENT_OUTPUT=\"%s\": directory '%s' %s; the DB goes to %s instead", pa_config.output,
-            dir, e == ENOENT ? "does not exist" : "is not writable", moved);
-    memcpy(db_path, moved, strlen(moved) + 1);
-    return 0;
-}
-
-/* The DB template expanded now (the final name is chosen at exit, see claim_db_path());
- * spool "<spool dir or DB dir>/<DB base>.<pid>.<tag>.spool.zst", created at once. */
+/* The DB template expanded and placed now, as absolute paths (the final name is claimed at
+ * exit, see write_db_free_name()); the spool "<spool dir or DB dir>/<DB base>.<pid>.<tag>
+ * .spool.zst" is created at once. Placement rules and their warnings: pa_outname_place(). */
 static int choose_paths(void)
 {
-    if (pa_outname_expand(pa_config.output, db_path, sizeof db_path) < 0 || !db_path[0]) {
+    char expanded[PATH_MAX];
+    if (pa_outname_expand(pa_config.output, expanded, sizeof expanded) < 0 ||
+        pa_outname_place("PROFAGENT_OUTPUT", pa_config.output, expanded, db_path, sizeof db_path) < 0) {
         pa_err("output", "PROFAGENT_OUTPUT=\"%s\" gives no usable file name (too long); profiling is off",
                pa_config.output);
         return -1;
     }
-    if (fallback_dir() < 0)
-        return -1;
-    const char *slash = strrchr(db_path, '/');
-    const char *base = slash ? slash + 1 : db_path;
-    int n;
-    if (pa_config.spool_dir[0])
-        n = snprintf(spool_path, sizeof spool_path, "%s/%s.%ld.%06x.spool.zst", pa_config.spool_dir, base,
-                     (long)getpid(), spool_tag());
-    else
-        n = snprintf(spool_path, sizeof spool_path, "%s.%ld.%06x.spool.zst", db_path, (long)getpid(),
-                     spool_tag());
-    if (n < 0 || (size_t)n >= sizeof spool_path) {
+    if (pa_outname_spool(db_path, pa_config.spool_dir, (long)getpid(), spool_tag(), spool_path,
+                         sizeof spool_path) < 0) {
         pa_err("output", "spool path for \"%s\" is too long; profiling is off", db_path);
         return -1;
     }
+    if (pa_config.summary == PA_SUMMARY_FILE &&
+        (pa_outname_expand(pa_config.summary_path, expanded, sizeof expanded) < 0 ||
+         pa_outname_absolute(expanded, summary_path, sizeof summary_path) < 0))
+        summary_path[0] = '\0';
     return 0;
 }
 
-/* Writes the DB under the first free name at exit time ("out.db", "out-1.db", ...): a name
- * another process took meanwhile (an exec'd child with the same template) is skipped, never
- * overwritten, unless PROFAGENT_OVERWRITE=1. Returns 0 with final[] set, or -1. */
+/* Writes the DB under the first free name at exit time ("out.db", "out-1.db", ...), claimed
+ * atomically: a name another process took (an exec'd child, a process started with the same
+ * template at the same time) is skipped, never overwritten, unless PROFAGENT_OVERWRITE=1.
+ * A DB that fails half-way is removed (the spool stays). Returns 0 with final[] set, or -1. */
 static int write_db_free_name(const pa_agg_results_t *res, char *final, size_t size)
 {
-    if (pa_config.overwrite) {
-        unlink(db_path);
-        snprintf(final, size, "%s", db_path);
-        return pa_writer_write_db(final, spool_path, &meta, res);
-    }
-    for (int tries = 0; tries < 8; tries++) {
-        if (pa_outname_unique(db_path, final, size) < 0) {
-            pa_err("output", "no free file name for \"%s\" (too long or 100000 taken)", db_path);
-            return -1;
-        }
-        if (pa_writer_write_db(final, spool_path, &meta, res) == 0)
-            return 0;
-        if (access(final, F_OK) != 0)
-            return -1;     /* failed for another reason than a name taken in between */
-        struct stat st;    /* lost a race for the name: ours only if we left a partial file */
-        if (stat(final, &st) == 0 && st.st_size > 0)
-            continue;
+    if (pa_outname_claim(db_path, pa_config.overwrite, final, size) < 0) {
+        pa_err("output", "cannot create a DB named like %s: %s", db_path,
+               errno == EEXIST ? "100000 names taken" : strerror(errno));
         return -1;
     }
+    if (pa_writer_fill_db(final, spool_path, &meta, res) == 0)
+        return 0;
+    unlink(final);
     return -1;
+}
+
+/* The DB could not be written: say so, with the file size limit when there is one (the usual
+ * reason besides a full disk), and where the spool stays. */
+static void db_failed_message(void)
+{
+    struct rlimit rl;
+    char why[96] = "";
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(why, sizeof why, " (file size limit RLIMIT_FSIZE = %llu bytes)", (unsigned long long)rl.rlim_cur);
+    pa_err("agent", "the DB %s could not be written%s; spool kept: %s (profagent recover %s)", db_path, why,
+           spool_path, spool_path);
 }
 
 static FILE *summary_stream(int *close_it)
@@ -172,12 +150,13 @@ static FILE *summary_stream(int *close_it)
     case PA_SUMMARY_NONE:
         return NULL;
     case PA_SUMMARY_FILE: {
-        char path[PATH_MAX];
-        if (pa_outname_expand(pa_config.summary_path, path, sizeof path) < 0)
+        const char *path = summary_path;
+        if (!path[0])
             return NULL;
         FILE *f = fopen(path, "w");
         if (!f)
-            pa_warn("summary", "cannot write %s: %s; the summary goes to stderr", path, strerror(errno));
+            pa_warn("summary", "PROFAGENT_SUMMARY=file:%s: cannot write %s: %s; the summary goes to stderr",
+                    pa_config.summary_path, path, strerror(errno));
         *close_it = f != NULL;
         return f ? f : stderr;
     }
@@ -196,28 +175,40 @@ static int session_empty(const pa_agg_results_t *res)
            !res->spool_errors && !res->hgtx_depth_overflow && !atomic_load(&pa_unrecorded);
 }
 
-/* SIGPIPE blocked on this thread while the exit path writes (summary, messages), EPIPE ignored:
- * a reader that closed the pipe early must not change the application's exit status. A SIGPIPE
- * our writes left pending is consumed before the mask is restored, so the application never
- * gets it; one the application had pending already is kept. */
-typedef struct pipe_guard { sigset_t set, old; int was_pending; } pipe_guard_t;
+/* SIGPIPE and SIGXFSZ blocked on this thread while the exit path writes (DB, summary,
+ * messages): a reader that closed the pipe early, or a file size limit (RLIMIT_FSIZE) below
+ * the DB's size, must not kill the application or change its exit status; the write fails
+ * with EPIPE / EFBIG instead and is reported. A signal our writes left pending is consumed
+ * before the mask is restored, so the application never gets it; one the application had
+ * pending already is kept. */
+typedef struct pipe_guard { sigset_t set, old; int was_pending[2]; } pipe_guard_t;
+
+static const int guarded_sigs[2] = {SIGPIPE, SIGXFSZ};
 
 static void pipe_block(pipe_guard_t *g)
 {
     sigset_t pend;
+    int have = sigpending(&pend) == 0;
     sigemptyset(&g->set);
-    sigaddset(&g->set, SIGPIPE);
-    g->was_pending = sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE) == 1;
+    for (int i = 0; i < 2; i++) {
+        sigaddset(&g->set, guarded_sigs[i]);
+        g->was_pending[i] = have && sigismember(&pend, guarded_sigs[i]) == 1;
+    }
     pthread_sigmask(SIG_BLOCK, &g->set, &g->old);
 }
 
 static void pipe_restore(pipe_guard_t *g)
 {
-    sigset_t pend;
+    sigset_t pend, one;
     struct timespec zero = {0, 0};
-    if (!g->was_pending && sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE) == 1)
-        while (sigtimedwait(&g->set, NULL, &zero) < 0 && errno == EINTR) {
+    for (int i = 0; i < 2; i++) {
+        if (g->was_pending[i] || sigpending(&pend) != 0 || sigismember(&pend, guarded_sigs[i]) != 1)
+            continue;
+        sigemptyset(&one);
+        sigaddset(&one, guarded_sigs[i]);
+        while (sigtimedwait(&one, NULL, &zero) < 0 && errno == EINTR) {
         }
+    }
     pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
 
@@ -225,17 +216,35 @@ static void pipe_restore(pipe_guard_t *g)
 static void print_summary(const pa_agg_results_t *res, const char *db, int empty)
 {
     int close_it;
-    FILE *out = summary_stream(&close_it);
+    FILE *out;
+    /* an empty session (the shell or pyenv shims exec'd on the way to the real program) says so
+     * only at PROFAGENT_LOG=info or above: a launch through three shims then prints one summary */
+    if (empty && pa_log_level < PA_LOG_INFO)
+        return;
+    out = summary_stream(&close_it);
     if (!out)
         return;
-    if (empty)
-        fprintf(out, "profagent: %s (pid %u): nothing recorded, no database written\n", cmdline, meta.pid);
-    else
-        pa_summary_print(out, &meta, res, db);
-    fflush(out);
-    clearerr(out); /* EPIPE: ignored, the stream stays usable for the application */
-    if (close_it)
-        fclose(out);
+    for (;;) {
+        if (empty)
+            fprintf(out, "profagent: %s (pid %u): nothing recorded, no database written\n", cmdline, meta.pid);
+        else
+            pa_summary_print(out, &meta, res, db);
+        fflush(out);
+        if (!close_it) {
+            clearerr(out); /* EPIPE: ignored, the stream stays usable for the application */
+            return;
+        }
+        /* a summary file that cannot take it (full disk, /dev/full, file size limit) is not lost */
+        int bad = ferror(out), e = errno;
+        if (fclose(out) != 0 && !bad)
+            bad = 1, e = errno;
+        if (!bad)
+            return;
+        pa_warn("summary", "PROFAGENT_SUMMARY=file:%s: writing %s failed: %s; the summary goes to stderr",
+                pa_config.summary_path, summary_path, strerror(e));
+        out = stderr;
+        close_it = 0;
+    }
 }
 
 /* The exit path: stop the aggregator (bounded), write the DB, print the summary, remove the
@@ -280,8 +289,7 @@ void pa_finish(void)
     if (wrote)
         unlink(spool_path);
     else
-        pa_err("agent", "the DB %s could not be written; spool kept: %s (profagent recover %s)", db_path,
-               spool_path, spool_path);
+        db_failed_message();
     print_summary(res, wrote ? final_path : NULL, 0);
     if (atomic_load(&pa_unrecorded))
         pa_warn("agent", "%llu events had no ring (no memory, or produced after the exit path began)",

@@ -34,6 +34,7 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetDriverProcAddrTable(ze_api_version_t ve
     t->pfnGetProperties = pa_sd_zeDriverGetProperties;
     t->pfnGetIpcProperties = pa_sd_zeDriverGetIpcProperties;
     t->pfnGetExtensionProperties = pa_sd_zeDriverGetExtensionProperties;
+    t->pfnGetExtensionFunctionAddress = pa_sd_zeDriverGetExtensionFunctionAddress;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -189,6 +190,7 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetModuleProcAddrTable(ze_api_version_t ve
     t->pfnDynamicLink = pa_sd_zeModuleDynamicLink;
     t->pfnGetKernelNames = pa_sd_zeModuleGetKernelNames;
     t->pfnGetProperties = pa_sd_zeModuleGetProperties;
+    t->pfnGetNativeBinary = pa_sd_zeModuleGetNativeBinary;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -282,7 +284,10 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetDeviceProcAddrTable(ze_api_version_t v
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetContextProcAddrTable(ze_api_version_t version, zet_context_dditable_t *t)
 {
     ze_result_t r = check(version, t);
-    return r; /* nothing implemented: entries stay NULL -> UNSUPPORTED_FEATURE */
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    t->pfnActivateMetricGroups = pa_sd_zetContextActivateMetricGroups;
+    return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetCommandListProcAddrTable(ze_api_version_t version, zet_command_list_dditable_t *t)
@@ -294,7 +299,10 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetCommandListProcAddrTable(ze_api_versio
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetModuleProcAddrTable(ze_api_version_t version, zet_module_dditable_t *t)
 {
     ze_result_t r = check(version, t);
-    return r; /* nothing implemented: entries stay NULL -> UNSUPPORTED_FEATURE */
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    t->pfnGetDebugInfo = pa_sd_zetModuleGetDebugInfo;
+    return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetKernelProcAddrTable(ze_api_version_t version, zet_kernel_dditable_t *t)
@@ -306,25 +314,42 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetKernelProcAddrTable(ze_api_version_t v
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetMetricGroupProcAddrTable(ze_api_version_t version, zet_metric_group_dditable_t *t)
 {
     ze_result_t r = check(version, t);
-    return r; /* nothing implemented: entries stay NULL -> UNSUPPORTED_FEATURE */
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    t->pfnGet = pa_sd_zetMetricGroupGet;
+    t->pfnGetProperties = pa_sd_zetMetricGroupGetProperties;
+    t->pfnCalculateMetricValues = pa_sd_zetMetricGroupCalculateMetricValues;
+    return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetMetricGroupExpProcAddrTable(ze_api_version_t version, zet_metric_group_exp_dditable_t *t)
 {
     ze_result_t r = check(version, t);
-    return r; /* nothing implemented: entries stay NULL -> UNSUPPORTED_FEATURE */
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    t->pfnCalculateMultipleMetricValuesExp = pa_sd_zetMetricGroupCalculateMultipleMetricValuesExp;
+    return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetMetricProcAddrTable(ze_api_version_t version, zet_metric_dditable_t *t)
 {
     ze_result_t r = check(version, t);
-    return r; /* nothing implemented: entries stay NULL -> UNSUPPORTED_FEATURE */
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    t->pfnGet = pa_sd_zetMetricGet;
+    t->pfnGetProperties = pa_sd_zetMetricGetProperties;
+    return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetMetricStreamerProcAddrTable(ze_api_version_t version, zet_metric_streamer_dditable_t *t)
 {
     ze_result_t r = check(version, t);
-    return r; /* nothing implemented: entries stay NULL -> UNSUPPORTED_FEATURE */
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    t->pfnOpen = pa_sd_zetMetricStreamerOpen;
+    t->pfnReadData = pa_sd_zetMetricStreamerReadData;
+    t->pfnClose = pa_sd_zetMetricStreamerClose;
+    return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetMetricQueryPoolProcAddrTable(ze_api_version_t version, zet_metric_query_pool_dditable_t *t)
@@ -366,6 +391,9 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zesGetDeviceProcAddrTable(ze_api_version_t v
     t->pfnPciGetProperties = pa_sd_zesDevicePciGetProperties;
     t->pfnPciGetState = pa_sd_zesDevicePciGetState;
     t->pfnPciGetBars = pa_sd_zesDevicePciGetBars;
+    t->pfnPciGetStats = pa_sd_zesDevicePciGetStats;
+    t->pfnEnumEngineGroups = pa_sd_zesDeviceEnumEngineGroups;
+    t->pfnEnumMemoryModules = pa_sd_zesDeviceEnumMemoryModules;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -396,7 +424,11 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zesGetFrequencyProcAddrTable(ze_api_version_
 ZE_DLLEXPORT ze_result_t ZE_APICALL zesGetEngineProcAddrTable(ze_api_version_t version, zes_engine_dditable_t *t)
 {
     ze_result_t r = check(version, t);
-    return r; /* nothing implemented: entries stay NULL -> UNSUPPORTED_FEATURE */
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    t->pfnGetProperties = pa_sd_zesEngineGetProperties;
+    t->pfnGetActivity = pa_sd_zesEngineGetActivity;
+    return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zesGetStandbyProcAddrTable(ze_api_version_t version, zes_standby_dditable_t *t)
@@ -414,7 +446,12 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zesGetFirmwareProcAddrTable(ze_api_version_t
 ZE_DLLEXPORT ze_result_t ZE_APICALL zesGetMemoryProcAddrTable(ze_api_version_t version, zes_memory_dditable_t *t)
 {
     ze_result_t r = check(version, t);
-    return r; /* nothing implemented: entries stay NULL -> UNSUPPORTED_FEATURE */
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    t->pfnGetProperties = pa_sd_zesMemoryGetProperties;
+    t->pfnGetState = pa_sd_zesMemoryGetState;
+    t->pfnGetBandwidth = pa_sd_zesMemoryGetBandwidth;
+    return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zesGetFabricPortProcAddrTable(ze_api_version_t version, zes_fabric_port_dditable_t *t)

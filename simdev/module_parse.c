@@ -7,6 +7,7 @@
 
 #include "pa_sd_internal.h"
 #include "pa_sd_module.h"
+#include "pa_sd_isa.h"
 
 #define SPIRV_MAGIC 0x07230203u
 #define SPIRV_OP_ENTRY_POINT 15u
@@ -155,8 +156,14 @@ ze_result_t pa_sd_parse_spirv(const uint8_t *data, size_t size, pa_sd_parsed_mod
         }
         w += count;
     }
-    for (uint32_t k = 0; k < m->nkernels; k++)
-        m->kernels[k].builtin = resolve_builtin(m->kernels[k].name, NULL);
+    for (uint32_t k = 0; k < m->nkernels; k++) {
+        pa_sd_kernel_def *d = &m->kernels[k];
+        d->builtin = resolve_builtin(d->name, NULL);
+        if (pa_sd_isa_from_spirv(data, nwords, swap, d->spirv_id, &d->isa) != 0)
+            return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        if (!d->isa && !(d->isa = pa_sd_isa_synthetic(d->builtin, pa_sd_builtin_name(d->builtin))))
+            return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
     return ZE_RESULT_SUCCESS;
 }
 
@@ -167,7 +174,7 @@ static int parse_attr(pa_sd_kernel_def *k, const char *tok, char *err, size_t er
     char *end;
     if (!eq) {
         snprintf(err, errcap, "line %d: \"%s\" is not key=value (accepted keys: builtin, "
-                              "ns_per_item, base_ns)", line, tok);
+                              "ns_per_item, base_ns, slm)", line, tok);
         return -1;
     }
     size_t klen = (size_t)(eq - tok);
@@ -192,9 +199,16 @@ static int parse_attr(pa_sd_kernel_def *k, const char *tok, char *err, size_t er
         k->ns_per_item = v;
     else if (klen == 7 && strncmp(tok, "base_ns", 7) == 0)
         k->base_ns = v;
-    else {
+    else if (klen == 3 && strncmp(tok, "slm", 3) == 0) {
+        if (v > PA_SD_SLM_BYTES) { /* more than the device's maxSharedLocalMemory: no such kernel */
+            snprintf(err, errcap, "line %d: slm=%llu exceeds the device's %u bytes of shared local memory",
+                     line, v, PA_SD_SLM_BYTES);
+            return -1;
+        }
+        k->slm_bytes = (uint32_t)v;
+    } else {
         snprintf(err, errcap, "line %d: unknown key \"%.*s\" (accepted: builtin, ns_per_item, "
-                              "base_ns)", line, (int)klen, tok);
+                              "base_ns, slm)", line, (int)klen, tok);
         return -1;
     }
     return 0;
@@ -207,7 +221,7 @@ static ze_result_t parse_native_line(char *s, int line, pa_sd_parsed_module *m, 
         return ZE_RESULT_SUCCESS;
     if (strcmp(tok, "kernel") != 0 || !(tok = strtok_r(NULL, " \t\r", &save))) {
         snprintf(err, errcap, "line %d: expected \"kernel <name> [builtin=<name>] "
-                              "[ns_per_item=<n>] [base_ns=<n>]\"", line);
+                              "[ns_per_item=<n>] [base_ns=<n>] [slm=<bytes>]\"", line);
         return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
     }
     if (add_kernel(m, tok, strlen(tok), 0) != 0)
@@ -243,13 +257,20 @@ ze_result_t pa_sd_parse_native(const uint8_t *data, size_t size, pa_sd_parsed_mo
         r = parse_native_line(s, line, m, err, errcap);
     }
     free(text);
+    for (uint32_t k = 0; r == ZE_RESULT_SUCCESS && k < m->nkernels; k++) {
+        pa_sd_kernel_def *d = &m->kernels[k];
+        if (!(d->isa = pa_sd_isa_synthetic(d->builtin, pa_sd_builtin_name(d->builtin))))
+            r = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
     return r;
 }
 
 void pa_sd_parsed_free(pa_sd_parsed_module *m)
 {
-    for (uint32_t i = 0; i < m->nkernels; i++)
+    for (uint32_t i = 0; i < m->nkernels; i++) {
         free(m->kernels[i].name);
+        pa_sd_isa_unref(m->kernels[i].isa);
+    }
     free(m->kernels);
     m->kernels = NULL;
     m->nkernels = 0;

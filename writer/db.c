@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/pa_log.h"
@@ -114,6 +116,10 @@ static void pa_load_record(pa_load_t *l, const pa_record_t *r, const uint8_t *pa
         src = &pa_writer_source_mem;
     else if (r->kind == PA_SP_HGTX_ASSOC)
         src = &pa_writer_source_proj;
+    else if (r->kind >= PA_SP_HC_FIRST && r->kind <= PA_SP_HC_LAST)
+        src = &pa_writer_source_hc;
+    else if (r->kind == PA_SP_ITT_COUNTS)
+        src = &pa_writer_source_itt;
     if (src && src->on_record) {
         if (src->on_record(l->db, r, payload) != 0)
             l->src_failed = 1;
@@ -339,7 +345,7 @@ static int pa_create_exclusive(const char *path)
 static int pa_run_sources(sqlite3 *db, int finish)
 {
     const pa_writer_source_t *srcs[] = {&pa_writer_source_ze, &pa_writer_source_mem,
-                                        &pa_writer_source_proj};
+                                        &pa_writer_source_proj, &pa_writer_source_hc};
     int rc = 0;
     for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
         int (*fn)(sqlite3 *) = finish ? srcs[i]->finish : srcs[i]->create_schema;
@@ -383,24 +389,45 @@ static int pa_write_body(sqlite3 *db, const char *spool_path, const pa_session_m
     return rc ? -1 : 0;
 }
 
+/* Page size by the expected DB size: 64 KiB pages cut the B-tree work of a large load
+ * (bench_write CPU 1.19 -> 0.89 s per 1 M events, 7-run medians) but make ~30 tables and
+ * indexes cost 64 KiB each: a session of a few records would take ~1.9 MB. Below
+ * PA_SMALL_SPOOL bytes of compressed spool (~100 k records) 4 KiB pages keep it ~150 KB. */
+#define PA_SMALL_SPOOL (512u << 10)
+
+static int pa_page_size(const char *spool_path)
+{
+    struct stat st;
+    if (spool_path && stat(spool_path, &st) == 0 && st.st_size >= (off_t)PA_SMALL_SPOOL)
+        return 65536;
+    return 4096;
+}
+
 int pa_writer_write_db(const char *db_path, const char *spool_path, const pa_session_meta_t *meta,
                        const pa_agg_results_t *res)
 {
-    sqlite3 *db = NULL;
     if (!db_path || pa_create_exclusive(db_path) != 0)
         return -1;
+    return pa_writer_fill_db(db_path, spool_path, meta, res);
+}
+
+int pa_writer_fill_db(const char *db_path, const char *spool_path, const pa_session_meta_t *meta,
+                      const pa_agg_results_t *res)
+{
+    sqlite3 *db = NULL;
     /* one thread uses this connection: no SQLite mutexes (they cost ~10 % of the load) */
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        pa_err("writer", "cannot open '%s': %s", db_path, db ? sqlite3_errmsg(db) : "out of memory");
+    if (!db_path || sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        pa_err("writer", "cannot open '%s': %s", db_path ? db_path : "(none)", db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
         return -1;
     }
     /* journal off / synchronous off while building: META.session_complete = 0 is committed
      * first, so a build that is interrupted is visible as incomplete */
-    /* 64 KiB pages (set before any table exists): fewer B-tree pages and splits per row,
-     * bench_write CPU 1.19 -> 0.89 s per 1 M events (7-run medians) */
-    int rc = pa_db_exec(db, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                            " PRAGMA cache_size=-16384;"); /* 16 MiB: the writer's share of peak RSS */
+    /* the page size is set before any table exists */
+    char pragmas[160];
+    snprintf(pragmas, sizeof pragmas, "PRAGMA page_size=%d; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+             " PRAGMA cache_size=-16384;", pa_page_size(spool_path)); /* 16 MiB: the writer's share of peak RSS */
+    int rc = pa_db_exec(db, pragmas);
     rc |= pa_sqlfn_register(db);
     rc |= pa_schema_create(db);
     rc |= pa_run_sources(db, 0);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "report_util.h"
 
@@ -19,15 +20,16 @@ static const pa_report_def_t *const *pa_report_tables(size_t i)
     case 2: return pa_reports_hgtxdev;
     case 3: return pa_reports_mem;
     case 4: return pa_reports_misc;
+    case 5: return pa_reports_hostctr;
+    case 6: return pa_reports_op;
     default: return NULL;
     }
 }
-#define PA_NTABLES 5
+#define PA_NTABLES 7
 
 /* rows=<limit>: every report takes it (applied by pa_report_run() after the report sorted its
  * rows); a report that lists it in its own options just documents it there. */
-static const pa_report_opt_t pa_opt_rows = {"rows", PA_OPT_INT, "<limit>",
-    "Optional argument. Limits the number of rows in the output.\nDefault is no limit.", NULL};
+static const pa_report_opt_t pa_opt_rows = {"rows", PA_OPT_INT, "<limit>", PA_REPORT_ROWS_HELP, NULL};
 
 /* 1 when d declares an option of that name. */
 static int pa_def_has_opt(const pa_report_def_t *d, const char *name)
@@ -43,10 +45,11 @@ const pa_report_def_t *pa_report_find(const char *name)
     for (size_t t = 0; t < PA_NTABLES; t++) {
         const pa_report_def_t *const *tab = pa_report_tables(t);
         for (size_t i = 0; tab && tab[i]; i++) {
-            if (strcmp(tab[i]->name, name) == 0)
+            /* case-insensitive, as nsys takes report names */
+            if (strcasecmp(tab[i]->name, name) == 0)
                 return tab[i];
             for (size_t a = 0; a < 4 && tab[i]->aliases[a]; a++)
-                if (strcmp(tab[i]->aliases[a], name) == 0)
+                if (strcasecmp(tab[i]->aliases[a], name) == 0)
                     return tab[i];
         }
     }
@@ -343,6 +346,10 @@ static int pa_parse_opts(pa_report_req_t *req, char *opts, char *err, size_t err
             return PA_REP_EUSAGE;
         } else {
             const char *eq = strchr(tok, '=');
+            if (pa_req_val(req, idx)->set) { /* a repeated option is a mistake, not "the last wins" */
+                snprintf(err, errsz, "report '%s': option '%s' given twice; give it once", d->name, o->name);
+                return PA_REP_EUSAGE;
+            }
             int rc = pa_parse_opt_value(d, o, eq ? eq + 1 : NULL, pa_req_val(req, idx), err, errsz);
             if (rc)
                 return rc;
@@ -420,8 +427,48 @@ int pa_sql_tid_filter(const pa_report_req_t *req, const char *gtid_col, char *bu
     return 0;
 }
 
+const char *pa_report_title(const pa_report_req_t *req)
+{
+    return req->def->title;
+}
+
+const char *pa_report_name(const pa_report_req_t *req)
+{
+    return req->def->name;
+}
+
 int pa_report_run(sqlite3 *db, const pa_report_req_t *req, int fmt, FILE *out, char *err,
                   size_t errsz)
+{
+    return pa_report_run_unit(db, req, fmt, 0, out, NULL, err, errsz);
+}
+
+int pa_report_produce(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, const char **titles,
+                      char *err, size_t errsz)
+{
+    const pa_report_def_t *d = req->def;
+    memset(t, 0, sizeof *t);
+    for (size_t i = 0; i < d->ncols && i < 64; i++)
+        titles[i] = d->cols[i].title;
+    t->ncols = (int)(d->ncols < 64 ? d->ncols : 64);
+    t->titles = titles;
+    pa_report_req_t all = *req;  /* every row: rows= is not applied */
+    all.rows.set = 0;
+    for (size_t i = 0; i < d->nopts && i < PA_REPORT_MAX_OPTS; i++)
+        if (strcmp(d->opts[i].name, "rows") == 0)
+            all.vals[i].set = 0;
+    int rc = d->produce(db, &all, t, err, errsz);
+    if (rc == 0 && t->oom) {
+        snprintf(err, errsz, "report '%s': out of memory", d->name);
+        rc = PA_REP_EDATA;
+    }
+    if (rc)
+        pa_table_free(t);
+    return rc ? PA_REP_EDATA : PA_REP_OK;
+}
+
+int pa_report_run_unit(sqlite3 *db, const pa_report_req_t *req, int fmt, int shift, FILE *out,
+                       size_t *nrows, char *err, size_t errsz)
 {
     const pa_report_def_t *d = req->def;
     const char *titles[64];
@@ -431,14 +478,25 @@ int pa_report_run(sqlite3 *db, const pa_report_req_t *req, int fmt, FILE *out, c
         titles[i] = d->cols[i].title;
     t.ncols = (int)d->ncols;
     t.titles = titles;
-    int rc = d->produce(db, req, &t, err, errsz);
+    if (pa_report_check_devices(db, req, err, errsz) != PA_REP_OK)
+        return PA_REP_EUSAGE;
+    /* produced without rows= (some producers apply it themselves), so *nrows tells whether
+     * the DB has data for the report; the limit is applied below, once */
+    pa_report_req_t all = *req;
+    all.rows.set = 0;
+    for (size_t i = 0; i < d->nopts && i < PA_REPORT_MAX_OPTS; i++)
+        if (strcmp(d->opts[i].name, "rows") == 0)
+            all.vals[i].set = 0;
+    int rc = d->produce(db, &all, &t, err, errsz);
     if (rc == 0 && t.oom) {
         snprintf(err, errsz, "report '%s': out of memory", d->name);
         rc = PA_REP_EDATA;
     }
     if (rc == 0) {
+        if (nrows)
+            *nrows = pa_table_nrows(&t);
         pa_report_limit_rows(req, &t);  /* rows=, once for every report, after its sorting */
-        pa_table_write(&t, fmt, out);
+        pa_table_write_unit(&t, fmt, shift, out);
     }
     pa_table_free(&t);
     return rc ? PA_REP_EDATA : PA_REP_OK;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "writer_internal.h"
+#include "../common/pa_stddev.h"
 
 /* ---- table building ---- */
 
@@ -37,6 +38,10 @@ void pa_table_add_int(pa_table_t *t, int64_t v)
 
 void pa_table_add_double(pa_table_t *t, double v, int prec)
 {
+    if (prec == 0 && isfinite(v)) { /* an integer statistic: the spec's truncation, one rule */
+        pa_table_add_int(t, pa_stat_trunc(v));
+        return;
+    }
     pa_cell_t *c = pa_table_next(t);
     if (c) {
         c->type = PA_CELL_DOUBLE;
@@ -102,8 +107,58 @@ int pa_format_double(char *buf, size_t sz, double v, int prec)
     return n;
 }
 
-/* Formats a numeric cell into buf (empty for strings). */
-static void pa_cell_num(const pa_cell_t *c, char *buf, size_t sz)
+/* --timeunit: decimal digits time columns are shifted by while one table is written (0: ns) */
+static int pa_unit_shift;
+
+/* Moves the decimal point of the number text in buf `shift` digits left ("1500" -> "1.500",
+ * "-2.5" -> "-0.0025" for 3): exact, whatever the magnitude; "nan"/"inf" are left alone. */
+static void pa_shift_point(char *buf, size_t sz, int shift)
+{
+    char digits[96], out[128];
+    size_t nd = 0, nint = 0, o = 0;
+    const char *p = buf;
+    int neg = *p == '-';
+    if (shift <= 0 || (neg ? p[1] : p[0]) < '0' || (neg ? p[1] : p[0]) > '9')
+        return;
+    for (p += neg; *p && nd + 1 < sizeof digits; p++) {
+        if (*p == '.')
+            continue;
+        digits[nd++] = *p;
+        nint += strchr(p, '.') != NULL || !strchr(buf, '.');
+    }
+    /* nint counted the digits before the point (all of them when there is none) */
+    size_t pad = (size_t)shift >= nint ? (size_t)shift - nint + 1 : 0;
+    size_t point = nint + pad - (size_t)shift;
+    if (neg)
+        out[o++] = '-';
+    for (size_t i = 0; i < pad + nd && o + 2 < sizeof out; i++) {
+        if (i == point)
+            out[o++] = '.';
+        out[o++] = i < pad ? '0' : digits[i - pad];
+    }
+    out[o] = '\0';
+    snprintf(buf, sz, "%s", out);
+}
+
+/* 1 when column c of t holds times in ns (its title says "(ns)"). */
+static int pa_is_time_col(const pa_table_t *t, int c)
+{
+    return c >= 0 && c < t->ncols && strstr(t->titles[c], "(ns)") != NULL;
+}
+
+/* Title of column c with "(ns)" replaced by the --timeunit unit. */
+static const char *pa_col_title(const pa_table_t *t, int c, char *buf, size_t sz)
+{
+    static const char *const units[10] = {"ns", "", "", "us", "", "", "ms", "", "", "s"};
+    const char *ti = t->titles[c], *at = strstr(ti, "(ns)");
+    if (!pa_unit_shift || !at)
+        return ti;
+    snprintf(buf, sz, "%.*s(%s)%s", (int)(at - ti), ti, units[pa_unit_shift], at + 4);
+    return buf;
+}
+
+/* Formats a numeric cell of column `col` into buf (empty for strings). */
+static void pa_cell_num_col(const pa_table_t *t, int col, const pa_cell_t *c, char *buf, size_t sz)
 {
     if (c->type == PA_CELL_INT)
         snprintf(buf, sz, "%lld", (long long)c->i);
@@ -111,6 +166,8 @@ static void pa_cell_num(const pa_cell_t *c, char *buf, size_t sz)
         pa_format_double(buf, sz, c->d, c->prec);
     else
         buf[0] = '\0';
+    if (pa_unit_shift && c->type != PA_CELL_STR && c->type != PA_CELL_NONE && pa_is_time_col(t, col))
+        pa_shift_point(buf, sz, pa_unit_shift);
 }
 
 /* ---- csv: header "Row#,A,B," and rows "1,x,"y"," with the spec's trailing comma; strings
@@ -130,9 +187,10 @@ static void pa_csv_str(FILE *out, const char *s, size_t len)
 static void pa_write_csv(const pa_table_t *t, FILE *out)
 {
     char num[64];
+    char tb[256];
     fputs("Row#,", out);
     for (int c = 0; c < t->ncols; c++)
-        fprintf(out, "%s,", t->titles[c]);
+        fprintf(out, "%s,", pa_col_title(t, c, tb, sizeof tb));
     fputc('\n', out);
     for (size_t r = 0; r < pa_table_nrows(t); r++) {
         fprintf(out, "%zu,", r + 1);
@@ -143,7 +201,7 @@ static void pa_write_csv(const pa_table_t *t, FILE *out)
             else if (cell->type == PA_CELL_NONE)
                 fputs("\"-\"", out);
             else {
-                pa_cell_num(cell, num, sizeof num);
+                pa_cell_num_col(t, c, cell, num, sizeof num);
                 fputs(num, out);
             }
             fputc(',', out);
@@ -175,14 +233,14 @@ static size_t pa_tbl_escape(const char *s, size_t len, char *out)
     return n;
 }
 
-static size_t pa_tbl_width(const pa_table_t *t, const pa_cell_t *cell)
+static size_t pa_tbl_width(const pa_table_t *t, int col, const pa_cell_t *cell)
 {
     char num[64];
     if (cell->type == PA_CELL_STR)
         return pa_tbl_escape(t->arena + cell->off, cell->len, NULL);
     if (cell->type == PA_CELL_NONE)
         return 1;
-    pa_cell_num(cell, num, sizeof num);
+    pa_cell_num_col(t, col, cell, num, sizeof num);
     return strlen(num);
 }
 
@@ -197,17 +255,18 @@ static void pa_write_table(const pa_table_t *t, FILE *out)
     snprintf(num, sizeof num, "%zu", nrows);
     if (strlen(num) > w[0])
         w[0] = strlen(num);
+    char tb[256];
     for (size_t c = 1; c < ncols; c++)
-        w[c] = strlen(t->titles[c - 1]);
+        w[c] = strlen(pa_col_title(t, (int)c - 1, tb, sizeof tb));
     for (size_t r = 0; r < nrows; r++)
         for (size_t c = 1; c < ncols; c++) {
-            size_t cw = pa_tbl_width(t, &t->cells[r * (ncols - 1) + c - 1]);
+            size_t cw = pa_tbl_width(t, (int)c - 1, &t->cells[r * (ncols - 1) + c - 1]);
             if (cw > w[c])
                 w[c] = cw;
         }
     fprintf(out, "%*s", (int)w[0], "Row#");
     for (size_t c = 1; c < ncols; c++)
-        fprintf(out, "  %-*s", c + 1 < ncols ? (int)w[c] : 0, t->titles[c - 1]);
+        fprintf(out, "  %-*s", c + 1 < ncols ? (int)w[c] : 0, pa_col_title(t, (int)c - 1, tb, sizeof tb));
     fputc('\n', out);
     for (size_t c = 0; c < ncols; c++) {
         fputs(c ? "  " : "", out);
@@ -230,7 +289,7 @@ static void pa_write_table(const pa_table_t *t, FILE *out)
                 if (cell->type == PA_CELL_NONE)
                     snprintf(num, sizeof num, "-");
                 else
-                    pa_cell_num(cell, num, sizeof num);
+                    pa_cell_num_col(t, (int)c - 1, cell, num, sizeof num);
                 fprintf(out, "  %*s", (int)w[c], num);
             }
         }
@@ -298,15 +357,17 @@ static void pa_write_json(const pa_table_t *t, FILE *out)
         fprintf(out, "%s\n  {\"Row#\": %zu", r ? "," : "", r + 1);
         for (int c = 0; c < t->ncols; c++) {
             const pa_cell_t *cell = &t->cells[r * (size_t)t->ncols + (size_t)c];
+            char tb[256];
+            const char *ti = pa_col_title(t, c, tb, sizeof tb);
             fputs(", ", out);
-            pa_json_str(out, t->titles[c], strlen(t->titles[c]));
+            pa_json_str(out, ti, strlen(ti));
             fputs(": ", out);
             if (cell->type == PA_CELL_STR)
                 pa_json_str(out, t->arena + cell->off, cell->len);
             else if (cell->type == PA_CELL_NONE || (cell->type == PA_CELL_DOUBLE && !isfinite(cell->d)))
                 fputs("null", out);
             else {
-                pa_cell_num(cell, num, sizeof num);
+                pa_cell_num_col(t, c, cell, num, sizeof num);
                 fputs(num, out);
             }
         }
@@ -315,9 +376,58 @@ static void pa_write_json(const pa_table_t *t, FILE *out)
     fputs(nrows ? "\n]\n" : "]\n", out);
 }
 
+/* ---- tsv: header "Row#<TAB>A<TAB>B", no quoting; in strings a backslash, tab, newline and
+ * carriage return are written \\, \t, \n, \r so every row stays one line of fields ---- */
+
+static void pa_tsv_str(FILE *out, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        char ch = s[i];
+        if (ch == '\\' || ch == '\t' || ch == '\n' || ch == '\r') {
+            fputc('\\', out);
+            fputc(ch == '\\' ? '\\' : ch == '\t' ? 't' : ch == '\n' ? 'n' : 'r', out);
+        } else
+            fputc(ch, out);
+    }
+}
+
+static void pa_write_tsv(const pa_table_t *t, FILE *out)
+{
+    char num[64], tb[256];
+    fputs("Row#", out);
+    for (int c = 0; c < t->ncols; c++)
+        fprintf(out, "\t%s", pa_col_title(t, c, tb, sizeof tb));
+    fputc('\n', out);
+    for (size_t r = 0; r < pa_table_nrows(t); r++) {
+        fprintf(out, "%zu", r + 1);
+        for (int c = 0; c < t->ncols; c++) {
+            const pa_cell_t *cell = &t->cells[r * (size_t)t->ncols + (size_t)c];
+            fputc('\t', out);
+            if (cell->type == PA_CELL_STR)
+                pa_tsv_str(out, t->arena + cell->off, cell->len);
+            else if (cell->type == PA_CELL_NONE)
+                fputc('-', out);
+            else {
+                pa_cell_num_col(t, c, cell, num, sizeof num);
+                fputs(num, out);
+            }
+        }
+        fputc('\n', out);
+    }
+}
+
+void pa_table_write_unit(const pa_table_t *t, int fmt, int shift, FILE *out)
+{
+    pa_unit_shift = shift == 3 || shift == 6 || shift == 9 ? shift : 0;
+    pa_table_write(t, fmt, out);
+    pa_unit_shift = 0;
+}
+
 void pa_table_write(const pa_table_t *t, int fmt, FILE *out)
 {
-    if (fmt == PA_FMT_TABLE)
+    if (fmt == PA_FMT_TSV)
+        pa_write_tsv(t, out);
+    else if (fmt == PA_FMT_TABLE)
         pa_write_table(t, out);
     else if (fmt == PA_FMT_JSON)
         pa_write_json(t, out);

@@ -14,6 +14,7 @@ int pa_report_mem_add_group_rule(const char *rule, FILE *err)
 {
     if (!mem_cli_rules && !(mem_cli_rules = pa_cs_rules_new()))
         return -1;
+    pa_cs_rules_set_origin(mem_cli_rules, "--callstack-group-config");
     return pa_cs_rules_add(mem_cli_rules, rule, err);
 }
 
@@ -51,6 +52,7 @@ static pa_cs_rules_t *mem_rules(sqlite3 *db, int use_cli, int *owned, int *custo
     if (!rs)
         return NULL;
     *owned = 1;
+    pa_cs_rules_set_origin(rs, "PROFAGENT_CALLSTACK_GROUPS");
     char *text = mem_string(db, "SELECT s.value FROM DEVICE_MEMORY_INFO i JOIN STRING_IDS s ON s.id = i.groupRulesId");
     if (text && *text)
         pa_cs_rules_add_list(rs, text, use_cli ? NULL : stderr); /* the agent already named bad ones */

@@ -1,5 +1,6 @@
 /* schema.c - the DB schema (versioned by META.schema_version) and META helpers. */
 #include <stdio.h>
+#include <string.h>
 
 #include "../common/pa_log.h"
 #include "../common/pa_names.h"
@@ -45,7 +46,9 @@ int pa_db_exec(sqlite3 *db, const char *sql)
     char *msg = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
         return 0;
-    pa_err("writer", "SQLite: %s (in: %.80s)", msg ? msg : sqlite3_errmsg(db), sql);
+    int se = sqlite3_system_errno(db); /* the OS's reason (EFBIG, ENOSPC, ...) behind an I/O error */
+    pa_err("writer", "SQLite: %s%s%s%s (in: %.80s)", msg ? msg : sqlite3_errmsg(db), se ? " (" : "",
+           se ? strerror(se) : "", se ? ")" : "", sql);
     sqlite3_free(msg);
     return -1;
 }

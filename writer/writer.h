@@ -7,7 +7,7 @@
 
 #include "../agg/agg.h"
 
-#define PA_SCHEMA_VERSION 1
+#define PA_SCHEMA_VERSION 2  /* 2: ZE_API/ZE_OPS.tid as globalTid; ZE_OPS staticSlm, dynamicSlm, appendCorrId; barriers (kind 4) */
 
 typedef struct pa_session_meta {
     uint32_t pid;
@@ -25,6 +25,12 @@ typedef struct pa_session_meta {
 int pa_writer_write_db(const char *db_path, const char *spool_path, const pa_session_meta_t *meta,
                        const pa_agg_results_t *res);
 
+/*! pa_writer_fill_db() : as pa_writer_write_db(), into the empty file `db_path` the caller
+ *  already created (claimed with pa_outname_claim()). Returns 0 or -1 after logging why; the
+ *  caller removes the file on failure. */
+int pa_writer_fill_db(const char *db_path, const char *spool_path, const pa_session_meta_t *meta,
+                      const pa_agg_results_t *res);
+
 /*! pa_writer_recover() : builds `db_path` (must not exist) from the spool of a process that
  *  died without writing its DB (SIGKILL, abort, crash): trace rows up to the last complete
  *  spool frame, SUMMARY_STATS and THREADS recomputed from them, META session_complete=0 and
@@ -41,7 +47,7 @@ struct sqlite3;
 typedef struct pa_report_def pa_report_def_t;   /* writer_internal.h */
 typedef struct pa_report_req pa_report_req_t;   /* a report with parsed options */
 
-enum pa_report_format { PA_FMT_CSV = 0, PA_FMT_TABLE = 1, PA_FMT_JSON = 2 };
+enum pa_report_format { PA_FMT_CSV = 0, PA_FMT_TABLE = 1, PA_FMT_JSON = 2, PA_FMT_TSV = 3 };
 /* Return codes of the report functions (also the CLI's exit status). */
 enum pa_report_rc { PA_REP_OK = 0, PA_REP_EDATA = 1, PA_REP_EUSAGE = 2 };
 
@@ -84,5 +90,18 @@ void pa_report_mem_set_time_range(uint64_t from_ns, uint64_t to_ns);
  *  PA_REP_OK or PA_REP_EDATA (message in err). */
 int pa_report_run(struct sqlite3 *db, const pa_report_req_t *req, int fmt, FILE *out,
                   char *err, size_t errsz);
+
+/*! pa_report_run_unit() : pa_report_run() with time columns (titles containing "(ns)") shown in
+ *  10^-9 * 10^`shift` s units: shift 0 ns, 3 us, 6 ms, 9 s (the ns text with its decimal point
+ *  moved `shift` digits left, so conversions are exact); `*nrows` (may be NULL) gets the number
+ *  of rows the report produced before rows= was applied (0: the DB has no data for it).
+ *  Returns PA_REP_OK or PA_REP_EDATA (message in err). */
+int pa_report_run_unit(struct sqlite3 *db, const pa_report_req_t *req, int fmt, int shift, FILE *out,
+                       size_t *nrows, char *err, size_t errsz);
+
+/*! pa_report_title() : the one-line title of a report ("HGTX Range Summary"). */
+const char *pa_report_title(const pa_report_req_t *req);
+/*! pa_report_name() : the report's own name ("hgtx_sum", also when asked by an alias). */
+const char *pa_report_name(const pa_report_req_t *req);
 
 #endif

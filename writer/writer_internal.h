@@ -91,6 +91,8 @@ typedef struct pa_writer_source {
 extern const pa_writer_source_t pa_writer_source_ze;   /* writer/writer_ze.c */
 extern const pa_writer_source_t pa_writer_source_mem;  /* writer/writer_mem.c */
 extern const pa_writer_source_t pa_writer_source_proj; /* writer/writer_proj.c: PA_SP_HGTX_ASSOC */
+extern const pa_writer_source_t pa_writer_source_hc;   /* writer/writer_hc.c: PA_SP_HC_* host counters */
+extern const pa_writer_source_t pa_writer_source_itt;  /* writer/writer_itt.c: PA_SP_ITT_COUNTS */
 
 /* ---- SQL functions (report_sqlfn.c) ---- */
 
@@ -123,7 +125,10 @@ typedef struct pa_table {
     int oom;
 } pa_table_t;
 
-/*! pa_table_add_*() : appends the next cell (row-major). Out of memory is sticky (t->oom). */
+/*! pa_table_add_*() : appends the next cell (row-major). Out of memory is sticky (t->oom).
+ *  pa_table_add_double() with prec 0 is an integer statistic (Avg, Med, StdDev...): it is
+ *  truncated by pa_stat_trunc() (common/pa_stddev.h, the spec's rule), never rounded; so is a
+ *  REAL SQL column added with pa_table_add_sqlcol(.., 0). */
 void pa_table_add_int(pa_table_t *t, int64_t v);
 void pa_table_add_double(pa_table_t *t, double v, int prec);
 void pa_table_add_str(pa_table_t *t, const void *s, size_t len);
@@ -138,6 +143,9 @@ int pa_format_double(char *buf, size_t sz, double v, int prec);
 
 /*! pa_table_write() : prints `t` in `fmt` (enum pa_report_format) with a leading Row# column. */
 void pa_table_write(const pa_table_t *t, int fmt, FILE *out);
+/*! pa_table_write_unit() : pa_table_write() with time columns (titles with "(ns)") shifted by
+ *  `shift` decimal digits (3 us, 6 ms, 9 s; 0 = pa_table_write()), see pa_report_run_unit(). */
+void pa_table_write_unit(const pa_table_t *t, int fmt, int shift, FILE *out);
 
 /* Report options. */
 enum pa_opt_kind {
@@ -185,6 +193,12 @@ struct pa_report_req {
     pa_opt_val_t rows;  /* rows=<limit> of a report that does not declare it (report.c applies it to all) */
 };
 
+/*! pa_report_produce() : every row of the report (rows= not applied) into `t`, whose titles
+ *  point into `titles` (64 entries, caller's). Returns PA_REP_OK (free t with pa_table_free) or
+ *  PA_REP_EDATA with err set (t empty). */
+int pa_report_produce(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, const char **titles,
+                      char *err, size_t errsz);
+
 /*! pa_req_opt() : the value of option `name` of req's report, NULL if not set (or unknown). */
 const pa_opt_val_t *pa_req_opt(const pa_report_req_t *req, const char *name);
 
@@ -200,6 +214,8 @@ extern const pa_report_def_t *const pa_reports_ze[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_hgtxdev[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_mem[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_misc[] __attribute__((weak));
+extern const pa_report_def_t *const pa_reports_hostctr[] __attribute__((weak)); /* report_hc.c */
+extern const pa_report_def_t *const pa_reports_op[] __attribute__((weak)); /* report_op.c: ppu_op_sum, moe_op_sum */
 
 /* ---- device memory (report_mem.c): the exit summary section, computed from the DB with the
  * same code as device_memory_usage_summary so both always agree ---- */

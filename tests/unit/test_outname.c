@@ -2,10 +2,12 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -123,12 +125,74 @@ static void test_unique_dot_in_directory(void **state)
     rmdir(dir);
 }
 
+/* Claiming: each call gets its own name, even when the files are left empty (a racing
+ * process that has not written its DB yet still owns its name). */
+static void test_claim_atomic(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pa_claim_XXXXXX", p[512];
+    assert_non_null(mkdtemp(dir));
+    snprintf(p, sizeof p, "%s/c.db", dir);
+    const char *want_base[] = {"c.db", "c-1.db", "c-2.db"};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(pa_outname_claim(p, 0, out, sizeof out), 0);
+        snprintf(want, sizeof want, "%s/%s", dir, want_base[i]);
+        assert_string_equal(out, want);
+        struct stat st;
+        assert_int_equal(stat(out, &st), 0);
+        assert_int_equal(st.st_size, 0);
+    }
+    assert_int_equal(pa_outname_claim(p, 1, out, sizeof out), 0); /* overwrite: the name itself */
+    assert_string_equal(out, p);
+    snprintf(want, sizeof want, "%s/none/c.db", dir);
+    assert_int_equal(pa_outname_claim(want, 0, out, sizeof out), -1);
+    assert_int_equal(errno, ENOENT);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* Placement: directories get the default name, devices are refused, results are absolute. */
+static void test_place(void **state)
+{
+    (void)state;
+    char dflt[256], cwd[2048];
+    assert_int_equal(pa_outname_expand(PA_OUTNAME_DEFAULT, dflt, sizeof dflt), 0);
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    if (access("/", W_OK) == 0) { /* root: a file can be created in "/" */
+        assert_int_equal(pa_outname_place("V", "/", "/", out, sizeof out), 0);
+        snprintf(want, sizeof want, "/%s", dflt);
+        assert_string_equal(out, want);
+    }
+    assert_int_equal(pa_outname_place("V", "/tmp/", "/tmp/", out, sizeof out), 0);
+    snprintf(want, sizeof want, "/tmp/%s", dflt);
+    assert_string_equal(out, want);
+    assert_int_equal(pa_outname_place("V", "/dev/null", "/dev/null", out, sizeof out), 0);
+    snprintf(want, sizeof want, "%s/%s", cwd, dflt);
+    assert_string_equal(out, want);
+    assert_int_equal(pa_outname_place("V", "a.db", "a.db", out, sizeof out), 0);
+    snprintf(want, sizeof want, "%s/a.db", cwd);
+    assert_string_equal(out, want);
+    assert_int_equal(pa_outname_absolute("./x/y", out, sizeof out), 0);
+    snprintf(want, sizeof want, "%s/x/y", cwd);
+    assert_string_equal(out, want);
+    /* the spool's name fits NAME_MAX even for a DB base of 249 bytes */
+    char db[400];
+    memset(db, 'b', sizeof db);
+    memcpy(db, "/tmp/", 5);
+    db[5 + 249] = '\0';
+    assert_int_equal(pa_outname_spool(db, "", 12345, 0xabcdef, out, sizeof out), 0);
+    assert_true(strlen(strrchr(out, '/') + 1) <= 255);
+    assert_non_null(strstr(out, ".12345.abcdef.spool.zst"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pid_host_percent), cmocka_unit_test(test_env_var),
         cmocka_unit_test(test_unknown_placeholder_kept), cmocka_unit_test(test_too_long),
         cmocka_unit_test(test_unique_suffixes), cmocka_unit_test(test_unique_dot_in_directory),
+        cmocka_unit_test(test_claim_atomic), cmocka_unit_test(test_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

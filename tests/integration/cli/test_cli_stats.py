@@ -46,7 +46,7 @@ check(q("SELECT value FROM STRING_IDS WHERE id = 9") == [(b"",)], "empty string 
 big = q("SELECT value FROM STRING_IDS WHERE id = 10")[0][0]
 check(len(big) == 102400 and big.endswith(b"xEND"), "100 KB string kept (len %d)" % len(big))
 meta = dict(q("SELECT key, value FROM META"))
-check(meta.get(b"schema_version") == 1 and meta.get(b"session_complete") == 1, "META version/complete")
+check(meta.get(b"schema_version") == 2 and meta.get(b"session_complete") == 1, "META version/complete")
 check(meta.get(b"pid") == 4242 and meta.get(b"hostname") == b"testhost", "META pid/hostname")
 check(meta.get(b"command_line") == b"./synthetic --flag", "META command line")
 check(meta.get(b"drops") == 3 and meta.get(b"late_records") == 1, "META counters")
@@ -148,7 +148,7 @@ rc, out, err = run("stats", "-r", "osrt_sum", db)
 check(rc == 0 and out == lines(
     b"Row#,Time (%),Total Time (ns),Num Calls,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name,",
     b'1,87.0,4000,2,2000,2000,1000,3000,1000,"poll",',
-    b'2,13.0,600,3,200,200,100,300,82,"nanosleep",'), "osrt_sum: %r" % out)
+    b'2,13.0,600,3,200,200,100,300,81,"nanosleep",'), "osrt_sum: %r" % out)  # sqrt(20000/3) = 81.6, truncated
 
 # ---- formats, output file, several reports ----
 rc, out, err = run("stats", "-r", "hgtx_pushpop_trace", "--format", "json", db)
@@ -184,11 +184,13 @@ check(rc == 0 and b"the DB was not finished" in err, "DB without db_complete: wa
 rc, out, err = run("stats", "-r", "osrt_sum", db)
 check(rc == 0 and err == b"", "complete DB: no warning")
 rc, out, err = run("stats", "-r", "osrt_sum", "--format", "table", db)
-check(rc == 0 and out.splitlines()[0].split()[:3] == [b"Row#", b"Time", b"(%)"] and b"nanosleep" in out,
-      "table output")
-of = os.path.join(WORK, "o.csv")
+check(rc == 0 and out.splitlines()[0] == b" ** OS Runtime Summary (osrt_sum):" and
+      out.splitlines()[2].split()[:3] == [b"Row#", b"Time", b"(%)"] and b"nanosleep" in out,
+      "table output: banner, then the table")
+of = os.path.join(WORK, "o")
 rc, out, err = run("stats", "-r", "osrt_sum", "--output", of, db)
-check(rc == 0 and out == b"" and open(of, "rb").read().startswith(b"Row#,Time (%)"), "--output")
+check(rc == 0 and out == b"" and open(of + "_osrt_sum.csv", "rb").read().startswith(b"Row#,Time (%)"),
+      "--output PREFIX: PREFIX_osrt_sum.csv")
 rc, out, err = run("stats", "--help-report", "hgtx_sum")
 check(rc == 0 and b"rows=<limit>" in out and b"StdDev (ns)" in out, "--help-report")
 rc, out, err = run("stats", "--list")
@@ -226,7 +228,7 @@ bad(["stats", "-r", "hgtx_sum:bogus=1", db], 2, b"unknown option 'bogus=1'; acce
 bad(["stats", "-r", "hgtx_sum:rows=abc", db], 2, b"rows='abc' is not a non-negative integer", "bad rows")
 bad(["stats", "-r", "hgtx_sum:thread=1/x", db], 2, b"'x' is not a numeric id", "bad thread list")
 bad(["stats", "-r", "hgtx_pushpop_trace:range=(", db], 2, b"invalid regular expression '(' at offset 1", "bad regex")
-bad(["stats", "-r", "hgtx_sum", "--format", "xml", db], 2, b"accepted: csv, table, json", "bad format")
+bad(["stats", "-r", "hgtx_sum", "--format", "xml", db], 2, b"accepted: csv, tsv, table, json", "bad format")
 txt = os.path.join(WORK, "t.txt"); open(txt, "w").write("hello, not a database\n")
 bad(["stats", "-r", "hgtx_sum", txt], 1, b"not a profagent database (not an SQLite file)", "text file")
 empty = os.path.join(WORK, "e.db"); open(empty, "w").close()

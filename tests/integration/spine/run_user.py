@@ -94,14 +94,18 @@ if TEST in ("hgtx_dlopen", "hgtx_ctypes"):
     check(not glob.glob(os.path.join(WORK, "*.db*")), "no agent: no DB or spool")
 elif TEST == "empty":
     # nothing recorded: no DB, no spool, one line at the summary destination (here stderr)
+    # at the default log level (warn) an empty session prints nothing at all (quiet launches
+    # through shims); at info or above it says so in one line
     p = run(["/bin/sh", "-c", "exit 0"], PROFAGENT_SUMMARY="stderr")
+    check(p.stderr == "" and not glob.glob(os.path.join(WORK, "*")), "empty, default log level: silent (%r)" % p.stderr)
+    p = run(["/bin/sh", "-c", "exit 0"], PROFAGENT_SUMMARY="stderr", PROFAGENT_LOG="info")
     check(not glob.glob(os.path.join(WORK, "*")), "empty: no DB or spool (%s)" % os.listdir(WORK))
-    lines = [l for l in p.stderr.splitlines() if l.startswith("profagent")]
+    lines = [l for l in p.stderr.splitlines() if l.startswith("profagent") and "profagent: agent:" not in l]
     check(len(lines) == 1 and lines[0].startswith("profagent: /bin/sh -c exit 0 (pid ") and
           lines[0].endswith("): nothing recorded, no database written"), "empty: one line (%s)" % lines)
     # the same to a summary file; and nothing at all with PROFAGENT_SUMMARY=none
     sf = os.path.join(WORK, "s.txt")
-    p = run(["/bin/sh", "-c", "exit 0"], PROFAGENT_SUMMARY="file:" + sf)
+    p = run(["/bin/sh", "-c", "exit 0"], PROFAGENT_SUMMARY="file:" + sf, PROFAGENT_LOG="info")
     text = open(sf).read() if os.path.exists(sf) else ""
     check(text.count("\n") == 1 and "nothing recorded, no database written" in text,
           "empty: the line in the summary file (%r)" % text)
