@@ -171,11 +171,23 @@ static void consume_mem(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t 
     (void)t;
     pa_agg_mem_record(a, rec, p);
 }
+/* ITT counters pass through: the writer stores them (writer/writer_itt.c). */
+static void consume_itt(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec, const uint8_t *p)
+{
+    (void)t;
+    if (rec->kind != PA_REC_ITT_COUNTS)
+        return;
+    pa_record_t out = *rec;
+    out.kind = PA_SP_ITT_COUNTS;
+    out.len = p ? rec->len : 0;
+    pa_agg_spool(a, &out, p);
+}
 static const struct { uint16_t first, last; agg_consume_fn fn; } agg_consumers[] = {
     {PA_REC_HGTX_FIRST, PA_REC_HGTX_LAST, consume_hgtx},
     {PA_REC_OSRT_FIRST, PA_REC_OSRT_LAST, consume_osrt},
     {PA_REC_ZE_FIRST, PA_REC_ZE_LAST, consume_ze},
     {PA_REC_MEM_FIRST, PA_REC_MEM_LAST, consume_mem},
+    {PA_REC_ITT_FIRST, PA_REC_ITT_LAST, consume_itt},
 };
 
 static void agg_dispatch(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)

@@ -18,6 +18,15 @@ int pa_cli_run(int argc, char **argv);
  *  the DB of a process that died before writing it. Returns the exit status. */
 int pa_cli_recover(int argc, char **argv);
 
+/*! pa_cli_export() : `profagent export [--format perfetto|perfetto-proto] FILE.db [-o OUT]`: the
+ *  timeline as Chrome trace-event JSON or Perfetto protobuf (cli/timeline.h). Returns the exit status. */
+int pa_cli_export(int argc, char **argv);
+
+/*! pa_cli_report() : `profagent report FILE.db [-o report.html]`: one self-contained HTML page
+ *  with the session, every report that has data (table + the spec's chart) and a device-busy
+ *  overview. Returns the exit status. */
+int pa_cli_report(int argc, char **argv);
+
 /*! pa_cli_error() : prints "profagent: <message>" on stderr. */
 void pa_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -30,6 +30,8 @@ static void pa_cli_usage(FILE *out)
         "  stats --list                 list the report names\n"
         "  run [--output TEMPLATE] [--trace LIST] [--summary DEST] -- CMD [ARGS...]\n"
         "        run CMD under the agent (sets PROFAGENT_* and LD_PRELOAD, then execs)\n"
+        "  export [--format perfetto|perfetto-proto] FILE.db [-o OUT.json|OUT.pftrace]\n"
+        "        the timeline for Perfetto (Chrome trace-event JSON, or Perfetto's protobuf)\n"
         "  recover FILE.spool.zst [-o OUT.db]\n"
         "        build the DB of a process that died before writing it (SIGKILL, abort, crash)\n\n"
         "Options:\n"
@@ -58,6 +60,8 @@ int main(int argc, char **argv)
         return pa_cli_run(argc - 1, argv + 1);
     if (strcmp(cmd, "recover") == 0)
         return pa_cli_recover(argc - 1, argv + 1);
-    pa_cli_error("unknown command '%s'; accepted: stats, run, recover, --help, --version", cmd);
+    if (strcmp(cmd, "export") == 0)
+        return pa_cli_export(argc - 1, argv + 1);
+    pa_cli_error("unknown command '%s'; accepted: stats, export, run, recover, --help, --version", cmd);
     return PA_CLI_EUSAGE;
 }

@@ -45,6 +45,9 @@ typedef struct pa_tls {
     int state;        /* PA_THREAD_NEW / ACTIVE / RETIRED / NORING */
     int depth[PA_HGTX_DEPTH_SLOTS]; /* HGTX push/pop depth per domain (collector/hgtx.c) */
     int emitting;     /* inside pa_emit: a signal handler recording now would corrupt the ring */
+    int itt_depth[PA_HGTX_DEPTH_SLOTS];      /* ITT task nesting per domain slot (collector/itt.c) */
+    uint64_t itt_skipped[PA_HGTX_DEPTH_SLOTS]; /* bit L: the ITT task at depth L was not recorded */
+    uint64_t itt_dom_seen[4];                /* bit D: this ring carries domain D's name record */
 } pa_tls_t;
 
 enum { PA_THREAD_NEW = 0, PA_THREAD_ACTIVE = 1, PA_THREAD_RETIRED = 2, PA_THREAD_NORING = 3 };
@@ -135,6 +138,20 @@ static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t 
     pa_tls.emitting = 0;
     return 0;
 }
+
+/* HGTX emission for sources mapped onto HGTX ranges (hgtx.c; used by collector/itt.c). The
+ * caller checked pa_agent_collecting(); `dom` is an id pa_hgtx_domain_new() returned (0: the
+ * default domain); `len` name bytes (cut at HGTX_MESSAGE_MAX); t0 in ns, 0 = now. Start/end
+ * ids must not collide with hgtxRangeStartA's (which count up from 1). */
+int pa_hgtx_push_ex(uint32_t dom, const char *name, size_t len, uint64_t t0);
+int pa_hgtx_pop_ex(uint32_t dom, uint64_t t0);
+void pa_hgtx_start_ex(uint32_t dom, uint64_t id, const char *name, size_t len, uint64_t t0);
+void pa_hgtx_end_ex(uint32_t dom, uint64_t id, uint64_t t0);
+void pa_hgtx_mark_ex(uint32_t dom, const char *name, size_t len, uint64_t t0);
+/*! pa_hgtx_domain_new() : a new HGTX domain id named `name` (its record is emitted now). */
+uint32_t pa_hgtx_domain_new(const char *name);
+/*! pa_hgtx_domain_name() : (re)emits the name record of domain `id` on this thread's ring. */
+void pa_hgtx_domain_name(uint32_t id, const char *name);
 
 /* Lifecycle internals (thread.c; driven by session/). */
 extern _Atomic int pa_thread_no_new_rings; /* set when the exit path starts */

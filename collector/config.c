@@ -25,7 +25,7 @@ const pa_config_var_t pa_config_vars[] = {
      "the agent's own diagnostics level"},
     {"PROFAGENT_ENABLE", PA_CFG_BOOL, OFF(enable), "1", "0|1", 0, 0, NULL,
      "0 turns the agent off entirely"},
-    {"PROFAGENT_TRACE", PA_CFG_FLAGS, OFF(trace), "all", "hgtx|osrt|ze|mem", 0, 0, NULL,
+    {"PROFAGENT_TRACE", PA_CFG_FLAGS, OFF(trace), "all", "hgtx|osrt|ze|mem|itt", 0, 0, NULL,
      "comma list of sources to record (also all, none)"},
     {"PROFAGENT_OUTPUT", PA_CFG_STRING, OFF(output), "profagent-%h-%p.db", "a path; %p pid, %h host, %q{VAR}, %%",
      0, 0, NULL, "output DB path template"},

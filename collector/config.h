@@ -13,7 +13,8 @@ enum pa_source {
     PA_SRC_OSRT = 1u << 1,
     PA_SRC_ZE = 1u << 2,
     PA_SRC_MEM = 1u << 3,
-    PA_SRC_ALL = 0xfu,
+    PA_SRC_ITT = 1u << 4,
+    PA_SRC_ALL = 0x1fu,
 };
 
 /* PROFAGENT_SUMMARY destinations. */

@@ -39,13 +39,13 @@ static inline int *depth_of(uint32_t dom)
     return &pa_tls.depth[dom < PA_HGTX_DEPTH_SLOTS - 1 ? dom : PA_HGTX_DEPTH_SLOTS - 1];
 }
 
-/* Emits a named record: names up to the header's spare room travel inline (one slot), longer
- * ones as payload, cut at PA_HGTX_NAME_MAX (flagged PA_RF_TRUNCATED). NULL names are "". */
-static inline void emit_named(pa_record_t *rec, const char *name)
+/* Emits a named record of `len` name bytes at time t0 (0 = now): names up to the header's spare
+ * room travel inline (one slot), longer ones as payload, cut at PA_HGTX_NAME_MAX (flagged
+ * PA_RF_TRUNCATED). */
+static inline void emit_named_len(pa_record_t *rec, const char *name, size_t len, uint64_t t0)
 {
-    size_t len = name ? strnlen(name, PA_HGTX_NAME_MAX + 1) : 0;
     uint32_t off = pa_hgtx_inline_off(rec->kind);
-    rec->t0 = pa_clock_ns();
+    rec->t0 = t0 ? t0 : pa_clock_ns();
     if (len <= PA_SLOT_SIZE - off) {
         if (len)
             memcpy((uint8_t *)rec + off, name, len);
@@ -58,6 +58,12 @@ static inline void emit_named(pa_record_t *rec, const char *name)
         rec->flags |= PA_RF_TRUNCATED;
     }
     pa_emit(rec, name, (uint32_t)len);
+}
+
+/* emit_named_len() for a NUL-terminated name (NULL is ""), now. */
+static inline void emit_named(pa_record_t *rec, const char *name)
+{
+    emit_named_len(rec, name, name ? strnlen(name, PA_HGTX_NAME_MAX + 1) : 0, 0);
 }
 
 static inline int push(hgtxDomainHandle_t d, const char *message)
@@ -167,3 +173,65 @@ PA_EXPORT void hgtxDomainMarkA(hgtxDomainHandle_t d, const char *message) { mark
 const pa_source_t pa_source_hgtx = {
     .name = "hgtx", .mask = PA_SRC_HGTX, .rec_first = PA_REC_HGTX_FIRST, .rec_last = PA_REC_HGTX_LAST,
 };
+
+/* ---- internal entry points for sources mapped onto HGTX (collector/itt.c) ---- */
+
+int pa_hgtx_push_ex(uint32_t dom, const char *name, size_t len, uint64_t t0)
+{
+    int level = (*depth_of(dom))++;
+    pa_record_t rec = {.kind = PA_REC_HGTX_PUSH};
+    rec.u.hgtx.domain = dom;
+    rec.u.hgtx.level = level;
+    emit_named_len(&rec, name, len, t0);
+    return level;
+}
+
+int pa_hgtx_pop_ex(uint32_t dom, uint64_t t0)
+{
+    int *depth = depth_of(dom);
+    int level = *depth > 0 ? --*depth : -1;
+    pa_record_t rec = {.kind = PA_REC_HGTX_POP, .t0 = t0 ? t0 : pa_clock_ns()};
+    rec.u.hgtx.domain = dom;
+    rec.u.hgtx.level = level;
+    pa_emit(&rec, NULL, 0);
+    return level;
+}
+
+void pa_hgtx_start_ex(uint32_t dom, uint64_t id, const char *name, size_t len, uint64_t t0)
+{
+    pa_record_t rec = {.kind = PA_REC_HGTX_START};
+    rec.u.hgtx.domain = dom;
+    rec.u.hgtx.id = id;
+    rec.u.hgtx.level = -1;
+    emit_named_len(&rec, name, len, t0);
+}
+
+void pa_hgtx_end_ex(uint32_t dom, uint64_t id, uint64_t t0)
+{
+    pa_record_t rec = {.kind = PA_REC_HGTX_END, .t0 = t0 ? t0 : pa_clock_ns()};
+    rec.u.hgtx.domain = dom;
+    rec.u.hgtx.id = id;
+    rec.u.hgtx.level = -1;
+    pa_emit(&rec, NULL, 0);
+}
+
+void pa_hgtx_mark_ex(uint32_t dom, const char *name, size_t len, uint64_t t0)
+{
+    pa_record_t rec = {.kind = PA_REC_HGTX_MARK};
+    rec.u.hgtx.domain = dom;
+    emit_named_len(&rec, name, len, t0);
+}
+
+void pa_hgtx_domain_name(uint32_t id, const char *name)
+{
+    pa_record_t rec = {.kind = PA_REC_HGTX_DOMAIN};
+    rec.u.hgtx.domain = id;
+    emit_named(&rec, name);
+}
+
+uint32_t pa_hgtx_domain_new(const char *name)
+{
+    uint32_t id = atomic_fetch_add_explicit(&next_domain_id, 1, memory_order_relaxed) + 1;
+    pa_hgtx_domain_name(id, name);
+    return id;
+}

@@ -64,6 +64,8 @@ enum pa_rec_kind {
     PA_REC_ZE_OP = 0x41,         /* t0, t1 device start/end (host ns); payload = pa_ze_op_t + kernel name */
     PA_REC_ZE_DEVICE = 0x42,     /* payload = pa_ze_device_t */
     PA_REC_ZE_COUNTS = 0x43,     /* at detach: u.raw[0] ops not collected, raw[1] in-flight table full */
+    /* ITT collector (collector/itt*.c): its tasks, frames and marks travel as HGTX records */
+    PA_REC_ITT_COUNTS = 0xe0,    /* at exit: payload = "name value\n" lines (unmapped calls, misuse) */
     /* device memory (collector/mem.c) */
     PA_REC_MEM_ALLOC = 0x80,     /* t0, t1, u.mem; payload = pa_mem_stack_hdr_t + frames (common/pa_callstack.h) */
     PA_REC_MEM_FREE = 0x81,      /* t0, t1, u.mem (size 0, kind 0) */
@@ -99,6 +101,7 @@ enum pa_sp_kind {
     PA_SP_HWCTR_LAST = 0x10df,
     PA_SP_ITT_FIRST = 0x10e0,
     PA_SP_ITT_LAST = 0x10ef,
+    PA_SP_ITT_COUNTS = 0x10e0,   /* payload of PA_REC_ITT_COUNTS as is -> SESSION_COUNTERS itt_* */
     /* device memory (agg/agg_mem.c): see pa_mem_sp_t in common/pa_callstack.h */
     PA_SP_MEM_ALLOC = 0x1080,    /* t0, t1, tid, u.mem; payload = pa_mem_sp_t */
     PA_SP_MEM_FREE = 0x1081,     /* t0, t1, tid, u.mem (size = matched allocation's); payload = pa_mem_sp_t */

@@ -15,7 +15,8 @@
     PA_SOURCE(hgtx)               \
     PA_SOURCE(osrt)               \
     PA_SOURCE(ze)                 \
-    PA_SOURCE(mem)
+    PA_SOURCE(mem)                \
+    PA_SOURCE(itt)
 
 #define PA_SOURCE_DECL(n) extern const pa_source_t pa_source_##n;
 #define PA_SOURCE_ENTRY(n) &pa_source_##n,

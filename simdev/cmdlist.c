@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "pa_sd_engine.h"
+#include "pa_sd_isa.h"
 
 #define PA_SD_DESTROY_WAIT_NS 5000000000ull /* bounded wait for an immediate list's work at destroy */
 
@@ -17,8 +18,10 @@ void pa_sd_cmd_free(pa_sd_cmd *c)
     if (!c)
         return;
     free(c->wait);
-    if (c->type == PA_SD_CMD_KERNEL)
+    if (c->type == PA_SD_CMD_KERNEL) {
         free(c->u.k.args);
+        pa_sd_isa_unref(c->u.k.def.isa);
+    }
     if (c->type == PA_SD_CMD_QUERY_TS || c->type == PA_SD_CMD_RESET) {
         free(c->u.qts.events);
         free(c->u.qts.offsets);
@@ -431,6 +434,7 @@ static ze_result_t kernel_cmd(pa_sd_cmdlist *l, ze_kernel_handle_t hKernel, ze_e
     memcpy(c->u.k.args, k->args, sizeof k->args);
     c->u.k.def = *k->def;
     c->u.k.def.name = NULL;
+    pa_sd_isa_ref(c->u.k.def.isa);
     memcpy(c->u.k.gsize, k->gsize, sizeof k->gsize);
     return ZE_RESULT_SUCCESS;
 }

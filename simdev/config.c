@@ -68,6 +68,10 @@ static void config_parse(void)
     c->ns_per_item = SIMDEV_DEFAULT_NS_PER_ITEM;
     c->copy_gbps = SIMDEV_DEFAULT_COPY_GBPS;
     c->core_clock_mhz = SIMDEV_DEFAULT_CORE_CLOCK_MHZ;
+    c->isa_loop_trips = SIMDEV_DEFAULT_ISA_LOOP_TRIPS;
+    c->eustall = true;
+    c->eustall_seed = 1;
+    c->eustall_buffer = SIMDEV_DEFAULT_EUSTALL_BUFFER_KB * 1024ull;
 
     v = c->devices;
     env_u64("SIMDEV_DEVICES", 1, PA_SD_MAX_DEVICES, &v);
@@ -99,6 +103,16 @@ static void config_parse(void)
     v = c->core_clock_mhz;
     env_u64("SIMDEV_CORE_CLOCK_MHZ", 100, 10000, &v);
     c->core_clock_mhz = (uint32_t)v;
+    v = c->isa_loop_trips;
+    env_u64("SIMDEV_ISA_LOOP_TRIPS", 1, 1024, &v);
+    c->isa_loop_trips = (uint32_t)v;
+    v = 1;
+    env_u64("SIMDEV_EUSTALL", 0, 1, &v);
+    c->eustall = v != 0;
+    env_u64("SIMDEV_EUSTALL_SEED", 0, UINT64_MAX, &c->eustall_seed);
+    v = c->eustall_buffer / 1024;
+    env_u64("SIMDEV_EUSTALL_BUFFER_KB", 1, 1ull << 20, &v);
+    c->eustall_buffer = v * 1024;
 }
 
 const pa_sd_config *pa_sd_config_get(void)

@@ -34,6 +34,7 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetDriverProcAddrTable(ze_api_version_t ve
     t->pfnGetProperties = pa_sd_zeDriverGetProperties;
     t->pfnGetIpcProperties = pa_sd_zeDriverGetIpcProperties;
     t->pfnGetExtensionProperties = pa_sd_zeDriverGetExtensionProperties;
+    t->pfnGetExtensionFunctionAddress = pa_sd_zeDriverGetExtensionFunctionAddress;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -189,6 +190,7 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetModuleProcAddrTable(ze_api_version_t ve
     t->pfnDynamicLink = pa_sd_zeModuleDynamicLink;
     t->pfnGetKernelNames = pa_sd_zeModuleGetKernelNames;
     t->pfnGetProperties = pa_sd_zeModuleGetProperties;
+    t->pfnGetNativeBinary = pa_sd_zeModuleGetNativeBinary;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -282,7 +284,10 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetDeviceProcAddrTable(ze_api_version_t v
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetContextProcAddrTable(ze_api_version_t version, zet_context_dditable_t *t)
 {
     ze_result_t r = check(version, t);
-    return r; /* nothing implemented: entries stay NULL -> UNSUPPORTED_FEATURE */
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    t->pfnActivateMetricGroups = pa_sd_zetContextActivateMetricGroups;
+    return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetCommandListProcAddrTable(ze_api_version_t version, zet_command_list_dditable_t *t)
@@ -294,7 +299,10 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetCommandListProcAddrTable(ze_api_versio
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetModuleProcAddrTable(ze_api_version_t version, zet_module_dditable_t *t)
 {
     ze_result_t r = check(version, t);
-    return r; /* nothing implemented: entries stay NULL -> UNSUPPORTED_FEATURE */
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    t->pfnGetDebugInfo = pa_sd_zetModuleGetDebugInfo;
+    return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetKernelProcAddrTable(ze_api_version_t version, zet_kernel_dditable_t *t)
@@ -306,25 +314,42 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetKernelProcAddrTable(ze_api_version_t v
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetMetricGroupProcAddrTable(ze_api_version_t version, zet_metric_group_dditable_t *t)
 {
     ze_result_t r = check(version, t);
-    return r; /* nothing implemented: entries stay NULL -> UNSUPPORTED_FEATURE */
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    t->pfnGet = pa_sd_zetMetricGroupGet;
+    t->pfnGetProperties = pa_sd_zetMetricGroupGetProperties;
+    t->pfnCalculateMetricValues = pa_sd_zetMetricGroupCalculateMetricValues;
+    return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetMetricGroupExpProcAddrTable(ze_api_version_t version, zet_metric_group_exp_dditable_t *t)
 {
     ze_result_t r = check(version, t);
-    return r; /* nothing implemented: entries stay NULL -> UNSUPPORTED_FEATURE */
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    t->pfnCalculateMultipleMetricValuesExp = pa_sd_zetMetricGroupCalculateMultipleMetricValuesExp;
+    return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetMetricProcAddrTable(ze_api_version_t version, zet_metric_dditable_t *t)
 {
     ze_result_t r = check(version, t);
-    return r; /* nothing implemented: entries stay NULL -> UNSUPPORTED_FEATURE */
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    t->pfnGet = pa_sd_zetMetricGet;
+    t->pfnGetProperties = pa_sd_zetMetricGetProperties;
+    return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetMetricStreamerProcAddrTable(ze_api_version_t version, zet_metric_streamer_dditable_t *t)
 {
     ze_result_t r = check(version, t);
-    return r; /* nothing implemented: entries stay NULL -> UNSUPPORTED_FEATURE */
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    t->pfnOpen = pa_sd_zetMetricStreamerOpen;
+    t->pfnReadData = pa_sd_zetMetricStreamerReadData;
+    t->pfnClose = pa_sd_zetMetricStreamerClose;
+    return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zetGetMetricQueryPoolProcAddrTable(ze_api_version_t version, zet_metric_query_pool_dditable_t *t)

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pa_sd_internal.h"
+#include "pa_sd_metrics.h"
 
 static pa_sd_driver g_driver;
 static pa_sd_device g_devices[PA_SD_MAX_DEVICES];
@@ -14,6 +14,7 @@ static void driver_create(void)
 {
     const pa_sd_config *c = pa_sd_config_get();
     (void)pa_sd_clock_ticks_at(pa_sd_clock_host_ns()); /* starts the device clock's session epoch */
+    pa_sd_metrics_init(); /* ZET_ENABLE_METRICS counts only when set before zeInit */
     g_driver.ndevices = c->devices;
     for (uint32_t i = 0; i < c->devices; i++) {
         g_devices[i].magic = PA_SD_MAGIC_DEVICE;
@@ -108,6 +109,21 @@ ze_result_t pa_sd_zeDriverGetExtensionProperties(ze_driver_handle_t h, uint32_t 
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     *pCount = 0; /* no extensions */
     return ZE_RESULT_SUCCESS;
+}
+
+/* Intel extension functions a tool looks up by name (PTI and unitrace use the kernel base). */
+ze_result_t pa_sd_zeDriverGetExtensionFunctionAddress(ze_driver_handle_t h, const char *name, void **ppFunctionAddress)
+{
+    if (!driver_of(h))
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!name || !ppFunctionAddress)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (strcmp(name, "zexKernelGetBaseAddress") == 0) {
+        *ppFunctionAddress = (void *)pa_sd_zexKernelGetBaseAddress;
+        return ZE_RESULT_SUCCESS;
+    }
+    *ppFunctionAddress = NULL;
+    return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 }
 
 ze_result_t pa_sd_zeDeviceGet(ze_driver_handle_t h, uint32_t *pCount, ze_device_handle_t *phDevices)

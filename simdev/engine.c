@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "pa_sd_engine.h"
+#include "pa_sd_metrics.h"
 
 static pthread_mutex_t g_create_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic bool g_shutdown;
@@ -334,13 +335,14 @@ static void engine_reset_child(pa_sd_engine *eng, void *arg)
     pthread_mutex_unlock(&eng->mu);
 }
 
-/* Lock order: create lock, engines, events, memory, all-reduce, handle registry (none of them
+/* Lock order: create lock, engines, EU-stall devices, events, memory, all-reduce, handle registry (none of them
  * nests another). */
 static void fork_prepare(void)
 {
     pthread_mutex_lock(&g_create_mu);
     engines_each(engine_lock, NULL);
     pthread_mutex_lock(&g_list_mu);
+    pa_sd_eustall_atfork(PA_SD_FORK_PREPARE);
     pa_sd_event_atfork(PA_SD_FORK_PREPARE);
     pa_sd_mem_atfork(PA_SD_FORK_PREPARE);
     pa_sd_builtin_atfork(PA_SD_FORK_PREPARE);
@@ -353,6 +355,7 @@ static void fork_parent(void)
     pa_sd_builtin_atfork(PA_SD_FORK_PARENT);
     pa_sd_mem_atfork(PA_SD_FORK_PARENT);
     pa_sd_event_atfork(PA_SD_FORK_PARENT);
+    pa_sd_eustall_atfork(PA_SD_FORK_PARENT);
     pthread_mutex_unlock(&g_list_mu);
     engines_each(engine_unlock, NULL);
     pthread_mutex_unlock(&g_create_mu);
@@ -367,6 +370,7 @@ static void fork_child(void)
     pa_sd_builtin_atfork(PA_SD_FORK_CHILD);
     pa_sd_mem_atfork(PA_SD_FORK_CHILD);
     pa_sd_event_atfork(PA_SD_FORK_CHILD);
+    pa_sd_eustall_atfork(PA_SD_FORK_CHILD);
     engines_each(engine_reset_child, NULL);
     pa_sd_cond_init_mono(&g_list_cv);
     pthread_mutex_unlock(&g_list_mu);

@@ -30,6 +30,8 @@ pa_sd_builtin pa_sd_builtin_by_name(const char *name)
     return PA_SD_BI_NONE;
 }
 
+const char *pa_sd_builtin_name(pa_sd_builtin b) { return b < PA_SD_BI_COUNT ? g_info[b].name : ""; }
+
 uint32_t pa_sd_builtin_nargs(pa_sd_builtin b) { return b < PA_SD_BI_COUNT ? g_info[b].nargs : 0; }
 
 uint32_t pa_sd_builtin_arg_size(pa_sd_builtin b, uint32_t i)

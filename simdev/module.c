@@ -5,6 +5,7 @@
 
 #include "pa_sd_internal.h"
 #include "pa_sd_module.h"
+#include "pa_sd_isa.h"
 
 static pa_sd_module *module_of(ze_module_handle_t h)
 {
@@ -37,6 +38,20 @@ static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
     for (size_t i = 0; i < n; i++)
         h = (h ^ b[i]) * 0x100000001b3ull;
     return h;
+}
+
+/* Kernels' code lies back to back (64-byte aligned) in one device range per module. */
+static void layout_code(pa_sd_module *m)
+{
+    uint64_t off = 0;
+    for (uint32_t i = 0; i < m->nkernels; i++) {
+        m->kernels[i].gpu_addr = off;
+        off += (pa_sd_isa_bytes(m->kernels[i].isa) + PA_SD_ISA_KERNEL_ALIGN - 1) & ~(uint64_t)(PA_SD_ISA_KERNEL_ALIGN - 1);
+    }
+    m->code_size = off;
+    m->code_base = pa_sd_isa_reserve(off);
+    for (uint32_t i = 0; i < m->nkernels; i++)
+        m->kernels[i].gpu_addr += m->code_base;
 }
 
 ze_result_t pa_sd_zeModuleCreate(ze_context_handle_t hc, ze_device_handle_t hd, const ze_module_desc_t *desc,
@@ -75,6 +90,7 @@ ze_result_t pa_sd_zeModuleCreate(ze_context_handle_t hc, ze_device_handle_t hd, 
     m->device = dev;
     m->nkernels = pm.nkernels;
     m->kernels = pm.kernels;
+    layout_code(m);
     uint64_t h = fnv1a(desc->pInputModule, desc->inputSize, 0xcbf29ce484222325ull);
     memcpy(m->uuid, &h, sizeof h);
     memcpy(m->uuid + 8, &m, sizeof m);
@@ -119,6 +135,45 @@ ze_result_t pa_sd_zeModuleGetKernelNames(ze_module_handle_t h, uint32_t *pCount,
     for (uint32_t i = 0; i < n; i++)
         pNames[i] = m->kernels[i].name;
     *pCount = n;
+    return ZE_RESULT_SUCCESS;
+}
+
+/* The native binary is the module's code range: every kernel's 16-byte instructions at its offset
+ * from the module base (zero padding between kernels), so its size covers all kernels. */
+ze_result_t pa_sd_zeModuleGetNativeBinary(ze_module_handle_t h, size_t *pSize, uint8_t *pBinary)
+{
+    pa_sd_module *m = module_of(h);
+    if (!m)
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!pSize)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    size_t size = (size_t)m->code_size;
+    if (!pBinary) {
+        *pSize = size;
+        return ZE_RESULT_SUCCESS;
+    }
+    size_t n = *pSize < size ? *pSize : size;
+    uint8_t *all = calloc(1, size ? size : 1);
+    if (!all)
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    for (uint32_t i = 0; i < m->nkernels; i++)
+        pa_sd_isa_encode(m->kernels[i].isa, all + (m->kernels[i].gpu_addr - m->code_base));
+    memcpy(pBinary, all, n);
+    free(all);
+    *pSize = n;
+    return ZE_RESULT_SUCCESS;
+}
+
+/* Intel extension (zeDriverGetExtensionFunctionAddress "zexKernelGetBaseAddress"): device
+ * address of the kernel's first instruction. */
+ze_result_t ZE_APICALL pa_sd_zexKernelGetBaseAddress(ze_kernel_handle_t h, uint64_t *baseAddress)
+{
+    pa_sd_kernel *k = kernel_of(h);
+    if (!k)
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!baseAddress)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    *baseAddress = k->def->gpu_addr;
     return ZE_RESULT_SUCCESS;
 }
 

@@ -7,6 +7,7 @@
 
 #include "pa_sd_internal.h"
 #include "pa_sd_module.h"
+#include "pa_sd_isa.h"
 
 #define SPIRV_MAGIC 0x07230203u
 #define SPIRV_OP_ENTRY_POINT 15u
@@ -155,8 +156,14 @@ ze_result_t pa_sd_parse_spirv(const uint8_t *data, size_t size, pa_sd_parsed_mod
         }
         w += count;
     }
-    for (uint32_t k = 0; k < m->nkernels; k++)
-        m->kernels[k].builtin = resolve_builtin(m->kernels[k].name, NULL);
+    for (uint32_t k = 0; k < m->nkernels; k++) {
+        pa_sd_kernel_def *d = &m->kernels[k];
+        d->builtin = resolve_builtin(d->name, NULL);
+        if (pa_sd_isa_from_spirv(data, nwords, swap, d->spirv_id, &d->isa) != 0)
+            return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        if (!d->isa && !(d->isa = pa_sd_isa_synthetic(d->builtin, pa_sd_builtin_name(d->builtin))))
+            return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
     return ZE_RESULT_SUCCESS;
 }
 
@@ -243,13 +250,20 @@ ze_result_t pa_sd_parse_native(const uint8_t *data, size_t size, pa_sd_parsed_mo
         r = parse_native_line(s, line, m, err, errcap);
     }
     free(text);
+    for (uint32_t k = 0; r == ZE_RESULT_SUCCESS && k < m->nkernels; k++) {
+        pa_sd_kernel_def *d = &m->kernels[k];
+        if (!(d->isa = pa_sd_isa_synthetic(d->builtin, pa_sd_builtin_name(d->builtin))))
+            r = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
     return r;
 }
 
 void pa_sd_parsed_free(pa_sd_parsed_module *m)
 {
-    for (uint32_t i = 0; i < m->nkernels; i++)
+    for (uint32_t i = 0; i < m->nkernels; i++) {
         free(m->kernels[i].name);
+        pa_sd_isa_unref(m->kernels[i].isa);
+    }
     free(m->kernels);
     m->kernels = NULL;
     m->nkernels = 0;

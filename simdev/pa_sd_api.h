@@ -8,6 +8,7 @@
     X(Driver, GetProperties, zeDriverGetProperties) \
     X(Driver, GetIpcProperties, zeDriverGetIpcProperties) \
     X(Driver, GetExtensionProperties, zeDriverGetExtensionProperties) \
+    X(Driver, GetExtensionFunctionAddress, zeDriverGetExtensionFunctionAddress) \
     X(Device, Get, zeDeviceGet) \
     X(Device, GetSubDevices, zeDeviceGetSubDevices) \
     X(Device, GetProperties, zeDeviceGetProperties) \
@@ -75,6 +76,7 @@
     X(Module, DynamicLink, zeModuleDynamicLink) \
     X(Module, GetKernelNames, zeModuleGetKernelNames) \
     X(Module, GetProperties, zeModuleGetProperties) \
+    X(Module, GetNativeBinary, zeModuleGetNativeBinary) \
     X(ModuleBuildLog, Destroy, zeModuleBuildLogDestroy) \
     X(ModuleBuildLog, GetString, zeModuleBuildLogGetString) \
     X(Kernel, Create, zeKernelCreate) \
@@ -101,6 +103,19 @@
     X(Device, PciGetProperties, zesDevicePciGetProperties) \
     X(Device, PciGetState, zesDevicePciGetState) \
     X(Device, PciGetBars, zesDevicePciGetBars)
+#define PA_SD_ZET_TABLE_LIST(X) \
+    X(MetricGroup, Get, zetMetricGroupGet) \
+    X(MetricGroup, GetProperties, zetMetricGroupGetProperties) \
+    X(MetricGroup, CalculateMetricValues, zetMetricGroupCalculateMetricValues) \
+    X(MetricGroupExp, CalculateMultipleMetricValuesExp, zetMetricGroupCalculateMultipleMetricValuesExp) \
+    X(Metric, Get, zetMetricGet) \
+    X(Metric, GetProperties, zetMetricGetProperties) \
+    X(Context, ActivateMetricGroups, zetContextActivateMetricGroups) \
+    X(MetricStreamer, Open, zetMetricStreamerOpen) \
+    X(MetricStreamer, ReadData, zetMetricStreamerReadData) \
+    X(MetricStreamer, Close, zetMetricStreamerClose) \
+    X(Module, GetDebugInfo, zetModuleGetDebugInfo)
 #define PA_SD_DECL3(t, f, api) PA_SD_DECL(api)
 PA_SD_TABLE_LIST(PA_SD_DECL3)
 PA_SD_ZES_TABLE_LIST(PA_SD_DECL3)
+PA_SD_ZET_TABLE_LIST(PA_SD_DECL3)

@@ -5,6 +5,7 @@
 #include <level_zero/ze_api.h>
 #include <level_zero/ze_ddi.h>
 #include <level_zero/zes_api.h>
+#include <level_zero/zet_api.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -41,6 +42,10 @@ typedef struct pa_sd_config {
     uint64_t ns_per_item;      /* SIMDEV_KERNEL_NS_PER_ITEM, unknown-kernel cost per work item */
     uint64_t copy_gbps;        /* SIMDEV_COPY_GBPS, modelled copy/fill bandwidth */
     uint32_t core_clock_mhz;   /* SIMDEV_CORE_CLOCK_MHZ */
+    uint32_t isa_loop_trips;   /* SIMDEV_ISA_LOOP_TRIPS: modelled iterations of every loop */
+    bool eustall;              /* SIMDEV_EUSTALL: the EuStallSampling group exists */
+    uint64_t eustall_seed;     /* SIMDEV_EUSTALL_SEED */
+    uint64_t eustall_buffer;   /* SIMDEV_EUSTALL_BUFFER_KB * 1024: device report buffer, bytes */
 } pa_sd_config;
 
 /*! pa_sd_config_get() : the process-wide configuration, parsed once from SIMDEV_* on first use. */
@@ -112,6 +117,8 @@ typedef struct pa_sd_kernel_def {
     uint32_t spirv_id;             /* SPIR-V result id of the entry point (0 for native) */
     uint32_t nparams;              /* parameters found in SPIR-V; 0 = unknown */
     uint64_t base_ns, ns_per_item; /* cost model of non-time builtins and unknown kernels */
+    struct pa_sd_isa *isa;         /* device ISA (pa_sd_isa.h), shared by reference with commands */
+    uint64_t gpu_addr;             /* device address of the first instruction (zexKernelGetBaseAddress) */
 } pa_sd_kernel_def;
 
 typedef struct pa_sd_kernel pa_sd_kernel;
@@ -173,6 +180,7 @@ typedef struct pa_sd_module {
     uint32_t nkernels;
     pa_sd_kernel_def *kernels;
     uint8_t uuid[ZE_MAX_MODULE_UUID_SIZE];
+    uint64_t code_base, code_size; /* device address range of the kernels' ISA (native binary) */
 } pa_sd_module;
 
 typedef struct pa_sd_build_log { uint32_t magic; char *text; } pa_sd_build_log;
@@ -209,6 +217,8 @@ PA_SD_HIDDEN int pa_sd_mem_lookup(const void *ptr, void **base, size_t *size, ze
 /* ---- kernels_builtin.c ---- */
 /*! pa_sd_builtin_by_name(name) : builtin id for a builtin name, PA_SD_BI_NONE otherwise. */
 PA_SD_HIDDEN pa_sd_builtin pa_sd_builtin_by_name(const char *name);
+/*! pa_sd_builtin_name(b) : name of builtin b ("" for PA_SD_BI_NONE). */
+PA_SD_HIDDEN const char *pa_sd_builtin_name(pa_sd_builtin b);
 /*! pa_sd_builtin_nargs(b) : number of arguments of builtin b; 0 for PA_SD_BI_NONE. */
 PA_SD_HIDDEN uint32_t pa_sd_builtin_nargs(pa_sd_builtin b);
 /*! pa_sd_builtin_arg_size(b, i) : byte size of argument i of builtin b. */
@@ -224,6 +234,8 @@ PA_SD_HIDDEN void pa_sd_builtin_release_waiters(void);
  *  nested cases); copies name itself when it is not mangled. */
 PA_SD_HIDDEN void pa_sd_demangle_base(const char *name, char *out, size_t cap);
 
+/*! pa_sd_zexKernelGetBaseAddress(k, base) : Intel extension, device address of a kernel's code. */
+PA_SD_HIDDEN ze_result_t ZE_APICALL pa_sd_zexKernelGetBaseAddress(ze_kernel_handle_t h, uint64_t *baseAddress);
 /*! pa_sd_kernel_of(h) : kernel handle -> object or NULL. */
 PA_SD_HIDDEN pa_sd_kernel *pa_sd_kernel_of(ze_kernel_handle_t h);
 

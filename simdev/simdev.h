@@ -41,5 +41,17 @@
 #define SIMDEV_DEFAULT_NS_PER_ITEM 1ull
 #define SIMDEV_DEFAULT_COPY_GBPS 16ull           /* modelled copy/fill bandwidth, GB/s */
 #define SIMDEV_DEFAULT_CORE_CLOCK_MHZ 1600u
+#define SIMDEV_DEFAULT_ISA_LOOP_TRIPS 16u      /* modelled iterations of every loop (ISA model) */
+#define SIMDEV_DEFAULT_EUSTALL_BUFFER_KB 8192u /* EU-stall report buffer: 512 KiB x 16 subslices */
+
+/* EU-stall sampling (metric group "EuStallSampling", needs ZET_ENABLE_METRICS=1 before zeInit) */
+#define SIMDEV_EUSTALL_GROUP "EuStallSampling"
+#define SIMDEV_EUSTALL_REPORT_BYTES 64u
+#define SIMDEV_EUSTALL_DOMAIN 100u
+#define SIMDEV_EUSTALL_CLOCK_GRANULARITY 251u /* period = unit * 251 * timer tick ns, unit 1..7 */
+#define SIMDEV_THREADS_PER_SUBSLICE 128u      /* 16 EUs x 8 threads */
+#define SIMDEV_SUBSLICES 16u                  /* 2 slices x 8 subslices */
+#define SIMDEV_HW_THREADS 2048u
+#define SIMDEV_SIMD_WIDTH 8u
 
 #endif /* SIMDEV_H */

@@ -116,6 +116,8 @@ static void pa_load_record(pa_load_t *l, const pa_record_t *r, const uint8_t *pa
         src = &pa_writer_source_mem;
     else if (r->kind == PA_SP_HGTX_ASSOC)
         src = &pa_writer_source_proj;
+    else if (r->kind == PA_SP_ITT_COUNTS)
+        src = &pa_writer_source_itt;
     if (src && src->on_record) {
         if (src->on_record(l->db, r, payload) != 0)
             l->src_failed = 1;

@@ -101,6 +101,7 @@ typedef struct pa_writer_source {
 extern const pa_writer_source_t pa_writer_source_ze;   /* writer/writer_ze.c */
 extern const pa_writer_source_t pa_writer_source_mem;  /* writer/writer_mem.c */
 extern const pa_writer_source_t pa_writer_source_proj; /* writer/writer_proj.c: PA_SP_HGTX_ASSOC */
+extern const pa_writer_source_t pa_writer_source_itt;  /* writer/writer_itt.c: PA_SP_ITT_COUNTS */
 
 /* ---- SQL functions (report_sqlfn.c) ---- */
 

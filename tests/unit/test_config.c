@@ -42,7 +42,7 @@ static void test_defaults(void **state)
     assert_int_equal(parse(ENV("PATH=/bin", "HOME=/root")), 0);
     assert_string_equal(messages, "");
     assert_int_equal(cfg.enable, 1);
-    assert_int_equal(cfg.trace, PA_SRC_HGTX | PA_SRC_OSRT | PA_SRC_ZE | PA_SRC_MEM);
+    assert_int_equal(cfg.trace, PA_SRC_HGTX | PA_SRC_OSRT | PA_SRC_ZE | PA_SRC_MEM | PA_SRC_ITT);
     assert_int_equal(cfg.log_level, PA_LOG_WARN);
     assert_string_equal(cfg.output, "profagent-%h-%p.db");
     assert_int_equal(cfg.overwrite, 0);
@@ -127,7 +127,7 @@ static void test_flags_trace(void **state)
     assert_int_equal(cfg.trace, PA_SRC_HGTX);
     assert_non_null(strstr(messages, "\"gpu\" ignored"));
     assert_null(strstr(messages, "\"hgtx\" ignored"));
-    assert_non_null(strstr(messages, "hgtx|osrt|ze|mem|all|none"));
+    assert_non_null(strstr(messages, "hgtx|osrt|ze|mem|itt|all|none"));
     assert_int_equal(parse(ENV("PROFAGENT_TRACE=gpu")), 1); /* nothing usable: the default */
     assert_int_equal(cfg.trace, PA_SRC_ALL);
     assert_non_null(strstr(messages, "PROFAGENT_TRACE=\"gpu\""));
