@@ -30,6 +30,7 @@ typedef struct inst {          /* projection of one range instance */
     uint32_t outstanding;      /* launches seen whose op has not arrived */
     uint32_t key_id, style;    /* display name, 0 push/pop 1 start/end (set when closed) */
     int closed, used;
+    int open_at_exit;          /* never ended: left out of every statistic (README) */
 } inst_t;
 
 #define PA_PROJ_NAME_IVS 64    /* disjoint spans kept per name before folding the oldest */
@@ -43,6 +44,7 @@ typedef struct pend_op {       /* op drained before its launch record */
     uint64_t op_id, corr, append_corr, api_t1, t0, t1;
     uint32_t tid;
     int graph;
+    int barrier;               /* not a projection op: only counts down its execute */
 } pend_op_t;
 
 /* Why lists: the ranges open at a regular-list append are needed by every execution of the list,
@@ -67,12 +69,20 @@ typedef struct pthr {
     uint32_t hn;               /* launches recorded (index = hn % PA_PROJ_HIST) */
 } pthr_t;
 
+/* Why late ranges: a start/end range belongs to the launches of the thread that started it and of
+ * the one that ended it. Rings drain in no cross-thread order, so the starting thread's launches
+ * made inside the range may be drained after the range closed (its end came through another
+ * thread's ring first). Such a range is kept here, its instance pinned, until that thread has
+ * been drained past the range's end. */
+typedef struct late { uint64_t t0, t1; uint32_t range_id, tid; } late_t;
+
 typedef struct proj {
     pa_map_t snap_ix; snap_t *snaps; size_t nsnaps, snaps_cap; uint32_t snap_free;
     pa_map_t inst_ix; inst_t *insts; size_t ninsts, insts_cap; uint32_t inst_free;
     pa_map_t name_ix; name_acc_t *names; uint64_t *name_keys; size_t nnames, names_cap;
     pa_map_t thr_ix; pthr_t *thrs; size_t nthrs, thrs_cap;
     pend_op_t *pend; size_t npend, pend_cap;
+    late_t *late; size_t nlate, late_cap;
     pa_map_t list_ix; plist_t *lists; size_t nlists, lists_cap; uint32_t list_free;
     uint32_t retiring;         /* lists with retired appends waiting */
     uint32_t multi_inflight;   /* multi-list executions whose ops have not all arrived */
@@ -214,7 +224,7 @@ static void inst_try_final(pa_agg_t *a, proj_t *s, inst_t *in, int force)
 {
     if (!in->closed || (in->outstanding && !force))
         return;
-    if (in->nops) {
+    if (in->nops && !in->open_at_exit) {
         pa_agg_stat_add_id(a, PA_CAT_HGTX_PROJ, PA_PROJ_TAG_DUR | in->style, in->key_id,
                            in->pend - in->pstart);
         pa_agg_stat_add_id(a, PA_CAT_HGTX_PROJ, PA_PROJ_TAG_OPS | in->style, in->key_id, in->nops);
@@ -499,6 +509,25 @@ static int is_launch(uint32_t api)
 
 static void op_resolve(pa_agg_t *a, proj_t *s, const pend_op_t *o);
 
+/* Late ranges of thread `tid` drained past their end (progress ns; UINT64_MAX: all of every
+ * thread) no longer wait for launches: their instances may be final. */
+static void late_release(pa_agg_t *a, proj_t *s, uint32_t tid, uint64_t progress)
+{
+    for (size_t i = 0; i < s->nlate;) {
+        late_t l = s->late[i];
+        if (progress != UINT64_MAX && (l.tid != tid || progress < l.t1)) {
+            i++;
+            continue;
+        }
+        s->late[i] = s->late[--s->nlate];
+        inst_t *in = inst_get(s, l.range_id, 0);
+        if (in && in->outstanding) {
+            in->outstanding--;
+            inst_try_final(a, s, in, 0);
+        }
+    }
+}
+
 void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec)
 {
     proj_t *s = proj_state(a);
@@ -534,6 +563,17 @@ void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec)
             sn->pin = kind == 2 || serial;
             snap_push(s, sn, e->range_id);
         }
+        /* start/end ranges this thread started that closed before this launch was drained */
+        for (size_t i = 0; i < s->nlate; i++) {
+            const late_t *l = &s->late[i];
+            if (l->tid != rec->tid || rec->t0 < l->t0 || rec->t0 > l->t1)
+                continue;
+            if (!sn && !(sn = snap_new(s, rec->u.ze.corr_id)))
+                break;
+            sn->consumable = kind == 1 && !serial;
+            sn->pin = kind == 2 || serial;
+            snap_push(s, sn, l->range_id);
+        }
         if (sn && serial) { /* remembered by its list */
             plist_t *l = list_get(s, serial, 1);
             if (!l || corr_push(&l->corrs, &l->n, &l->cap, rec->u.ze.corr_id) < 0)
@@ -556,6 +596,7 @@ void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec)
     }
     if (rec->t1 > th->progress)
         th->progress = rec->t1;
+    late_release(a, s, rec->tid, th->progress);
     /* ops that arrived before this thread's launch records can now be resolved */
     for (size_t i = 0; i < s->npend;) {
         if (s->pend[i].tid == rec->tid && s->pend[i].api_t1 <= th->progress) {
@@ -585,6 +626,12 @@ static void hist_mark(proj_t *s, const pend_op_t *o)
 
 static void op_resolve(pa_agg_t *a, proj_t *s, const pend_op_t *o)
 {
+    if (o->barrier) { /* no association (spec: kernels, copies, fills); an execute expects it */
+        snap_t *x = o->graph ? snap_find(s, o->corr) : NULL;
+        if (x && x->remaining && !--x->remaining)
+            exec_done(a, s, o->corr, x);
+        return;
+    }
     if (o->graph) { /* graph mapping is additive: both sets count, a range in both once */
         snap_t *g = snap_find(s, o->append_corr);   /* ranges open at the append */
         for (uint32_t i = 0; g && i < g->n; i++)
@@ -613,10 +660,10 @@ void pa_agg_proj_op(pa_agg_t *a, const pa_record_t *rec, const pa_ze_op_t *op)
         return;
     pend_op_t o = { .op_id = ++s->op_seq, .corr = op->corr_id, .append_corr = op->append_corr,
                     .api_t1 = op->api_t1, .t0 = rec->t0, .t1 = rec->t1 > rec->t0 ? rec->t1 : rec->t0,
-                    .tid = rec->tid, .graph = op->graph_id != 0 };
-    if (!s->dev_first || o.t0 < s->dev_first)
+                    .tid = rec->tid, .graph = op->graph_id != 0, .barrier = op->kind == PA_ZE_OP_BARRIER };
+    if (!o.barrier && (!s->dev_first || o.t0 < s->dev_first))
         s->dev_first = o.t0;
-    if (o.t1 > s->dev_last)
+    if (!o.barrier && o.t1 > s->dev_last)
         s->dev_last = o.t1;
     pthr_t *th = thr_get(s, rec->tid);
     if (th && th->progress >= o.api_t1) {
@@ -673,10 +720,22 @@ void pa_agg_proj_range(pa_agg_t *a, const pa_record_t *r)
             }
         }
     }
+    int open_at_exit = (r->flags & PA_RF_UNTERMINATED) != 0;
+    /* start/end whose starting thread may still have launches inside it in its ring */
+    pthr_t *st = style && !open_at_exit ? thr_get(s, r->tid) : NULL;
+    if (st && st->progress < r->t1 &&
+        grow((void **)&s->late, &s->late_cap, s->nlate + 1, sizeof *s->late) == 0) {
+        inst_t *pin = inst_get(s, rid, 1);
+        if (pin) {
+            pin->outstanding++;
+            s->late[s->nlate++] = (late_t){ .t0 = r->t0, .t1 = r->t1, .range_id = rid, .tid = r->tid };
+        }
+    }
     inst_t *in = inst_get(s, rid, 0);
     if (!in)
         return; /* nothing launched in it (yet: a graph recorded in it creates it) */
     in->closed = 1;
+    in->open_at_exit = open_at_exit;
     in->style = (uint32_t)style;
     in->key_id = display_key(a, r->u.range.name_id, r->u.range.domain_id);
     inst_try_final(a, s, in, 0);
@@ -693,6 +752,7 @@ void pa_agg_proj_finish(pa_agg_t *a)
     for (size_t i = 0; i < s->npend; i++) /* every launch record has been drained by now */
         op_resolve(a, s, &s->pend[i]);
     s->npend = 0;
+    late_release(a, s, 0, UINT64_MAX);
     for (size_t i = 0; i < s->ninsts; i++) /* graph-mapped ones and ops never collected */
         if (s->insts[i].used)
             inst_try_final(a, s, &s->insts[i], 1);
@@ -713,6 +773,7 @@ void pa_agg_proj_finish(pa_agg_t *a)
     free(s->name_keys);
     free(s->thrs);
     free(s->pend);
+    free(s->late);
     for (size_t i = 0; i < s->nlists; i++) {
         free(s->lists[i].corrs);
         free(s->lists[i].rcorrs);

@@ -54,11 +54,13 @@ static uint64_t small_id(pa_map_t *m, uint64_t handle)
     return id;
 }
 
-/*! pa_ze_memop_name() : "[memset]" for fills, "[memcpy <Src>-to-<Dst>]" for copies (Host for
- *  host and pageable memory, Device, Shared; Unknown). Spec 2.3.16/2.3.17 operation names. */
+/*! pa_ze_memop_name() : "[memset]" for fills, "[memcpy <Src>-to-<Dst>]" for copies, each side
+ *  the memory kind as gpu_trace's SrcMemKd/DstMemKd name it: Pageable (not a Level Zero
+ *  allocation, e.g. malloc), Host (USM host, pinned), Device, Shared; Unknown. Spec 2.3.16/2.3.17
+ *  operation names ("Host-to-Device" ...), the host side split as the spec's 2.3.8 kinds are. */
 const char *pa_ze_memop_name(uint32_t kind, uint32_t src, uint32_t dst, char *buf, size_t sz)
 {
-    static const char *const side[] = { "Unknown", "Host", "Device", "Shared", "Host" };
+    static const char *const side[] = { "Unknown", "Host", "Device", "Shared", "Pageable" };
     if (kind == PA_ZE_OP_FILL)
         return "[memset]";
     snprintf(buf, sz, "[memcpy %s-to-%s]", side[src <= 4 ? src : 0], side[dst <= 4 ? dst : 0]);
@@ -83,7 +85,7 @@ static void on_op(pa_agg_t *a, ze_state_t *s, const pa_record_t *rec, const uint
         const char *n = nlen ? (const char *)payload + sizeof op : "<unknown kernel>";
         op.name_id = pa_agg_intern(a, n, nlen ? nlen : strlen(n));
         pa_agg_stat_add_id(a, PA_CAT_KERNEL, 0, op.name_id, dur);
-    } else {
+    } else if (op.kind != PA_ZE_OP_BARRIER) { /* barriers: in ZE_OPS only, no statistic */
         char buf[64];
         const char *key = pa_ze_memop_name(op.kind, op.src_kind, op.dst_kind, buf, sizeof buf);
         pa_agg_stat_add(a, PA_CAT_MEMOP, 0, key, strlen(key), dur);

@@ -693,8 +693,10 @@ int pa_tl_load(sqlite3 *db, pa_tl_t *tl, char *err, size_t errsz)
         rc = pa_tl_query(&c, "THREADS", "SELECT t.globalTid, s.value FROM THREADS t LEFT JOIN STRING_IDS s"
                          " ON s.id = t.nameId ORDER BY t.globalTid", pa_tl_row_thread);
     if (!rc)
-        rc = pa_tl_query(&c, "ZE_API", "SELECT a.start, a.end, a.tid, s.value, a.corrId,"
-                         " (SELECT t.globalTid FROM THREADS t WHERE (t.globalTid & 4294967295) = a.tid LIMIT 1)"
+        /* ZE_API/ZE_OPS.tid: globalTid (schema 2) or a plain tid (schema 1): compared on the low half */
+        rc = pa_tl_query(&c, "ZE_API", "SELECT a.start, a.end, a.tid & 4294967295, s.value, a.corrId,"
+                         " (SELECT t.globalTid FROM THREADS t WHERE (t.globalTid & 4294967295) = (a.tid & 4294967295)"
+                         " LIMIT 1)"
                          " FROM ZE_API a LEFT JOIN STRING_IDS s ON s.id = a.nameId", pa_tl_row_ze);
     if (!rc)
         rc = pa_tl_query(&c, "OSRT_API", "SELECT o.start, o.end, o.globalTid, s.value FROM OSRT_API o"
@@ -716,8 +718,9 @@ int pa_tl_load(sqlite3 *db, pa_tl_t *tl, char *err, size_t errsz)
         snprintf(err, errsz, "out of memory");
     if (!rc)
         rc = pa_tl_query(&c, "ZE_OPS", "SELECT o.start, o.end, o.kind, o.corrId, 0, o.deviceId, o.engine,"
-                         " o.queueId, o.apiStart, o.tid, o.bytes, " PA_TL_OP_NAME
-                         " FROM ZE_OPS o LEFT JOIN STRING_IDS n ON n.id = o.nameId", pa_tl_row_op);
+                         " o.queueId, o.apiStart, o.tid & 4294967295, o.bytes, " PA_TL_OP_NAME
+                         " FROM ZE_OPS o LEFT JOIN STRING_IDS n ON n.id = o.nameId"
+                         " WHERE o.kind IN (1, 2, 3)", pa_tl_row_op); /* kernels, copies, fills (as gpu_trace) */
     if (!rc)
         rc = pa_tl_query(&c, "DEVICE_MEMORY", "SELECT deviceId, start, size FROM DEVICE_MEMORY WHERE op = 0"
                          " AND result = 0 UNION ALL SELECT deviceId, freeTime, -size FROM DEVICE_MEMORY"

@@ -67,10 +67,12 @@ static int needs_ops(int api)
     case PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect:
     case PA_ZE_API_CommandListAppendMemoryCopy: case PA_ZE_API_CommandListAppendMemoryCopyRegion:
     case PA_ZE_API_CommandListAppendMemoryCopyFromContext: case PA_ZE_API_CommandListAppendMemoryFill:
+    case PA_ZE_API_CommandListAppendBarrier: case PA_ZE_API_CommandListAppendMemoryRangesBarrier:
     case PA_ZE_API_CommandQueueExecuteCommandLists: case PA_ZE_API_CommandQueueCreate:
     case PA_ZE_API_CommandListCreate: case PA_ZE_API_CommandListCreateImmediate:
     case PA_ZE_API_CommandListReset: case PA_ZE_API_CommandListDestroy:
     case PA_ZE_API_KernelCreate: case PA_ZE_API_KernelSetGroupSize: case PA_ZE_API_KernelDestroy:
+    case PA_ZE_API_KernelSetArgumentValue:
     case PA_ZE_API_EventPoolCreate: case PA_ZE_API_EventHostReset: case PA_ZE_API_EventDestroy:
     case PA_ZE_API_EventPoolDestroy: case PA_ZE_API_EventCreate: /* IPC pools: no timestamps */
     case PA_ZE_API_EventPoolOpenIpcHandle: case PA_ZE_API_EventPoolCloseIpcHandle:

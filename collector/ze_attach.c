@@ -40,7 +40,7 @@ static int resolve_fns(void *lib)
     R(zeEventHostSynchronize) R(zeMemGetAllocProperties) R(zelTracerCreate) R(zelTracerSetEnabled)
     R(zeMemAllocHost) R(zeCommandListCreate) R(zeCommandListClose) R(zeCommandListDestroy)
     R(zeCommandListAppendQueryKernelTimestamps) R(zeCommandListAppendEventReset)
-    R(zeCommandListAppendBarrier)
+    R(zeCommandListAppendBarrier) R(zeKernelGetProperties)
 #undef R
     *(void **)&pci_props = dlsym(lib, "zesDevicePciGetProperties");
     return 0;

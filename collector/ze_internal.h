@@ -43,6 +43,7 @@ typedef struct pa_ze_fns {
     PA_ZE_FN(zeMemAllocHost); PA_ZE_FN(zeCommandListCreate); PA_ZE_FN(zeCommandListClose);
     PA_ZE_FN(zeCommandListDestroy); PA_ZE_FN(zeCommandListAppendQueryKernelTimestamps);
     PA_ZE_FN(zeCommandListAppendEventReset); PA_ZE_FN(zeCommandListAppendBarrier);
+    PA_ZE_FN(zeKernelGetProperties);  /* localMemSize of each kernel, once at create */
 } pa_ze_fns_t;
 extern pa_ze_fns_t pa_ze;
 extern _Atomic int pa_ze_attached;
@@ -70,6 +71,7 @@ void pa_ze_dev_clock(uint32_t i, pa_ze_clock_t *out);
 enum pa_ze_obj { PA_ZE_OBJ_FREE = 0, PA_ZE_OBJ_LIST, PA_ZE_OBJ_QUEUE, PA_ZE_OBJ_KERNEL,
                  PA_ZE_OBJ_IPC_POOL, PA_ZE_OBJ_NOTS_EVENT };
 #define PA_ZE_CMD_NONE UINT32_MAX
+#define PA_ZE_SLM_ARGS 32            /* kernel arguments tracked for dynamic shared local memory */
 typedef struct pa_ze_obj_info {
     int type;                    /* enum pa_ze_obj */
     void *context;
@@ -79,6 +81,8 @@ typedef struct pa_ze_obj_info {
     const char *name;            /* kernels: strdup'd, never freed (ops may still point at it) */
     uint16_t name_len;
     _Atomic uint32_t gsize[3];   /* kernels: zeKernelSetGroupSize */
+    uint32_t slm_static;         /* kernels: localMemSize (zeKernelGetProperties at create) */
+    _Atomic uint32_t slm_arg[PA_ZE_SLM_ARGS]; /* kernels: bytes of local-memory argument i, 0 = not one */
     uint32_t ncmds;              /* regular lists: appended commands */
     uint32_t cmd_head, cmd_tail; /* regular lists: command chain (indices, PA_ZE_CMD_NONE) */
     _Atomic int exec_busy;       /* regular lists: 1 while one thread plans its capture (ze_ops.c) */

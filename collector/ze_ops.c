@@ -539,6 +539,9 @@ static void append_begin(int api, ze_command_list_handle_t list, ze_event_handle
             c->name = ki->name;
             for (int i = 0; i < 3; i++)
                 c->op.block[i] = atomic_load_explicit(&ki->gsize[i], memory_order_relaxed);
+            c->op.slm_static = ki->slm_static;
+            for (int i = 0; i < PA_ZE_SLM_ARGS; i++) /* arguments are captured at append */
+                c->op.slm_dynamic += atomic_load_explicit(&ki->slm_arg[i], memory_order_relaxed);
         }
         if (groups) {
             c->op.grid[0] = groups->groupCountX;
@@ -903,6 +906,22 @@ static void object_created(int api, void *params)
             o->name = strdup((*p->pdesc)->pKernelName);
             o->name_len = o->name ? (uint16_t)strnlen(o->name, 4096) : 0;
         }
+        if (o) { /* static shared local memory: what the compiled kernel declares */
+            ze_kernel_properties_t kp = { .stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES };
+            if (pa_ze.zeKernelGetProperties && pa_ze.zeKernelGetProperties(**p->pphKernel, &kp) == ZE_RESULT_SUCCESS)
+                o->slm_static = kp.localMemSize;
+        }
+        break;
+    }
+    case PA_ZE_API_KernelSetArgumentValue: {
+        /* a NULL value sets a local-memory argument: `size` bytes of dynamic shared local memory
+         * (Level Zero's convention, e.g. SYCL local accessors); any value means not local */
+        ze_kernel_set_argument_value_params_t *p = params;
+        pa_ze_obj_info_t *o = pa_ze_obj_get(*p->phKernel);
+        if (o && *p->pargIndex < PA_ZE_SLM_ARGS)
+            atomic_store_explicit(&o->slm_arg[*p->pargIndex],
+                                  *p->ppArgValue ? 0u : (uint32_t)(*p->pargSize > UINT32_MAX ? UINT32_MAX : *p->pargSize),
+                                  memory_order_relaxed);
         break;
     }
     case PA_ZE_API_KernelSetGroupSize: {
@@ -1085,6 +1104,16 @@ void pa_ze_ops_prologue(int api, void *params, uint64_t corr, uint64_t t0)
         }
         break;
     }
+    case PA_ZE_API_CommandListAppendBarrier: {
+        ze_command_list_append_barrier_params_t *p = params;
+        append_begin(api, *p->phCommandList, p->phSignalEvent, PA_ZE_OP_BARRIER, NULL, NULL);
+        break;
+    }
+    case PA_ZE_API_CommandListAppendMemoryRangesBarrier: {
+        ze_command_list_append_memory_ranges_barrier_params_t *p = params;
+        append_begin(api, *p->phCommandList, p->phSignalEvent, PA_ZE_OP_BARRIER, NULL, NULL);
+        break;
+    }
     case PA_ZE_API_CommandQueueExecuteCommandLists:
         pa_guard_enter();
         execute_begin(params);
@@ -1157,6 +1186,7 @@ void pa_ze_ops_epilogue(int api, void *params, int32_t result, uint64_t corr, ui
     case PA_ZE_API_CommandListAppendMemoryCopyRegion:
     case PA_ZE_API_CommandListAppendMemoryCopyFromContext:
     case PA_ZE_API_CommandListAppendMemoryFill:
+    case PA_ZE_API_CommandListAppendBarrier: case PA_ZE_API_CommandListAppendMemoryRangesBarrier:
         /* every append params struct starts with the list handle pointer */
         append_end(**(ze_command_list_handle_t **)params, result, corr, t0, t1);
         break;

@@ -170,7 +170,9 @@ _Static_assert(sizeof(pa_record_t) == PA_SLOT_SIZE, "pa_record_t must be one 64-
 
 /* Level Zero device operation (payload of PA_REC_ZE_OP / PA_SP_ZE_OP). Ring: the kernel
  * name bytes follow the struct (name_len of them); spool: name_id/api_name_id are STRING ids. */
-enum pa_ze_op_kind { PA_ZE_OP_KERNEL = 1, PA_ZE_OP_COPY = 2, PA_ZE_OP_FILL = 3 };
+/* PA_ZE_OP_BARRIER: zeCommandListAppendBarrier / AppendMemoryRangesBarrier executed on the device
+ * (as unitrace records them); not a kernel, copy or fill: the reports listing those leave it out */
+enum pa_ze_op_kind { PA_ZE_OP_KERNEL = 1, PA_ZE_OP_COPY = 2, PA_ZE_OP_FILL = 3, PA_ZE_OP_BARRIER = 4 };
 enum pa_ze_mem_kind { PA_ZE_MEM_UNKNOWN = 0, PA_ZE_MEM_HOST = 1, PA_ZE_MEM_DEVICE = 2,
                       PA_ZE_MEM_SHARED = 3, PA_ZE_MEM_PAGEABLE = 4 };
 typedef struct pa_ze_op {
@@ -190,7 +192,9 @@ typedef struct pa_ze_op {
     uint16_t name_len;           /* ring: kernel name bytes after the struct */
     uint32_t pad0;
     uint64_t append_corr;        /* regular lists: corr id of the append call (graph node), else 0 */
-    uint32_t pad[2];
+    uint32_t slm_static;         /* kernels: ze_kernel_properties_t.localMemSize, bytes */
+    uint32_t slm_dynamic;        /* kernels: local-memory arguments (zeKernelSetArgumentValue with a
+                                    NULL value: size bytes of shared local memory), summed at append */
 } pa_ze_op_t;
 _Static_assert(sizeof(pa_ze_op_t) == 128, "pa_ze_op_t is two slots");
 

@@ -217,7 +217,7 @@ ze_result_t pa_sd_zeDeviceGetComputeProperties(ze_device_handle_t h, ze_device_c
     p->maxTotalGroupSize = 1024;
     p->maxGroupSizeX = p->maxGroupSizeY = p->maxGroupSizeZ = 1024;
     p->maxGroupCountX = p->maxGroupCountY = p->maxGroupCountZ = 0xffffffffu;
-    p->maxSharedLocalMemory = 65536;
+    p->maxSharedLocalMemory = PA_SD_SLM_BYTES;
     p->numSubGroupSizes = 3;
     memset(p->subGroupSizes, 0, sizeof p->subGroupSizes);
     p->subGroupSizes[0] = 8;

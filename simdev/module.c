@@ -381,7 +381,7 @@ ze_result_t pa_sd_zeKernelGetProperties(ze_kernel_handle_t h, ze_kernel_properti
     p->requiredSubgroupSize = 0;
     p->maxSubgroupSize = 32;
     p->maxNumSubgroups = 32;
-    p->localMemSize = 0;
+    p->localMemSize = k->def->slm_bytes; /* static SLM (native slm=; SPIR-V kernels declare none here) */
     p->privateMemSize = 0;
     p->spillMemSize = 0;
     uint64_t kid = fnv1a(k->def->name, strlen(k->def->name), 0xcbf29ce484222325ull);

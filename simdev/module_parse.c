@@ -174,7 +174,7 @@ static int parse_attr(pa_sd_kernel_def *k, const char *tok, char *err, size_t er
     char *end;
     if (!eq) {
         snprintf(err, errcap, "line %d: \"%s\" is not key=value (accepted keys: builtin, "
-                              "ns_per_item, base_ns)", line, tok);
+                              "ns_per_item, base_ns, slm)", line, tok);
         return -1;
     }
     size_t klen = (size_t)(eq - tok);
@@ -199,9 +199,16 @@ static int parse_attr(pa_sd_kernel_def *k, const char *tok, char *err, size_t er
         k->ns_per_item = v;
     else if (klen == 7 && strncmp(tok, "base_ns", 7) == 0)
         k->base_ns = v;
-    else {
+    else if (klen == 3 && strncmp(tok, "slm", 3) == 0) {
+        if (v > PA_SD_SLM_BYTES) { /* more than the device's maxSharedLocalMemory: no such kernel */
+            snprintf(err, errcap, "line %d: slm=%llu exceeds the device's %u bytes of shared local memory",
+                     line, v, PA_SD_SLM_BYTES);
+            return -1;
+        }
+        k->slm_bytes = (uint32_t)v;
+    } else {
         snprintf(err, errcap, "line %d: unknown key \"%.*s\" (accepted: builtin, ns_per_item, "
-                              "base_ns)", line, (int)klen, tok);
+                              "base_ns, slm)", line, (int)klen, tok);
         return -1;
     }
     return 0;
@@ -214,7 +221,7 @@ static ze_result_t parse_native_line(char *s, int line, pa_sd_parsed_module *m, 
         return ZE_RESULT_SUCCESS;
     if (strcmp(tok, "kernel") != 0 || !(tok = strtok_r(NULL, " \t\r", &save))) {
         snprintf(err, errcap, "line %d: expected \"kernel <name> [builtin=<name>] "
-                              "[ns_per_item=<n>] [base_ns=<n>]\"", line);
+                              "[ns_per_item=<n>] [base_ns=<n>] [slm=<bytes>]\"", line);
         return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
     }
     if (add_kernel(m, tok, strlen(tok), 0) != 0)

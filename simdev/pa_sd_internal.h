@@ -18,6 +18,7 @@
 #define PA_SD_MAX_DEVICES 16u
 #define PA_SD_NUM_ORDINALS 2u
 #define PA_SD_MAX_ENGINES 4u /* per ordinal */
+#define PA_SD_SLM_BYTES 65536u  /* maxSharedLocalMemory of every device (compute properties) */
 #define PA_SD_MAX_ARGS 32u
 #define PA_SD_ARG_BYTES 64u
 #define PA_SD_MAX_FILL_PATTERN 256u /* maxMemoryFillPatternSize of both queue groups */
@@ -117,6 +118,7 @@ typedef struct pa_sd_kernel_def {
     uint32_t spirv_id;             /* SPIR-V result id of the entry point (0 for native) */
     uint32_t nparams;              /* parameters found in SPIR-V; 0 = unknown */
     uint64_t base_ns, ns_per_item; /* cost model of non-time builtins and unknown kernels */
+    uint32_t slm_bytes;            /* static shared local memory the kernel declares (localMemSize) */
     struct pa_sd_isa *isa;         /* device ISA (pa_sd_isa.h), shared by reference with commands */
     uint64_t gpu_addr;             /* device address of the first instruction (zexKernelGetBaseAddress) */
 } pa_sd_kernel_def;

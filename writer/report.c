@@ -27,8 +27,7 @@ static const pa_report_def_t *const *pa_report_tables(size_t i)
 
 /* rows=<limit>: every report takes it (applied by pa_report_run() after the report sorted its
  * rows); a report that lists it in its own options just documents it there. */
-static const pa_report_opt_t pa_opt_rows = {"rows", PA_OPT_INT, "<limit>",
-    "Optional argument. Limits the number of rows in the output.\nDefault is no limit.", NULL};
+static const pa_report_opt_t pa_opt_rows = {"rows", PA_OPT_INT, "<limit>", PA_REPORT_ROWS_HELP, NULL};
 
 /* 1 when d declares an option of that name. */
 static int pa_def_has_opt(const pa_report_def_t *d, const char *name)
@@ -349,6 +348,10 @@ static int pa_parse_opts(pa_report_req_t *req, char *opts, char *err, size_t err
             return PA_REP_EUSAGE;
         } else {
             const char *eq = strchr(tok, '=');
+            if (pa_req_val(req, idx)->set) { /* a repeated option is a mistake, not "the last wins" */
+                snprintf(err, errsz, "report '%s': option '%s' given twice; give it once", d->name, o->name);
+                return PA_REP_EUSAGE;
+            }
             int rc = pa_parse_opt_value(d, o, eq ? eq + 1 : NULL, pa_req_val(req, idx), err, errsz);
             if (rc)
                 return rc;
@@ -453,6 +456,8 @@ int pa_report_run_unit(sqlite3 *db, const pa_report_req_t *req, int fmt, int shi
         titles[i] = d->cols[i].title;
     t.ncols = (int)d->ncols;
     t.titles = titles;
+    if (pa_report_check_devices(db, req, err, errsz) != PA_REP_OK)
+        return PA_REP_EUSAGE;
     /* some producers apply rows= themselves, so it cuts their work (a deep hgtx_pushpop_trace
      * must not build every row to print five); the limit is applied below for the others.
      * rows=0 still asks for one row, so *nrows tells whether the DB has data for the report. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "writer_internal.h"
+#include "../common/pa_stddev.h"
 
 /* ---- table building ---- */
 
@@ -37,6 +38,10 @@ void pa_table_add_int(pa_table_t *t, int64_t v)
 
 void pa_table_add_double(pa_table_t *t, double v, int prec)
 {
+    if (prec == 0 && isfinite(v)) { /* an integer statistic: the spec's truncation, one rule */
+        pa_table_add_int(t, pa_stat_trunc(v));
+        return;
+    }
     pa_cell_t *c = pa_table_next(t);
     if (c) {
         c->type = PA_CELL_DOUBLE;

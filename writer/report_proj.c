@@ -82,7 +82,7 @@ static void add_pid_tid(pa_table_t *t, sqlite3_stmt *st, int col)
  * being associated with a range when launched from that thread in it): the launching thread of
  * the kernel, which differs from the range's starting thread for a start/end range ended on
  * another thread; through a graph (how 1): the appending thread, which is the range's. */
-#define ROW_GTID_SQL "CASE x.how WHEN 1 THEN r.globalTid ELSE (" PID_SQL " << 32) | o.tid END"
+#define ROW_GTID_SQL "CASE x.how WHEN 1 THEN r.globalTid ELSE (" PID_SQL " << 32) | (o.tid & 4294967295) END"
 
 /* ---- hgtx_kern_sum (2.3.9) ---- */
 
@@ -122,7 +122,7 @@ static int produce_kern_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t 
         mode, assoc_src(req), dev);
     if (flag(req, "standalone")) {
         n += snprintf(sql + n, sizeof sql - (size_t)n,
-            " UNION ALL SELECT 1, NULL, NULL, (" PID_SQL " << 32) | o.tid, NULL, count(*),"
+            " UNION ALL SELECT 1, NULL, NULL, (" PID_SQL " << 32) | (o.tid & 4294967295), NULL, count(*),"
             " sum(o.end - o.start) AS total, sum(o.end - o.start) * 1.0 / count(*), median(o.end - o.start),"
             " min(o.end - o.start), max(o.end - o.start), stddev(o.end - o.start), ze_kname(s.value, %d)",
             mode);
@@ -187,7 +187,7 @@ static int produce_kern_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_
                      TRACE_OP_COLS ASSOC_FROM "%s", mode, assoc_src(req), dev);
     if (flag(req, "standalone")) {
         n += snprintf(sql + n, sizeof sql - (size_t)n, " UNION ALL SELECT NULL, NULL, (" PID_SQL
-                      " << 32) | o.tid, NULL, 0, NULL," TRACE_OP_COLS, mode);
+                      " << 32) | (o.tid & 4294967295), NULL, 0, NULL," TRACE_OP_COLS, mode);
         n += snprintf(sql + n, sizeof sql - (size_t)n, STANDALONE_WHERE, how_filter(req));
         n += snprintf(sql + n, sizeof sql - (size_t)n, "%s", dev);
     }
@@ -257,7 +257,8 @@ static char *dup_col(sqlite3_stmt *st, int c, size_t *len)
     return d;
 }
 
-/* One pass over (range, op) pairs ordered by range then op start: projected start/end, the op
+/* One pass over (range, op) pairs ordered by range then op start (ranges still open at exit have
+ * no end, so no Orig Duration: left out, as from every statistic): projected start/end, the op
  * count and the device active time (union of op intervals, overlap counted once). */
 static int proj_collect(sqlite3 *db, const pa_report_req_t *req, proj_set_t *s, char *err, size_t errsz)
 {
@@ -267,7 +268,8 @@ static int proj_collect(sqlite3 *db, const pa_report_req_t *req, proj_set_t *s, 
     snprintf(sql, sizeof sql,
         "WITH ch(pid, n) AS (SELECT parentId, count(*) FROM HGTX_RANGES WHERE parentId != 0 GROUP BY parentId),"
         " p AS (SELECT DISTINCT x.rangeId AS rid, x.opId AS oid FROM HGTX_OP_ASSOC x JOIN HGTX_RANGES_NAMED r"
-        "  ON r.id = x.rangeId JOIN ZE_OPS o ON o.rowid = x.opId WHERE (?1 IS NULL OR r.name REGEXP ?1)%s%s)"
+        "  ON r.id = x.rangeId JOIN ZE_OPS o ON o.rowid = x.opId WHERE r.unterminated = 0"
+        "  AND (?1 IS NULL OR r.name REGEXP ?1)%s%s)"
         " SELECT r.id, r.name, r.style, r.globalTid, r.start, r.end, r.level, r.parentId, coalesce(ch.n, 0),"
         " o.start, o.end FROM p JOIN HGTX_RANGES_NAMED r ON r.id = p.rid JOIN ZE_OPS o"
         " ON o.rowid = p.oid LEFT JOIN ch ON ch.pid = r.id"
@@ -437,7 +439,7 @@ static int cmp_i64(const void *x, const void *y)
 static int64_t proj_time_range(sqlite3 *db, const pa_report_req_t *req)
 {
     const pa_opt_val_t *m = pa_req_opt(req, "range-mode");
-    char sql[2048] = "SELECT max(o.end) - min(o.start) FROM ZE_OPS o WHERE 1";
+    char sql[2048] = "SELECT max(o.end) - min(o.start) FROM ZE_OPS o WHERE o.kind IN (1, 2, 3)";
     if (m && m->set && m->s && strcmp(m->s, "full") == 0)
         snprintf(sql, sizeof sql, "SELECT (SELECT CAST(value AS INTEGER) FROM META WHERE key = 'end_mono_ns')"
                  " - (SELECT CAST(value AS INTEGER) FROM META WHERE key = 'start_mono_ns')");
@@ -568,7 +570,8 @@ PA_REPORT_DEF(rep_proj_sum, "hgtx_gpu_proj_sum", "HGTX to Device Projection Summ
     "projection spans from the start of its earliest associated kernel/copy/fill to\n"
     "the end of its latest; Proj Active Time is the union of the projections of all\n"
     "instances (overlap counted once); In-Use = Proj Active Time / statistics time\n"
-    "range (range-mode). Only instances with device work are counted. Associations\n"
+    "range (range-mode). Only instances with device work are counted; ranges still\n"
+    "open at exit are left out (no end, no duration). Associations\n"
     "as in hgtx_kern_sum (also copies and fills; graph mapping on by default). Sorted by\n"
     "In-Use descending, then range name.",
     opts_proj_sum, cols_proj_sum, produce_proj_sum);
@@ -576,7 +579,8 @@ PA_REPORT_DEF(rep_proj_sum, "hgtx_gpu_proj_sum", "HGTX to Device Projection Summ
 PA_REPORT_DEF(rep_proj_trace, "hgtx_gpu_proj_trace", "HGTX to Device Projection Trace", "hgtx_ppu_proj_trace", NULL,
     "One row per HGTX range instance with device work, sorted by projected start:\n"
     "projected start/duration, device active time (union of its operations),\n"
-    "original start/duration and the push/pop stack information. Associations as in\n"
+    "original start/duration and the push/pop stack information. Ranges still open at\n"
+    "exit are left out (no end, no duration). Associations as in\n"
     "hgtx_kern_sum (also copies and fills; graph mapping on by default).",
     opts_proj_trace, cols_proj_trace, produce_proj_trace);
 

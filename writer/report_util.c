@@ -103,6 +103,49 @@ int pa_report_device_clause(const pa_report_req_t *req, char *buf, size_t sz, ch
     return PA_REP_OK;
 }
 
+int pa_report_check_devices(sqlite3 *db, const pa_report_req_t *req, char *err, size_t errsz)
+{
+    const pa_opt_val_t *d = pa_req_opt(req, "device");
+    if (!d || !d->set || !d->nids)
+        return PA_REP_OK;
+    static const char *const sqls[] = {
+        "SELECT deviceId FROM ZE_DEVICES UNION SELECT deviceId FROM ZE_OPS WHERE deviceId IS NOT NULL"
+        " ORDER BY 1",
+        "SELECT DISTINCT deviceId FROM ZE_OPS WHERE deviceId IS NOT NULL ORDER BY 1",
+        "SELECT deviceId FROM ZE_DEVICES ORDER BY 1",
+    };
+    sqlite3_stmt *st = NULL;
+    for (size_t i = 0; i < sizeof sqls / sizeof sqls[0] && !st; i++)
+        if (sqlite3_prepare_v2(db, sqls[i], -1, &st, NULL) != SQLITE_OK)
+            st = NULL;
+    if (!st) /* no Level Zero tables: the report itself says there is no data */
+        return PA_REP_OK;
+    int64_t ids[PA_REPORT_MAX_IDS];
+    size_t n = 0;
+    char present[512] = "";
+    size_t plen = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        if (n < PA_REPORT_MAX_IDS)
+            ids[n++] = id;
+        int w = snprintf(present + plen, sizeof present - plen, "%s%lld", plen ? ", " : "", (long long)id);
+        if (w > 0 && (size_t)w < sizeof present - plen)
+            plen += (size_t)w;
+    }
+    sqlite3_finalize(st);
+    for (size_t i = 0; i < d->nids; i++) {
+        size_t k = 0;
+        while (k < n && ids[k] != d->ids[i])
+            k++;
+        if (k == n) {
+            snprintf(err, errsz, "report '%s': device=%s: no device %lld in this database; devices present: %s",
+                     req->def->name, d->s ? d->s : "?", (long long)d->ids[i], n ? present : "none");
+            return PA_REP_EUSAGE;
+        }
+    }
+    return PA_REP_OK;
+}
+
 int pa_report_prepare_ze(sqlite3 *db, const pa_report_req_t *req, const char *sql, sqlite3_stmt **st,
                          char *err, size_t errsz)
 {
@@ -114,8 +157,7 @@ int pa_report_prepare_ze(sqlite3 *db, const pa_report_req_t *req, const char *sq
 }
 
 const pa_report_opt_t pa_report_opts_rows_pid_tid[3] = {
-    {"rows", PA_OPT_INT, "<limit>", "Optional argument. Limits the number of rows in the output.\n"
-     "Default is no limit.", NULL},
+    {"rows", PA_OPT_INT, "<limit>", PA_REPORT_ROWS_HELP, NULL},
     {"process", PA_OPT_IDLIST, "<pid_list>", "Optional argument. PIDs to include, separated by"
      " '/'.\nDefault is all processes.", NULL},
     {"thread", PA_OPT_IDLIST, "<tid_list>", "Optional argument. TIDs to include, separated by"

@@ -18,8 +18,9 @@ int pa_report_step_error(sqlite3 *db, sqlite3_stmt *st, const char *report, char
 
 /*! pa_report_stat_rows() : runs st (finalized here) whose columns are: total (int, ns), count,
  *  then anything else (avg, med, ...); emits Time (%) (1 digit, of the total over all rows
- *  the query returned, spec 2.3.13 "of the total for all ranges listed"), Total, count, the
- *  rest as is (doubles with 0 digits); then applies rows=. Returns PA_REP_OK / PA_REP_EDATA. */
+ *  the query returned, spec 2.3.13 "of the total for all ranges listed"; rows= does not change
+ *  it, as in nsys), Total, count, the rest as is (doubles truncated, pa_table_add_double()
+ *  with 0 digits); then applies rows=. Returns PA_REP_OK / PA_REP_EDATA. */
 int pa_report_stat_rows(sqlite3 *db, sqlite3_stmt *st, const pa_report_req_t *req,
                         pa_table_t *t, char *err, size_t errsz);
 
@@ -39,10 +40,22 @@ int pa_report_device_filter(const pa_report_req_t *req, char *buf, size_t sz);
  *  err ("report 'x': device list too long") and returns PA_REP_EDATA; else PA_REP_OK. */
 int pa_report_device_clause(const pa_report_req_t *req, char *buf, size_t sz, char *err, size_t errsz);
 
+/*! pa_report_check_devices() : when the device= option is set, every id it names must be a device
+ *  of the DB (ZE_DEVICES, or a deviceId of ZE_OPS); otherwise err = "report 'x': device=7: no
+ *  device 7 in this database; devices present: 0, 1" and PA_REP_EUSAGE. PA_REP_OK when the
+ *  option is not set or every id exists (called by pa_report_run() for every report). */
+int pa_report_check_devices(sqlite3 *db, const pa_report_req_t *req, char *err, size_t errsz);
+
 /*! pa_report_prepare_ze() : registers ze_kname() on db (see writer_ze.h), then prepares `sql`
  *  like pa_report_prepare(). Returns PA_REP_OK, or PA_REP_EDATA with err set. */
 int pa_report_prepare_ze(sqlite3 *db, const pa_report_req_t *req, const char *sql, sqlite3_stmt **st,
                          char *err, size_t errsz);
+
+/* rows=<limit> help, shared by every report (report.c adds the option to those not declaring it):
+ * Time (%) is the share of the whole report, as in nsys, so the listed rows keep their values. */
+#define PA_REPORT_ROWS_HELP "Optional argument. Limits the number of rows in the output (the first\n" \
+    "rows after the report's sorting). Time (%) stays each row's share of the\n" \
+    "whole report (all rows, before the limit), as in nsys.\nDefault is no limit."
 
 /* Kernel naming and device options, shared by the Level Zero and HGTX-device reports (values
  * read by pa_report_name_mode() and pa_report_device_filter()). */

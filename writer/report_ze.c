@@ -7,7 +7,7 @@
 #include "writer_proj.h"
 #include "writer_ze.h"
 
-#define OPT_ROWS {"rows", PA_OPT_INT, "<limit>", "Optional argument. Limits the number of rows.\nDefault is no limit.", NULL}
+#define OPT_ROWS {"rows", PA_OPT_INT, "<limit>", PA_REPORT_ROWS_HELP, NULL}
 
 static const pa_report_opt_t opts_rows[] = { OPT_ROWS };
 static const pa_report_opt_t opts_kern[] = { PA_REPORT_OPT_BASE, PA_REPORT_OPT_MANGLED, PA_REPORT_OPT_DEVICE,
@@ -100,8 +100,8 @@ static int produce_kern_exec_trace(sqlite3 *db, const pa_report_req_t *req, pa_t
              "SELECT o.apiStart, o.apiEnd - o.apiStart,"
              " CASE WHEN o.start > o.apiEnd THEN o.apiEnd END,"
              " CASE WHEN o.start > o.apiEnd THEN o.start - o.apiEnd END,"
-             " o.start, o.end - o.start, max(o.end, o.apiEnd) - o.apiStart,"
-             " (SELECT value FROM META WHERE key = 'pid'), o.tid, o.deviceId, a.value,"
+             " o.start, o.end - o.start, o.end - o.apiStart,"
+             " (SELECT value FROM META WHERE key = 'pid'), o.tid & 4294967295, o.deviceId, a.value,"
              " " XYZ("grid") ", " XYZ("block") ","
              " ze_kname(s.value, %d) FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId"
              " LEFT JOIN STRING_IDS a ON a.id = o.apiNameId WHERE o.kind = 1",
@@ -116,7 +116,7 @@ static int produce_gpu_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t
     char sql[3072], kn[512];
     snprintf(sql, sizeof sql,
              "SELECT o.start, o.end - o.start, o.corrId, o.gridX, o.gridY, o.gridZ, o.blockX, o.blockY,"
-             " o.blockZ, NULL, NULL, NULL, o.bytes,"
+             " o.blockZ, NULL, o.staticSlm, o.dynamicSlm, o.bytes,"
              " CASE WHEN o.kind != 1 AND o.end > o.start THEN o.bytes * 1000000000 / (o.end - o.start) END,"
              " " MEMKIND("o.srcKind") ", " MEMKIND("o.dstKind") ","
              " coalesce(d.name, 'device') || ' (' || o.deviceId || ')', o.contextId, o.queueId,"
@@ -124,15 +124,17 @@ static int produce_gpu_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t
              "  'Memcpy ' || CASE WHEN o.srcKind IN (1,4) THEN 'H' WHEN o.srcKind = 3 THEN 'S' ELSE 'D' END"
              "  || 'to' || CASE WHEN o.dstKind IN (1,4) THEN 'H' WHEN o.dstKind = 3 THEN 'S' ELSE 'D' END END"
              " FROM ZE_OPS o LEFT JOIN STRING_IDS s ON s.id = o.nameId LEFT JOIN ZE_DEVICES d"
-             " ON d.deviceId = o.deviceId WHERE 1",
+             " ON d.deviceId = o.deviceId WHERE o.kind IN (1, 2, 3)",
              KNAME(req));
     return run_trace(db, req, sql, sizeof sql, " ORDER BY o.start, o.corrId", t, err, errsz);
 }
 
 /* ---- mem_time_sum (2.3.17) / mem_size_sum (2.3.16) ---- */
+/* operation names of the spec ("[memcpy Host-to-Device]"), each side the memory kind as in
+ * gpu_trace (Pageable = not a Level Zero allocation, Host = USM host): the agent's summary uses
+ * the same words (pa_ze_memop_name) */
 #define MEMOP_NAME "CASE o.kind WHEN 3 THEN '[memset]' ELSE '[memcpy ' ||" \
-    " CASE o.srcKind WHEN 2 THEN 'Device' WHEN 3 THEN 'Shared' WHEN 0 THEN 'Unknown' ELSE 'Host' END || '-to-' ||" \
-    " CASE o.dstKind WHEN 2 THEN 'Device' WHEN 3 THEN 'Shared' WHEN 0 THEN 'Unknown' ELSE 'Host' END || ']' END"
+    " " MEMKIND("o.srcKind") " || '-to-' || " MEMKIND("o.dstKind") " || ']' END"
 /* statistics of x per copy direction / fill, total descending */
 #define MEMOP_SUM_SQL(x) "SELECT " PA_SQL_STATS(x) ", " MEMOP_NAME " AS op FROM ZE_OPS o" \
     " WHERE o.kind IN (2, 3) GROUP BY op ORDER BY 1 DESC, op"
@@ -168,9 +170,9 @@ static int produce_api_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t
 {
     /* spec 2.3.3: one row per call, by duration ascending (ties by start) */
     static const char sql[] =
-        "SELECT a.start, a.end - a.start, s.value, a.corrId, (SELECT value FROM META WHERE key = 'pid'), a.tid,"
-        " coalesce((SELECT n.value FROM THREADS th JOIN STRING_IDS n ON n.id = th.nameId"
-        "  WHERE th.tid = a.tid LIMIT 1), '')"
+        "SELECT a.start, a.end - a.start, s.value, a.corrId, (SELECT value FROM META WHERE key = 'pid'),"
+        " a.tid & 4294967295, coalesce((SELECT n.value FROM THREADS th JOIN STRING_IDS n ON n.id = th.nameId"
+        "  WHERE th.tid = (a.tid & 4294967295) LIMIT 1), '')"
         " FROM ZE_API a JOIN STRING_IDS s ON s.id = a.nameId ORDER BY a.end - a.start, a.start";
     return run_rows(db, req, sql, 0, t, err, errsz);
 }
@@ -203,8 +205,11 @@ static const pa_report_col_t cols_gpu_trace[] = {
     C("Start (ns)", "Start"), C("Duration (ns)", "Duration"), C("CorrId", "Correlation id of the launching call"),
     C("GrdX", "Group count X"), C("GrdY", "Group count Y"), C("GrdZ", "Group count Z"),
     C("BlkX", "Group size X"), C("BlkY", "Group size Y"), C("BlkZ", "Group size Z"),
-    C("Reg/Trd", "Registers per thread (not available)"), C("StcSMem (bytes)", "Static shared memory (n/a)"),
-    C("DymSMem (bytes)", "Dynamic shared memory (n/a)"), C("Bytes (bytes)", "Bytes copied or filled"),
+    C("Reg/Trd", "Registers per thread: always '-', Level Zero does not expose it\n"
+      "            (ze_kernel_properties_t has no register count)"),
+    C("StcSMem (bytes)", "Static shared local memory of the kernel (ze_kernel_properties_t.localMemSize)"),
+    C("DymSMem (bytes)", "Dynamic shared local memory: the sizes of the kernel's local-memory arguments\n"
+      "            (zeKernelSetArgumentValue with a NULL value) at the append"), C("Bytes (bytes)", "Bytes copied or filled"),
     C("Throughput (B/s)", "Bytes / duration"), C("SrcMemKd", "Source (or filled) memory kind"),
     C("DstMemKd", "Destination memory kind"), C("Device", "Device name (id)"), C("Ctx", "Context id"),
     C("Strm", "Queue / immediate list id"), C("Name", "Kernel name, Memcpy XtoY, Memset") };

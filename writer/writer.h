@@ -7,7 +7,7 @@
 
 #include "../agg/agg.h"
 
-#define PA_SCHEMA_VERSION 1
+#define PA_SCHEMA_VERSION 2  /* 2: ZE_API/ZE_OPS.tid as globalTid; ZE_OPS staticSlm, dynamicSlm, appendCorrId; barriers (kind 4) */
 
 typedef struct pa_session_meta {
     uint32_t pid;

@@ -134,7 +134,10 @@ typedef struct pa_table {
     int oom;
 } pa_table_t;
 
-/*! pa_table_add_*() : appends the next cell (row-major). Out of memory is sticky (t->oom). */
+/*! pa_table_add_*() : appends the next cell (row-major). Out of memory is sticky (t->oom).
+ *  pa_table_add_double() with prec 0 is an integer statistic (Avg, Med, StdDev...): it is
+ *  truncated by pa_stat_trunc() (common/pa_stddev.h, the spec's rule), never rounded; so is a
+ *  REAL SQL column added with pa_table_add_sqlcol(.., 0). */
 void pa_table_add_int(pa_table_t *t, int64_t v);
 void pa_table_add_double(pa_table_t *t, double v, int prec);
 void pa_table_add_str(pa_table_t *t, const void *s, size_t len);

@@ -342,6 +342,12 @@ static int mem_finish(sqlite3 *db)
                          "UPDATE DEVICE_MEMORY AS a SET freeEventId = f.eventId, freeTime = f.start"
                          " FROM DEVICE_MEMORY AS f WHERE f.op = 1 AND f.result = 0"
                          " AND f.allocEventId = a.eventId;");
+    /* the aggregator counted unknown frees and failed allocations online, in drain order (a free
+     * on one thread can be drained before the allocation it releases); the pairing above is the
+     * authoritative one, so DEVICE_MEMORY_INFO says what DEVICE_MEMORY and the summary say */
+    rc |= pa_db_exec(db, "UPDATE DEVICE_MEMORY_INFO SET"
+                         " unknownFrees = (SELECT count(*) FROM DEVICE_MEMORY WHERE op = 1 AND allocEventId IS NULL),"
+                         " failedAllocs = (SELECT count(*) FROM DEVICE_MEMORY WHERE op = 0 AND result != 0);");
     /* the exit summary is computed from the DB with the report code, so both always agree */
     pa_mem_exit_free(wm.exit);
     wm.exit = pa_mem_exit_compute(db);

@@ -2,6 +2,7 @@
  * the Level Zero section of the exit summary. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,45 +11,71 @@
 #include "writer_ze.h"
 
 static const char ze_schema[] =
-    /* one row per ze call; nameId = API name, result = ze_result_t */
+    /* one row per ze call; nameId = API name, result = ze_result_t; tid = the calling thread as
+     * globalTid (pid << 32 | tid, the convention of every table, so DBs of several processes merge) */
     "CREATE TABLE ZE_API(start INTEGER, end INTEGER, tid INTEGER, nameId INTEGER,"
     " corrId INTEGER, result INTEGER);"
-    /* one row per device execution of a kernel (kind 1), copy (2) or fill (3); times are host
+    /* one row per device execution of a kernel (kind 1), copy (2), fill (3) or barrier (4); times are host
      * ns; api* = the launching call (append, or execute for regular lists = graphs: graphId is
-     * the list, nodeId the append index); srcKind/dstKind enum pa_ze_mem_kind */
+     * the list, nodeId the append index); srcKind/dstKind enum pa_ze_mem_kind; tid = the
+     * launching thread as globalTid (pid << 32 | tid); staticSlm/dynamicSlm = kernels' shared
+     * local memory bytes (localMemSize; local-memory arguments); appendCorrId = regular lists:
+     * corrId of the append call that recorded the command (graph node), else NULL */
     "CREATE TABLE ZE_OPS(start INTEGER, end INTEGER, tid INTEGER, kind INTEGER, corrId INTEGER,"
     " apiStart INTEGER, apiEnd INTEGER, apiNameId INTEGER, deviceId INTEGER, contextId INTEGER,"
     " queueId INTEGER, engine INTEGER, graphId INTEGER, nodeId INTEGER, nameId INTEGER,"
     " gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER,"
-    " bytes INTEGER, srcKind INTEGER, dstKind INTEGER);"
+    " bytes INTEGER, srcKind INTEGER, dstKind INTEGER, staticSlm INTEGER, dynamicSlm INTEGER,"
+    " appendCorrId INTEGER);"
     "CREATE TABLE ZE_DEVICES(deviceId INTEGER PRIMARY KEY, name TEXT, pciBusId TEXT, uuid TEXT,"
     " ccMajor INTEGER, ccMinor INTEGER, ceCount INTEGER, cuCount INTEGER, totalMem INTEGER,"
     " cuClockHz INTEGER, memClockHz INTEGER, timerHz INTEGER);";
 
 static pa_bulk_t bulk_api, bulk_ops;
 static int bulk_ready;
+static uint64_t ze_pid_shift; /* pid << 32 of the session (META pid), read on the first record */
+static int ze_have_pid;
+
+/* globalTid of thread `tid` of the session written to db: pid from META (the recorded process,
+ * also when `profagent recover` writes the DB), else this process. */
+static int64_t ze_gtid(sqlite3 *db, uint32_t tid)
+{
+    if (!ze_have_pid) {
+        sqlite3_stmt *st;
+        int64_t pid = getpid();
+        if (sqlite3_prepare_v2(db, "SELECT value FROM META WHERE key = 'pid'", -1, &st, NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
+                pid = sqlite3_column_int64(st, 0);
+            sqlite3_finalize(st);
+        }
+        ze_pid_shift = (uint64_t)pid << 32;
+        ze_have_pid = 1;
+    }
+    return (int64_t)(ze_pid_shift | tid);
+}
 static uint64_t cnt_uncollected, cnt_full;
 
 static int ze_create_schema(sqlite3 *db)
 {
     if (pa_db_exec(db, ze_schema) != 0)
         return -1;
+    ze_have_pid = 0;
     if (pa_bulk_init(&bulk_api, db, "INSERT INTO ZE_API(start,end,tid,nameId,corrId,result)", 6, 256) != 0 ||
         pa_bulk_init(&bulk_ops, db,
                      "INSERT INTO ZE_OPS(start,end,tid,kind,corrId,apiStart,apiEnd,apiNameId,deviceId,contextId,"
                      "queueId,engine,graphId,nodeId,nameId,gridX,gridY,gridZ,blockX,blockY,blockZ,"
-                     "bytes,srcKind,dstKind)", 24, 64) != 0)
+                     "bytes,srcKind,dstKind,staticSlm,dynamicSlm,appendCorrId)", 27, 64) != 0)
         return -1;
     bulk_ready = 1;
     return 0;
 }
 
-static void ops_row(const pa_record_t *rec, const pa_ze_op_t *op)
+static void ops_row(sqlite3 *db, const pa_record_t *rec, const pa_ze_op_t *op)
 {
     pa_bulk_t *b = &bulk_ops;
     pa_bulk_int(b, (int64_t)rec->t0);
     pa_bulk_int(b, (int64_t)rec->t1);
-    pa_bulk_int(b, rec->tid);
+    pa_bulk_int(b, ze_gtid(db, rec->tid));
     pa_bulk_int(b, op->kind);
     pa_bulk_int(b, (int64_t)op->corr_id);
     pa_bulk_int(b, (int64_t)op->api_t0);
@@ -65,13 +92,20 @@ static void ops_row(const pa_record_t *rec, const pa_ze_op_t *op)
         if (op->kind == PA_ZE_OP_KERNEL && op->grid[i]) pa_bulk_int(b, op->grid[i]); else pa_bulk_null(b);
     for (int i = 0; i < 3; i++)
         if (op->kind == PA_ZE_OP_KERNEL && op->block[i]) pa_bulk_int(b, op->block[i]); else pa_bulk_null(b);
-    if (op->kind == PA_ZE_OP_KERNEL) {
+    if (op->kind == PA_ZE_OP_KERNEL || op->kind == PA_ZE_OP_BARRIER) {
         pa_bulk_null(b); pa_bulk_null(b); pa_bulk_null(b);
     } else {
         pa_bulk_int(b, (int64_t)op->bytes);
         pa_bulk_int(b, op->src_kind);
         if (op->kind == PA_ZE_OP_COPY) pa_bulk_int(b, op->dst_kind); else pa_bulk_null(b);
     }
+    if (op->kind == PA_ZE_OP_KERNEL) {
+        pa_bulk_int(b, op->slm_static);
+        pa_bulk_int(b, op->slm_dynamic);
+    } else {
+        pa_bulk_null(b); pa_bulk_null(b);
+    }
+    if (op->graph_id && op->append_corr) pa_bulk_int(b, (int64_t)op->append_corr); else pa_bulk_null(b);
 }
 
 static int device_row(sqlite3 *db, const pa_ze_device_t *d)
@@ -101,7 +135,7 @@ static int ze_on_record(sqlite3 *db, const pa_record_t *rec, const uint8_t *payl
     case PA_SP_ZE_API:
         pa_bulk_int(&bulk_api, (int64_t)rec->t0);
         pa_bulk_int(&bulk_api, (int64_t)rec->t1);
-        pa_bulk_int(&bulk_api, rec->tid);
+        pa_bulk_int(&bulk_api, ze_gtid(db, rec->tid));
         pa_bulk_int(&bulk_api, rec->u.ze.api);
         pa_bulk_int(&bulk_api, (int64_t)rec->u.ze.corr_id);
         pa_bulk_int(&bulk_api, rec->u.ze.result);
@@ -111,7 +145,7 @@ static int ze_on_record(sqlite3 *db, const pa_record_t *rec, const uint8_t *payl
             return 0;
         pa_ze_op_t op;
         memcpy(&op, payload, sizeof op);
-        ops_row(rec, &op);
+        ops_row(db, rec, &op);
         return 0;
     }
     case PA_SP_ZE_DEVICE: {

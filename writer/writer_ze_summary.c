@@ -112,7 +112,7 @@ int pa_ze_busy_compute(sqlite3 *db)
     nbusy = 0;
     busy_ready = 0;
     /* in start order (ZE_OPS_start index) the union is one pass keeping the furthest end seen */
-    if (sqlite3_prepare_v2(db, "SELECT deviceId, start, end FROM ZE_OPS WHERE end > start AND deviceId"
+    if (sqlite3_prepare_v2(db, "SELECT deviceId, start, end FROM ZE_OPS WHERE kind IN (1, 2, 3) AND end > start AND deviceId"
                            " IS NOT NULL ORDER BY start", -1, &st, NULL) != SQLITE_OK)
         return -1;
     int rc;

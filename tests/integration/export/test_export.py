@@ -171,7 +171,8 @@ def check_db(name, db):
     c = sqlite3.connect(db)
     meta = dict(c.execute("SELECT key, value FROM META"))
     tabs = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    nops = c.execute("SELECT count(*) FROM ZE_OPS").fetchone()[0] if "ZE_OPS" in tabs else 0
+    # kernels, copies, fills (barriers, kind 4, are in ZE_OPS but not on the timeline, as in gpu_trace)
+    nops = c.execute("SELECT count(*) FROM ZE_OPS WHERE kind IN (1, 2, 3)").fetchone()[0] if "ZE_OPS" in tabs else 0
     devs = [r[0] for r in c.execute("SELECT DISTINCT deviceId FROM ZE_OPS WHERE kind = 1")] if nops else []
     # memory in use per device at the end = unreleased bytes (the counter's last value)
     unrel = dict(c.execute("SELECT coalesce(deviceId, -1), sum(size) FROM DEVICE_MEMORY WHERE op = 0 AND result = 0"

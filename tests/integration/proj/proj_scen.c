@@ -1,6 +1,7 @@
 /* proj_scen.c - HGTX-to-device scenarios with known device work (busy_ns kernels on simdev) for
- * the projection tests. usage: proj_scen nested|overlap|graph|recstep|xthread|manyexec|relist */
+ * the projection tests. usage: proj_scen nested|overlap|graph|recstep|xthread|xthread2|manyexec|relist */
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -190,6 +191,38 @@ static void xthread(ze_command_list_handle_t l)
     pthread_join(b, NULL);
 }
 
+/* start/end "xa" begun on main, which launches 3 kernels (0.2 ms) in it, ended on thread B after B
+ * launched 2 (0.3 ms): both threads' kernels belong to it (started or ended by the launching
+ * thread). B exists (its ring too) before the range starts and ends it right after main's
+ * launches, so the aggregator may drain B's end before main's launch records. */
+static sem_t go_b;
+static void *thread_b2(void *arg)
+{
+    (void)arg;
+    hgtxMarkA("b ready");
+    while (sem_wait(&go_b) != 0)
+        ;
+    busy(lists[1], 300000);
+    busy(lists[1], 300000);
+    hgtxRangeEnd(xs.id);
+    sync_list(lists[1]);
+    return NULL;
+}
+
+static void xthread2(void)
+{
+    pthread_t b;
+    sem_init(&go_b, 0, 0);
+    pthread_create(&b, NULL, thread_b2, NULL);
+    sleep_ns(5000000);
+    xs.id = hgtxRangeStartA("xa");
+    for (int i = 0; i < 3; i++)
+        busy(lists[0], 200000);
+    sem_post(&go_b);
+    pthread_join(b, NULL);
+    sync_list(lists[0]);
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "";
@@ -213,12 +246,14 @@ int main(int argc, char **argv)
         recstep(dev);
     else if (!strcmp(what, "xthread"))
         xthread(l[0]);
+    else if (!strcmp(what, "xthread2"))
+        xthread2();
     else if (!strcmp(what, "manyexec"))
         manyexec(dev);
     else if (!strcmp(what, "relist"))
         relist(dev);
     else
-        sample_die("usage: %s nested|overlap|graph|recstep|xthread|manyexec|relist (got '%s')", argv[0], what);
+        sample_die("usage: %s nested|overlap|graph|recstep|xthread|xthread2|manyexec|relist (got '%s')", argv[0], what);
     for (uint32_t e = 0; e < 3; e++) {
         SAMPLE_CHECK(zeCommandListDestroy(l[e]));
         SAMPLE_CHECK(zeEventDestroy(done[e]));

@@ -202,7 +202,7 @@ x = report(db, "hgtx_kern_sum")
 check([(r[0], r[1], r[5], r[6]) for r in x] == [("xr", "StartEnd", "1", "1000000")], f"xthread {x}")
 # TID of the (range, kernel) rows = the kernel's launching thread B (spec 2.3.9: rows per thread, range
 # and kernel), not main, which started the range (and whose tid is the pid)
-(ktid,), = q(db, "SELECT tid FROM ZE_OPS WHERE kind = 1")
+(ktid,), = q(db, "SELECT tid & 0xffffffff FROM ZE_OPS WHERE kind = 1")
 (rtid,), = q(db, "SELECT globalTid & 0xffffffff FROM HGTX_RANGES_NAMED WHERE name = 'xr'")
 check(ktid != rtid and x and x[0][3] == str(ktid), f"xthread kern_sum TID {x[0][3] if x else None}: kernel {ktid}, range {rtid}")
 xt = report(db, "hgtx_kern_trace")
