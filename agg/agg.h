@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/pa_hostctr.h"
 #include "../common/pa_record.h"
 
 /* Online statistics of one key (spec: asys-stats-reports.txt, "Avg/Med/Min/Max/StdDev"):
@@ -47,6 +48,31 @@ typedef struct pa_thread_info {
     uint64_t first_ns, last_ns;
 } pa_thread_info_t;
 
+/* Host counters (agg/agg_hc.c), for the summary; strings interned (valid until pa_agg_free()). */
+typedef struct pa_hc_event_res {
+    uint32_t status;      /* enum pa_hc_status (common/pa_hostctr.h) */
+    uint32_t column;      /* index of its values, PA_HC_NO_COLUMN when not counted */
+    int err;              /* errno of the failed open */
+    const char *name, *asked, *encoding, *detail;
+} pa_hc_event_res_t;
+
+typedef struct pa_hc_thread_res {
+    uint32_t tid;
+    int at_exit;          /* 1: read at the thread's exit; 0: at its last range */
+    uint64_t enabled, running; /* ns the group was enabled / counting */
+    uint32_t n;
+    uint64_t v[PA_HC_MAX_EVENTS]; /* since the thread's first range, scaled (by column) */
+} pa_hc_thread_res_t;
+
+typedef struct pa_hc_results {
+    pa_hc_event_res_t *ev; size_t nev;     /* every asked or substituted event, in order */
+    uint32_t ncols;                        /* counted events */
+    pa_hc_thread_res_t *thr; size_t nthr;  /* threads that read their group at least once */
+    uint64_t threads_opened, threads_failed, threads_no_fds;
+    uint64_t unmatched;       /* reads whose HGTX record was lost */
+    uint64_t ranges_with, ranges_without, cross_thread; /* ranges with deltas / without / ended elsewhere */
+} pa_hc_results_t;
+
 typedef struct pa_agg_results {
     pa_stat_row_t *rows; size_t nrows;
     pa_thread_info_t *threads; size_t nthreads;
@@ -62,6 +88,7 @@ typedef struct pa_agg_results {
     uint64_t hgtx_misuse_bad_domain; /* calls with a domain handle never created or destroyed */
     uint64_t unrecorded;            /* events the collector could not put in any ring
                                        (pa_unrecorded as of the final drain) */
+    const pa_hc_results_t *hc;      /* host counters, NULL when none were asked */
 } pa_agg_results_t;
 
 typedef struct pa_agg_config {

@@ -171,6 +171,10 @@ static void consume_mem(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t 
     (void)t;
     pa_agg_mem_record(a, rec, p);
 }
+static void consume_hc(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec, const uint8_t *p)
+{
+    pa_agg_hc_record(a, t->tid, rec, p);
+}
 /* ITT counters pass through: the writer stores them (writer/writer_itt.c). */
 static void consume_itt(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec, const uint8_t *p)
 {
@@ -187,6 +191,7 @@ static const struct { uint16_t first, last; agg_consume_fn fn; } agg_consumers[]
     {PA_REC_OSRT_FIRST, PA_REC_OSRT_LAST, consume_osrt},
     {PA_REC_ZE_FIRST, PA_REC_ZE_LAST, consume_ze},
     {PA_REC_MEM_FIRST, PA_REC_MEM_LAST, consume_mem},
+    {PA_REC_HC_FIRST, PA_REC_HC_LAST, consume_hc},
     {PA_REC_ITT_FIRST, PA_REC_ITT_LAST, consume_itt},
 };
 
@@ -358,6 +363,7 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
     uint64_t now = pa_clock_ns();
     a->end_ns = now > a->last_ns ? now : a->last_ns;
     pa_agg_hgtx_finish(a);
+    pa_agg_hc_finish(a); /* after the open ranges were closed */
     pa_agg_ze_finish(a);
     pa_agg_mem_finish(a);
     results_threads(a);
@@ -404,6 +410,7 @@ void pa_agg_destroy(pa_agg_t *a)
     free(a->threads);
     free(a->res.rows);
     free(a->res.threads);
+    free((void *)a->res.hc);
     free(a->se);
     free(a->tmp);
     free(a->scratch);

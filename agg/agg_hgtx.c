@@ -7,6 +7,9 @@
 
 /* weak: tests that build the HGTX pairing alone do not link the projection */
 extern __typeof__(pa_agg_proj_range) pa_agg_proj_range __attribute__((weak));
+/* weak too: host counter deltas (agg_hc.c) */
+extern __typeof__(pa_agg_hc_hgtx) pa_agg_hc_hgtx __attribute__((weak));
+extern __typeof__(pa_agg_hc_range) pa_agg_hc_range __attribute__((weak));
 
 /* "domain:name" (or just the name) as one interned string: the statistics key. */
 static uint32_t display_id(pa_agg_t *a, uint32_t domain_id, uint32_t name_id)
@@ -67,6 +70,8 @@ static void range_emit(pa_agg_t *a, const range_out_t *o)
     pa_agg_spool(a, &r, NULL);
     if (pa_agg_proj_range)
         pa_agg_proj_range(a, &r); /* device projection of this instance (agg_proj.c) */
+    if (pa_agg_hc_range)
+        pa_agg_hc_range(a, &r); /* host counter deltas of this instance */
     if (o->flags & PA_RF_UNTERMINATED)
         return;
     uint32_t key = display_id(a, o->domain_id, o->name_id);
@@ -284,6 +289,8 @@ void pa_agg_hgtx_record(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t 
 {
     if (rec->flags & PA_RF_BAD_DOMAIN) /* the collector judged the handle; domain is 0 now */
         a->bad_domain++;
+    if (pa_agg_hc_hgtx && rec->kind <= PA_REC_HGTX_END)
+        pa_agg_hc_hgtx(a, t->tid, rec); /* the counter read just before this record */
     switch (rec->kind) {
     case PA_REC_HGTX_PUSH:
         hgtx_push(a, t, rec, payload);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "hostctr.h"
 #include "writer_internal.h"
 
 void pa_cli_error(const char *fmt, ...)
@@ -32,8 +33,11 @@ static void pa_cli_usage(FILE *out)
         "        run CMD under the agent (sets PROFAGENT_* and LD_PRELOAD, then execs)\n"
         "  export [--format perfetto|perfetto-proto] FILE.db [-o OUT.json|OUT.pftrace]\n"
         "        the timeline for Perfetto (Chrome trace-event JSON, or Perfetto's protobuf)\n"
+        "  report FILE.db [-o report.html] [--rows N]\n"
+        "        one self-contained HTML page: session, device busy overview, reports with charts\n"
         "  recover FILE.spool.zst [-o OUT.db]\n"
-        "        build the DB of a process that died before writing it (SIGKILL, abort, crash)\n\n"
+        "        build the DB of a process that died before writing it (SIGKILL, abort, crash)\n"
+        "  counters     the libpfm4 event names PROFAGENT_HOST_COUNTERS accepts on this machine\n\n"
         "Options:\n"
         "  --help       this text\n"
         "  --version    the version\n");
@@ -62,6 +66,19 @@ int main(int argc, char **argv)
         return pa_cli_recover(argc - 1, argv + 1);
     if (strcmp(cmd, "export") == 0)
         return pa_cli_export(argc - 1, argv + 1);
-    pa_cli_error("unknown command '%s'; accepted: stats, export, run, recover, --help, --version", cmd);
+    if (strcmp(cmd, "report") == 0)
+        return pa_cli_report(argc - 1, argv + 1);
+    if (strcmp(cmd, "counters") == 0) {
+        if (argc > 2) {
+            pa_cli_error("counters takes no arguments");
+            return PA_CLI_EUSAGE;
+        }
+        if (pa_hc_list_events(stdout) < 0) {
+            pa_cli_error("libpfm4 could not be initialized: no event names to list");
+            return PA_CLI_EDATA;
+        }
+        return PA_CLI_OK;
+    }
+    pa_cli_error("unknown command '%s'; accepted: stats, export, report, run, recover, counters, --help, --version", cmd);
     return PA_CLI_EUSAGE;
 }

@@ -86,6 +86,10 @@ const char *pa_tl_cat_name(int cat);
  *  descending), tracks in index order: a malloc'd array of tl->nslices entries (NULL: no memory). */
 uint32_t *pa_tl_order(const pa_tl_t *tl);
 
+/*! pa_tl_json_str() : s[0..len) as a JSON string: '"', '\\' and control bytes escaped, bytes that
+ *  are not valid UTF-8 as \u00XX (their Latin-1 reading), so the output always parses. */
+void pa_tl_json_str(FILE *out, const char *s, size_t len);
+
 /*! pa_tl_write_json() : Chrome trace-event JSON ("traceEvents", ts/dur in us with 3 decimals
  *  = exact ns, "displayTimeUnit":"ns", the clock anchor in "otherData" and "metadata").
  *  Returns the number of events written, or -1 on a write error. */

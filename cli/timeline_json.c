@@ -7,7 +7,7 @@
 
 /* JSON string: '"', '\\' and control bytes escaped; bytes that are not valid UTF-8 become
  * \u00XX (their Latin-1 reading), so the file always parses. */
-static void pa_tlj_str(FILE *out, const char *str, size_t len)
+void pa_tl_json_str(FILE *out, const char *str, size_t len)
 {
     const unsigned char *s = (const unsigned char *)str;
     fputc('"', out);
@@ -42,7 +42,7 @@ static void pa_tlj_str(FILE *out, const char *str, size_t len)
 
 static void pa_tlj_name(FILE *out, const pa_tl_t *tl, uint32_t s)
 {
-    pa_tlj_str(out, tl->strings[s], tl->string_len[s]);
+    pa_tl_json_str(out, tl->strings[s], tl->string_len[s]);
 }
 
 /* ns as microseconds with 3 decimals: exact */
@@ -81,9 +81,9 @@ long pa_tl_write_json(const pa_tl_t *tl, FILE *out)
                  "\"origin_mono_ns\":%" PRId64 ",\"origin_wall_ns\":%" PRId64 ",\"session_start_mono_ns\":%" PRId64
                  ",\"session_start_wall_ns\":%" PRId64 ",\"session_end_mono_ns\":%" PRId64 ",\"command\":",
             tl->origin_ns, origin_wall, tl->start_mono_ns, tl->start_wall_ns, tl->end_mono_ns);
-    pa_tlj_str(out, tl->command ? tl->command : "", tl->command ? strlen(tl->command) : 0);
+    pa_tl_json_str(out, tl->command ? tl->command : "", tl->command ? strlen(tl->command) : 0);
     fputs(",\"host\":", out);
-    pa_tlj_str(out, tl->host ? tl->host : "", tl->host ? strlen(tl->host) : 0);
+    pa_tl_json_str(out, tl->host ? tl->host : "", tl->host ? strlen(tl->host) : 0);
     fputs("},\n\"traceEvents\":[\n", out);
     const char *sep = "";
     for (size_t i = 0; i < tl->nprocs; i++) {

@@ -139,6 +139,10 @@ static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t 
     return 0;
 }
 
+/* Host counters (hwcounters/hostctr.h): nonzero while on; then every HGTX push/pop/start/end
+ * calls pa_hc_sample(t0) with the record's t0 just before emitting it. */
+extern int pa_hc_active;
+void pa_hc_sample(uint64_t t0);
 /* HGTX emission for sources mapped onto HGTX ranges (hgtx.c; used by collector/itt.c). The
  * caller checked pa_agent_collecting(); `dom` is an id pa_hgtx_domain_new() returned (0: the
  * default domain); `len` name bytes (cut at HGTX_MESSAGE_MAX); t0 in ns, 0 = now. Start/end

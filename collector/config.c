@@ -53,6 +53,9 @@ const pa_config_var_t pa_config_vars[] = {
      * state; medians of keys beyond it are recomputed from the DB at exit */
     {"PROFAGENT_MEDIAN_BUDGET", PA_CFG_SIZE, OFF(median_budget), "4M", "samples, suffix K or M, 1K..1G",
      KI, 1024 * MI, NULL, "samples kept for exact medians (8 bytes each)"},
+    /* encoded by hwcounters/ (libpfm4); empty = off */
+    {"PROFAGENT_HOST_COUNTERS", PA_CFG_STRING, OFF(host_counters), "", "a comma list of libpfm4 event names",
+     0, 0, NULL, "host counters per thread and HGTX range (profagent counters lists names)"},
     {"PROFAGENT_SYMBOLS_SYSTEM_DEBUGINFO", PA_CFG_BOOL, OFF(symbols_system_debuginfo), "0", "0|1", 0, 0, NULL,
      "1 reads the DWARF (source lines) of /lib, /usr/lib libraries at exit"},
 };

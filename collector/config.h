@@ -40,6 +40,7 @@ typedef struct pa_config {
     uint64_t exit_timeout_ms;          /* PROFAGENT_EXIT_TIMEOUT_MS */
     uint64_t median_budget;            /* PROFAGENT_MEDIAN_BUDGET: samples kept for exact medians */
     uint64_t ze_max_events;            /* PROFAGENT_ZE_MAX_EVENTS: agent timestamp events in flight per context */
+    char host_counters[PA_CFG_STR_MAX]; /* PROFAGENT_HOST_COUNTERS: libpfm4 names, parsed by hwcounters/ */
     int symbols_system_debuginfo;      /* PROFAGENT_SYMBOLS_SYSTEM_DEBUGINFO: separate debug info of /lib, /usr/lib */
 } pa_config_t;
 

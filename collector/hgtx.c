@@ -60,10 +60,24 @@ static inline void emit_named_len(pa_record_t *rec, const char *name, size_t len
     pa_emit(rec, name, (uint32_t)len);
 }
 
-/* emit_named_len() for a NUL-terminated name (NULL is ""), now. */
-static inline void emit_named(pa_record_t *rec, const char *name)
+/* emit_named_len() for a NUL-terminated name (NULL is ""), at t0 (0 = now). */
+static inline void emit_named_at(pa_record_t *rec, const char *name, uint64_t t0)
 {
-    emit_named_len(rec, name, name ? strnlen(name, PA_HGTX_NAME_MAX + 1) : 0, 0);
+    emit_named_len(rec, name, name ? strnlen(name, PA_HGTX_NAME_MAX + 1) : 0, t0);
+}
+
+static inline void emit_named(pa_record_t *rec, const char *name) { emit_named_at(rec, name, 0); }
+
+/* The time of a range record (t0, 0 = now). Host counters on (hwcounters/): the thread's group
+ * is read first, tagged with that time, so the aggregator pairs the read with the record. Off,
+ * this costs one load and a predictable branch. */
+static inline uint64_t range_time(uint64_t t0)
+{
+    if (!t0)
+        t0 = pa_clock_ns();
+    if (PA_UNLIKELY(pa_hc_active))
+        pa_hc_sample(t0);
+    return t0;
 }
 
 static inline int push(hgtxDomainHandle_t d, const char *message)
@@ -75,7 +89,7 @@ static inline int push(hgtxDomainHandle_t d, const char *message)
         pa_record_t rec = {.kind = PA_REC_HGTX_PUSH, .flags = flags};
         rec.u.hgtx.domain = dom;
         rec.u.hgtx.level = level;
-        emit_named(&rec, message);
+        emit_named_at(&rec, message, range_time(0));
     }
     return level;
 }
@@ -89,7 +103,7 @@ static inline int pop(hgtxDomainHandle_t d)
     int *depth = depth_of(dom);
     int level = *depth > 0 ? --*depth : -1;
     if (pa_agent_collecting(PA_SRC_HGTX)) {
-        pa_record_t rec = {.kind = PA_REC_HGTX_POP, .flags = flags, .t0 = pa_clock_ns()};
+        pa_record_t rec = {.kind = PA_REC_HGTX_POP, .flags = flags, .t0 = range_time(0)};
         rec.u.hgtx.domain = dom;
         rec.u.hgtx.level = level;
         pa_emit(&rec, NULL, 0);
@@ -105,7 +119,7 @@ static inline hgtxRangeId_t start(hgtxDomainHandle_t d, const char *message)
     rec.u.hgtx.domain = domain_check(d, &rec.flags);
     rec.u.hgtx.id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed) + 1;
     rec.u.hgtx.level = -1;
-    emit_named(&rec, message);
+    emit_named_at(&rec, message, range_time(0));
     return rec.u.hgtx.id;
 }
 
@@ -113,7 +127,7 @@ static inline void end(hgtxDomainHandle_t d, hgtxRangeId_t id)
 {
     if (!pa_agent_collecting(PA_SRC_HGTX))
         return;
-    pa_record_t rec = {.kind = PA_REC_HGTX_END, .t0 = pa_clock_ns()};
+    pa_record_t rec = {.kind = PA_REC_HGTX_END, .t0 = range_time(0)};
     rec.u.hgtx.domain = domain_check(d, &rec.flags);
     rec.u.hgtx.id = id;
     rec.u.hgtx.level = -1;
@@ -182,7 +196,7 @@ int pa_hgtx_push_ex(uint32_t dom, const char *name, size_t len, uint64_t t0)
     pa_record_t rec = {.kind = PA_REC_HGTX_PUSH};
     rec.u.hgtx.domain = dom;
     rec.u.hgtx.level = level;
-    emit_named_len(&rec, name, len, t0);
+    emit_named_len(&rec, name, len, range_time(t0));
     return level;
 }
 
@@ -190,7 +204,7 @@ int pa_hgtx_pop_ex(uint32_t dom, uint64_t t0)
 {
     int *depth = depth_of(dom);
     int level = *depth > 0 ? --*depth : -1;
-    pa_record_t rec = {.kind = PA_REC_HGTX_POP, .t0 = t0 ? t0 : pa_clock_ns()};
+    pa_record_t rec = {.kind = PA_REC_HGTX_POP, .t0 = range_time(t0)};
     rec.u.hgtx.domain = dom;
     rec.u.hgtx.level = level;
     pa_emit(&rec, NULL, 0);
@@ -203,12 +217,12 @@ void pa_hgtx_start_ex(uint32_t dom, uint64_t id, const char *name, size_t len, u
     rec.u.hgtx.domain = dom;
     rec.u.hgtx.id = id;
     rec.u.hgtx.level = -1;
-    emit_named_len(&rec, name, len, t0);
+    emit_named_len(&rec, name, len, range_time(t0));
 }
 
 void pa_hgtx_end_ex(uint32_t dom, uint64_t id, uint64_t t0)
 {
-    pa_record_t rec = {.kind = PA_REC_HGTX_END, .t0 = t0 ? t0 : pa_clock_ns()};
+    pa_record_t rec = {.kind = PA_REC_HGTX_END, .t0 = range_time(t0)};
     rec.u.hgtx.domain = dom;
     rec.u.hgtx.id = id;
     rec.u.hgtx.level = -1;

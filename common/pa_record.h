@@ -71,6 +71,14 @@ enum pa_rec_kind {
     PA_REC_MEM_FREE = 0x81,      /* t0, t1, u.mem (size 0, kind 0) */
     PA_REC_MEM_MODULE = 0x82,    /* dlclose unloaded a module (collector/mem_dl.c): t0; u.raw = {unload
                                     generation, load bias, lowest, end address}; payload = its path */
+    /* host counters (hwcounters/, layouts in common/pa_hostctr.h): first half of the hwctr range */
+    PA_REC_HC_FIRST = 0xc0,
+    PA_REC_HC_LAST = 0xcf,
+    PA_REC_HC_SAMPLE = 0xc0,     /* group read just before the HGTX record with the same t0 on this
+                                    thread (or at thread exit, PA_RF_HC_EXIT): see pa_hc_sample_t */
+    PA_REC_HC_EVENT = 0xc1,      /* outcome of one asked/substituted event: u.raw see pa_hostctr.h;
+                                    payload = "name\0asked\0encoding\0detail" */
+    PA_REC_HC_THREAD = 0xc2,     /* a thread's open attempt: u.raw[0] status, raw[1] errno */
 };
 
 /* Spool record kinds (aggregator -> writer). */
@@ -110,6 +118,18 @@ enum pa_sp_kind {
     PA_SP_MEM_INFO = 0x1083,     /* u.raw = {rules STRING id, exe STRING id, failed allocs, unknown frees} */
     PA_SP_MEM_COUNTS = 0x1084,   /* u.raw[0] = memory records lost by the collector (ring full after
                                     the bounded wait, no ring) */
+    /* host counters (agg/agg_hc.c -> writer/writer_hc.c), layouts in common/pa_hostctr.h */
+    PA_SP_HC_FIRST = 0x10c0,
+    PA_SP_HC_LAST = 0x10cf,
+    PA_SP_HC_EVENT = 0x10c0,     /* one event outcome: u.raw as PA_REC_HC_EVENT, t0 = asked STRING id,
+                                    t1 = encoding STRING id, tid = detail STRING id */
+    PA_SP_HC_RANGE = 0x10c1,     /* one range's deltas: u.raw[0] range id, raw[1] time enabled, raw[2]
+                                    time running (ns); payload = n x {scaled, raw} uint64 pairs */
+    PA_SP_HC_THREAD = 0x10c2,    /* a thread's totals: tid, t0 = time enabled, t1 = time running;
+                                    u.raw[0] = PA_RF_HC_EXIT when read at its exit; payload = n x
+                                    {scaled, raw} uint64 pairs */
+    PA_SP_HC_COUNTS = 0x10c3,    /* u.raw = {threads opened, threads failed, samples unmatched,
+                                    ranges without counters} */
 };
 
 /* pa_record_t.flags */

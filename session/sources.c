@@ -16,7 +16,8 @@
     PA_SOURCE(osrt)               \
     PA_SOURCE(ze)                 \
     PA_SOURCE(mem)                \
-    PA_SOURCE(itt)
+    PA_SOURCE(itt)                \
+    PA_SOURCE(hostctr)
 
 #define PA_SOURCE_DECL(n) extern const pa_source_t pa_source_##n;
 #define PA_SOURCE_ENTRY(n) &pa_source_##n,

@@ -20,10 +20,11 @@ static const pa_report_def_t *const *pa_report_tables(size_t i)
     case 2: return pa_reports_hgtxdev;
     case 3: return pa_reports_mem;
     case 4: return pa_reports_misc;
+    case 5: return pa_reports_hostctr;
     default: return NULL;
     }
 }
-#define PA_NTABLES 5
+#define PA_NTABLES 6
 
 /* rows=<limit>: every report takes it (applied by pa_report_run() after the report sorted its
  * rows); a report that lists it in its own options just documents it there. */
@@ -443,6 +444,30 @@ int pa_report_run(sqlite3 *db, const pa_report_req_t *req, int fmt, FILE *out, c
                   size_t errsz)
 {
     return pa_report_run_unit(db, req, fmt, 0, out, NULL, err, errsz);
+}
+
+int pa_report_produce(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, const char **titles,
+                      char *err, size_t errsz)
+{
+    const pa_report_def_t *d = req->def;
+    memset(t, 0, sizeof *t);
+    for (size_t i = 0; i < d->ncols && i < 64; i++)
+        titles[i] = d->cols[i].title;
+    t->ncols = (int)(d->ncols < 64 ? d->ncols : 64);
+    t->titles = titles;
+    pa_report_req_t all = *req;  /* every row: rows= is not applied */
+    all.rows.set = 0;
+    for (size_t i = 0; i < d->nopts && i < PA_REPORT_MAX_OPTS; i++)
+        if (strcmp(d->opts[i].name, "rows") == 0)
+            all.vals[i].set = 0;
+    int rc = d->produce(db, &all, t, err, errsz);
+    if (rc == 0 && t->oom) {
+        snprintf(err, errsz, "report '%s': out of memory", d->name);
+        rc = PA_REP_EDATA;
+    }
+    if (rc)
+        pa_table_free(t);
+    return rc ? PA_REP_EDATA : PA_REP_OK;
 }
 
 int pa_report_run_unit(sqlite3 *db, const pa_report_req_t *req, int fmt, int shift, FILE *out,

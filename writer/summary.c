@@ -219,6 +219,8 @@ void pa_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_res
         pa_writer_source_mem.summary(out, meta, res);
     if (res && pa_writer_source_proj.summary)
         pa_writer_source_proj.summary(out, meta, res);
+    if (res)
+        pa_writer_source_hc.summary(out, meta, res);
     fflush(out);
     sqlite3_close(db);
 }

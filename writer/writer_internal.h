@@ -101,6 +101,7 @@ typedef struct pa_writer_source {
 extern const pa_writer_source_t pa_writer_source_ze;   /* writer/writer_ze.c */
 extern const pa_writer_source_t pa_writer_source_mem;  /* writer/writer_mem.c */
 extern const pa_writer_source_t pa_writer_source_proj; /* writer/writer_proj.c: PA_SP_HGTX_ASSOC */
+extern const pa_writer_source_t pa_writer_source_hc;   /* writer/writer_hc.c: PA_SP_HC_* host counters */
 extern const pa_writer_source_t pa_writer_source_itt;  /* writer/writer_itt.c: PA_SP_ITT_COUNTS */
 
 /* ---- SQL functions (report_sqlfn.c) ---- */
@@ -202,6 +203,12 @@ struct pa_report_req {
     pa_opt_val_t rows;  /* rows=<limit> of a report that does not declare it (report.c applies it to all) */
 };
 
+/*! pa_report_produce() : every row of the report (rows= not applied) into `t`, whose titles
+ *  point into `titles` (64 entries, caller's). Returns PA_REP_OK (free t with pa_table_free) or
+ *  PA_REP_EDATA with err set (t empty). */
+int pa_report_produce(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, const char **titles,
+                      char *err, size_t errsz);
+
 /*! pa_req_opt() : the value of option `name` of req's report, NULL if not set (or unknown). */
 const pa_opt_val_t *pa_req_opt(const pa_report_req_t *req, const char *name);
 
@@ -217,6 +224,7 @@ extern const pa_report_def_t *const pa_reports_ze[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_hgtxdev[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_mem[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_misc[] __attribute__((weak));
+extern const pa_report_def_t *const pa_reports_hostctr[] __attribute__((weak)); /* report_hc.c */
 
 /* ---- device memory (report_mem.c): the exit summary section, computed from the DB with the
  * same code as device_memory_usage_summary so both always agree ---- */
