@@ -80,7 +80,7 @@ static void pa_summary_stats(FILE *out, sqlite3 *db, const pa_agg_results_t *res
         free(v);
         return;
     }
-    qsort(v, n, sizeof *v, pa_cmp_rows);
+    pa_sort(v, n, sizeof *v, pa_cmp_rows);
     pa_table_t t;
     memset(&t, 0, sizeof t);
     t.ncols = ncols;
@@ -221,6 +221,8 @@ void pa_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_res
         pa_writer_source_proj.summary(out, meta, res);
     if (res)
         pa_writer_source_hc.summary(out, meta, res);
+    if (pa_writer_source_pcs.summary)
+        pa_writer_source_pcs.summary(out, meta, res);
     fflush(out);
     sqlite3_close(db);
 }

@@ -8,8 +8,18 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <stdlib.h>
+
 #include "../common/pa_record.h"
 #include "writer.h"
+
+/*! pa_sort() : qsort() for arrays that may be empty: an empty report has no array at all
+ *  (v == NULL, n == 0), and qsort's pointer is declared nonnull (UBSan reports the call). */
+static inline void pa_sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(v, n, size, cmp);
+}
 
 #ifndef PA_WRITER_AGENT_VERSION
 #define PA_WRITER_AGENT_VERSION "0.1.0"  /* META.agent_version and `profagent --version` */
@@ -91,6 +101,7 @@ typedef struct pa_writer_source {
 extern const pa_writer_source_t pa_writer_source_ze;   /* writer/writer_ze.c */
 extern const pa_writer_source_t pa_writer_source_mem;  /* writer/writer_mem.c */
 extern const pa_writer_source_t pa_writer_source_proj; /* writer/writer_proj.c: PA_SP_HGTX_ASSOC */
+extern const pa_writer_source_t pa_writer_source_pcs;  /* writer/writer_pcs.c: PA_SP_PCS_* */
 extern const pa_writer_source_t pa_writer_source_hc;   /* writer/writer_hc.c: PA_SP_HC_* host counters */
 extern const pa_writer_source_t pa_writer_source_itt;  /* writer/writer_itt.c: PA_SP_ITT_COUNTS */
 
@@ -214,6 +225,7 @@ extern const pa_report_def_t *const pa_reports_ze[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_hgtxdev[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_mem[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_misc[] __attribute__((weak));
+extern const pa_report_def_t *const pa_reports_pcs[] __attribute__((weak)); /* report_pcs.c */
 extern const pa_report_def_t *const pa_reports_hostctr[] __attribute__((weak)); /* report_hc.c */
 extern const pa_report_def_t *const pa_reports_op[] __attribute__((weak)); /* report_op.c: ppu_op_sum, moe_op_sum */
 
