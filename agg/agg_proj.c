@@ -67,6 +67,7 @@ typedef struct pthr {
     uint64_t progress;         /* t1 of the last API record drained from this thread */
     hist_t h[PA_PROJ_HIST];
     uint32_t hn;               /* launches recorded (index = hn % PA_PROJ_HIST) */
+    uint32_t nlate;            /* late ranges (below) this thread started */
 } pthr_t;
 
 /* Why late ranges: a start/end range belongs to the launches of the thread that started it and of
@@ -75,6 +76,7 @@ typedef struct pthr {
  * thread's ring first). Such a range is kept here, its instance pinned, until that thread has
  * been drained past the range's end. */
 typedef struct late { uint64_t t0, t1; uint32_t range_id, tid; } late_t;
+#define PA_PROJ_MAX_LATE 65536 /* beyond: counted in "dropped", the range keeps what it has */
 
 typedef struct proj {
     pa_map_t snap_ix; snap_t *snaps; size_t nsnaps, snaps_cap; uint32_t snap_free;
@@ -513,6 +515,9 @@ static void op_resolve(pa_agg_t *a, proj_t *s, const pend_op_t *o);
  * thread) no longer wait for launches: their instances may be final. */
 static void late_release(pa_agg_t *a, proj_t *s, uint32_t tid, uint64_t progress)
 {
+    pthr_t *th = progress == UINT64_MAX ? NULL : thr_get(s, tid);
+    if (th && !th->nlate)
+        return;
     for (size_t i = 0; i < s->nlate;) {
         late_t l = s->late[i];
         if (progress != UINT64_MAX && (l.tid != tid || progress < l.t1)) {
@@ -520,6 +525,8 @@ static void late_release(pa_agg_t *a, proj_t *s, uint32_t tid, uint64_t progress
             continue;
         }
         s->late[i] = s->late[--s->nlate];
+        if (th)
+            th->nlate--;
         inst_t *in = inst_get(s, l.range_id, 0);
         if (in && in->outstanding) {
             in->outstanding--;
@@ -564,7 +571,7 @@ void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec)
             snap_push(s, sn, e->range_id);
         }
         /* start/end ranges this thread started that closed before this launch was drained */
-        for (size_t i = 0; i < s->nlate; i++) {
+        for (size_t i = 0; th->nlate && i < s->nlate; i++) {
             const late_t *l = &s->late[i];
             if (l->tid != rec->tid || rec->t0 < l->t0 || rec->t0 > l->t1)
                 continue;
@@ -721,14 +728,19 @@ void pa_agg_proj_range(pa_agg_t *a, const pa_record_t *r)
         }
     }
     int open_at_exit = (r->flags & PA_RF_UNTERMINATED) != 0;
-    /* start/end whose starting thread may still have launches inside it in its ring */
-    pthr_t *st = style && !open_at_exit ? thr_get(s, r->tid) : NULL;
-    if (st && st->progress < r->t1 &&
-        grow((void **)&s->late, &s->late_cap, s->nlate + 1, sizeof *s->late) == 0) {
-        inst_t *pin = inst_get(s, rid, 1);
+    /* start/end ended on another thread whose starting thread may still have launches inside it in
+     * its ring (ended on the starting thread: its launches were all drained before the end) */
+    pthr_t *st = style && !open_at_exit && r->u.range.end_tid != r->tid ? thr_get(s, r->tid) : NULL;
+    if (st && st->progress < r->t1) {
+        inst_t *pin = s->nlate < PA_PROJ_MAX_LATE &&
+                      grow((void **)&s->late, &s->late_cap, s->nlate + 1, sizeof *s->late) == 0
+                      ? inst_get(s, rid, 1) : NULL;
         if (pin) {
             pin->outstanding++;
+            st->nlate++;
             s->late[s->nlate++] = (late_t){ .t0 = r->t0, .t1 = r->t1, .range_id = rid, .tid = r->tid };
+        } else {
+            s->dropped++;
         }
     }
     inst_t *in = inst_get(s, rid, 0);

@@ -220,11 +220,14 @@ _Static_assert(sizeof(pa_ze_op_t) == 128, "pa_ze_op_t is two slots");
 
 /* Level Zero device attributes (payload of PA_REC_ZE_DEVICE / PA_SP_ZE_DEVICE). */
 typedef struct pa_ze_device {
-    uint32_t index, cc_major, cc_minor, ce_count, cu_count, pad;
+    uint32_t index, cc_major, cc_minor, ce_count, cu_count; /* cu_count: XVE (EU) count */
+    uint32_t simd_width;         /* physicalEUSimdWidth, 0 = unknown */
     uint64_t total_mem, cu_clock_hz, mem_clock_hz, timer_hz;
     char name[256];
     char uuid[40];               /* hex */
     char pci[24];                /* "dddd:bb:dd.f" or "-" */
+    uint32_t mem_bus_bits;       /* widest memory's maxBusWidth (bits), 0 = unknown */
+    uint32_t pad;
 } pa_ze_device_t;
 
 /*! pa_hgtx_inline_off() : byte offset in the 64-byte header where an inline HGTX name starts;

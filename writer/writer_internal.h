@@ -215,6 +215,7 @@ extern const pa_report_def_t *const pa_reports_hgtxdev[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_mem[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_misc[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_hostctr[] __attribute__((weak)); /* report_hc.c */
+extern const pa_report_def_t *const pa_reports_op[] __attribute__((weak)); /* report_op.c: ppu_op_sum, moe_op_sum */
 
 /* ---- device memory (report_mem.c): the exit summary section, computed from the DB with the
  * same code as device_memory_usage_summary so both always agree ---- */

@@ -8,7 +8,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <math.h>
+
 #include "writer_internal.h"
+#include "../common/pa_stddev.h"
 
 static const char *const titles2[] = {"Time (%)", "Name"};
 
@@ -112,6 +115,26 @@ static void test_table_and_numbers(void **state)
     pa_table_free(&t);
 }
 
+/* Integer statistics are truncated, as the spec's examples print them (2.3.2: 13487638 / 1495 =
+ * 9021.83 -> 9021; 2.3.14: 34907845.96 -> 34907845), never rounded (half-to-even gave 9022, and
+ * 2 for 1.5, 4 for 3.5); a double a rounding error below an integer still counts as it. */
+static void test_stat_truncation(void **state)
+{
+    (void)state;
+    static const char *const t1[] = {"v"};
+    pa_table_t t = {.ncols = 1, .titles = t1};
+    const double v[] = {13487638.0 / 1495.0, 34907845.96, 1.5, 3.5, 2.5, 0.0, 7.0, 5.0 - 1e-13, sqrt(25.0)};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        pa_table_add_double(&t, v[i], 0);
+    size_t len;
+    char *out = render(&t, PA_FMT_CSV, &len);
+    assert_string_equal(out, "Row#,v,\n1,9021,\n2,34907845,\n3,1,\n4,3,\n5,2,\n6,0,\n7,7,\n8,5,\n9,5,\n");
+    free(out);
+    pa_table_free(&t);
+    assert_int_equal(pa_stat_trunc(-2.7), -2);
+    assert_int_equal(pa_stat_trunc(9021.999), 9021);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -119,6 +142,7 @@ int main(void)
         cmocka_unit_test(test_csv_100k_and_columns),
         cmocka_unit_test(test_json_escaping),
         cmocka_unit_test(test_table_and_numbers),
+        cmocka_unit_test(test_stat_truncation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 fails = []
 
 
+def preload(lib):
+    """LD_PRELOAD for `lib`: libasan first when lib was built with -fsanitize=address"""
+    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
+    return ":".join([l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l] + [lib])
+
+
 def check(cond, msg):
     if not cond:
         fails.append(msg)
@@ -19,7 +25,7 @@ def check(cond, msg):
 def run(prog, args=(), extra=None):
     db = os.path.join(tempfile.mkdtemp(prefix="pa_def_"), "t.db")
     env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=os.path.join(B, "lib", "libze_simdev.so"),
-               LD_PRELOAD=os.path.join(B, "lib", "libprofagent.so"), PROFAGENT_OUTPUT=db, PROFAGENT_SUMMARY="stderr")
+               LD_PRELOAD=preload(os.path.join(B, "lib", "libprofagent.so")), PROFAGENT_OUTPUT=db, PROFAGENT_SUMMARY="stderr")
     env.update(extra or {})
     p = subprocess.run([prog] + list(args), env=env, capture_output=True, text=True, timeout=120)
     check(p.returncode == 0, f"{prog} {args}: exit {p.returncode} {p.stderr[-400:]}")

@@ -28,6 +28,12 @@ B = sys.argv[1]
 PROF = os.path.join(B, "bin", "profagent")
 GROUPS = "dev=sample_alloc_device;host=sample_alloc_host;appl=fidelity_mix"
 fails = []
+
+
+def preload(lib):
+    """LD_PRELOAD for `lib`: libasan first when lib was built with -fsanitize=address"""
+    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
+    return ":".join([l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l] + [lib])
 ncells = [0]
 
 
@@ -42,7 +48,7 @@ if len(sys.argv) > 2:
 else:
     DB = os.path.join(tempfile.mkdtemp(prefix="pa_fid_"), "mix.db")
     env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=os.path.join(B, "lib", "libze_simdev.so"),
-               LD_PRELOAD=os.path.join(B, "lib", "libprofagent.so"), PROFAGENT_OUTPUT=DB,
+               LD_PRELOAD=preload(os.path.join(B, "lib", "libprofagent.so")), PROFAGENT_OUTPUT=DB,
                PROFAGENT_SUMMARY="stderr", PROFAGENT_CALLSTACK_GROUPS=GROUPS)
     p = subprocess.run([os.path.join(B, "tests", "fidelity", "fidelity_mix")], env=env, capture_output=True,
                        text=True, timeout=120)
