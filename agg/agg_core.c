@@ -171,6 +171,11 @@ static void consume_mem(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t 
     (void)t;
     pa_agg_mem_record(a, rec, p);
 }
+static void consume_pcs(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec, const uint8_t *p)
+{
+    (void)t;
+    pa_agg_pcs_record(a, rec, p);
+}
 static void consume_hc(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec, const uint8_t *p)
 {
     pa_agg_hc_record(a, t->tid, rec, p);
@@ -191,6 +196,7 @@ static const struct { uint16_t first, last; agg_consume_fn fn; } agg_consumers[]
     {PA_REC_OSRT_FIRST, PA_REC_OSRT_LAST, consume_osrt},
     {PA_REC_ZE_FIRST, PA_REC_ZE_LAST, consume_ze},
     {PA_REC_MEM_FIRST, PA_REC_MEM_LAST, consume_mem},
+    {PA_REC_PCSAMP_FIRST, PA_REC_PCSAMP_LAST, consume_pcs},
     {PA_REC_HC_FIRST, PA_REC_HC_LAST, consume_hc},
     {PA_REC_ITT_FIRST, PA_REC_ITT_LAST, consume_itt},
 };
@@ -366,6 +372,7 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
     pa_agg_hc_finish(a); /* after the open ranges were closed */
     pa_agg_ze_finish(a);
     pa_agg_mem_finish(a);
+    pa_agg_pcs_finish(a);
     results_threads(a);
     results_rows(a);
     pa_agg_results_t *res = &a->res;

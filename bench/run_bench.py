@@ -19,10 +19,10 @@ import time
 SIZES = {
     "full": dict(runs=5, ze_calls=1000000, hgtx_pairs=500000, osrt_calls=20000, mem_allocs=2000,
                  mem_live=(1000, 1000000), drain_rounds=25, write_events=1000000, exit_pairs=500000,
-                 rss_pairs=(500000, 5000000, 15000000), rss_runs=1, gemm=(300, 128), mt=(4, 2000, 65536)),
+                 rss_pairs=(500000, 5000000, 15000000), rss_runs=1, gemm=(300, 128), mt=(4, 2000, 65536), pcs_entries=20000000),
     "smoke": dict(runs=1, ze_calls=20000, hgtx_pairs=20000, osrt_calls=200, mem_allocs=50,
                   mem_live=(10, 1000), drain_rounds=2, write_events=30000, exit_pairs=5000,
-                  rss_pairs=(5000, 50000, 150000), rss_runs=1, gemm=(5, 16), mt=(2, 5, 256)),
+                  rss_pairs=(5000, 50000, 150000), rss_runs=1, gemm=(5, 16), mt=(2, 5, 256), pcs_entries=100000),
 }
 
 
@@ -211,6 +211,20 @@ def main():
                 ta = b.run(argv, b.env(True, ze=True))[1]
                 ratios.append(ta / tb)
             fig("slowdown_%s" % name, statistics.median(ratios), "ratio", "target <=1.05")
+        # 10. PC sampling: gemm under the agent with EU-stall sampling at the default period vs off;
+        #     the aggregator's cost per decoded entry / per sample (bench_pcs_agg, one core).
+        argv = ["gemm"] + list(S["gemm"])
+        ratios = []
+        for _ in range(R):
+            toff = b.run(argv, b.env(True, ze=True))[1]
+            ton = b.run(argv, b.env(True, ze=True, extra={"PROFAGENT_PC_SAMPLING": "1"}))[1]
+            ratios.append(ton / toff)
+        fig("slowdown_gemm_pc_sampling", statistics.median(ratios), "ratio", "sampling on vs off, target <=1.03")
+        v = [b.run(["bench_pcs_agg", S["pcs_entries"]], b.env(False))[0] for _ in range(R)]
+        fig("pcs_agg_ns_per_entry", statistics.median(x["pcs_agg_ns_per_entry"] for x in v), "ns",
+            "IP + 9 counts mapped and counted, one core")
+        fig("pcs_agg_samples_per_s", statistics.median(x["pcs_agg_samples_per_s"] for x in v), "samples/s",
+            "%.2f ns per sample" % statistics.median(x["pcs_agg_ns_per_sample"] for x in v))
     print("\n%-30s %16s  %-9s %s" % ("figure", "value", "unit", "baseline / target"))
     print("-" * 100)
     for name, v, unit, note in rows:

@@ -104,17 +104,21 @@ static int pa_set_preload(const char *agent)
 
 static void pa_run_usage(FILE *out)
 {
-    fprintf(out, "usage: profagent run [--output TEMPLATE] [--trace LIST] [--summary DEST] -- CMD [ARGS...]\n"
+    fprintf(out, "usage: profagent run [--output TEMPLATE] [--trace LIST] [--summary DEST] [--pc-sampling]\n"
+                 "                     [--pc-sampling-period NS] -- CMD [ARGS...]\n"
                  "  --output TEMPLATE  DB path (PROFAGENT_OUTPUT; %%p pid, %%h host, %%q{VAR})\n"
                  "  --trace LIST       sources, e.g. hgtx,osrt,ze,mem (PROFAGENT_TRACE)\n"
-                 "  --summary DEST     stderr|stdout|none|file:PATH (PROFAGENT_SUMMARY)\n");
+                 "  --summary DEST     stderr|stdout|none|file:PATH (PROFAGENT_SUMMARY)\n"
+                 "  --pc-sampling      EU-stall (PC) sampling per instruction (PROFAGENT_PC_SAMPLING=1)\n"
+                 "  --pc-sampling-period NS  its period, 1000..1000000000 ns, default 100000\n"
+                 "                     (PROFAGENT_PC_SAMPLING_PERIOD_NS)\n");
 }
 
 int pa_cli_run(int argc, char **argv)
 {
     static const struct { const char *opt, *env; } map[] = {
         {"--output", "PROFAGENT_OUTPUT"}, {"--trace", "PROFAGENT_TRACE"},
-        {"--summary", "PROFAGENT_SUMMARY"},
+        {"--summary", "PROFAGENT_SUMMARY"}, {"--pc-sampling-period", "PROFAGENT_PC_SAMPLING_PERIOD_NS"},
     };
     int i = 1;
     for (; i < argc; i++) {
@@ -129,6 +133,11 @@ int pa_cli_run(int argc, char **argv)
         }
         if (a[0] != '-')
             break;  /* the command itself, without "--" */
+        if (strcmp(a, "--pc-sampling") == 0) { /* a flag: no value */
+            if (pa_setenv("PROFAGENT_PC_SAMPLING", "1") != 0)
+                return PA_CLI_EDATA;
+            continue;
+        }
         size_t k = 0, nmap = sizeof map / sizeof map[0];
         const char *val = NULL;
         for (; k < nmap; k++) {
@@ -143,7 +152,8 @@ int pa_cli_run(int argc, char **argv)
             }
         }
         if (k == nmap) {
-            pa_cli_error("run: unknown option '%s'; accepted: --output, --trace, --summary, --", a);
+            pa_cli_error("run: unknown option '%s'; accepted: --output, --trace, --summary, --pc-sampling,"
+                         " --pc-sampling-period, --", a);
             return PA_CLI_EUSAGE;
         }
         if (!val || !*val) {

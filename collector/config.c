@@ -58,6 +58,10 @@ const pa_config_var_t pa_config_vars[] = {
      0, 0, NULL, "host counters per thread and HGTX range (profagent counters lists names)"},
     {"PROFAGENT_SYMBOLS_SYSTEM_DEBUGINFO", PA_CFG_BOOL, OFF(symbols_system_debuginfo), "0", "0|1", 0, 0, NULL,
      "1 reads the DWARF (source lines) of /lib, /usr/lib libraries at exit"},
+    {"PROFAGENT_PC_SAMPLING", PA_CFG_BOOL, OFF(pc_sampling), "0", "0|1", 0, 0, NULL,
+     "1 samples EU stalls per instruction (EuStallSampling streamers; sets ZET_ENABLE_METRICS=1)"},
+    {"PROFAGENT_PC_SAMPLING_PERIOD_NS", PA_CFG_UINT, OFF(pc_sampling_period_ns), "100000", "ns, 1000..1000000000",
+     1000, 1000000000, NULL, "EU-stall sampling period (the driver rounds it to what it supports)"},
 };
 const size_t pa_config_nvars = sizeof pa_config_vars / sizeof pa_config_vars[0];
 
@@ -277,6 +281,8 @@ int pa_config_parse(pa_config_t *cfg, char *const *envp)
         }
     }
     pa_log_level = cfg->log_level;
+    if (cfg->pc_sampling) /* opt-in sources get their PROFAGENT_TRACE bit from their own variable */
+        cfg->trace |= PA_SRC_PCSAMP;
     return warnings;
 }
 

@@ -15,6 +15,7 @@ enum pa_source {
     PA_SRC_MEM = 1u << 3,
     PA_SRC_ITT = 1u << 4,
     PA_SRC_ALL = 0x1fu,
+    PA_SRC_PCSAMP = 1u << 5,  /* opt-in (PROFAGENT_PC_SAMPLING=1), not part of "all" */
 };
 
 /* PROFAGENT_SUMMARY destinations. */
@@ -42,6 +43,8 @@ typedef struct pa_config {
     uint64_t ze_max_events;            /* PROFAGENT_ZE_MAX_EVENTS: agent timestamp events in flight per context */
     char host_counters[PA_CFG_STR_MAX]; /* PROFAGENT_HOST_COUNTERS: libpfm4 names, parsed by hwcounters/ */
     int symbols_system_debuginfo;      /* PROFAGENT_SYMBOLS_SYSTEM_DEBUGINFO: separate debug info of /lib, /usr/lib */
+    int pc_sampling;                   /* PROFAGENT_PC_SAMPLING: EU-stall sampling (sampling/) */
+    uint64_t pc_sampling_period_ns;    /* PROFAGENT_PC_SAMPLING_PERIOD_NS */
 } pa_config_t;
 
 /* Value kinds of the table. */

@@ -110,6 +110,7 @@ static void device_record(uint32_t idx, ze_driver_handle_t drv, ze_device_handle
             snprintf(a.uuid + 2 * i, 3, "%02x", p.uuid.id[i]);
         a.cu_count = p.numSlices * p.numSubslicesPerSlice * p.numEUsPerSubslice;
         a.cu_clock_hz = (uint64_t)p.coreClockRate * 1000000u;
+        a.simd_width = p.physicalEUSimdWidth;
         a.timer_hz = p.timerResolution;
         pa_ze_devs[idx].clk.clock[0].timer_hz = p.timerResolution;
         pa_ze_devs[idx].clk.clock[0].valid_bits = p.kernelTimestampValidBits;
@@ -126,8 +127,10 @@ static void device_record(uint32_t idx, ze_driver_handle_t drv, ze_device_handle
     if (pa_ze.zeDeviceGetMemoryProperties(d, &nm, m) == ZE_RESULT_SUCCESS)
         for (uint32_t i = 0; i < nm && i < 8; i++) {
             a.total_mem += m[i].totalSize;
-            if ((uint64_t)m[i].maxClockRate * 1000000u > a.mem_clock_hz)
+            if ((uint64_t)m[i].maxClockRate * 1000000u > a.mem_clock_hz) {
                 a.mem_clock_hz = (uint64_t)m[i].maxClockRate * 1000000u;
+                a.mem_bus_bits = m[i].maxBusWidth;
+            }
         }
     device_engines(d, &a);
     device_pci(d, &a);

@@ -71,6 +71,10 @@ enum pa_rec_kind {
     PA_REC_MEM_FREE = 0x81,      /* t0, t1, u.mem (size 0, kind 0) */
     PA_REC_MEM_MODULE = 0x82,    /* dlclose unloaded a module (collector/mem_dl.c): t0; u.raw = {unload
                                     generation, load bias, lowest, end address}; payload = its path */
+    /* PC sampling (sampling/, written by the streamer reader threads): layouts in common/pa_pcs.h */
+    PA_REC_PCS_DEVICE = 0xa0,    /* t0; payload = pa_pcs_dev_t + reason names + descriptions */
+    PA_REC_PCS_KERNEL = 0xa1,    /* t0 = creation; payload = pa_pcs_kernel_t + name + files + lines */
+    PA_REC_PCS_SAMPLES = 0xa2,   /* t0 = read time; u.raw = {device, nreasons, reports, dropped}; entries */
     /* host counters (hwcounters/, layouts in common/pa_hostctr.h): first half of the hwctr range */
     PA_REC_HC_FIRST = 0xc0,
     PA_REC_HC_LAST = 0xcf,
@@ -116,6 +120,15 @@ enum pa_sp_kind {
     PA_SP_MEM_FRAME = 0x1082,    /* one frame of a call chain: u.raw = {chain id, depth, frame STRING id,
                                     module STRING id << 32 | function STRING id} */
     PA_SP_MEM_INFO = 0x1083,     /* u.raw = {rules STRING id, exe STRING id, failed allocs, unknown frees} */
+    /* PC sampling (agg/agg_pcs.c): written at the end, from the online counts */
+    PA_SP_PCS_DEVICE = 0x10a0,   /* payload = pa_pcs_dev_t + names + descriptions (as the ring record);
+                                    u.raw = {samples, unmapped, reports, dropped reads} */
+    PA_SP_PCS_KERNEL = 0x10a1,   /* payload as PA_REC_PCS_KERNEL; u.raw[0] = samples mapped to it,
+                                    raw[1] = STRING id of the name */
+    PA_SP_PCS_INSTR = 0x10a2,    /* u.raw[0] kernel id, raw[1] offset, raw[2] STRING id of the source
+                                    file (0: none), raw[3] line; payload = nreasons uint64 counts */
+    PA_SP_PCS_COUNTS = 0x10a3,   /* u.raw[0] device, raw[1] distinct IPs, raw[2] samples over the row
+                                    budget (not counted per instruction), raw[3] first read ns */
     PA_SP_MEM_COUNTS = 0x1084,   /* u.raw[0] = memory records lost by the collector (ring full after
                                     the bounded wait, no ring) */
     /* host counters (agg/agg_hc.c -> writer/writer_hc.c), layouts in common/pa_hostctr.h */
@@ -220,11 +233,14 @@ _Static_assert(sizeof(pa_ze_op_t) == 128, "pa_ze_op_t is two slots");
 
 /* Level Zero device attributes (payload of PA_REC_ZE_DEVICE / PA_SP_ZE_DEVICE). */
 typedef struct pa_ze_device {
-    uint32_t index, cc_major, cc_minor, ce_count, cu_count, pad;
+    uint32_t index, cc_major, cc_minor, ce_count, cu_count; /* cu_count: XVE (EU) count */
+    uint32_t simd_width;         /* physicalEUSimdWidth, 0 = unknown */
     uint64_t total_mem, cu_clock_hz, mem_clock_hz, timer_hz;
     char name[256];
     char uuid[40];               /* hex */
     char pci[24];                /* "dddd:bb:dd.f" or "-" */
+    uint32_t mem_bus_bits;       /* widest memory's maxBusWidth (bits), 0 = unknown */
+    uint32_t pad;
 } pa_ze_device_t;
 
 /*! pa_hgtx_inline_off() : byte offset in the 64-byte header where an inline HGTX name starts;

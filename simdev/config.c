@@ -72,6 +72,8 @@ static void config_parse(void)
     c->eustall = true;
     c->eustall_seed = 1;
     c->eustall_buffer = SIMDEV_DEFAULT_EUSTALL_BUFFER_KB * 1024ull;
+    c->oa = true;
+    c->oa_buffer = SIMDEV_DEFAULT_OA_BUFFER_KB * 1024ull;
 
     v = c->devices;
     env_u64("SIMDEV_DEVICES", 1, PA_SD_MAX_DEVICES, &v);
@@ -113,6 +115,12 @@ static void config_parse(void)
     v = c->eustall_buffer / 1024;
     env_u64("SIMDEV_EUSTALL_BUFFER_KB", 1, 1ull << 20, &v);
     c->eustall_buffer = v * 1024;
+    v = 1;
+    env_u64("SIMDEV_COMPUTE_BASIC", 0, 1, &v);
+    c->oa = v != 0;
+    v = c->oa_buffer / 1024;
+    env_u64("SIMDEV_OA_BUFFER_KB", 1, 1ull << 20, &v);
+    c->oa_buffer = v * 1024;
 }
 
 const pa_sd_config *pa_sd_config_get(void)

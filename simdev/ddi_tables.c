@@ -391,6 +391,9 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zesGetDeviceProcAddrTable(ze_api_version_t v
     t->pfnPciGetProperties = pa_sd_zesDevicePciGetProperties;
     t->pfnPciGetState = pa_sd_zesDevicePciGetState;
     t->pfnPciGetBars = pa_sd_zesDevicePciGetBars;
+    t->pfnPciGetStats = pa_sd_zesDevicePciGetStats;
+    t->pfnEnumEngineGroups = pa_sd_zesDeviceEnumEngineGroups;
+    t->pfnEnumMemoryModules = pa_sd_zesDeviceEnumMemoryModules;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -421,7 +424,11 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zesGetFrequencyProcAddrTable(ze_api_version_
 ZE_DLLEXPORT ze_result_t ZE_APICALL zesGetEngineProcAddrTable(ze_api_version_t version, zes_engine_dditable_t *t)
 {
     ze_result_t r = check(version, t);
-    return r; /* nothing implemented: entries stay NULL -> UNSUPPORTED_FEATURE */
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    t->pfnGetProperties = pa_sd_zesEngineGetProperties;
+    t->pfnGetActivity = pa_sd_zesEngineGetActivity;
+    return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zesGetStandbyProcAddrTable(ze_api_version_t version, zes_standby_dditable_t *t)
@@ -439,7 +446,12 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zesGetFirmwareProcAddrTable(ze_api_version_t
 ZE_DLLEXPORT ze_result_t ZE_APICALL zesGetMemoryProcAddrTable(ze_api_version_t version, zes_memory_dditable_t *t)
 {
     ze_result_t r = check(version, t);
-    return r; /* nothing implemented: entries stay NULL -> UNSUPPORTED_FEATURE */
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    t->pfnGetProperties = pa_sd_zesMemoryGetProperties;
+    t->pfnGetState = pa_sd_zesMemoryGetState;
+    t->pfnGetBandwidth = pa_sd_zesMemoryGetBandwidth;
+    return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zesGetFabricPortProcAddrTable(ze_api_version_t version, zes_fabric_port_dditable_t *t)

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "pa_sd_engine.h"
+#include "pa_sd_activity.h"
 #include "pa_sd_metrics.h"
 
 static pthread_mutex_t g_create_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -335,7 +336,7 @@ static void engine_reset_child(pa_sd_engine *eng, void *arg)
     pthread_mutex_unlock(&eng->mu);
 }
 
-/* Lock order: create lock, engines, EU-stall devices, events, memory, all-reduce, handle registry (none of them
+/* Lock order: create lock, engines, EU-stall devices, activity timelines, ComputeBasic streams, events, memory, all-reduce, handle registry (none of them
  * nests another). */
 static void fork_prepare(void)
 {
@@ -343,6 +344,8 @@ static void fork_prepare(void)
     engines_each(engine_lock, NULL);
     pthread_mutex_lock(&g_list_mu);
     pa_sd_eustall_atfork(PA_SD_FORK_PREPARE);
+    pa_sd_activity_atfork(PA_SD_FORK_PREPARE);
+    pa_sd_oa_atfork(PA_SD_FORK_PREPARE);
     pa_sd_event_atfork(PA_SD_FORK_PREPARE);
     pa_sd_mem_atfork(PA_SD_FORK_PREPARE);
     pa_sd_builtin_atfork(PA_SD_FORK_PREPARE);
@@ -355,6 +358,8 @@ static void fork_parent(void)
     pa_sd_builtin_atfork(PA_SD_FORK_PARENT);
     pa_sd_mem_atfork(PA_SD_FORK_PARENT);
     pa_sd_event_atfork(PA_SD_FORK_PARENT);
+    pa_sd_oa_atfork(PA_SD_FORK_PARENT);
+    pa_sd_activity_atfork(PA_SD_FORK_PARENT);
     pa_sd_eustall_atfork(PA_SD_FORK_PARENT);
     pthread_mutex_unlock(&g_list_mu);
     engines_each(engine_unlock, NULL);
@@ -370,6 +375,8 @@ static void fork_child(void)
     pa_sd_builtin_atfork(PA_SD_FORK_CHILD);
     pa_sd_mem_atfork(PA_SD_FORK_CHILD);
     pa_sd_event_atfork(PA_SD_FORK_CHILD);
+    pa_sd_oa_atfork(PA_SD_FORK_CHILD);
+    pa_sd_activity_atfork(PA_SD_FORK_CHILD);
     pa_sd_eustall_atfork(PA_SD_FORK_CHILD);
     engines_each(engine_reset_child, NULL);
     pa_sd_cond_init_mono(&g_list_cv);

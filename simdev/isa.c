@@ -79,14 +79,16 @@ uint32_t pa_sd_isa_file(pa_sd_isa *isa, const char *name)
     return isa->nfiles++;
 }
 
-/* Executions per work item of an instruction at a loop depth: trips^depth. */
-static uint64_t executions(uint32_t depth)
+/* Executions per work item of an instruction at a loop depth: trips^depth (saturating). */
+static uint64_t executions_of(uint32_t depth, uint64_t trips)
 {
-    uint64_t trips = pa_sd_config_get()->isa_loop_trips, e = 1;
+    uint64_t e = 1;
     for (uint32_t d = 0; d < depth; d++)
-        e *= trips;
+        e = (trips && e > UINT64_MAX / trips) ? UINT64_MAX : e * trips;
     return e;
 }
+
+static uint64_t executions(uint32_t depth) { return executions_of(depth, pa_sd_config_get()->isa_loop_trips); }
 
 int pa_sd_isa_finish(pa_sd_isa *isa)
 {
@@ -130,12 +132,25 @@ void pa_sd_isa_unref(pa_sd_isa *isa)
 
 uint64_t pa_sd_isa_bytes(const pa_sd_isa *isa) { return (uint64_t)isa->ninstr * PA_SD_ISA_INSTR_BYTES; }
 
-void pa_sd_isa_get_mix(const pa_sd_isa *isa, pa_sd_isa_mix *m)
+void pa_sd_isa_active_share(const pa_sd_isa *isa, uint64_t *num, uint64_t *den)
+{
+    *num = 0;
+    *den = 1;
+    if (!isa || !isa->cum || !isa->ninstr)
+        return;
+    for (uint32_t i = 0; i < isa->ninstr; i++)
+        *num += isa->cum[(size_t)i * PA_SD_SR_COUNT + PA_SD_SR_ACTIVE + 1] - isa->cum[(size_t)i * PA_SD_SR_COUNT + PA_SD_SR_ACTIVE];
+    *den = isa->cum[(size_t)isa->ninstr * PA_SD_SR_COUNT];
+    if (*den == 0)
+        *den = 1;
+}
+
+void pa_sd_isa_get_mix(const pa_sd_isa *isa, uint64_t trips, pa_sd_isa_mix *m)
 {
     memset(m, 0, sizeof *m);
     for (uint32_t i = 0; isa && i < isa->ninstr; i++) {
         const pa_sd_instr *in = &isa->instr[i];
-        uint64_t e = executions(in->depth), b = e * in->bytes;
+        uint64_t e = executions_of(in->depth, trips), b = e * in->bytes;
         m->per_class[in->iclass] += e;
         m->total += e;
         switch (in->iclass) {

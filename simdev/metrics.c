@@ -7,8 +7,9 @@
 #include "pa_sd_metrics.h"
 
 enum { PA_SD_MAGIC_MGROUP = 0x53446d67u, PA_SD_MAGIC_METRIC = 0x53446d74u, PA_SD_MAGIC_STREAMER = 0x53447374u };
-enum { GROUP_EUSTALL = 0, GROUP_COUNT };
+enum { GROUP_COMPUTE_BASIC = 0, GROUP_EUSTALL, GROUP_COUNT }; /* enumeration order, as Intel's */
 #define EUSTALL_METRICS 10u
+#define MAX_METRICS PA_SD_OA_METRICS
 
 typedef struct mgroup mgroup;
 typedef struct metric { uint32_t magic; mgroup *group; uint32_t index; } metric;
@@ -16,8 +17,10 @@ struct mgroup {
     uint32_t magic;
     uint32_t kind;
     pa_sd_device *dev;
-    metric metrics[EUSTALL_METRICS];
+    metric metrics[MAX_METRICS];
 };
+
+static uint32_t nmetrics(const mgroup *g) { return g->kind == GROUP_EUSTALL ? EUSTALL_METRICS : PA_SD_OA_METRICS; }
 
 typedef struct streamer {
     uint32_t magic;
@@ -64,12 +67,14 @@ static uint32_t groups_of(pa_sd_device *dev, mgroup **out)
         if (g->magic != PA_SD_MAGIC_MGROUP) {
             g->kind = k;
             g->dev = dev;
-            for (uint32_t i = 0; i < EUSTALL_METRICS; i++)
+            for (uint32_t i = 0; i < MAX_METRICS; i++)
                 g->metrics[i] = (metric){PA_SD_MAGIC_METRIC, g, i};
             g->magic = PA_SD_MAGIC_MGROUP;
         }
     }
     pthread_mutex_unlock(&g_mu);
+    if (pa_sd_config_get()->oa)
+        out[n++] = &m->groups[GROUP_COMPUTE_BASIC];
     if (pa_sd_config_get()->eustall)
         out[n++] = &m->groups[GROUP_EUSTALL];
     return n;
@@ -89,8 +94,8 @@ static metric *metric_of(zet_metric_handle_t h)
     metric *m = (metric *)h;
     for (uint32_t d = 0; m && d < PA_SD_MAX_DEVICES; d++)
         for (uint32_t k = 0; k < GROUP_COUNT; k++)
-            if (m >= &g_mdev[d].groups[k].metrics[0] && m < &g_mdev[d].groups[k].metrics[EUSTALL_METRICS])
-                return m->magic == PA_SD_MAGIC_METRIC ? m : NULL;
+            if (m >= &g_mdev[d].groups[k].metrics[0] && m < &g_mdev[d].groups[k].metrics[MAX_METRICS])
+                return (m->magic == PA_SD_MAGIC_METRIC && m->index < nmetrics(m->group)) ? m : NULL;
     return NULL;
 }
 
@@ -127,11 +132,12 @@ ze_result_t pa_sd_zetMetricGroupGetProperties(zet_metric_group_handle_t h, zet_m
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!p)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    snprintf(p->name, sizeof p->name, "%s", SIMDEV_EUSTALL_GROUP);
-    snprintf(p->description, sizeof p->description, "EU stall sampling");
+    bool eu = g->kind == GROUP_EUSTALL;
+    snprintf(p->name, sizeof p->name, "%s", eu ? SIMDEV_EUSTALL_GROUP : SIMDEV_COMPUTE_BASIC_GROUP);
+    snprintf(p->description, sizeof p->description, "%s", eu ? "EU stall sampling" : "Compute Basic");
     p->samplingType = ZET_METRIC_GROUP_SAMPLING_TYPE_FLAG_TIME_BASED;
-    p->domain = SIMDEV_EUSTALL_DOMAIN;
-    p->metricCount = EUSTALL_METRICS;
+    p->domain = eu ? SIMDEV_EUSTALL_DOMAIN : SIMDEV_COMPUTE_BASIC_DOMAIN;
+    p->metricCount = nmetrics(g);
     return ZE_RESULT_SUCCESS;
 }
 
@@ -143,11 +149,11 @@ ze_result_t pa_sd_zetMetricGet(zet_metric_group_handle_t h, uint32_t *pCount, ze
     if (!pCount)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (*pCount == 0 || !ph) {
-        *pCount = EUSTALL_METRICS;
+        *pCount = nmetrics(g);
         return ZE_RESULT_SUCCESS;
     }
-    if (*pCount > EUSTALL_METRICS)
-        *pCount = EUSTALL_METRICS;
+    if (*pCount > nmetrics(g))
+        *pCount = nmetrics(g);
     for (uint32_t i = 0; i < *pCount; i++)
         ph[i] = (zet_metric_handle_t)&g->metrics[i];
     return ZE_RESULT_SUCCESS;
@@ -160,6 +166,17 @@ ze_result_t pa_sd_zetMetricGetProperties(zet_metric_handle_t h, zet_metric_prope
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!p)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (m->group->kind == GROUP_COMPUTE_BASIC) {
+        const pa_sd_oa_metric *om = pa_sd_oa_metric_at(m->index);
+        snprintf(p->name, sizeof p->name, "%s", om->name);
+        snprintf(p->description, sizeof p->description, "%s", om->desc);
+        snprintf(p->component, sizeof p->component, "GPU");
+        p->tierNumber = 1;
+        p->metricType = om->type;
+        p->resultType = om->result;
+        snprintf(p->resultUnits, sizeof p->resultUnits, "%s", om->units);
+        return ZE_RESULT_SUCCESS;
+    }
     const metric_desc *d = &g_eustall[m->index];
     snprintf(p->name, sizeof p->name, "%s", d->name);
     snprintf(p->description, sizeof p->description, "%s", d->desc);
@@ -218,10 +235,11 @@ ze_result_t pa_sd_zetMetricStreamerOpen(zet_context_handle_t hc, zet_device_hand
         free(s);
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
-    uint32_t period = pa_sd_eustall_round_period(desc->samplingPeriod);
-    uint32_t cap = pa_sd_eustall_capacity();
+    bool eu = g->kind == GROUP_EUSTALL;
+    uint32_t period = eu ? pa_sd_eustall_round_period(desc->samplingPeriod) : pa_sd_oa_round_period(desc->samplingPeriod);
+    uint32_t cap = eu ? pa_sd_eustall_capacity() : pa_sd_oa_capacity();
     uint32_t n = desc->notifyEveryNReports < 1 ? 1 : desc->notifyEveryNReports > cap ? cap : desc->notifyEveryNReports;
-    int rc = pa_sd_eustall_open(dev, period, n, hev, &s->gen);
+    int rc = eu ? pa_sd_eustall_open(dev, period, n, hev, &s->gen) : pa_sd_oa_open(dev, period, n, hev, &s->gen);
     if (rc != 0) {
         pa_sd_handle_remove(s);
         free(s);
@@ -244,8 +262,10 @@ ze_result_t pa_sd_zetMetricStreamerReadData(zet_metric_streamer_handle_t h, uint
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!pRawDataSize)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    uint64_t cap = (uint64_t)pa_sd_eustall_capacity() * SIMDEV_EUSTALL_REPORT_BYTES;
-    uint64_t want = (uint64_t)maxReportCount * SIMDEV_EUSTALL_REPORT_BYTES;
+    bool eu = s->group->kind == GROUP_EUSTALL;
+    uint64_t rb = eu ? SIMDEV_EUSTALL_REPORT_BYTES : SIMDEV_OA_REPORT_BYTES;
+    uint64_t cap = (uint64_t)(eu ? pa_sd_eustall_capacity() : pa_sd_oa_capacity()) * rb;
+    uint64_t want = (uint64_t)maxReportCount * rb;
     if (want > cap)
         want = cap;
     if (*pRawDataSize == 0) { /* the size a read of maxReportCount reports needs, not what is pending */
@@ -257,8 +277,10 @@ ze_result_t pa_sd_zetMetricStreamerReadData(zet_metric_streamer_handle_t h, uint
     if (*pRawDataSize < want)
         want = *pRawDataSize;
     bool lost = false;
-    uint32_t n = pa_sd_eustall_read(s->dev, s->gen, pRawData, (uint32_t)(want / SIMDEV_EUSTALL_REPORT_BYTES), &lost);
-    *pRawDataSize = (size_t)n * SIMDEV_EUSTALL_REPORT_BYTES;
+    uint32_t max = (uint32_t)(want / rb);
+    uint32_t n = eu ? pa_sd_eustall_read(s->dev, s->gen, pRawData, max, &lost)
+                    : pa_sd_oa_read(s->dev, s->gen, pRawData, max, &lost);
+    *pRawDataSize = (size_t)(n * rb);
     return lost ? ZE_RESULT_WARNING_DROPPED_DATA : ZE_RESULT_SUCCESS;
 }
 
@@ -267,7 +289,10 @@ ze_result_t pa_sd_zetMetricStreamerClose(zet_metric_streamer_handle_t h)
     streamer *s = streamer_of(h);
     if (!s)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    pa_sd_eustall_close(s->dev, s->gen);
+    if (s->group->kind == GROUP_EUSTALL)
+        pa_sd_eustall_close(s->dev, s->gen);
+    else
+        pa_sd_oa_close(s->dev, s->gen);
     s->magic = PA_SD_MAGIC_DEAD;
     pa_sd_handle_remove(s);
     free(s);
@@ -323,7 +348,8 @@ static uint32_t sum_reports(const uint8_t *raw, uint32_t n, ip_sum *out, bool *o
 static ze_result_t calculate(mgroup *g, zet_metric_group_calculation_type_t type, size_t size, const uint8_t *raw,
                              uint32_t *pCount, zet_typed_value_t *values)
 {
-    (void)g;
+    if (g->kind == GROUP_COMPUTE_BASIC)
+        return pa_sd_oa_calculate(type, size, raw, pCount, values);
     if (type != ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES &&
         type != ZET_METRIC_GROUP_CALCULATION_TYPE_MAX_METRIC_VALUES)
         return ZE_RESULT_ERROR_INVALID_ENUMERATION;

@@ -102,7 +102,15 @@
     X(Device, GetProperties, zesDeviceGetProperties) \
     X(Device, PciGetProperties, zesDevicePciGetProperties) \
     X(Device, PciGetState, zesDevicePciGetState) \
-    X(Device, PciGetBars, zesDevicePciGetBars)
+    X(Device, PciGetBars, zesDevicePciGetBars) \
+    X(Device, PciGetStats, zesDevicePciGetStats) \
+    X(Device, EnumEngineGroups, zesDeviceEnumEngineGroups) \
+    X(Device, EnumMemoryModules, zesDeviceEnumMemoryModules) \
+    X(Engine, GetProperties, zesEngineGetProperties) \
+    X(Engine, GetActivity, zesEngineGetActivity) \
+    X(Memory, GetProperties, zesMemoryGetProperties) \
+    X(Memory, GetState, zesMemoryGetState) \
+    X(Memory, GetBandwidth, zesMemoryGetBandwidth)
 #define PA_SD_ZET_TABLE_LIST(X) \
     X(MetricGroup, Get, zetMetricGroupGet) \
     X(MetricGroup, GetProperties, zetMetricGroupGetProperties) \

@@ -47,6 +47,8 @@ typedef struct pa_sd_config {
     bool eustall;              /* SIMDEV_EUSTALL: the EuStallSampling group exists */
     uint64_t eustall_seed;     /* SIMDEV_EUSTALL_SEED */
     uint64_t eustall_buffer;   /* SIMDEV_EUSTALL_BUFFER_KB * 1024: device report buffer, bytes */
+    bool oa;                   /* SIMDEV_COMPUTE_BASIC: the ComputeBasic group exists */
+    uint64_t oa_buffer;        /* SIMDEV_OA_BUFFER_KB * 1024: ComputeBasic report buffer, bytes */
 } pa_sd_config;
 
 /*! pa_sd_config_get() : the process-wide configuration, parsed once from SIMDEV_* on first use. */

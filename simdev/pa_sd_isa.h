@@ -55,7 +55,7 @@ typedef struct pa_sd_isa {
     uint64_t *cum;            /* ninstr * PA_SD_SR_COUNT + 1 entries, cum[0] = 0 */
 } pa_sd_isa;
 
-/* Executed instructions and bytes per work item (loops counted SIMDEV_ISA_LOOP_TRIPS^depth times). */
+/* Executed instructions and bytes per work item (loops counted trips^depth times). */
 typedef struct pa_sd_isa_mix {
     uint64_t per_class[PA_SD_IC_COUNT]; /* executed instructions per class */
     uint64_t alu0, alu1, xmx, send, control; /* pipes: send = loads+stores+slm+atomics+barriers;
@@ -80,8 +80,12 @@ pa_sd_isa *pa_sd_isa_ref(pa_sd_isa *isa);
 void pa_sd_isa_unref(pa_sd_isa *isa);
 /*! pa_sd_isa_bytes(isa) : size of the kernel's code, ninstr * 16. */
 uint64_t pa_sd_isa_bytes(const pa_sd_isa *isa);
-/*! pa_sd_isa_get_mix(isa, out) : executed instructions and bytes per work item (static model). */
-void pa_sd_isa_get_mix(const pa_sd_isa *isa, pa_sd_isa_mix *out);
+/*! pa_sd_isa_get_mix(isa, trips, out) : executed instructions and bytes per work item when every
+ *  loop runs trips times (an instruction at depth d executes trips^d times). */
+void pa_sd_isa_get_mix(const pa_sd_isa *isa, uint64_t trips, pa_sd_isa_mix *out);
+/*! pa_sd_isa_active_share(isa, num, den) : fraction num/den of a thread's time the stall model
+ *  spends in the Active state (its EU-stall samples with reason Active). */
+void pa_sd_isa_active_share(const pa_sd_isa *isa, uint64_t *num, uint64_t *den);
 /*! pa_sd_isa_encode(isa, out) : the 16-byte encoding of every instruction (README "Encoding"),
  *  ninstr * 16 bytes written to out. */
 void pa_sd_isa_encode(const pa_sd_isa *isa, uint8_t *out);

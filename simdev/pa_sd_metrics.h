@@ -48,6 +48,31 @@ PA_SD_HIDDEN uint32_t pa_sd_kernel_threads(uint64_t groups, const uint32_t gsize
  *  "Where samples come from"). Returns end. */
 PA_SD_HIDDEN uint64_t pa_sd_eustall_kernel(pa_sd_device *dev, const pa_sd_isa *isa, uint64_t base,
                                            uint32_t threads, uint64_t start, uint64_t end);
+/* ---- ComputeBasic (metrics_oa.c) ---- */
+#define PA_SD_OA_METRICS 26u
+typedef struct pa_sd_oa_metric {
+    const char *name, *desc;
+    zet_metric_type_t type;
+    zet_value_type_t result;
+    const char *units;
+} pa_sd_oa_metric;
+/*! pa_sd_oa_metric_at(i) : metric i of ComputeBasic (NULL past the end). */
+PA_SD_HIDDEN const pa_sd_oa_metric *pa_sd_oa_metric_at(uint32_t i);
+/*! pa_sd_oa_round_period(ns) : largest 2^(e+1) timestamp ticks (e = 0..31) <= ns, in integer ns
+ *  (the smallest when ns is below it). */
+PA_SD_HIDDEN uint32_t pa_sd_oa_round_period(uint64_t ns);
+/*! pa_sd_oa_capacity() : report buffer capacity in reports (SIMDEV_OA_BUFFER_KB). */
+PA_SD_HIDDEN uint32_t pa_sd_oa_capacity(void);
+/*! pa_sd_oa_open / _close / _read : as the EU-stall ones, for the ComputeBasic stream. */
+PA_SD_HIDDEN int pa_sd_oa_open(pa_sd_device *dev, uint32_t period_ns, uint32_t notify_n, ze_event_handle_t ev, uint64_t *gen);
+PA_SD_HIDDEN void pa_sd_oa_close(pa_sd_device *dev, uint64_t gen);
+PA_SD_HIDDEN uint32_t pa_sd_oa_read(pa_sd_device *dev, uint64_t gen, uint8_t *out, uint32_t max, bool *lost);
+/*! pa_sd_oa_calculate(type, size, raw, count, values) : one set of PA_SD_OA_METRICS values per
+ *  report (METRIC_VALUES) or the per-metric maximum (MAX_METRIC_VALUES). */
+PA_SD_HIDDEN ze_result_t pa_sd_oa_calculate(zet_metric_group_calculation_type_t type, size_t size, const uint8_t *raw,
+                                            uint32_t *pCount, zet_typed_value_t *values);
+PA_SD_HIDDEN void pa_sd_oa_atfork(int phase);
+
 /*! pa_sd_eustall_atfork(phase) : fork handler (PA_SD_FORK_*): a child starts with no streamer. */
 PA_SD_HIDDEN void pa_sd_eustall_atfork(int phase);
 

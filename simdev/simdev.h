@@ -43,6 +43,7 @@
 #define SIMDEV_DEFAULT_CORE_CLOCK_MHZ 1600u
 #define SIMDEV_DEFAULT_ISA_LOOP_TRIPS 16u      /* modelled iterations of every loop (ISA model) */
 #define SIMDEV_DEFAULT_EUSTALL_BUFFER_KB 8192u /* EU-stall report buffer: 512 KiB x 16 subslices */
+#define SIMDEV_DEFAULT_OA_BUFFER_KB 16384u     /* ComputeBasic report buffer (16 MiB, as the OA buffer) */
 
 /* EU-stall sampling (metric group "EuStallSampling", needs ZET_ENABLE_METRICS=1 before zeInit) */
 #define SIMDEV_EUSTALL_GROUP "EuStallSampling"
@@ -53,5 +54,14 @@
 #define SIMDEV_SUBSLICES 16u                  /* 2 slices x 8 subslices */
 #define SIMDEV_HW_THREADS 2048u
 #define SIMDEV_SIMD_WIDTH 8u
+#define SIMDEV_EU_COUNT 256u                  /* numSlices 2 x numSubslicesPerSlice 8 x numEUsPerSubslice 16 */
+/* memory peak: maxClockRate 1600 MHz x 2 (double data rate) x maxBusWidth 256 bit / 8 = 102400 MB/s */
+#define SIMDEV_MEM_PEAK_MBPS 102400ull
+#define SIMDEV_PCIE_PEAK_BPS 31500000000ull   /* zesDevicePciGetProperties maxBandwidth, PCIe 4 x16 */
+
+/* ComputeBasic (time-based metric group, same activation/streamer calls as EU-stall) */
+#define SIMDEV_COMPUTE_BASIC_GROUP "ComputeBasic"
+#define SIMDEV_COMPUTE_BASIC_DOMAIN 1u
+#define SIMDEV_OA_REPORT_BYTES 256u
 
 #endif /* SIMDEV_H */

@@ -21,10 +21,12 @@ static const pa_report_def_t *const *pa_report_tables(size_t i)
     case 3: return pa_reports_mem;
     case 4: return pa_reports_misc;
     case 5: return pa_reports_hostctr;
+    case 6: return pa_reports_op;
+    case 7: return pa_reports_pcs;
     default: return NULL;
     }
 }
-#define PA_NTABLES 6
+#define PA_NTABLES 8
 
 /* rows=<limit>: every report takes it (applied by pa_report_run() after the report sorted its
  * rows); a report that lists it in its own options just documents it there. */

@@ -91,6 +91,7 @@ typedef struct pa_writer_source {
 extern const pa_writer_source_t pa_writer_source_ze;   /* writer/writer_ze.c */
 extern const pa_writer_source_t pa_writer_source_mem;  /* writer/writer_mem.c */
 extern const pa_writer_source_t pa_writer_source_proj; /* writer/writer_proj.c: PA_SP_HGTX_ASSOC */
+extern const pa_writer_source_t pa_writer_source_pcs;  /* writer/writer_pcs.c: PA_SP_PCS_* */
 extern const pa_writer_source_t pa_writer_source_hc;   /* writer/writer_hc.c: PA_SP_HC_* host counters */
 extern const pa_writer_source_t pa_writer_source_itt;  /* writer/writer_itt.c: PA_SP_ITT_COUNTS */
 
@@ -214,7 +215,9 @@ extern const pa_report_def_t *const pa_reports_ze[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_hgtxdev[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_mem[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_misc[] __attribute__((weak));
+extern const pa_report_def_t *const pa_reports_pcs[] __attribute__((weak)); /* report_pcs.c */
 extern const pa_report_def_t *const pa_reports_hostctr[] __attribute__((weak)); /* report_hc.c */
+extern const pa_report_def_t *const pa_reports_op[] __attribute__((weak)); /* report_op.c: ppu_op_sum, moe_op_sum */
 
 /* ---- device memory (report_mem.c): the exit summary section, computed from the DB with the
  * same code as device_memory_usage_summary so both always agree ---- */

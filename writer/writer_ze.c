@@ -29,7 +29,7 @@ static const char ze_schema[] =
     " appendCorrId INTEGER);"
     "CREATE TABLE ZE_DEVICES(deviceId INTEGER PRIMARY KEY, name TEXT, pciBusId TEXT, uuid TEXT,"
     " ccMajor INTEGER, ccMinor INTEGER, ceCount INTEGER, cuCount INTEGER, totalMem INTEGER,"
-    " cuClockHz INTEGER, memClockHz INTEGER, timerHz INTEGER);";
+    " cuClockHz INTEGER, memClockHz INTEGER, timerHz INTEGER, simdWidth INTEGER, memBusWidth INTEGER);";
 
 static pa_bulk_t bulk_api, bulk_ops;
 static int bulk_ready;
@@ -111,7 +111,7 @@ static void ops_row(sqlite3 *db, const pa_record_t *rec, const pa_ze_op_t *op)
 static int device_row(sqlite3 *db, const pa_ze_device_t *d)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO ZE_DEVICES VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st,
+    if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO ZE_DEVICES VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st,
                            NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_int64(st, 1, d->index);
@@ -119,8 +119,9 @@ static int device_row(sqlite3 *db, const pa_ze_device_t *d)
     sqlite3_bind_text(st, 3, d->pci, (int)strnlen(d->pci, sizeof d->pci), SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 4, d->uuid, (int)strnlen(d->uuid, sizeof d->uuid), SQLITE_TRANSIENT);
     int64_t v[] = { d->cc_major, d->cc_minor, d->ce_count, d->cu_count, (int64_t)d->total_mem,
-                    (int64_t)d->cu_clock_hz, (int64_t)d->mem_clock_hz, (int64_t)d->timer_hz };
-    for (int i = 0; i < 8; i++)
+                    (int64_t)d->cu_clock_hz, (int64_t)d->mem_clock_hz, (int64_t)d->timer_hz,
+                    d->simd_width, d->mem_bus_bits };
+    for (int i = 0; i < 10; i++)
         sqlite3_bind_int64(st, 5 + i, v[i]);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
     sqlite3_finalize(st);

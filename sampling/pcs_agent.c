@@ -1,0 +1,165 @@
+/* pcs_agent.c - the sampling engine inside the agent: configuration, reader rings, session hooks,
+ * and the PTI implementation table the library forwards to when the agent is preloaded. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../collector/collector.h"
+#include "../common/pa_source.h"
+#include "../common/pa_log.h"
+#include "pcs_internal.h"
+
+#define PCS_RING_SLOTS 65536u  /* 4 MiB per reader ring */
+
+static int sampling_on;
+static _Atomic int rings_ok; /* the session is active: reader rings get drained */
+
+static void g_enter(void) { pa_guard_enter(); }
+static void g_leave(void) { pa_guard_leave(); }
+
+static void *ring_open(uint32_t device)
+{
+    if (!atomic_load(&rings_ok) || atomic_load(&pa_thread_no_new_rings))
+        return NULL;
+    pa_ring_t *r = pa_ring_create(PCS_RING_SLOTS, (uint32_t)syscall(SYS_gettid));
+    if (!r)
+        return NULL;
+    snprintf(r->name, sizeof r->name, "pcs-reader-%u", device);
+    pa_ring_register(r);
+    return r;
+}
+
+static void ring_emit(void *ring, const pa_record_t *rec, const void *payload, uint32_t len)
+{
+    pa_ring_t *r = ring;
+    uint32_t flags = rec->flags;
+    if (len > pa_emit_max_payload(r)) {
+        len = pa_emit_max_payload(r);
+        flags |= PA_RF_TRUNCATED;
+    }
+    uint32_t ns = pa_record_slots(len);
+    pa_record_t *slot = pa_ring_reserve(r, ns);
+    if (!slot)
+        return; /* counted in the ring's drops (summary, THREADS.drops) */
+    memcpy(slot, rec, sizeof *slot);
+    slot->nslots = (uint16_t)ns;
+    slot->len = len;
+    slot->tid = r->tid;
+    slot->flags = flags;
+    if (len)
+        pa_ring_write_payload(r, payload, len);
+    pa_ring_commit(r, ns);
+}
+
+static void ring_close(void *ring)
+{
+    atomic_store_explicit(&((pa_ring_t *)ring)->retired, 1, memory_order_release);
+}
+
+static void host_setup(void)
+{
+    pcs_host.guard_enter = g_enter;
+    pcs_host.guard_leave = g_leave;
+    pcs_host.ring_open = ring_open;
+    pcs_host.ring_emit = ring_emit;
+    pcs_host.ring_close = ring_close;
+    pcs_host.thread_start = pa_thread_mark_agent;
+}
+
+/* The PTI library is in the process (linked by the application): the API may be used later. */
+static int pti_lib_present(void)
+{
+    return dlsym(RTLD_DEFAULT, "ptiPcSamplingEnable") != NULL;
+}
+
+/* Before any zeInit of the agent (this source comes first in the table): the driver offers
+ * metrics only when ZET_ENABLE_METRICS=1 is set before zeInit (notes/eu-stall.md). */
+static void metrics_env(void)
+{
+    const char *m = getenv("ZET_ENABLE_METRICS");
+    if (!m)
+        setenv("ZET_ENABLE_METRICS", "1", 0);
+    else if (strcmp(m, "1") != 0)
+        pa_warn("pc-sampling", "ZET_ENABLE_METRICS=%s set by the user: drivers then offer no EU-stall sampling"
+                " (accepted: unset or 1)", m);
+}
+
+static int pcs_source_init(void)
+{
+    host_setup();
+    if (!pa_config.pc_sampling && !pti_lib_present())
+        return 0;
+    if (!dlopen("libze_loader.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+        if (pa_config.pc_sampling)
+            pa_info("pc-sampling", "the application does not use Level Zero: nothing to sample");
+        return 0;
+    }
+    metrics_env();
+    /* kernel address ranges come from our tracer: the layer must be on before zeInit (the ze
+     * source, after us, warns about a user's explicit value other than 1) */
+    setenv("ZE_ENABLE_TRACING_LAYER", "1", 0);
+    atomic_store(&rings_ok, 1);
+    int n = pcs_engine_init();
+    if (n < 0) {
+        if (pa_config.pc_sampling)
+            pa_warn("pc-sampling", "Level Zero could not be initialized: no PC sampling; the rest is profiled"
+                    " as usual");
+        return 0;
+    }
+    if (pcs_kernels_attach() != 0 && pa_config.pc_sampling)
+        pa_warn("pc-sampling", "no tracer for zeKernelCreate (ZE_ENABLE_TRACING_LAYER=%s): samples cannot be"
+                " mapped to kernels and are counted as unmapped", getenv("ZE_ENABLE_TRACING_LAYER"));
+    if (!pa_config.pc_sampling)
+        return 0;
+    const char *m = getenv("ZET_ENABLE_METRICS");
+    for (uint32_t i = 0; i < pcs_ndevs; i++)
+        if (!pcs_devs[i].group)
+            pa_warn("pc-sampling", "PROFAGENT_PC_SAMPLING=1: device %u offers no EU-stall sampling (no"
+                    " EuStallSampling metric group%s); it is not sampled, the rest is profiled as usual", i,
+                    m && strcmp(m, "1") == 0 ? "" : "; ZET_ENABLE_METRICS is not 1");
+    if (n == 0)
+        return 0;
+    int started = pcs_stream_start(PCS_SUB_AGENT, (uint32_t)pa_config.pc_sampling_period_ns, NULL);
+    sampling_on = started > 0;
+    pa_info("pc-sampling", "%d device(s) sampled every %llu ns", started,
+            (unsigned long long)pa_config.pc_sampling_period_ns);
+    return 0;
+}
+
+/* Final read of every streamer and close, before the last drain (each reader join bounded). A
+ * PTI collection still running at exit ends here too: its readers write into the rings. */
+static void pcs_source_finish(uint64_t budget_ns)
+{
+    (void)budget_ns;
+    pcs_stream_stop(PCS_SUB_PTI);
+    pcs_stream_stop(PCS_SUB_AGENT);
+    atomic_store(&rings_ok, 0);
+    sampling_on = 0;
+}
+
+static void pcs_source_fork_child(void)
+{
+    pcs_stream_after_fork_child();
+    atomic_store(&rings_ok, 0);
+    sampling_on = 0;
+}
+
+/* The PC-sampling source (common/pa_source.h). It runs whenever Level Zero is traced or
+ * PROFAGENT_PC_SAMPLING=1 (PA_SRC_PCSAMP, set by the config) and first in the table: the
+ * environment it sets must precede every zeInit of the agent. */
+const pa_source_t pa_source_pcsamp = {
+    .name = "pcsamp", .mask = PA_SRC_PCSAMP | PA_SRC_ZE | PA_SRC_MEM,
+    .rec_first = PA_REC_PCSAMP_FIRST, .rec_last = PA_REC_PCSAMP_LAST,
+    .init = pcs_source_init, .finish = pcs_source_finish, .fork_child = pcs_source_fork_child,
+};
+
+/*! pa_pcs_pti_impl_get() : the agent's PTI implementation (libprofagent_pti.so forwards to it). */
+PA_EXPORT const pcs_pti_impl_t *pa_pcs_pti_impl_get(void)
+{
+    host_setup();
+    return &pcs_pti_impl;
+}

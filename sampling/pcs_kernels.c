@@ -1,0 +1,146 @@
+/* pcs_kernels.c - kernel address ranges for IP -> kernel: base from zexKernelGetBaseAddress, size from
+ * zeModuleGetNativeBinary, source lines from the module's debug info; recorded at zeKernelCreate. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pcs_internal.h"
+
+#define PCS_MAX_KERNELS 65536u
+#define PCS_MAX_MODULES 4096u
+
+static pcs_kernel_t *kernels[PCS_MAX_KERNELS];
+static _Atomic uint32_t nkernels;
+static pthread_mutex_t kmu = PTHREAD_MUTEX_INITIALIZER;
+static zel_tracer_handle_t tracer;
+static int attached;
+
+/* module -> device index (zeModuleCreate epilogue); a small ring of the latest modules */
+static struct { ze_module_handle_t m; uint32_t dev; } modules[PCS_MAX_MODULES];
+static uint32_t nmodules;
+
+uint32_t pcs_kernels_count(void)
+{
+    return atomic_load_explicit(&nkernels, memory_order_acquire);
+}
+
+const pcs_kernel_t *pcs_kernels_get(uint32_t i)
+{
+    return kernels[i];
+}
+
+uint64_t pcs_kernels_register(uint32_t device, uint32_t base, uint32_t size, const char *name,
+                              char **files, uint32_t nfiles, pa_pcs_line_t *lines, uint32_t nlines)
+{
+    pcs_kernel_t *k = calloc(1, sizeof *k);
+    if (!k)
+        return 0;
+    k->name = strdup(name ? name : "");
+    if (!k->name) {
+        free(k);
+        return 0;
+    }
+    k->k.device = device;
+    k->k.base = base;
+    k->k.size = size;
+    k->k.name_len = (uint32_t)strlen(k->name);
+    k->files = files;
+    k->k.nfiles = nfiles;
+    k->lines = lines;
+    k->k.nlines = nlines;
+    pthread_mutex_lock(&kmu);
+    uint32_t n = atomic_load_explicit(&nkernels, memory_order_relaxed);
+    uint64_t id = 0;
+    if (n < PCS_MAX_KERNELS) {
+        id = n + 1;
+        k->k.id = id;
+        kernels[n] = k;
+        atomic_store_explicit(&nkernels, n + 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&kmu);
+    if (!id) { /* registry full: its samples count as unmapped */
+        free(k->name);
+        free(k);
+    }
+    return id;
+}
+
+static uint32_t module_device(ze_module_handle_t m)
+{
+    uint32_t dev = UINT32_MAX;
+    pthread_mutex_lock(&kmu);
+    for (uint32_t i = nmodules; i-- > 0 && i + PCS_MAX_MODULES >= nmodules;)
+        if (modules[i % PCS_MAX_MODULES].m == m) {
+            dev = modules[i % PCS_MAX_MODULES].dev;
+            break;
+        }
+    pthread_mutex_unlock(&kmu);
+    return dev;
+}
+
+static void on_module_create(ze_module_create_params_t *p, ze_result_t r, void *user, void **inst)
+{
+    (void)user;
+    (void)inst;
+    if (r != ZE_RESULT_SUCCESS || !p->pphModule || !*p->pphModule)
+        return;
+    uint32_t dev = UINT32_MAX;
+    for (uint32_t i = 0; i < pcs_ndevs; i++)
+        if (pcs_devs[i].h == *p->phDevice)
+            dev = i;
+    pthread_mutex_lock(&kmu);
+    modules[nmodules % PCS_MAX_MODULES].m = **p->pphModule;
+    modules[nmodules % PCS_MAX_MODULES].dev = dev;
+    nmodules++;
+    pthread_mutex_unlock(&kmu);
+}
+
+static void on_kernel_create(ze_kernel_create_params_t *p, ze_result_t r, void *user, void **inst)
+{
+    (void)user;
+    (void)inst;
+    if (r != ZE_RESULT_SUCCESS || !p->pphKernel || !*p->pphKernel || !p->pdesc || !*p->pdesc)
+        return;
+    uint32_t dev = module_device(*p->phModule);
+    if (dev >= pcs_ndevs || !pcs_devs[dev].base_fn)
+        return;
+    pcs_host.guard_enter();
+    uint64_t base = 0;
+    size_t bin = 0;
+    if (pcs_devs[dev].base_fn(**p->pphKernel, &base) != ZE_RESULT_SUCCESS) {
+        pcs_host.guard_leave();
+        return;
+    }
+    /* the module's binary bounds the kernel; the next kernel's base caps it further (unitrace) */
+    if (pcs_ze.zeModuleGetNativeBinary(*p->phModule, &bin, NULL) != ZE_RESULT_SUCCESS)
+        bin = 0;
+    uint32_t b32 = (uint32_t)(base & 0xffffffffu);
+    uint64_t size = bin ? bin : (uint64_t)UINT32_MAX - b32;
+    if (size > (uint64_t)UINT32_MAX - b32)
+        size = (uint64_t)UINT32_MAX - b32;
+    char **files = NULL;
+    pa_pcs_line_t *lines = NULL;
+    uint32_t nfiles = 0, nlines = 0;
+    const char *name = (*p->pdesc)->pKernelName;
+    pcs_lines_of(*p->phModule, name, b32, &files, &nfiles, &lines, &nlines);
+    pcs_kernels_register(dev, b32, (uint32_t)size, name, files, nfiles, lines, nlines);
+    pcs_host.guard_leave();
+}
+
+int pcs_kernels_attach(void)
+{
+    pthread_mutex_lock(&kmu);
+    int ok = attached;
+    if (!attached && pcs_ze.zelTracerCreate && pcs_ze.zelTracerKernelCreateRegisterCallback &&
+        pcs_ze.zelTracerModuleCreateRegisterCallback) {
+        zel_tracer_desc_t desc = {ZEL_STRUCTURE_TYPE_TRACER_EXP_DESC, NULL, NULL};
+        if (pcs_ze.zelTracerCreate(&desc, &tracer) == ZE_RESULT_SUCCESS &&
+            pcs_ze.zelTracerModuleCreateRegisterCallback(tracer, ZEL_REGISTER_EPILOGUE, on_module_create) ==
+                ZE_RESULT_SUCCESS &&
+            pcs_ze.zelTracerKernelCreateRegisterCallback(tracer, ZEL_REGISTER_EPILOGUE, on_kernel_create) ==
+                ZE_RESULT_SUCCESS &&
+            pcs_ze.zelTracerSetEnabled(tracer, 1) == ZE_RESULT_SUCCESS)
+            ok = attached = 1;
+    }
+    pthread_mutex_unlock(&kmu);
+    return ok ? 0 : -1;
+}

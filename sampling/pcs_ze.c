@@ -1,0 +1,154 @@
+/* pcs_ze.c - Level Zero side of PC sampling: loader entry points, devices and their EuStallSampling
+ * metric group (IP metric + EVENT stall reasons, as PTI finds them), per-driver contexts. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pcs_internal.h"
+
+pcs_fns_t pcs_ze;
+pcs_dev_t pcs_devs[PCS_MAX_DEVICES];
+uint32_t pcs_ndevs;
+uint32_t pcs_nsupported;
+
+static void noop(void) {}
+pcs_host_t pcs_host = {.guard_enter = noop, .guard_leave = noop};
+
+static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
+static int init_done;
+static int init_result = -1;
+
+static int resolve(void)
+{
+    void *lib = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!lib)
+        lib = dlopen("libze_loader.so.1", RTLD_NOW);
+    if (!lib)
+        return -1;
+#define R(n) if (!(*(void **)&pcs_ze.n = dlsym(lib, #n))) return -1;
+    R(zeInit) R(zeDriverGet) R(zeDeviceGet) R(zeDeviceGetProperties) R(zeContextCreate)
+    R(zeEventPoolCreate) R(zeEventPoolDestroy) R(zeEventCreate) R(zeEventDestroy)
+    R(zeEventHostSynchronize) R(zeEventHostReset) R(zeModuleGetNativeBinary)
+    R(zeDriverGetExtensionFunctionAddress) R(zetMetricGroupGet) R(zetMetricGroupGetProperties)
+    R(zetMetricGet) R(zetMetricGetProperties) R(zetContextActivateMetricGroups) R(zetMetricStreamerOpen)
+    R(zetMetricStreamerReadData) R(zetMetricStreamerClose) R(zetMetricGroupCalculateMetricValues)
+#undef R
+    /* optional: debug info (source lines) and the tracer (kernel address ranges) */
+    *(void **)&pcs_ze.zetModuleGetDebugInfo = dlsym(lib, "zetModuleGetDebugInfo");
+    *(void **)&pcs_ze.zelTracerCreate = dlsym(lib, "zelTracerCreate");
+    *(void **)&pcs_ze.zelTracerSetEnabled = dlsym(lib, "zelTracerSetEnabled");
+    *(void **)&pcs_ze.zelTracerKernelCreateRegisterCallback = dlsym(lib, "zelTracerKernelCreateRegisterCallback");
+    *(void **)&pcs_ze.zelTracerModuleCreateRegisterCallback = dlsym(lib, "zelTracerModuleCreateRegisterCallback");
+    return 0;
+}
+
+/* The EuStallSampling group of a device, as PTI finds it: by name, TIME_BASED; the IP metric by
+ * name; every other EVENT metric is a stall reason, in group order. */
+static void find_group(pcs_dev_t *d)
+{
+    uint32_t n = 0;
+    if (pcs_ze.zetMetricGroupGet(d->h, &n, NULL) != ZE_RESULT_SUCCESS || n == 0)
+        return;
+    zet_metric_group_handle_t *g = calloc(n, sizeof *g);
+    if (!g || pcs_ze.zetMetricGroupGet(d->h, &n, g) != ZE_RESULT_SUCCESS) {
+        free(g);
+        return;
+    }
+    for (uint32_t i = 0; i < n && !d->group; i++) {
+        zet_metric_group_properties_t p = {.stype = ZET_STRUCTURE_TYPE_METRIC_GROUP_PROPERTIES};
+        if (pcs_ze.zetMetricGroupGetProperties(g[i], &p) != ZE_RESULT_SUCCESS)
+            continue;
+        if (strcmp(p.name, "EuStallSampling") != 0 || !(p.samplingType & ZET_METRIC_GROUP_SAMPLING_TYPE_FLAG_TIME_BASED))
+            continue;
+        uint32_t nm = 0;
+        if (pcs_ze.zetMetricGet(g[i], &nm, NULL) != ZE_RESULT_SUCCESS || nm == 0 || nm > 64)
+            continue;
+        zet_metric_handle_t m[64];
+        if (pcs_ze.zetMetricGet(g[i], &nm, m) != ZE_RESULT_SUCCESS)
+            continue;
+        int ip = -1;
+        uint32_t nr = 0;
+        for (uint32_t k = 0; k < nm; k++) {
+            zet_metric_properties_t mp = {.stype = ZET_STRUCTURE_TYPE_METRIC_PROPERTIES};
+            if (pcs_ze.zetMetricGetProperties(m[k], &mp) != ZE_RESULT_SUCCESS)
+                continue;
+            if (strcmp(mp.name, "IP") == 0) {
+                ip = (int)k;
+            } else if (mp.metricType == ZET_METRIC_TYPE_EVENT && nr < PA_PCS_MAX_REASONS) {
+                d->reason_metric[nr] = k;
+                snprintf(d->reason_name[nr], sizeof d->reason_name[nr], "%s", mp.name);
+                snprintf(d->reason_desc[nr], sizeof d->reason_desc[nr], "%s", mp.description);
+                nr++;
+            }
+        }
+        if (ip < 0 || nr == 0)
+            continue; /* a group without the IP or any reason is of no use (degrade: unsupported) */
+        d->group = g[i];
+        d->nmetrics = nm;
+        d->ip_metric = (uint32_t)ip;
+        d->nreasons = nr;
+    }
+    free(g);
+}
+
+static void enumerate(void)
+{
+    uint32_t nd = 0;
+    ze_driver_handle_t drv[8];
+    if (pcs_ze.zeDriverGet(&nd, NULL) != ZE_RESULT_SUCCESS)
+        return;
+    if (nd > 8)
+        nd = 8;
+    if (pcs_ze.zeDriverGet(&nd, drv) != ZE_RESULT_SUCCESS)
+        return;
+    for (uint32_t i = 0; i < nd; i++) {
+        pcs_base_fn base = NULL;
+        if (pcs_ze.zeDriverGetExtensionFunctionAddress(drv[i], "zexKernelGetBaseAddress", (void **)&base) !=
+            ZE_RESULT_SUCCESS)
+            base = NULL;
+        ze_context_desc_t cd = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
+        ze_context_handle_t ctx = NULL;
+        if (pcs_ze.zeContextCreate(drv[i], &cd, &ctx) != ZE_RESULT_SUCCESS)
+            ctx = NULL;
+        uint32_t n = 0;
+        if (pcs_ze.zeDeviceGet(drv[i], &n, NULL) != ZE_RESULT_SUCCESS)
+            continue;
+        if (n > PCS_MAX_DEVICES - pcs_ndevs)
+            n = PCS_MAX_DEVICES - pcs_ndevs;
+        ze_device_handle_t devs[PCS_MAX_DEVICES];
+        if (pcs_ze.zeDeviceGet(drv[i], &n, devs) != ZE_RESULT_SUCCESS)
+            continue;
+        for (uint32_t k = 0; k < n; k++) {
+            pcs_dev_t *d = &pcs_devs[pcs_ndevs];
+            memset(d, 0, sizeof *d);
+            d->drv = drv[i];
+            d->h = devs[k];
+            d->ctx = ctx;
+            d->base_fn = base;
+            d->index = pcs_ndevs++;
+            if (ctx)
+                find_group(d);
+            if (d->group)
+                pcs_nsupported++;
+        }
+    }
+}
+
+int pcs_engine_init(void)
+{
+    pthread_mutex_lock(&init_mu);
+    if (!init_done) {
+        init_done = 1;
+        pcs_host.guard_enter();
+        if (resolve() == 0 && pcs_ze.zeInit(0) == ZE_RESULT_SUCCESS) {
+            enumerate();
+            init_result = (int)pcs_nsupported;
+        }
+        pcs_host.guard_leave();
+    }
+    int r = init_result;
+    pthread_mutex_unlock(&init_mu);
+    return r;
+}

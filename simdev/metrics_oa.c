@@ -1,0 +1,336 @@
+/* metrics_oa.c - the ComputeBasic time-based stream: one 256-byte report per sampling interval with
+ * the deltas of the device activity counters, a bounded buffer, and the calculation into typed
+ * values with units (README "ComputeBasic"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pa_sd_activity.h"
+#include "pa_sd_metrics.h"
+
+#define OA_MAGIC 0x414f4453u /* "SDOA" */
+
+/* Report layout (little endian): see README "ComputeBasic raw report". */
+enum { OFF_MAGIC = 0, OFF_SIZE = 4, OFF_BEGIN_TICKS = 8, OFF_END_TICKS = 16, OFF_GPU_NS = 24, OFF_CLOCKS = 32,
+       OFF_COUNTERS = 40, OFF_BUSY = OFF_COUNTERS + 8 * PA_SD_C_COUNT, OFF_FLAGS = OFF_BUSY + 8 * PA_SD_BUSY_COUNT };
+_Static_assert(OFF_FLAGS + 4 <= SIMDEV_OA_REPORT_BYTES, "OA report fits");
+
+typedef struct oa_dev {
+    pthread_mutex_t mu;
+    bool open, have_base;
+    uint64_t gen;
+    pa_sd_counters prev;
+    uint8_t (*ring)[SIMDEV_OA_REPORT_BYTES];
+    uint32_t cap, head, count, notify_n;
+    bool lost, flag_next, ev_set;
+    ze_event_handle_t ev;
+} oa_dev;
+
+static oa_dev g_oa[PA_SD_MAX_DEVICES];
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static void oa_init(void)
+{
+    for (uint32_t i = 0; i < PA_SD_MAX_DEVICES; i++)
+        pthread_mutex_init(&g_oa[i].mu, NULL);
+}
+
+static oa_dev *oa_of(pa_sd_device *dev)
+{
+    pthread_once(&g_once, oa_init);
+    return &g_oa[dev->index % PA_SD_MAX_DEVICES];
+}
+
+uint32_t pa_sd_oa_capacity(void)
+{
+    uint64_t n = pa_sd_config_get()->oa_buffer / SIMDEV_OA_REPORT_BYTES;
+    return (uint32_t)(n < 1 ? 1 : n > UINT32_MAX ? UINT32_MAX : n);
+}
+
+/* OA periods are 2^(e+1) timestamp ticks, e = 0..31: the largest not above the request. */
+uint32_t pa_sd_oa_round_period(uint64_t ns)
+{
+    uint64_t hz = pa_sd_config_get()->timer_hz, best = 0;
+    for (uint32_t e = 0; e < 32; e++) {
+        uint64_t p = (uint64_t)(((unsigned __int128)2 << e) * 1000000000ull / hz);
+        if (p > UINT32_MAX || (best && p > ns))
+            break;
+        best = p;
+    }
+    return (uint32_t)(best ? best : 1);
+}
+
+static void put64(uint8_t *r, int off, uint64_t v) { memcpy(r + off, &v, 8); }
+static uint64_t get64(const uint8_t *r, int off)
+{
+    uint64_t v;
+    memcpy(&v, r + off, 8);
+    return v;
+}
+
+/* Caller holds o->mu: the event follows "at least N reports pending". */
+static void oa_notify(oa_dev *o)
+{
+    bool want = o->count >= o->notify_n;
+    if (!o->ev || want == o->ev_set)
+        return;
+    pa_sd_event *ev = pa_sd_event_of(o->ev);
+    if (!ev)
+        return;
+    if (want) {
+        uint64_t t = pa_sd_clock_ticks_at(pa_sd_clock_host_ns());
+        pa_sd_event_signal_device(ev, t, t);
+    } else {
+        pa_sd_event_reset_device(ev);
+    }
+    o->ev_set = want;
+}
+
+static uint64_t clocks_at(uint64_t ns) { return (uint64_t)((unsigned __int128)ns * pa_sd_config_get()->core_clock_mhz / 1000); }
+
+/* Called by the activity timeline at every interval boundary (the first call is the baseline). */
+static void oa_tick(pa_sd_device *dev, const pa_sd_counters *c)
+{
+    oa_dev *o = oa_of(dev);
+    pthread_mutex_lock(&o->mu);
+    if (!o->open) {
+        pthread_mutex_unlock(&o->mu);
+        return;
+    }
+    if (!o->have_base) {
+        o->have_base = true;
+        o->prev = *c;
+        pthread_mutex_unlock(&o->mu);
+        return;
+    }
+    if (o->count == o->cap) {
+        o->lost = o->flag_next = true;
+    } else {
+        uint32_t tail = o->head + o->count;
+        if (tail >= o->cap)
+            tail -= o->cap;
+        uint8_t *r = o->ring[tail];
+        memset(r, 0, SIMDEV_OA_REPORT_BYTES);
+        uint32_t magic = OA_MAGIC, size = SIMDEV_OA_REPORT_BYTES, flags = o->flag_next ? 1u : 0u;
+        memcpy(r + OFF_MAGIC, &magic, 4);
+        memcpy(r + OFF_SIZE, &size, 4);
+        put64(r, OFF_BEGIN_TICKS, pa_sd_clock_ticks_at(o->prev.at_ns));
+        put64(r, OFF_END_TICKS, pa_sd_clock_ticks_at(c->at_ns));
+        put64(r, OFF_GPU_NS, c->at_ns - o->prev.at_ns);
+        put64(r, OFF_CLOCKS, clocks_at(c->at_ns) - clocks_at(o->prev.at_ns));
+        for (int k = 0; k < PA_SD_C_COUNT; k++)
+            put64(r, OFF_COUNTERS + 8 * k, c->c[k] - o->prev.c[k]);
+        for (int k = 0; k < PA_SD_BUSY_COUNT; k++)
+            put64(r, OFF_BUSY + 8 * k, c->busy[k] - o->prev.busy[k]);
+        memcpy(r + OFF_FLAGS, &flags, 4);
+        o->flag_next = false;
+        o->count++;
+    }
+    o->prev = *c;
+    oa_notify(o);
+    pthread_mutex_unlock(&o->mu);
+}
+
+int pa_sd_oa_open(pa_sd_device *dev, uint32_t period_ns, uint32_t notify_n, ze_event_handle_t ev, uint64_t *gen)
+{
+    oa_dev *o = oa_of(dev);
+    uint32_t cap = pa_sd_oa_capacity();
+    void *ring = malloc((size_t)cap * SIMDEV_OA_REPORT_BYTES);
+    if (!ring)
+        return -1;
+    pthread_mutex_lock(&o->mu);
+    if (o->open) {
+        pthread_mutex_unlock(&o->mu);
+        free(ring);
+        return 1;
+    }
+    o->ring = ring;
+    o->cap = cap;
+    o->head = o->count = 0;
+    o->lost = o->flag_next = o->ev_set = o->have_base = false;
+    o->notify_n = notify_n;
+    o->ev = ev;
+    *gen = ++o->gen;
+    o->open = true;
+    pthread_mutex_unlock(&o->mu);
+    pa_sd_activity_stream(dev, pa_sd_clock_host_ns(), period_ns, oa_tick);
+    return 0;
+}
+
+void pa_sd_oa_close(pa_sd_device *dev, uint64_t gen)
+{
+    oa_dev *o = oa_of(dev);
+    pthread_mutex_lock(&o->mu);
+    bool mine = o->open && o->gen == gen;
+    pthread_mutex_unlock(&o->mu);
+    if (!mine)
+        return;
+    pa_sd_activity_stream(dev, 0, 0, NULL);
+    pthread_mutex_lock(&o->mu);
+    void *ring = o->ring;
+    o->ring = NULL;
+    o->open = false;
+    o->count = o->cap = 0;
+    o->ev = NULL;
+    pthread_mutex_unlock(&o->mu);
+    free(ring);
+}
+
+uint32_t pa_sd_oa_read(pa_sd_device *dev, uint64_t gen, uint8_t *out, uint32_t max, bool *lost)
+{
+    oa_dev *o = oa_of(dev);
+    pa_sd_activity_poll(dev); /* write the reports of intervals that have ended */
+    pthread_mutex_lock(&o->mu);
+    *lost = false;
+    if (!o->open || o->gen != gen) {
+        pthread_mutex_unlock(&o->mu);
+        return 0;
+    }
+    uint32_t n = max < o->count ? max : o->count;
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy(out + (size_t)i * SIMDEV_OA_REPORT_BYTES, o->ring[o->head], SIMDEV_OA_REPORT_BYTES);
+        o->head = o->head + 1 == o->cap ? 0 : o->head + 1;
+    }
+    o->count -= n;
+    *lost = o->lost;
+    o->lost = false;
+    oa_notify(o);
+    pthread_mutex_unlock(&o->mu);
+    return n;
+}
+
+void pa_sd_oa_atfork(int phase)
+{
+    pthread_once(&g_once, oa_init);
+    for (uint32_t i = 0; i < PA_SD_MAX_DEVICES; i++) {
+        oa_dev *o = &g_oa[i];
+        if (phase == PA_SD_FORK_PREPARE) {
+            pthread_mutex_lock(&o->mu);
+        } else if (phase == PA_SD_FORK_PARENT) {
+            pthread_mutex_unlock(&o->mu);
+        } else {
+            free(o->ring);
+            o->ring = NULL;
+            o->open = false;
+            o->count = o->cap = 0;
+            o->ev = NULL;
+            pthread_mutex_init(&o->mu, NULL);
+        }
+    }
+}
+
+/* ---- calculation ---- */
+static const pa_sd_oa_metric g_metrics[PA_SD_OA_METRICS] = {
+    {"QueryBeginTime", "GPU timestamp of the interval start", ZET_METRIC_TYPE_TIMESTAMP, ZET_VALUE_TYPE_UINT64, "ns"},
+    {"GpuTime", "Time elapsed on the GPU during the interval", ZET_METRIC_TYPE_DURATION, ZET_VALUE_TYPE_UINT64, "ns"},
+    {"GpuCoreClocks", "GPU core clocks in the interval", ZET_METRIC_TYPE_EVENT, ZET_VALUE_TYPE_UINT64, "cycles"},
+    {"AvgGpuCoreFrequencyMHz", "Average GPU core frequency", ZET_METRIC_TYPE_RAW, ZET_VALUE_TYPE_UINT64, "MHz"},
+    {"GPU_BUSY", "Percentage of time any engine was busy", ZET_METRIC_TYPE_RATIO, ZET_VALUE_TYPE_FLOAT32, "percent"},
+    {"XVE_ACTIVE", "Percentage of XVE cycles with at least one pipe active", ZET_METRIC_TYPE_RATIO, ZET_VALUE_TYPE_FLOAT32, "percent"},
+    {"XVE_STALL", "Percentage of XVE cycles with threads loaded and no pipe active", ZET_METRIC_TYPE_RATIO, ZET_VALUE_TYPE_FLOAT32, "percent"},
+    {"XVE_THREADS_OCCUPANCY_ALL", "Average percentage of hardware threads loaded", ZET_METRIC_TYPE_RATIO, ZET_VALUE_TYPE_FLOAT32, "percent"},
+    {"XVE_INST_EXECUTED_ALU0_ALL", "Instructions executed on ALU0", ZET_METRIC_TYPE_EVENT, ZET_VALUE_TYPE_UINT64, "events"},
+    {"XVE_INST_EXECUTED_ALU1_ALL", "Instructions executed on ALU1", ZET_METRIC_TYPE_EVENT, ZET_VALUE_TYPE_UINT64, "events"},
+    {"XVE_INST_EXECUTED_XMX_ALL", "Instructions executed on XMX", ZET_METRIC_TYPE_EVENT, ZET_VALUE_TYPE_UINT64, "events"},
+    {"XVE_INST_EXECUTED_SEND_ALL", "Send instructions executed", ZET_METRIC_TYPE_EVENT, ZET_VALUE_TYPE_UINT64, "events"},
+    {"XVE_INST_EXECUTED_CONTROL_ALL", "Control instructions executed", ZET_METRIC_TYPE_EVENT, ZET_VALUE_TYPE_UINT64, "events"},
+    {"GPU_MEMORY_BYTE_READ", "Bytes read from GPU memory", ZET_METRIC_TYPE_EVENT, ZET_VALUE_TYPE_UINT64, "bytes"},
+    {"GPU_MEMORY_BYTE_WRITE", "Bytes written to GPU memory", ZET_METRIC_TYPE_EVENT, ZET_VALUE_TYPE_UINT64, "bytes"},
+    {"L3_BYTE_READ", "Bytes read from L3 by the XVEs", ZET_METRIC_TYPE_EVENT, ZET_VALUE_TYPE_UINT64, "bytes"},
+    {"L3_BYTE_WRITE", "Bytes written to L3 by the XVEs", ZET_METRIC_TYPE_EVENT, ZET_VALUE_TYPE_UINT64, "bytes"},
+    {"SLM_BYTE_READ", "Bytes read from shared local memory", ZET_METRIC_TYPE_EVENT, ZET_VALUE_TYPE_UINT64, "bytes"},
+    {"SLM_BYTE_WRITE", "Bytes written to shared local memory", ZET_METRIC_TYPE_EVENT, ZET_VALUE_TYPE_UINT64, "bytes"},
+    {"COMMAND_PARSER_COMPUTE_ENGINE_BUSY", "Percentage of time a compute engine was busy", ZET_METRIC_TYPE_RATIO, ZET_VALUE_TYPE_FLOAT32, "percent"},
+    {"COMMAND_PARSER_COPY_ENGINE_BUSY", "Percentage of time a copy engine was busy", ZET_METRIC_TYPE_RATIO, ZET_VALUE_TYPE_FLOAT32, "percent"},
+    {"COPY_BYTE_H2D", "Bytes copied host to device (simdev)", ZET_METRIC_TYPE_EVENT, ZET_VALUE_TYPE_UINT64, "bytes"},
+    {"COPY_BYTE_D2H", "Bytes copied device to host (simdev)", ZET_METRIC_TYPE_EVENT, ZET_VALUE_TYPE_UINT64, "bytes"},
+    {"COPY_BYTE_D2D", "Bytes copied within device memory (simdev)", ZET_METRIC_TYPE_EVENT, ZET_VALUE_TYPE_UINT64, "bytes"},
+    {"COPY_BYTE_PEER", "Bytes copied between devices (simdev)", ZET_METRIC_TYPE_EVENT, ZET_VALUE_TYPE_UINT64, "bytes"},
+    {"FILL_BYTE", "Bytes written by memory fills (simdev)", ZET_METRIC_TYPE_EVENT, ZET_VALUE_TYPE_UINT64, "bytes"},
+};
+
+const pa_sd_oa_metric *pa_sd_oa_metric_at(uint32_t i) { return i < PA_SD_OA_METRICS ? &g_metrics[i] : NULL; }
+
+static float pct(uint64_t num, uint64_t den) { return den ? (float)(100.0 * (double)num / (double)den) : 0.0f; }
+
+static void report_values(const uint8_t *r, zet_typed_value_t *v)
+{
+    uint64_t c[PA_SD_C_COUNT], busy[PA_SD_BUSY_COUNT];
+    for (int k = 0; k < PA_SD_C_COUNT; k++)
+        c[k] = get64(r, OFF_COUNTERS + 8 * k);
+    for (int k = 0; k < PA_SD_BUSY_COUNT; k++)
+        busy[k] = get64(r, OFF_BUSY + 8 * k);
+    uint64_t ns = get64(r, OFF_GPU_NS), clocks = get64(r, OFF_CLOCKS);
+    uint64_t begin_ns = (uint64_t)((unsigned __int128)get64(r, OFF_BEGIN_TICKS) * 1000000000ull / pa_sd_config_get()->timer_hz);
+    uint64_t u[PA_SD_OA_METRICS] = {
+        begin_ns, ns, clocks, ns ? clocks * 1000 / ns : 0, 0, 0, 0, 0,
+        c[PA_SD_C_ALU0], c[PA_SD_C_ALU1], c[PA_SD_C_XMX], c[PA_SD_C_SEND], c[PA_SD_C_CONTROL],
+        c[PA_SD_C_GMEM_READ], c[PA_SD_C_GMEM_WRITE], c[PA_SD_C_L3_READ], c[PA_SD_C_L3_WRITE],
+        c[PA_SD_C_SLM_READ], c[PA_SD_C_SLM_WRITE], 0, 0,
+        c[PA_SD_C_H2D], c[PA_SD_C_D2H], c[PA_SD_C_D2D], c[PA_SD_C_PEER], c[PA_SD_C_FILL],
+    };
+    float f[PA_SD_OA_METRICS] = {0};
+    f[4] = pct(busy[PA_SD_BUSY_ANY], ns);
+    f[5] = pct(c[PA_SD_C_EU_ACTIVE], clocks * SIMDEV_EU_COUNT);
+    f[6] = pct(c[PA_SD_C_EU_STALL], clocks * SIMDEV_EU_COUNT);
+    f[7] = pct(c[PA_SD_C_THREAD_NS], ns * SIMDEV_HW_THREADS);
+    f[19] = pct(busy[PA_SD_BUSY_COMPUTE], ns);
+    f[20] = pct(busy[PA_SD_BUSY_COPY], ns);
+    for (uint32_t i = 0; i < PA_SD_OA_METRICS; i++) {
+        v[i].type = g_metrics[i].result;
+        if (g_metrics[i].result == ZET_VALUE_TYPE_FLOAT32)
+            v[i].value.fp32 = f[i];
+        else
+            v[i].value.ui64 = u[i];
+    }
+}
+
+ze_result_t pa_sd_oa_calculate(zet_metric_group_calculation_type_t type, size_t size, const uint8_t *raw,
+                               uint32_t *pCount, zet_typed_value_t *values)
+{
+    if (type != ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES &&
+        type != ZET_METRIC_GROUP_CALCULATION_TYPE_MAX_METRIC_VALUES)
+        return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+    if (size % SIMDEV_OA_REPORT_BYTES)
+        return ZE_RESULT_ERROR_INVALID_SIZE;
+    uint64_t n = size / SIMDEV_OA_REPORT_BYTES;
+    uint32_t sets = type == ZET_METRIC_GROUP_CALCULATION_TYPE_MAX_METRIC_VALUES ? (n ? 1 : 0) : (uint32_t)n;
+    if ((uint64_t)sets * PA_SD_OA_METRICS > UINT32_MAX)
+        return ZE_RESULT_ERROR_INVALID_SIZE;
+    if (*pCount == 0) {
+        *pCount = sets * PA_SD_OA_METRICS;
+        return ZE_RESULT_SUCCESS;
+    }
+    if (!values)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    bool dropped = false;
+    for (uint64_t i = 0; i < n; i++) {
+        const uint8_t *r = raw + i * SIMDEV_OA_REPORT_BYTES;
+        uint32_t magic, flags;
+        memcpy(&magic, r + OFF_MAGIC, 4);
+        memcpy(&flags, r + OFF_FLAGS, 4);
+        if (magic != OA_MAGIC)
+            return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        dropped |= (flags & 1u) != 0;
+    }
+    uint32_t w = 0;
+    zet_typed_value_t tmp[PA_SD_OA_METRICS];
+    if (type == ZET_METRIC_GROUP_CALCULATION_TYPE_MAX_METRIC_VALUES) {
+        zet_typed_value_t mx[PA_SD_OA_METRICS];
+        memset(mx, 0, sizeof mx);
+        for (uint64_t i = 0; i < n; i++) {
+            report_values(raw + i * SIMDEV_OA_REPORT_BYTES, tmp);
+            for (uint32_t k = 0; k < PA_SD_OA_METRICS; k++) {
+                bool fl = tmp[k].type == ZET_VALUE_TYPE_FLOAT32;
+                if (i == 0 || (fl ? tmp[k].value.fp32 > mx[k].value.fp32 : tmp[k].value.ui64 > mx[k].value.ui64))
+                    mx[k] = tmp[k];
+            }
+        }
+        for (; w < PA_SD_OA_METRICS && w < *pCount && n; w++)
+            values[w] = mx[w];
+    } else {
+        for (uint64_t i = 0; i < n && w + PA_SD_OA_METRICS <= *pCount; i++, w += PA_SD_OA_METRICS)
+            report_values(raw + i * SIMDEV_OA_REPORT_BYTES, values + w);
+    }
+    *pCount = w;
+    return dropped ? ZE_RESULT_WARNING_DROPPED_DATA : ZE_RESULT_SUCCESS;
+}

@@ -1,0 +1,106 @@
+/* pcs_multi.c - PC-sampling scenarios for test_pcs.py: two devices at once (agent and PTI API),
+ * a fork child, and an exit while a kernel still runs.
+ * usage: pcs_multi two|fork|exit-running [api]
+ *   two:          busy_ns 10 ms on device 0 and 30 ms on device 1, concurrently
+ *   fork:         busy_ns 10 ms, fork (the child runs busy_ns 10 ms and _exits), busy_ns 10 ms
+ *   exit-running: busy_ns 400 ms launched, exit(0) without waiting
+ *   api:          wraps the work in a PTI collection; prints "device <i> samples <n> kernels <k>" */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "profagent/pti_pc_sampling.h"
+
+typedef struct dev_run {
+    ze_kernel_handle_t k;
+    ze_command_list_handle_t list;
+    ze_event_handle_t ev;
+} dev_run_t;
+
+static void dev_setup(sample_env_t *env, uint32_t d, dev_run_t *r, ze_event_pool_handle_t pool)
+{
+    ze_module_handle_t m = sample_module_native(env, env->devices[d], "SIMDEV-MODULE 1\nkernel busy_ns\n");
+    r->k = sample_kernel(m, "busy_ns", 1);
+    r->list = sample_immediate(env, env->devices[d], 0, 0);
+    r->ev = sample_event(pool, d);
+}
+
+static void launch(dev_run_t *r, uint64_t ns)
+{
+    sample_set_arg(r->k, 0, sizeof ns, &ns);
+    sample_launch_1d(r->list, r->k, 1, 1, r->ev);
+}
+
+static void wait_done(dev_run_t *r)
+{
+    SAMPLE_CHECK(zeEventHostSynchronize(r->ev, UINT64_MAX));
+    SAMPLE_CHECK(zeEventHostReset(r->ev));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        sample_die("usage: %s two|fork|exit-running [api]", argv[0]);
+    int api = argc > 2 && strcmp(argv[2], "api") == 0;
+    sample_env_t env;
+    sample_env_init(&env, strcmp(argv[1], "two") == 0 ? 2 : 1);
+    ze_event_pool_handle_t pool = sample_event_pool(&env, 2, 0);
+    dev_run_t r[2];
+    dev_setup(&env, 0, &r[0], pool);
+    if (env.num_devices > 1)
+        dev_setup(&env, 1, &r[1], pool);
+    pti_pc_sampling_handle_t h = NULL;
+    if (api) {
+        pti_result pr = ptiPcSamplingEnable(&h);
+        if (pr != PTI_SUCCESS)
+            sample_die("ptiPcSamplingEnable: %s", ptiResultTypeToString(pr));
+        if (ptiPcSamplingConfigure(h, NULL, 0, 0) != PTI_SUCCESS || ptiPcSamplingStartCollection(h) != PTI_SUCCESS)
+            sample_die("configure/start failed");
+    }
+    if (strcmp(argv[1], "two") == 0) {
+        launch(&r[0], 10000000);
+        launch(&r[1], 30000000);
+        wait_done(&r[0]);
+        wait_done(&r[1]);
+    } else if (strcmp(argv[1], "fork") == 0) {
+        launch(&r[0], 10000000);
+        wait_done(&r[0]);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            launch(&r[0], 10000000);
+            wait_done(&r[0]);
+            _exit(0);
+        }
+        int st = 0;
+        if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            sample_die("fork child failed (status 0x%x)", st);
+        launch(&r[0], 10000000);
+        wait_done(&r[0]);
+    } else if (strcmp(argv[1], "exit-running") == 0) {
+        launch(&r[0], 400000000);
+        exit(0);
+    } else {
+        sample_die("unknown scenario %s", argv[1]);
+    }
+    if (api) {
+        if (ptiPcSamplingStopCollection(h) != PTI_SUCCESS)
+            sample_die("stop failed");
+        for (uint32_t d = 0; d < env.num_devices; d++) {
+            pti_pc_sampling_device_status_t st = {._struct_size = sizeof st};
+            size_t nk = 0;
+            if (ptiPcSamplingGetDeviceStatus(h, env.devices[d], &st) != PTI_SUCCESS ||
+                ptiPcSamplingGetObservedKernelHandles(h, env.devices[d], NULL, &nk) != PTI_SUCCESS)
+                sample_die("queries of device %u failed", d);
+            printf("device %u samples %llu kernels %zu\n", d, (unsigned long long)st._total_sample_count, nk);
+        }
+        size_t nd = 0;
+        ptiPcSamplingGetProfiledDevices(h, NULL, &nd);
+        printf("profiled %zu\n", nd);
+        ptiPcSamplingDisable(h);
+    }
+    return 0;
+}

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""test_pcs.py - PC (EU-stall) sampling on simdev: the agent's collection (PROFAGENT_PC_SAMPLING=1),
+its DB tables, reports and exit summary, the PTI API in the same process, the sample-count model,
+dropped data, unsupported devices, two devices, fork/exit, bad periods. usage: test_pcs.py BUILD_DIR"""
+import csv, io, os, re, sqlite3, subprocess, sys, tempfile, time
+
+B = sys.argv[1]
+PROF = os.path.join(B, "bin", "profagent")
+SIMDEV = os.path.join(B, "lib", "libze_simdev.so")
+AGENT = os.path.join(B, "lib", "libprofagent.so")
+SPV = os.path.join(B, "share", "eustall_hot.spv")
+MULTI = os.path.join(B, "tests", "pcs", "pcs_multi")
+fails = []
+
+
+def check(cond, msg):
+    if not cond:
+        fails.append(msg)
+        print("FAIL:", msg)
+
+
+def run(argv, env_extra=None, preload=True, timeout=120, want_rc=0):
+    d = tempfile.mkdtemp(prefix="pa_pcs_")
+    db = os.path.join(d, "t.db")
+    env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=SIMDEV, PROFAGENT_OUTPUT=db)
+    if preload:
+        env["LD_PRELOAD"] = AGENT
+    env.update(env_extra or {})
+    t0 = time.monotonic()
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+    dt = time.monotonic() - t0
+    check(p.returncode == want_rc, f"{argv} exit {p.returncode} (want {want_rc}): {p.stderr[-800:]}")
+    return db, p.stdout, p.stderr, dt
+
+
+def report(db, spec):
+    p = subprocess.run([PROF, "stats", "-r", spec, db], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, f"stats {spec}: {p.stderr}")
+    rows = [r[:-1] if r and r[-1] == "" else r for r in csv.reader(io.StringIO(p.stdout))]
+    return rows[0] if rows else [], rows[1:]
+
+
+def q(db, sql):
+    return sqlite3.connect(db).execute(sql).fetchall()
+
+
+REASONS = ["Active", "ControlStall", "PipeStall", "SendStall", "DistStall", "SbidStall", "SyncStall",
+           "InstrFetchStall", "OtherStall"]
+
+# ---- dominant instruction: the API (pc_sampling sample) and the agent in one process ----
+db, out, err, _ = run([os.path.join(B, "bin", "pc_sampling"), SPV, "eustall_hot"],
+                      {"PROFAGENT_PC_SAMPLING": "1", "PROFAGENT_SUMMARY": "stderr"})
+api_k = [l.split() for l in out.splitlines() if l.startswith("kernel ")]
+api_i = [l.split() for l in out.splitlines() if l.startswith("instr ")]
+check(len(api_k) == 1 and api_k[0][2] == "eustall_hot", f"API kernels: {api_k}")
+hdr, ksum = report(db, "pc_sampling_sum")
+check(hdr[:3] == ["Row#", "Samples (%)", "Samples"] and hdr[3:12] == REASONS and hdr[12:] == ["Dominant", "Device", "Kernel"],
+      f"pc_sampling_sum columns: {hdr}")
+check(len(ksum) == 1 and ksum[0][14] == "eustall_hot" and ksum[0][12] == "SendStall", f"pc_sampling_sum: {ksum}")
+hdr, ins = report(db, "pc_sampling_instr")
+check(hdr[:6] == ["Row#", "Kernel", "IP", "Source", "Samples", "Kernel Samples (%)"] and hdr[6:15] == REASONS,
+      f"pc_sampling_instr columns: {hdr}")
+if ksum and ins and api_k:
+    total = int(ksum[0][2])
+    # per-kernel totals = sum over its instructions, per reason too
+    check(sum(int(r[4]) for r in ins) == total, "kernel total != sum over instructions")
+    for j in range(9):
+        check(sum(int(r[6 + j]) for r in ins) == int(ksum[0][3 + j]), f"reason {REASONS[j]}: sum over instructions")
+    top = ins[0]
+    share = int(top[4]) / total
+    # simdev's model: the global load of line 9 takes ~55% of the samples, SendStall first
+    check(top[3].endswith("eustall_hot.cl:9"), f"hottest instruction's source: {top[3]}")
+    check(0.45 <= share <= 0.65, f"hottest instruction share {share:.3f} not in 0.45..0.65")
+    check(max(range(9), key=lambda j: int(top[6 + j])) == REASONS.index("SendStall"), f"top instr reasons {top}")
+    # the API's numbers equal the DB's (same run): kernel totals, per reason, per instruction
+    k = api_k[0]
+    check(int(k[6]) == total and [int(x) for x in k[10:19]] == [int(x) for x in ksum[0][3:12]],
+          f"API kernel {k} != pc_sampling_sum {ksum[0]}")
+    api_top = max(api_i, key=lambda r: sum(int(x) for x in r[4:]))
+    check(api_top[2] == top[2] and api_top[3] == top[3], f"API hottest {api_top[2:4]} != report {top[2:4]}")
+    db_instr = {int(o): int(s) for o, s in q(db, "SELECT offset, samples FROM PCS_INSTR")}
+    api_instr = {int(r[2], 16): sum(int(x) for x in r[4:]) for r in api_i}
+    check(db_instr == api_instr, f"per-instruction samples: DB {len(db_instr)} rows vs API {len(api_instr)}")
+    # the exit summary shows the same top kernel and hottest instruction
+    check(re.search(r"\b%d\b.*SendStall.*eustall_hot" % total, err) is not None, "summary lacks the top kernel row")
+    check("eustall_hot.cl:9" in err, "summary lacks the hottest instruction's file:line")
+    # options: kernel=, device=, rows=, mangled
+    check(report(db, "pc_sampling_instr:rows=3")[1] == ins[:3], "rows=3")
+    check(report(db, "pc_sampling_sum:kernel=^nomatch")[1] == [], "kernel=^nomatch keeps rows")
+    check(report(db, "pc_sampling_sum:kernel=hot$")[1] == ksum, "kernel=hot$")
+    check(report(db, "pc_sampling_sum:device=1")[1] == [], "device=1 keeps device 0 rows")
+    check(report(db, "pc_sampling_sum:device=0:mangled")[1] == ksum, "device=0:mangled")
+# source file/line per instruction in the DB
+rows = q(db, "SELECT count(*), sum(line > 0) FROM PCS_INSTR")
+# (a few instructions of the -g kernel carry no OpLine: line 0, Source '-')
+check(rows[0][0] > 10 and rows[0][1] >= 0.75 * rows[0][0], f"PCS_INSTR lines: {rows}")
+p = subprocess.run([PROF, "stats", "--help-report", "pc_sampling_instr"], capture_output=True, text=True)
+check(p.returncode == 0 and "SendStall" in p.stdout and "kernel" in p.stdout, "help-report pc_sampling_instr")
+
+# ---- the sample-count model: busy_ns of D ns, one thread, period P -> N*D/P samples (+-1 per launch) ----
+N, D = 10, 20000000
+db, out, err, _ = run([os.path.join(B, "bin", "ze_busy"), "--count", str(N), "--ns", str(D)],
+                      {"PROFAGENT_PC_SAMPLING": "1", "PROFAGENT_SUMMARY": "none"})
+per = q(db, "SELECT periodNs FROM PCS_DEVICES WHERE deviceId = 0")
+got = q(db, "SELECT samples FROM PCS_KERNELS k JOIN STRING_IDS s ON s.id = k.nameId WHERE s.value = 'busy_ns'")
+if per and got:
+    want = N * D / per[0][0]
+    check(per[0][0] == 91364, f"granted period {per[0][0]} (simdev rounds 100000 to 91364)")
+    check(abs(got[0][0] - want) <= N, f"busy_ns samples {got[0][0]} vs model {want:.1f} +- {N}")
+    print(f"sample model: {got[0][0]} samples, expected {want:.1f} +- {N}")
+else:
+    check(False, f"no busy_ns samples: period {per} samples {got}")
+# another period: 50000 -> granted 39156 (3 units of 13052)
+db, out, err, _ = run([os.path.join(B, "bin", "ze_busy"), "--count", "5", "--ns", str(D)],
+                      {"PROFAGENT_PC_SAMPLING": "1", "PROFAGENT_PC_SAMPLING_PERIOD_NS": "50000", "PROFAGENT_SUMMARY": "none"})
+per = q(db, "SELECT periodNs FROM PCS_DEVICES WHERE deviceId = 0")
+got = q(db, "SELECT sum(samples) FROM PCS_KERNELS")
+check(per and per[0][0] == 39156, f"period 50000 granted {per}")
+if per and got and got[0][0] is not None:
+    check(abs(got[0][0] - 5 * D / per[0][0]) <= 5, f"period 50000: {got[0][0]} vs {5 * D / per[0][0]:.1f}")
+
+# ---- dropped data: a tiny device buffer and a busy device -> reported, no crash, no hang ----
+db, out, err, dt = run([os.path.join(B, "bin", "pc_sampling"), SPV, "eustall_hot", "20"],
+                       {"PROFAGENT_PC_SAMPLING": "1", "SIMDEV_EUSTALL_BUFFER_KB": "16", "PROFAGENT_SUMMARY": "stderr"},
+                       timeout=120)
+dev = [l.split() for l in out.splitlines() if l.startswith("device ")]
+check(dev and dev[0][-1] == "1", f"API _samples_dropped: {dev}")
+rows = q(db, "SELECT droppedReads FROM PCS_DEVICES WHERE deviceId = 0")
+check(rows and rows[0][0] > 0, f"PCS_DEVICES.droppedReads: {rows}")
+check("reads with dropped data (WARNING" in err, "summary lacks the dropped-data warning")
+
+# ---- unsupported: at once from the API; one warning per device from the agent, the rest profiled ----
+db, out, err, dt = run([os.path.join(B, "bin", "pc_sampling")], {"SIMDEV_EUSTALL": "0"}, preload=False, want_rc=3)
+check("PTI_ERROR_PC_SAMPLING_UNSUPPORTED" in err and dt < 5, f"API unsupported: {dt:.2f} s, {err[-200:]}")
+db, out, err, dt = run([os.path.join(B, "bin", "ze_busy"), "--count", "3"], {"SIMDEV_EUSTALL": "0", "PROFAGENT_PC_SAMPLING": "1",
+                                                                               "PROFAGENT_SUMMARY": "none"})
+warn = [l for l in err.splitlines() if "offers no EU-stall sampling" in l]
+check(len(warn) == 2 and all("device %d" % i in warn[i] for i in range(2)), f"unsupported warnings: {warn}")
+check(q(db, "SELECT count(*) FROM ZE_OPS WHERE kind = 1") == [(3,)], "unsupported: kernels not profiled as usual")
+check(q(db, "SELECT count(*) FROM PCS_DEVICES") == [(0,)], "unsupported: PCS_DEVICES rows")
+
+# ---- two devices at once: agent and API ----
+db, out, err, _ = run([MULTI, "two", "api"], {"PROFAGENT_PC_SAMPLING": "1", "PROFAGENT_SUMMARY": "none"})
+s = dict(q(db, "SELECT deviceId, samples FROM PCS_DEVICES"))
+check(len(s) == 2 and s.get(0, 0) > 0 and s.get(1, 0) > 0, f"two devices in the DB: {s}")
+api = {int(l.split()[1]): int(l.split()[3]) for l in out.splitlines() if l.startswith("device ")}
+check(api == s, f"two devices: API {api} != DB {s}")
+check("profiled 2" in out, f"two devices: profiled {out}")
+if s.get(0) and s.get(1):  # 10 ms vs 30 ms of busy_ns: 1 : 3
+    check(2.5 <= s[1] / s[0] <= 3.5, f"device samples ratio {s[1] / s[0]:.2f}, want ~3")
+db, out, err, _ = run([MULTI, "two", "api"], preload=False)
+api = {int(l.split()[1]): int(l.split()[3]) for l in out.splitlines() if l.startswith("device ")}
+check(len(api) == 2 and all(v > 0 for v in api.values()), f"two devices, API alone: {api}")
+
+# ---- fork and exit paths ----
+for i in range(5):
+    db, out, err, dt = run([MULTI, "fork"], {"PROFAGENT_PC_SAMPLING": "1", "PROFAGENT_SUMMARY": "none"}, timeout=60)
+    rows = q(db, "SELECT samples FROM PCS_KERNELS")
+    # the parent's two 10 ms launches: ~2 * 109 samples; the child records nothing
+    check(rows and 200 <= rows[0][0] <= 240, f"fork: parent samples {rows}")
+for i in range(5):
+    db, out, err, dt = run([MULTI, "exit-running"], {"PROFAGENT_PC_SAMPLING": "1", "PROFAGENT_SUMMARY": "none"},
+                           timeout=60)
+    check(dt < 20, f"exit with a kernel running took {dt:.1f} s")
+    check(q(db, "SELECT count(*) FROM PCS_DEVICES") != [(0,)], "exit-running: no PCS_DEVICES")
+# the API alone in a process that forks and exits with a kernel running
+for sc in ("fork", "exit-running"):
+    run([MULTI, sc], preload=False, timeout=60)
+
+# ---- PROFAGENT_PC_SAMPLING_PERIOD_NS: one warning naming the variable and the range ----
+for bad in ["0", "-5", "abc", "99999999999999999999", "2000000000"]:
+    _, _, err, _ = run(["/bin/true"], {"PROFAGENT_PC_SAMPLING_PERIOD_NS": bad, "PROFAGENT_SUMMARY": "none"})
+    lines = [l for l in err.splitlines() if "PROFAGENT_PC_SAMPLING_PERIOD_NS" in l]
+    check(len(lines) == 1 and "1000..1000000000" in lines[0], f"period {bad!r}: {lines}")
+
+print(f"{len(fails)} failures")
+sys.exit(1 if fails else 0)
