@@ -184,7 +184,7 @@ size_t pa_proj_summary_rows(const pa_agg_results_t *res, pa_proj_sum_row_t *out,
         double u = span ? (double)rows[i].active * 100.0 / (double)span : 0.0;
         rows[i].in_use = u > 100.0 ? 100.0 : u;
     }
-    qsort(rows, n, sizeof *rows, proj_row_cmp);
+    pa_sort(rows, n, sizeof *rows, proj_row_cmp);
     size_t k = 0;
     for (; k < n && k < max; k++) {
         out[k].key = rows[k].key;
