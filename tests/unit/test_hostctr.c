@@ -111,6 +111,7 @@ static void test_encoding(void **state)
     const pa_hc_event_t *cs = find_ev("context-switches");
     assert_int_equal(cs->attr.config, PERF_COUNT_SW_CONTEXT_SWITCHES);
     assert_int_equal(cs->attr.exclude_kernel, 0); /* counts 0 at user level: every level by default */
+    assert_non_null(strstr(cs->encoding, ":k=1"));
     const pa_hc_event_t *csu = find_ev("context-switches:u");
     assert_int_equal(csu->attr.exclude_kernel, 1); /* the name's own modifier wins */
     assert_int_equal(find_ev("page-faults")->attr.config, PERF_COUNT_SW_PAGE_FAULTS);
