@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "pa_log.h"
 #include "pa_outname.h"
+#include "pa_spool.h"
 #include "writer.h"
 
 #define SPOOL_SUFFIX ".spool.zst"
@@ -35,6 +37,38 @@ static int parse_spool_name(const char *spool, char *db, size_t size, uint32_t *
     return 0;
 }
 
+/* What `spool` is when it is not a spool we can recover from: NULL when it is one (zstd data
+ * whose first record decodes as one of ours), else why not, for the one refusal message. A
+ * finished DB is named as such: it needs no recovery and must never be called removable. */
+static const char *not_a_spool(const char *spool)
+{
+    static const unsigned char zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
+    unsigned char head[16];
+    FILE *f = fopen(spool, "rb");
+    size_t n = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f)
+        fclose(f);
+    if (n == 0)
+        return "it is empty (a process killed before its first spool flush leaves no records): nothing to recover";
+    if (n == sizeof head && memcmp(head, "SQLite format 3", 16) == 0)
+        return "it is an SQLite database (a finished DB needs no recovery: read it with profagent stats)";
+    if (n < 4 || memcmp(head, zstd_magic, 4) != 0)
+        return "it is not a profagent spool (no zstd data)";
+    int saved = pa_log_level; /* the reader's own corrupt-data message would be a second one */
+    pa_log_level = PA_LOG_SILENT;
+    pa_spool_reader_t *rd = pa_spool_open_read(spool);
+    const pa_record_t *rec = NULL;
+    const uint8_t *payload;
+    int got = rd ? pa_spool_next(rd, &rec, &payload) : -1;
+    uint32_t kind = got == 1 ? rec->kind : 0;
+    if (rd)
+        pa_spool_close_read(rd);
+    pa_log_level = saved;
+    if (got != 1 || kind < PA_SP_STRING || kind > PA_SP_ITT_LAST)
+        return "it is not a profagent spool (zstd data, but no profagent record in it)";
+    return NULL;
+}
+
 int pa_cli_recover(int argc, char **argv)
 {
     const char *spool = NULL, *out = NULL;
@@ -55,6 +89,11 @@ int pa_cli_recover(int argc, char **argv)
     uint32_t pid = 0;
     if (access(spool, R_OK) != 0) { /* the file first: a missing one is not a naming problem */
         pa_cli_error("recover: cannot read '%s': %s", spool, strerror(errno));
+        return PA_CLI_EDATA;
+    }
+    const char *why = not_a_spool(spool);
+    if (why) {
+        pa_cli_error("recover: '%s' is refused: %s; nothing was written", spool, why);
         return PA_CLI_EDATA;
     }
     if (parse_spool_name(spool, meant, sizeof meant, &pid) < 0) {

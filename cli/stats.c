@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 #include <unistd.h>
 
@@ -40,7 +41,8 @@ static void pa_stats_usage(FILE *out)
         "  -f, --format F      csv (default, the spec's layout), tsv, table, json; case-insensitive;\n"
         "                      a comma list (csv,json) needs --output PREFIX: one file per format\n"
         "  -o, --output PREFIX one file per report and format: PREFIX_<report>.<csv|tsv|txt|json>\n"
-        "                      ('-' or no --output: stdout); never partial on error; an existing\n"
+        "                      ('-' or no --output: stdout; a device or FIFO: written as is);\n"
+        "                      never partial on error; an existing\n"
         "                      file is refused unless --force-overwrite\n"
         "  --timeunit U        time columns in ns (default), us, ms or s (exact decimal shift;\n"
         "                      column titles say the unit)\n"
@@ -360,19 +362,40 @@ static void pa_stats_path(const pa_stats_args_t *a, pa_report_req_t *const *reqs
         snprintf(buf, sz, "%s_%s.%s", a->output, pa_report_name(reqs[i]), ext);
 }
 
-/* Every report to stdout in one format. */
+/* --output names a stream rather than a file prefix: absent or '-' (stdout), or an existing
+ * device or FIFO (/dev/stdout, /dev/full, a named pipe) that is written as it is. */
+static int pa_stats_output_is_stream(const char *output)
+{
+    struct stat st;
+    return !output || strcmp(output, "-") == 0 ||
+           (stat(output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
+}
+
+/* Every report to stdout, or the device --output names, in one format; a write error (full
+ * disk, /dev/full, a closed pipe) is an error with its cause, exit status 1. */
 static int pa_stats_to_stdout(sqlite3 *db, const pa_stats_args_t *a, pa_report_req_t *const *reqs,
                               int n, int fmt, int shift)
 {
     int rc = PA_CLI_OK;
+    int dev = a->output && strcmp(a->output, "-") != 0;
+    FILE *out = dev ? fopen(a->output, "w") : stdout;
+    if (!out) {
+        pa_cli_error("stats: cannot write '%s': %m", a->output);
+        return PA_CLI_EDATA;
+    }
     if (fmt == PA_FMT_JSON)
-        fputs("{\n", stdout);
+        fputs("{\n", out);
     for (int i = 0; i < n && rc == PA_CLI_OK; i++)
-        rc = pa_stats_one(db, a, reqs, i, fmt, shift, stdout, i == 0, 1);
+        rc = pa_stats_one(db, a, reqs, i, fmt, shift, out, i == 0, 1);
     if (fmt == PA_FMT_JSON && rc == PA_CLI_OK)
-        fputs("}\n", stdout);
-    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == PA_CLI_OK) {
-        pa_cli_error("stats: writing the output failed: %m");
+        fputs("}\n", out);
+    int bad = fflush(out) != 0 || ferror(out);
+    int e = errno;
+    if (dev && fclose(out) != 0 && !bad)
+        bad = 1, e = errno;
+    if (bad && rc == PA_CLI_OK) {
+        errno = e;
+        pa_cli_error("stats: writing the output failed (%s): %m", dev ? a->output : "stdout");
         rc = PA_CLI_EDATA;
     }
     return rc;
@@ -439,7 +462,7 @@ static int pa_stats_reports(const pa_stats_args_t *a, const pa_stats_fmt_t *fmts
         rc = PA_CLI_EDATA;
     }
     if (rc == PA_CLI_OK) {
-        if (!a->output || strcmp(a->output, "-") == 0)
+        if (pa_stats_output_is_stream(a->output))
             rc = pa_stats_to_stdout(db, a, reqs, a->nreports, fmts[0].fmt, shift);
         else
             rc = pa_stats_to_files(db, a, reqs, a->nreports, fmts, nf, shift);
@@ -460,6 +483,11 @@ static int pa_stats_main(pa_stats_args_t *a)
         return PA_CLI_OK;
     }
     if (a->list || a->help_reports) {
+        if (a->db || a->nreports) { /* "--list extra": not silently ignored */
+            pa_cli_error("stats: --list%s takes no database or report (got '%s'); usage: profagent stats --list",
+                         a->list ? "" : "/--help-reports", a->db ? a->db : a->reports[0]);
+            return PA_CLI_EUSAGE;
+        }
         pa_report_list(stdout);
         return PA_CLI_OK;
     }
@@ -472,7 +500,7 @@ static int pa_stats_main(pa_stats_args_t *a)
     }
     if ((nf = pa_stats_formats(a->format, fmts)) < 0 || (shift = pa_stats_timeunit(a->timeunit)) < 0)
         return PA_CLI_EUSAGE;
-    if (nf > 1 && (!a->output || strcmp(a->output, "-") == 0)) {
+    if (nf > 1 && pa_stats_output_is_stream(a->output)) {
         pa_cli_error("stats: --format '%s' lists %d formats: give --output PREFIX (one file per"
                      " report and format), stdout takes one", a->format, nf);
         return PA_CLI_EUSAGE;

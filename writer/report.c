@@ -172,7 +172,7 @@ static void pa_opt_names(const pa_report_def_t *d, char *buf, size_t sz)
 static int pa_parse_u64(const char *s, int64_t *out)
 {
     char *end;
-    if (!*s || *s == '-' || *s == '+')
+    if (*s < '0' || *s > '9') /* strtoull would skip blanks and take a sign: "rows= 5" is an error */
         return -1;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
@@ -186,6 +186,10 @@ static int pa_parse_u64(const char *s, int64_t *out)
 static int pa_parse_opt_value(const pa_report_def_t *d, const pa_report_opt_t *o, const char *val,
                               pa_opt_val_t *v, char *err, size_t errsz)
 {
+    if (v->set) { /* "rows=5:rows=6": which one was meant is not ours to guess */
+        snprintf(err, errsz, "report '%s': option '%s' is given twice; give it once", d->name, o->name);
+        return PA_REP_EUSAGE;
+    }
     if (o->kind == PA_OPT_FLAG) {
         if (val) {
             snprintf(err, errsz, "report '%s': option '%s' takes no value (got '%s=%s')", d->name,
@@ -481,14 +485,16 @@ int pa_report_run_unit(sqlite3 *db, const pa_report_req_t *req, int fmt, int shi
     t.titles = titles;
     if (pa_report_check_devices(db, req, err, errsz) != PA_REP_OK)
         return PA_REP_EUSAGE;
-    /* produced without rows= (some producers apply it themselves), so *nrows tells whether
-     * the DB has data for the report; the limit is applied below, once */
-    pa_report_req_t all = *req;
-    all.rows.set = 0;
+    /* some producers apply rows= themselves, so it cuts their work (a deep hgtx_pushpop_trace
+     * must not build every row to print five); the limit is applied below for the others.
+     * rows=0 still asks for one row, so *nrows tells whether the DB has data for the report. */
+    pa_report_req_t lim = *req;
+    if (lim.rows.set && lim.rows.i == 0)
+        lim.rows.i = 1;
     for (size_t i = 0; i < d->nopts && i < PA_REPORT_MAX_OPTS; i++)
-        if (strcmp(d->opts[i].name, "rows") == 0)
-            all.vals[i].set = 0;
-    int rc = d->produce(db, &all, &t, err, errsz);
+        if (strcmp(d->opts[i].name, "rows") == 0 && lim.vals[i].set && lim.vals[i].i == 0)
+            lim.vals[i].i = 1;
+    int rc = d->produce(db, &lim, &t, err, errsz);
     if (rc == 0 && t.oom) {
         snprintf(err, errsz, "report '%s': out of memory", d->name);
         rc = PA_REP_EDATA;

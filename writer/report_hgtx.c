@@ -68,26 +68,35 @@ static const pa_report_col_t pa_cols_pushpop[] = {
     {"NameTree", "Range name prefixed with level indicator"},
 };
 
-/* RangeStack comes from walking parentId links (PA_SQL_PUSHPOP_STACK_CTE); a range whose parent
- * is not in the DB starts its own stack. Children are direct children only (spec 2.3.25). */
+/* Rows in the report's order, straight from the start index (which holds (start, id)): no
+ * sort, and rows= stops the scan. RangeStack and the children come from one pass over the
+ * ranges (report_stack.c). */
 static const char pa_pushpop_sql[] =
-    PA_SQL_PUSHPOP_STACK_CTE
-    " ch(pid, dur, n) AS (SELECT parentId, sum(CASE WHEN unterminated = 0 THEN end - start ELSE 0 END),"
-    "  count(*) FROM HGTX_RANGES WHERE style = 0 AND parentId != 0 GROUP BY parentId)"
-    " SELECT r.start, r.end, coalesce(ch.dur, 0), coalesce(ch.n, 0), r.name, r.globalTid,"
-    " r.level, r.id, r.parentId, coalesce(stk.stack, ':' || r.id), r.unterminated"
-    " FROM HGTX_RANGES_NAMED r LEFT JOIN ch ON ch.pid = r.id LEFT JOIN stk ON stk.id = r.id"
-    " WHERE r.style = 0 AND (?1 IS NULL OR r.name REGEXP ?1) ORDER BY r.start, r.id";
+    "SELECT r.start, r.end, r.name, r.globalTid, r.level, r.id, r.parentId, r.unterminated"
+    " FROM HGTX_RANGES_NAMED r WHERE r.style = 0 AND (?1 IS NULL OR r.name REGEXP ?1)"
+    " ORDER BY r.start, r.id LIMIT ?2";
 
-static void pa_pushpop_row(pa_table_t *t, sqlite3_stmt *st)
+static void pa_pushpop_row(pa_table_t *t, sqlite3_stmt *st, pa_range_tree_t *tree)
 {
     int64_t start = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1);
-    int64_t dchild = sqlite3_column_int64(st, 2), gtid = sqlite3_column_int64(st, 5);
-    int64_t level = sqlite3_column_int64(st, 6), parent = sqlite3_column_int64(st, 8);
-    const char *name = sqlite3_column_blob(st, 4);
-    size_t nlen = (size_t)sqlite3_column_bytes(st, 4);
+    int64_t gtid = sqlite3_column_int64(st, 3), level = sqlite3_column_int64(st, 4);
+    int64_t id = sqlite3_column_int64(st, 5), parent = sqlite3_column_int64(st, 6);
+    const char *name = sqlite3_column_blob(st, 2);
+    size_t nlen = (size_t)sqlite3_column_bytes(st, 2), slen = 0;
+    const pa_range_node_t *nd = pa_range_tree_find(tree, id);
+    int64_t dchild = nd ? nd->child_dur : 0;
+    char *stack = pa_range_tree_stack(tree, id, &slen);
+    /* NameTree: one '-' per level, then the name */
+    size_t lv = level > 0 ? (size_t)level : 0;
+    char *nametree = malloc(lv + nlen + 1);
+    if (!stack || !nametree) {
+        free(stack);
+        free(nametree);
+        t->oom = 1;
+        return;
+    }
     pa_table_add_int(t, start);
-    if (sqlite3_column_int64(st, 10)) {
+    if (sqlite3_column_int64(st, 7)) {
         /* still open at exit: no end, so no duration (left out of every statistic, as in
          * hgtx_sum and the exit summary) */
         pa_table_add_none(t);
@@ -104,42 +113,48 @@ static void pa_pushpop_row(pa_table_t *t, sqlite3_stmt *st)
     pa_table_add_int(t, (int64_t)((uint64_t)gtid >> 32));
     pa_table_add_int(t, (int64_t)((uint64_t)gtid & 0xffffffffu));
     pa_table_add_int(t, level);
-    pa_table_add_int(t, sqlite3_column_int64(st, 3));
-    pa_table_add_int(t, sqlite3_column_int64(st, 7));
+    pa_table_add_int(t, nd ? nd->nchild : 0);
+    pa_table_add_int(t, id);
     if (parent)
         pa_table_add_int(t, parent);
     else
         pa_table_add_none(t);
-    pa_table_add_sqlcol(t, st, 9, 0);
-    /* NameTree: one '-' per level, then the name */
-    size_t lv = level > 0 ? (size_t)level : 0;
-    char *tree = malloc(lv + nlen + 1);
-    if (!tree) {
-        t->oom = 1;
-        return;
-    }
-    memset(tree, '-', lv);
+    pa_table_add_str(t, stack, slen);
+    memset(nametree, '-', lv);
     if (nlen)
-        memcpy(tree + lv, name, nlen);
-    pa_table_add_str(t, tree, lv + nlen);
-    free(tree);
+        memcpy(nametree + lv, name, nlen);
+    pa_table_add_str(t, nametree, lv + nlen);
+    free(nametree);
+    free(stack);
 }
 
 static int pa_produce_pushpop(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t,
                               char *err, size_t errsz)
 {
     sqlite3_stmt *st;
-    int rc = pa_report_prepare(db, pa_pushpop_sql, &st, req->def->name, err, errsz);
+    pa_range_tree_t tree;
+    int rc = pa_range_tree_load(db, &tree, req->def->name, err, errsz);
     if (rc)
         return rc;
-    const pa_opt_val_t *re = pa_req_opt(req, "range");
+    if ((rc = pa_report_prepare(db, pa_pushpop_sql, &st, req->def->name, err, errsz)) != 0) {
+        pa_range_tree_free(&tree);
+        return rc;
+    }
+    const pa_opt_val_t *re = pa_req_opt(req, "range"), *rows = pa_req_opt(req, "rows");
     if (re)
         sqlite3_bind_text(st, 1, re->s, -1, SQLITE_STATIC);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        pa_pushpop_row(t, st);
-    if (rc != SQLITE_DONE)
+    sqlite3_bind_int64(st, 2, rows ? rows->i : -1); /* rows= cuts the work, not only the output */
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && !t->oom)
+        pa_pushpop_row(t, st, &tree);
+    pa_range_tree_free(&tree);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
         return pa_report_step_error(db, st, req->def->name, err, errsz);
     sqlite3_finalize(st);
+    if (t->oom) {
+        snprintf(err, errsz, "report '%s': out of memory (deep nesting makes RangeStack long: try rows=N or"
+                 " range=REGEX)", req->def->name);
+        return PA_REP_EDATA;
+    }
     return PA_REP_OK;
 }
 

@@ -262,7 +262,7 @@ static int mem_summary_rows(sqlite3 *db, const mem_groups_t *mg, int mode, int u
     }
     sqlite3_finalize(st);
     if (n)
-        qsort(r, n, sizeof *r, mem_row_cmp);
+        pa_sort(r, n, sizeof *r, mem_row_cmp);
     *rows = r;
     *nrows = n;
     return 0;

@@ -266,25 +266,29 @@ static int proj_collect(sqlite3 *db, const pa_report_req_t *req, proj_set_t *s, 
     if (pa_report_device_clause(req, dev, sizeof dev, err, errsz) != PA_REP_OK)
         return PA_REP_EDATA;
     snprintf(sql, sizeof sql,
-        PA_SQL_PUSHPOP_STACK_CTE
-        " ch(pid, n) AS (SELECT parentId, count(*) FROM HGTX_RANGES WHERE parentId != 0 GROUP BY parentId),"
+        "WITH ch(pid, n) AS (SELECT parentId, count(*) FROM HGTX_RANGES WHERE parentId != 0 GROUP BY parentId),"
         " p AS (SELECT DISTINCT x.rangeId AS rid, x.opId AS oid FROM HGTX_OP_ASSOC x JOIN HGTX_RANGES_NAMED r"
         "  ON r.id = x.rangeId JOIN ZE_OPS o ON o.rowid = x.opId WHERE r.unterminated = 0"
         "  AND (?1 IS NULL OR r.name REGEXP ?1)%s%s)"
         " SELECT r.id, r.name, r.style, r.globalTid, r.start, r.end, r.level, r.parentId, coalesce(ch.n, 0),"
-        " stk.stack, o.start, o.end FROM p JOIN HGTX_RANGES_NAMED r ON r.id = p.rid JOIN ZE_OPS o"
-        " ON o.rowid = p.oid LEFT JOIN ch ON ch.pid = r.id LEFT JOIN stk ON stk.id = r.id"
+        " o.start, o.end FROM p JOIN HGTX_RANGES_NAMED r ON r.id = p.rid JOIN ZE_OPS o"
+        " ON o.rowid = p.oid LEFT JOIN ch ON ch.pid = r.id"
         " ORDER BY r.id, o.start, o.end",
         how_filter(req), dev);
     sqlite3_stmt *st;
-    int rc = prep(db, req, sql, &st, err, errsz);
+    pa_range_tree_t tree; /* RangeStack of push/pop ranges (report_stack.c) */
+    int rc = pa_range_tree_load(db, &tree, req->def->name, err, errsz);
     if (rc)
         return rc;
+    if ((rc = prep(db, req, sql, &st, err, errsz)) != 0) {
+        pa_range_tree_free(&tree);
+        return rc;
+    }
     proj_inst_t *cur = NULL;
     int64_t cover = 0; /* end of the union so far */
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0), os = sqlite3_column_int64(st, 10);
-        int64_t oe = sqlite3_column_int64(st, 11);
+        int64_t id = sqlite3_column_int64(st, 0), os = sqlite3_column_int64(st, 9);
+        int64_t oe = sqlite3_column_int64(st, 10);
         if (oe < os)
             oe = os;
         if (!cur || cur->id != id) {
@@ -293,6 +297,7 @@ static int proj_collect(sqlite3 *db, const pa_report_req_t *req, proj_set_t *s, 
                 proj_inst_t *nv = realloc(s->v, nc * sizeof *nv);
                 if (!nv) {
                     sqlite3_finalize(st);
+                    pa_range_tree_free(&tree);
                     snprintf(err, errsz, "report '%s': out of memory", req->def->name);
                     return PA_REP_EDATA;
                 }
@@ -310,8 +315,8 @@ static int proj_collect(sqlite3 *db, const pa_report_req_t *req, proj_set_t *s, 
             cur->level = sqlite3_column_int64(st, 6);
             cur->parent = sqlite3_column_int64(st, 7);
             cur->nchild = sqlite3_column_int64(st, 8);
-            if (sqlite3_column_type(st, 9) != SQLITE_NULL)
-                cur->stack = dup_col(st, 9, &cur->stack_len);
+            if (cur->style == 0) /* start/end ranges have no stack */
+                cur->stack = pa_range_tree_stack(&tree, id, &cur->stack_len);
             cur->pstart = os;
             cover = os;
         }
@@ -323,6 +328,7 @@ static int proj_collect(sqlite3 *db, const pa_report_req_t *req, proj_set_t *s, 
         }
         cur->nops++;
     }
+    pa_range_tree_free(&tree);
     if (rc != SQLITE_DONE)
         return pa_report_step_error(db, st, req->def->name, err, errsz);
     sqlite3_finalize(st);
@@ -365,7 +371,7 @@ static int produce_proj_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_
         proj_set_free(&s);
         return rc;
     }
-    qsort(s.v, s.n, sizeof *s.v, inst_by_pstart);
+    pa_sort(s.v, s.n, sizeof *s.v, inst_by_pstart);
     for (size_t i = 0; i < s.n; i++) {
         const proj_inst_t *p = &s.v[i];
         pa_table_add_str(t, p->name ? p->name : "", p->name ? p->name_len : 0);
@@ -472,7 +478,7 @@ static int produce_proj_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t 
             snprintf(err, errsz, "report '%s': out of memory", req->def->name);
         return rc ? rc : PA_REP_EDATA;
     }
-    qsort(s.v, s.n, sizeof *s.v, inst_by_name);
+    pa_sort(s.v, s.n, sizeof *s.v, inst_by_name);
     int64_t span = proj_time_range(db, req);
     size_t nrows = 0;
     for (size_t i = 0; i < s.n;) {
@@ -491,7 +497,7 @@ static int produce_proj_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t 
         rows[nrows++] = (sum_row_t){i, j - i, u > 100.0 ? 100.0 : u, active};
         i = j;
     }
-    qsort(rows, nrows, sizeof *rows, sum_row_cmp);
+    pa_sort(rows, nrows, sizeof *rows, sum_row_cmp);
     for (size_t r = 0; r < nrows; r++) {
         const proj_inst_t *f = &s.v[rows[r].first];
         size_t n = rows[r].n;
@@ -509,7 +515,7 @@ static int produce_proj_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t 
             mean += d / (double)(k + 1);
             m2 += d * ((double)durs[k] - mean);
         }
-        qsort(durs, n, sizeof *durs, cmp_i64);
+        pa_sort(durs, n, sizeof *durs, cmp_i64);
         double med = n % 2 ? (double)durs[n / 2] : ((double)durs[n / 2 - 1] + (double)durs[n / 2]) / 2.0;
         pa_table_add_str(t, f->name ? f->name : "", f->name ? f->name_len : 0);
         pa_table_add_str(t, f->style ? "StartEnd" : "PushPop", f->style ? 8 : 7);

@@ -53,7 +53,7 @@ static void pa_median_final(sqlite3_context *ctx)
     if (m->oom) {
         sqlite3_result_error_nomem(ctx);
     } else {
-        qsort(m->v, m->n, sizeof *m->v, pa_cmp_double);
+        pa_sort(m->v, m->n, sizeof *m->v, pa_cmp_double);
         size_t h = m->n / 2;
         sqlite3_result_double(ctx, m->n % 2 ? m->v[h] : (m->v[h - 1] + m->v[h]) / 2.0);
     }

@@ -70,15 +70,37 @@ int pa_report_prepare_ze(sqlite3 *db, const pa_report_req_t *req, const char *sq
     static const pa_report_def_t var = { .name = nm, .title = ttl, .aliases = { a0, a1 }, .description = desc, \
         .opts = op, .nopts = PA_REPORT_NELEM(op), .cols = cl, .ncols = PA_REPORT_NELEM(cl), .produce = fn }
 
-/* CTE stk(id, stack): every push/pop range's stack ":id:..:id" from walking parentId links (root
- * first); a range whose parent is not a push/pop range in the DB starts its own stack. Ends with
- * "),": a query appends its further CTEs or must drop the comma. */
-#define PA_SQL_PUSHPOP_STACK_CTE \
-    "WITH RECURSIVE stk(id, stack) AS (" \
-    " SELECT id, ':' || id FROM HGTX_RANGES WHERE style = 0 AND (parentId = 0 OR parentId NOT IN" \
-    "  (SELECT id FROM HGTX_RANGES WHERE style = 0))" \
-    " UNION ALL SELECT r.id, stk.stack || ':' || r.id FROM HGTX_RANGES r JOIN stk" \
-    "  ON r.parentId = stk.id WHERE r.style = 0),"
+/* ---- push/pop range stacks (report_stack.c) ---- */
+
+/* One push/pop range: its parent, its duration (0 when still open at exit) and the total
+ * duration and count of its direct children. */
+typedef struct pa_range_node {
+    int64_t id, parent, dur, child_dur, nchild;
+    int64_t path_pos, path_off; /* on the last stack built: its depth there and string offset; -1 */
+} pa_range_node_t;
+
+typedef struct pa_range_tree {
+    pa_range_node_t *v; /* sorted by id */
+    size_t n, cap;
+    size_t *path, depth, *chain; /* the last stack built, root first (node indexes) */
+    char *str; size_t slen, scap; /* its RangeStack string */
+} pa_range_tree_t;
+
+/*! pa_range_tree_load() : every push/pop range of HGTX_RANGES (id, parentId, duration) in one
+ *  pass in primary-key order, with each range's direct-children totals. O(n) memory, no temp
+ *  table. Returns PA_REP_OK, or PA_REP_EDATA with err set ("report '<report>': ..."). */
+int pa_range_tree_load(sqlite3 *db, pa_range_tree_t *t, const char *report, char *err, size_t errsz);
+
+/*! pa_range_tree_find() : the node of range `id`, or NULL when it is no push/pop range. */
+pa_range_node_t *pa_range_tree_find(const pa_range_tree_t *t, int64_t id);
+
+/*! pa_range_tree_stack() : RangeStack of range `id` (spec 2.3.25): ":root:...:parent:id", the
+ *  parentId links walked up to a range whose parent is not a push/pop range in the DB (which
+ *  starts its own stack). malloc'd, *len its length; NULL when out of memory. Cheapest when
+ *  called in start order (each stack extends the one before). */
+char *pa_range_tree_stack(pa_range_tree_t *t, int64_t id, size_t *len);
+
+void pa_range_tree_free(pa_range_tree_t *t);
 
 /* Statistics columns of pa_report_stat_rows() over the SQL expression x (ns or bytes): total,
  * count, avg, median, min, max, stddev (median/stddev from report_sqlfn.c). */

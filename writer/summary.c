@@ -80,7 +80,7 @@ static void pa_summary_stats(FILE *out, sqlite3 *db, const pa_agg_results_t *res
         free(v);
         return;
     }
-    qsort(v, n, sizeof *v, pa_cmp_rows);
+    pa_sort(v, n, sizeof *v, pa_cmp_rows);
     pa_table_t t;
     memset(&t, 0, sizeof t);
     t.ncols = ncols;

@@ -8,8 +8,18 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <stdlib.h>
+
 #include "../common/pa_record.h"
 #include "writer.h"
+
+/*! pa_sort() : qsort() for arrays that may be empty: an empty report has no array at all
+ *  (v == NULL, n == 0), and qsort's pointer is declared nonnull (UBSan reports the call). */
+static inline void pa_sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(v, n, size, cmp);
+}
 
 #ifndef PA_WRITER_AGENT_VERSION
 #define PA_WRITER_AGENT_VERSION "0.1.0"  /* META.agent_version and `profagent --version` */

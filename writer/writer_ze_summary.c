@@ -31,7 +31,7 @@ static size_t pick(const pa_agg_results_t *res, int cat, uint32_t tag, const pa_
             *grand += (double)res->rows[i].st.total;
         }
     if (v)
-        qsort(v, n, sizeof *v, cmp_total);
+        pa_sort(v, n, sizeof *v, cmp_total);
     *out = v;
     return n;
 }
@@ -144,7 +144,7 @@ static void utilization(FILE *out, const pa_session_meta_t *meta, const pa_agg_r
                    : res->last_ns > res->first_ns ? res->last_ns - res->first_ns : 0;
     if (!busy_ready || !nbusy || !run)
         return; /* no DB (the union comes from its sorted ZE_OPS rows) or no device work */
-    qsort(busy, nbusy, sizeof busy[0], cmp_busy);
+    pa_sort(busy, nbusy, sizeof busy[0], cmp_busy);
     fprintf(out, "\nDevice utilization (busy time = union of the device's kernel, copy and fill intervals"
             " in ZE_OPS, over the session duration %llu ns):\n", (unsigned long long)run);
     for (size_t i = 0; i < nbusy; i++)

@@ -215,6 +215,197 @@ def t_oldcond():
             check(bad == 0, "every recorded wait returned 0 or ETIMEDOUT (%d others)" % bad)
 
 
+def deep_db(depth):
+    db = os.path.join(WORK, "deep%d.db" % depth)
+    p = run(["deep", str(depth)], {"PROFAGENT_OUTPUT": db, "PROFAGENT_RING_SIZE": "256M"})
+    check(p.returncode == 0 and os.path.exists(db), "deep %d: DB written" % depth)
+    return db
+
+
+def expected_pushpop(db):
+    """hgtx_pushpop_trace's CSV computed here from HGTX_RANGES: stacks by walking parentId in
+    Python, children totals by counting, rows ordered by (start, id)."""
+    c = sqlite3.connect(db)
+    rows = c.execute("SELECT r.id, r.parentId, r.start, r.end, r.globalTid, s.value, r.unterminated FROM HGTX_RANGES r"
+                     " JOIN STRING_IDS s ON s.id = r.nameId WHERE r.style = 0").fetchall()
+    c.close()
+    parent = {r[0]: r[1] for r in rows}
+    dchild, nchild = {}, {}
+    for r in rows:
+        if r[1] in parent:
+            nchild[r[1]] = nchild.get(r[1], 0) + 1
+            dchild[r[1]] = dchild.get(r[1], 0) + (0 if r[6] else r[3] - r[2])
+    yield "Row#,Start (ns),End (ns),Duration (ns),DurChild (ns),DurNonChild (ns),Name,PID,TID,Lvl,NumChild," \
+          "RangeId,ParentId,RangeStack,NameTree,\n"
+    # stacks built incrementally along the parent chain (memoised prefix of the parent)
+    memo = {}
+    for n, (rid, par, start, end, gtid, name, unterm) in enumerate(sorted(rows, key=lambda r: (r[2], r[0])), 1):
+        chain = []
+        x = rid
+        while x in parent and x not in memo:
+            chain.append(x)
+            x = parent[x] if parent[x] in parent else None
+        base = memo.get(x, ("", -1)) if x is not None else ("", -1)
+        for y in reversed(chain):
+            base = (base[0] + ":%d" % y, base[1] + 1)
+            memo[y] = base
+        stack, lvl = memo[rid]
+        dc = dchild.get(rid, 0)
+        yield '%d,%d,%d,%d,%d,%d,"%s",%d,%d,%d,%d,%d,%s,"%s","%s",\n' % (
+            n, start, end, end - start, dc, end - start - dc, name, gtid >> 32, gtid & 0xffffffff, lvl,
+            nchild.get(rid, 0), rid, str(par) if par in parent else '"-"', stack, "-" * lvl + name)
+
+
+def t_deep():
+    """hgtx_pushpop_trace on 2000- and 8000-deep nesting: byte-exact against a computation from
+    the DB in Python; then rows=5 on a 200000-deep thread must cost only its rows: it finishes
+    in seconds under a 64 MiB file size limit (no temp store growing with depth^2)."""
+    for depth in (2000, 8000):
+        db = deep_db(depth)
+        out = os.path.join(WORK, "deep%d.csv" % depth)
+        t0 = time.monotonic()
+        with open(out, "wb") as f:
+            p = subprocess.run([CLI, "stats", "-r", "hgtx_pushpop_trace", db], stdout=f, stderr=subprocess.PIPE,
+                               timeout=300)
+        dt = time.monotonic() - t0
+        check(p.returncode == 0, "deep %d: report exit 0 (%d, %s)" % (depth, p.returncode, p.stderr[-300:]))
+        nbytes = os.path.getsize(out)
+        want_bytes, first_bad, nlines = 0, None, 0
+        with open(out, "r") as f:
+            for i, want in enumerate(expected_pushpop(db)):
+                got = f.readline()
+                want_bytes += len(want)
+                nlines += 1
+                if got != want and first_bad is None:
+                    first_bad = (i, got[:200], want[:200])
+            extra = f.read(1)
+        check(first_bad is None and not extra, "deep %d: %d lines equal the independent computation (first"
+              " difference: %s)" % (depth, nlines, first_bad))
+        check(nbytes == want_bytes, "deep %d: %d bytes, as computed (%d)" % (depth, nbytes, want_bytes))
+        print("figure: deep %d: %d rows, %d bytes of CSV in %.2f s" % (depth, nlines - 1, nbytes, dt))
+        os.unlink(out)
+    db = deep_db(200000)
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run([CLI, "stats", "-r", "hgtx_pushpop_trace:rows=5", db], capture_output=True, timeout=60,
+                           preexec_fn=limit)
+    except subprocess.TimeoutExpired:
+        check(False, "deep 200000, rows=5: finishes within 60 s")
+        return
+    dt = time.monotonic() - t0
+    lines = p.stdout.decode().splitlines()
+    check(p.returncode == 0 and len(lines) == 6, "deep 200000, rows=5: exit 0 with 5 rows (rc %d, %d lines, %s)"
+          % (p.returncode, len(lines), p.stderr[-300:]))
+    gen = expected_pushpop_first(db, 5)
+    check(lines[1:] == gen, "deep 200000, rows=5: the 5 rows as computed (%s vs %s)" % (lines[1:2], gen[:1]))
+    check(dt < 30, "deep 200000, rows=5: %.2f s (under 30)" % dt)
+    print("figure: deep 200000, rows=5: %.2f s" % dt)
+
+
+def expected_pushpop_first(db, n):
+    """The first n rows of hgtx_pushpop_trace for a single nesting chain d1 > d2 > ... (the
+    outermost ranges start first)."""
+    c = sqlite3.connect(db)
+    rows = c.execute("SELECT r.id, r.parentId, r.start, r.end, r.globalTid, s.value, r.level FROM HGTX_RANGES r"
+                     " JOIN STRING_IDS s ON s.id = r.nameId WHERE r.style = 0 ORDER BY r.start, r.id LIMIT ?",
+                     (n + 1,)).fetchall()
+    out, stack = [], ""
+    for i, (rid, par, start, end, gtid, name, lvl) in enumerate(rows[:n], 1):
+        stack += ":%d" % rid
+        child = rows[i]  # the next one is the only child
+        dc = child[3] - child[2]
+        out.append('%d,%d,%d,%d,%d,%d,"%s",%d,%d,%d,%d,%d,%s,"%s","%s",' % (
+            i, start, end, end - start, dc, end - start - dc, name, gtid >> 32, gtid & 0xffffffff, i - 1, 1, rid,
+            str(par) if par else '"-"', stack, "-" * (i - 1) + name))
+    return out
+
+
+def cli(args, stdout=subprocess.PIPE):
+    p = subprocess.run([CLI] + args, stdout=stdout, stderr=subprocess.PIPE, timeout=60)
+    p.err = p.stderr.decode(errors="replace")
+    return p
+
+
+def t_cli():
+    """profagent stats/recover given what a hostile user gives: a full device, not-a-spool files,
+    malformed report options. Each is refused with one message and a non-zero status."""
+    db = os.path.join(WORK, "c.db")
+    p = run(["ranges", "5", "c"], {"PROFAGENT_OUTPUT": db})
+    check(p.returncode == 0 and os.path.exists(db), "a DB to read")
+    before = set(os.listdir("/dev"))
+    p = cli(["stats", "-r", "hgtx_sum", "-o", "/dev/full", db])
+    msgs = [l for l in p.err.splitlines() if l.startswith("profagent:")]
+    check(p.returncode == 1 and len(msgs) == 1 and "/dev/full" in msgs[0] and "No space left" in msgs[0],
+          "stats -o /dev/full: exit 1, one message naming it and the error (rc %d, %s)" % (p.returncode, msgs))
+    check(set(os.listdir("/dev")) == before, "stats -o /dev/full: no file created in /dev (%s)"
+          % sorted(set(os.listdir("/dev")) - before))
+    for f in set(os.listdir("/dev")) - before:
+        os.unlink(os.path.join("/dev", f))
+    with open("/dev/full", "w") as full:
+        p = cli(["stats", "-r", "hgtx_sum", db], stdout=full)
+    check(p.returncode == 1 and "No space left" in p.err, "stats > /dev/full: exit 1 with the error (rc %d)" % p.returncode)
+    p = cli(["stats", "-r", "hgtx_sum", "-o", "/dev/stdout", db])
+    check(p.returncode == 0 and p.stdout.count(b'"c"') == 1, "stats -o /dev/stdout: the report (rc %d)" % p.returncode)
+
+    for spec in ("hgtx_sum:rows= 5", "hgtx_sum:rows=5:rows=6", "hgtx_sum:rows=+5", "hgtx_pushpop_trace:range=a:range=b"):
+        p = cli(["stats", "-r", spec, db])
+        check(p.returncode == 2 and len(p.err.splitlines()) == 1 and p.stdout == b"",
+              "stats -r '%s': usage error, one message (rc %d, %s)" % (spec, p.returncode, p.err.strip()))
+    p = cli(["stats", "--list", "extra"])
+    check(p.returncode == 2 and "extra" in p.err, "stats --list extra: usage error (rc %d)" % p.returncode)
+    p = cli(["stats", "-r", "hgtx_sum:rows=0", db])
+    check(p.returncode == 0 and len(p.stdout.splitlines()) == 1 and "no data" not in p.err,
+          "stats rows=0: the header only, no 'no data' note (rc %d, %s)" % (p.returncode, p.err.strip()))
+
+    rnd = os.path.join(WORK, "random.1234.abcdef.spool.zst")
+    with open(rnd, "wb") as f:
+        f.write(os.urandom(4096))
+    zst = os.path.join(WORK, "other.1234.abcdef.spool.zst")
+    subprocess.run(["zstd", "-q", "-o", zst, "-"], input=b"not ours\n" * 100, check=False)
+    empty = os.path.join(WORK, "empty.1234.abcdef.spool.zst")
+    open(empty, "w").close()
+    cases = [(rnd, "not a profagent spool"), (db, "SQLite database"), (empty, "empty")]
+    if os.path.exists(zst):
+        cases.append((zst, "not a profagent spool"))
+    for path, why in cases:
+        size = os.path.getsize(path)
+        for extra in ([], ["-o", os.path.join(WORK, "rec.db")]):
+            before = set(os.listdir(WORK))
+            p = cli(["recover", path] + extra)
+            out = (p.stdout + p.stderr).decode(errors="replace")
+            check(p.returncode == 1 and why in p.err and len(p.err.splitlines()) == 1,
+                  "recover %s %s: refused, one message saying '%s' (rc %d, %s)"
+                  % (os.path.basename(path), extra, why, p.returncode, p.err.strip()))
+            check("remove" not in out and "delete" not in out, "recover %s: never suggests removing it"
+                  % os.path.basename(path))
+            check(set(os.listdir(WORK)) == before and os.path.getsize(path) == size,
+                  "recover %s %s: no file created, input unchanged" % (os.path.basename(path), extra))
+
+
+def t_reports():
+    """Every report, every format, on valid DBs without the data of most reports (HGTX only; a
+    Level Zero program on simdev): exit 0 and no sanitizer report (this test runs in the
+    sanitizer build, where UBSan aborts on e.g. qsort(NULL, 0))."""
+    names = [l.split()[0] for l in cli(["stats", "--list"]).stdout.decode().splitlines() if l.strip()]
+    check(len(names) >= 19, "--list names the reports (%d)" % len(names))
+    dbs = [os.path.join(WORK, "h.db"), os.path.join(WORK, "z.db")]
+    run(["ranges", "5", "h"], {"PROFAGENT_OUTPUT": dbs[0]})
+    run([], {"PROFAGENT_OUTPUT": dbs[1], "ZE_ENABLE_ALT_DRIVERS": os.path.join(BUILD, "lib", "libze_simdev.so")},
+        prog=os.path.join(BUILD, "bin", "vector_add"))
+    for db in dbs:
+        check(os.path.exists(db), "%s written" % os.path.basename(db))
+        for n in names:
+            for fmt in ("csv", "table", "json"):
+                p = cli(["stats", "-r", n, "-f", fmt, db])
+                bad = [l for l in p.err.splitlines() if "runtime error" in l or "Sanitizer" in l]
+                check(p.returncode == 0 and not bad, "%s %s %s: exit 0, no sanitizer report (rc %d, %s)"
+                      % (os.path.basename(db), n, fmt, p.returncode, (bad or [p.err.strip()[-200:]])[0]))
+
+
 TESTS = {k[2:]: v for k, v in globals().items() if k.startswith("t_")}
 TESTS[TEST]()
 print("%s: %s" % (TEST, "FAIL (%d)" % len(FAILS) if FAILS else "ok"))

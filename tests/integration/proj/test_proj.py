@@ -4,6 +4,9 @@ agent and checks associations, reports and the exit summary against values compu
 the kernels' own ZE_OPS rows (busy_ns kernels have exact durations). usage: test_proj.py BUILD_DIR"""
 import csv, io, os, sqlite3, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "spine"))
+from spine_util import preload  # noqa: E402  (libasan first in the sanitizer build)
+
 B = sys.argv[1]
 PROF = os.path.join(B, "bin", "profagent")
 fails = []
@@ -18,7 +21,7 @@ def check(cond, msg):
 def run(scen):
     db = os.path.join(tempfile.mkdtemp(prefix="pa_proj_"), "t.db")
     env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=os.path.join(B, "lib", "libze_simdev.so"),
-               LD_PRELOAD=os.path.join(B, "lib", "libprofagent.so"), PROFAGENT_OUTPUT=db,
+               LD_PRELOAD=preload(os.path.join(B, "lib", "libprofagent.so")), PROFAGENT_OUTPUT=db,
                PROFAGENT_SUMMARY="stderr")
     p = subprocess.run([os.path.join(B, "tests", "proj", "proj_scen"), scen], env=env,
                        capture_output=True, text=True, timeout=120)
