@@ -217,7 +217,9 @@ def t_oldcond():
 
 def deep_db(depth):
     db = os.path.join(WORK, "deep%d.db" % depth)
-    p = run(["deep", str(depth)], {"PROFAGENT_OUTPUT": db, "PROFAGENT_RING_SIZE": "256M"})
+    # a sanitizer build on a loaded machine needs more than the default 5 s to write 200 k ranges
+    p = run(["deep", str(depth)], {"PROFAGENT_OUTPUT": db, "PROFAGENT_RING_SIZE": "256M",
+                                   "PROFAGENT_EXIT_TIMEOUT_MS": "120000"}, timeout=300)
     check(p.returncode == 0 and os.path.exists(db), "deep %d: DB written" % depth)
     return db
 
