@@ -259,7 +259,10 @@ static void agg_on_retire(void *ctx, const pa_ring_t *r)
         thread_set_name(a, t, (const uint8_t *)r->name, sizeof r->name);
 }
 
-static size_t agg_drain_pass(pa_agg_t *a, size_t batch)
+/* batch: records per ring (0 = all visible); final: drain each ring only up to its cut-off,
+ * its tail as first seen by the final drain, so producers that keep writing at exit cannot
+ * keep the drain going (what they write after it is counted late, not stored). */
+static size_t agg_drain_pass_mode(pa_agg_t *a, size_t batch, int final)
 {
     size_t total = 0;
     for (pa_ring_t *r = atomic_load_explicit(&pa_ring_list, memory_order_acquire); r; r = r->next) {
@@ -272,11 +275,22 @@ static size_t agg_drain_pass(pa_agg_t *a, size_t batch)
             a->scratch_cap = need;
         }
         a->cur_ring = r;
-        total += pa_ring_drain(r, agg_sink, a, a->scratch, batch);
+        if (final) {
+            if (!r->cut) /* 0 while the ring is still empty: looked at again next pass */
+                r->cut = atomic_load_explicit(&r->tail, memory_order_acquire);
+            total += pa_ring_drain_upto(r, agg_sink, a, a->scratch, r->cut);
+        } else {
+            total += pa_ring_drain(r, agg_sink, a, a->scratch, batch);
+        }
     }
     a->cur_ring = NULL;
     pa_ring_unlink_retired(agg_on_retire, a);
     return total;
+}
+
+static size_t agg_drain_pass(pa_agg_t *a, size_t batch)
+{
+    return agg_drain_pass_mode(a, batch, 0);
 }
 
 size_t pa_agg_drain_once(pa_agg_t *a)
@@ -362,9 +376,10 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
 {
     if (a->finished)
         return &a->res;
-    /* producers may still be writing: drain everything visible, a bounded number of times */
+    /* producers may still be writing: drain each ring up to its cut-off (its tail when this
+     * drain first sees it), a bounded number of passes (a ring registered meanwhile) */
     for (int pass = 0; pass < PA_AGG_FINAL_PASSES; pass++)
-        if (agg_drain_pass(a, 0) == 0)
+        if (agg_drain_pass_mode(a, 0, 1) == 0)
             break;
     uint64_t now = pa_clock_ns();
     a->end_ns = now > a->last_ns ? now : a->last_ns;

@@ -266,7 +266,7 @@ static void pa_html_busy(FILE *out, sqlite3 *db, int64_t t0, int64_t t1)
     sqlite3_stmt *st;
     fprintf(out, ",\n\"busy\":{\"t0\":0,\"t1\":%lld,\"bins\":%d,\"devices\":[", (long long)(t1 - t0), PA_HTML_BINS);
     if (sqlite3_prepare_v2(db, "SELECT o.deviceId, o.start, o.end, d.name FROM ZE_OPS o LEFT JOIN ZE_DEVICES d"
-                           " ON d.deviceId = o.deviceId WHERE o.deviceId IS NOT NULL AND o.end > o.start"
+                           " ON d.deviceId = o.deviceId WHERE o.deviceId IS NOT NULL AND o.end > o.start AND o.kind IN (1, 2, 3)"
                            " ORDER BY o.deviceId, o.start", -1, &st, NULL) != SQLITE_OK) {
         fputs("]}", out);
         return;

@@ -45,6 +45,8 @@ typedef struct pa_tls {
     int state;        /* PA_THREAD_NEW / ACTIVE / RETIRED / NORING */
     int depth[PA_HGTX_DEPTH_SLOTS]; /* HGTX push/pop depth per domain (collector/hgtx.c) */
     int emitting;     /* inside pa_emit: a signal handler recording now would corrupt the ring */
+    uint32_t hgtx_open; /* HGTX pushes open on this thread (all domains): one ring slot is kept
+                           free for each one's pop (pa_emit), so a kept push never loses its pop */
     int itt_depth[PA_HGTX_DEPTH_SLOTS];      /* ITT task nesting per domain slot (collector/itt.c) */
     uint64_t itt_skipped[PA_HGTX_DEPTH_SLOTS]; /* bit L: the ITT task at depth L was not recorded */
     uint64_t itt_dom_seen[4];                /* bit D: this ring carries domain D's name record */
@@ -75,8 +77,10 @@ static inline void pa_guard_enter(void) { pa_tls.guard++; }
 static inline void pa_guard_leave(void) { pa_tls.guard--; }
 
 /*! pa_thread_mark_agent() : called first thing by every thread the agent creates; that
- *  thread is never recorded. (The aggregator calls it through a weak reference.) */
+ *  thread is never recorded, and counted in pa_agent_threads (the aggregator calls it
+ *  through a weak reference). */
 void pa_thread_mark_agent(void);
+extern _Atomic int pa_agent_threads; /* threads of the agent's own (they never exit) */
 
 /*! pa_thread_ring_slow() : first event of a thread (or first after retirement): creates and
  *  registers the ring, records the thread name. NULL when no ring can be had (counted in
@@ -121,7 +125,11 @@ static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t 
         flags |= PA_RF_TRUNCATED;
     }
     uint32_t ns = pa_record_slots(len);
-    pa_record_t *slot = pa_ring_reserve(r, ns);
+    /* room for the pops of the open pushes stays free (capped at half the ring): a record that
+     * would take it is dropped instead, so a pop is never lost while its push was kept */
+    uint32_t keep = pa_tls.hgtx_open;
+    uint64_t half = (r->mask + 1) / 2;
+    pa_record_t *slot = pa_ring_reserve_keep(r, ns, keep < half ? keep : (uint32_t)half);
     if (PA_UNLIKELY(slot == NULL)) {
         pa_tls.emitting = 0;
         return -1;

@@ -3,9 +3,11 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/pa_log.h"
 
@@ -286,9 +288,48 @@ int pa_config_parse(pa_config_t *cfg, char *const *envp)
     return warnings;
 }
 
+/* The PROFAGENT_* entries of /proc/self/environ as a NULL-terminated array (malloc'd, kept):
+ * the environment before the C library published `environ` (a session started from the
+ * executable's preinit_array). */
+static char **proc_environ(void)
+{
+    int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    for (ssize_t r; buf && (r = read(fd, buf + n, cap - n)) > 0;) {
+        n += (size_t)r;
+        if (n == cap) {
+            char *nb = realloc(buf, 2 * cap + 1);
+            if (!nb)
+                break;
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    close(fd);
+    if (!buf)
+        return NULL;
+    buf[n] = '\0';
+    size_t count = 0;
+    for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
+        count++;
+    char **env = calloc(count + 1, sizeof *env);
+    size_t k = 0;
+    for (size_t i = 0; env && i < n; i += strlen(buf + i) + 1)
+        if (strncmp(buf + i, "PROFAGENT_", 10) == 0)
+            env[k++] = buf + i;
+    return env;
+}
+
 int pa_config_load(void)
 {
-    return pa_config_parse(&pa_config, environ);
+    static char *const none[] = {NULL};
+    char **env = environ;
+    if (!env) /* before libc set it up (preinit_array): read what the kernel passed */
+        env = proc_environ();
+    return pa_config_parse(&pa_config, env ? env : (char **)none);
 }
 
 void pa_config_print_help(void)

@@ -33,6 +33,30 @@ bad:
     return 0;
 }
 
+/* Provided by session/ (weak: the collector's unit tests link no session). */
+int pa_session_early(void) __attribute__((weak));
+static _Atomic int early_tried; /* the first call that found HGTX off asked the session once */
+
+/* The first HGTX call finding recording off before the agent's constructor ran (a shared
+ * library's constructor, preinit_array) starts the session now: its ranges are recorded and
+ * their pops are not taken for pops on an empty stack. */
+static __attribute__((noinline)) int hgtx_first_use(void)
+{
+    if (!pa_session_early || pa_tls.guard || pa_tls.agent || atomic_exchange(&early_tried, 1))
+        return 0;
+    return pa_session_early() && pa_agent_collecting(PA_SRC_HGTX);
+}
+
+/*! hgtx_collecting() : pa_agent_collecting(PA_SRC_HGTX), starting the session on first use. */
+static inline int hgtx_collecting(void)
+{
+    if (PA_LIKELY(pa_agent_collecting(PA_SRC_HGTX)))
+        return 1;
+    if (PA_LIKELY(atomic_load_explicit(&early_tried, memory_order_relaxed)))
+        return 0;
+    return hgtx_first_use();
+}
+
 /* The depth counter of a domain on this thread (shared by ids >= PA_HGTX_DEPTH_SLOTS - 1). */
 static inline int *depth_of(uint32_t dom)
 {
@@ -85,7 +109,8 @@ static inline int push(hgtxDomainHandle_t d, const char *message)
     uint32_t flags = 0;
     uint32_t dom = domain_check(d, &flags);
     int level = (*depth_of(dom))++;
-    if (pa_agent_collecting(PA_SRC_HGTX)) {
+    pa_tls.hgtx_open++; /* before the emit: this push keeps room for its own pop */
+    if (hgtx_collecting()) {
         pa_record_t rec = {.kind = PA_REC_HGTX_PUSH, .flags = flags};
         rec.u.hgtx.domain = dom;
         rec.u.hgtx.level = level;
@@ -102,7 +127,9 @@ static inline int pop(hgtxDomainHandle_t d)
     uint32_t dom = domain_check(d, &flags);
     int *depth = depth_of(dom);
     int level = *depth > 0 ? --*depth : -1;
-    if (pa_agent_collecting(PA_SRC_HGTX)) {
+    if (level >= 0 && pa_tls.hgtx_open) /* before the emit: the pop uses the room its push kept */
+        pa_tls.hgtx_open--;
+    if (hgtx_collecting()) {
         pa_record_t rec = {.kind = PA_REC_HGTX_POP, .flags = flags, .t0 = range_time(0)};
         rec.u.hgtx.domain = dom;
         rec.u.hgtx.level = level;
@@ -113,7 +140,7 @@ static inline int pop(hgtxDomainHandle_t d)
 
 static inline hgtxRangeId_t start(hgtxDomainHandle_t d, const char *message)
 {
-    if (!pa_agent_collecting(PA_SRC_HGTX))
+    if (!hgtx_collecting())
         return 0;
     pa_record_t rec = {.kind = PA_REC_HGTX_START};
     rec.u.hgtx.domain = domain_check(d, &rec.flags);
@@ -125,7 +152,7 @@ static inline hgtxRangeId_t start(hgtxDomainHandle_t d, const char *message)
 
 static inline void end(hgtxDomainHandle_t d, hgtxRangeId_t id)
 {
-    if (!pa_agent_collecting(PA_SRC_HGTX))
+    if (!hgtx_collecting())
         return;
     pa_record_t rec = {.kind = PA_REC_HGTX_END, .t0 = range_time(0)};
     rec.u.hgtx.domain = domain_check(d, &rec.flags);
@@ -136,7 +163,7 @@ static inline void end(hgtxDomainHandle_t d, hgtxRangeId_t id)
 
 static inline void mark(hgtxDomainHandle_t d, const char *message)
 {
-    if (!pa_agent_collecting(PA_SRC_HGTX))
+    if (!hgtx_collecting())
         return;
     pa_record_t rec = {.kind = PA_REC_HGTX_MARK};
     rec.u.hgtx.domain = domain_check(d, &rec.flags);
@@ -151,7 +178,7 @@ PA_EXPORT void hgtxMarkA(const char *message) { mark(NULL, message); }
 
 PA_EXPORT hgtxDomainHandle_t hgtxDomainCreateA(const char *name)
 {
-    if (!pa_agent_collecting(PA_SRC_HGTX))
+    if (!hgtx_collecting())
         return NULL;
     pa_record_t rec = {.kind = PA_REC_HGTX_DOMAIN};
     uint32_t id = atomic_fetch_add_explicit(&next_domain_id, 1, memory_order_relaxed) + 1;
@@ -163,7 +190,7 @@ PA_EXPORT hgtxDomainHandle_t hgtxDomainCreateA(const char *name)
 /* A garbage or already destroyed handle is recorded with PA_RF_BAD_DOMAIN (counted misuse). */
 PA_EXPORT void hgtxDomainDestroy(hgtxDomainHandle_t domain)
 {
-    if (!domain || !pa_agent_collecting(PA_SRC_HGTX))
+    if (!domain || !hgtx_collecting())
         return;
     pa_record_t rec = {.kind = PA_REC_HGTX_DOMAIN_DESTROY, .t0 = pa_clock_ns()};
     uint32_t id = domain_check(domain, &rec.flags);

@@ -27,9 +27,12 @@ static void exit_key_create(void)
     exit_key_ok = pthread_key_create(&exit_key, thread_exit_cb) == 0;
 }
 
+_Atomic int pa_agent_threads;
+
 void pa_thread_mark_agent(void)
 {
     pa_tls.agent = 1;
+    atomic_fetch_add(&pa_agent_threads, 1);
 }
 
 /* Emits PA_REC_THREAD_EXIT and hands the ring to the aggregator, which frees it once drained.

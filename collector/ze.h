@@ -22,7 +22,8 @@ int pa_ze_attach(void);
 
 /*! pa_ze_detach() : exit hook, before pa_agg_stop(): collects every operation still in
  *  flight (waiting at most `timeout_ns` in total for unsignaled events), emits the
- *  uncollected/table-full counters, disables the tracer. Safe when never attached. */
+ *  uncollected/table-full counters. The tracer is disabled first: calls made after this (other
+ *  threads, atexit handlers that run later) go straight to the driver. Safe when never attached. */
 void pa_ze_detach(uint64_t timeout_ns);
 
 /* Device clock of one device: a host/device reference pair and the conversion constants. */

@@ -2,11 +2,16 @@
  * the tracer for every ze API, records device attributes; the dlopen hook; detach at exit. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <sys/mman.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <level_zero/zes_api.h>
 
@@ -174,6 +179,111 @@ static void enumerate_devices(void)
     }
 }
 
+/* ---- the tracing layer lives as long as the process ----
+ *
+ * Why: the loader's tracing layer tears its state down in exit handlers of its own (a static
+ * object's destructor deletes the context every traced call goes through) and drops a
+ * thread's registration in that thread's TLS destructors, which exit() runs first of all.
+ * Application threads still calling Level Zero while the process exits then jumped through
+ * the deleted context (SIGSEGV during exit), and the main thread's Level Zero calls from
+ * atexit handlers were no longer traced (lost without a count). The layer is in the process
+ * only because the agent turned it on, so the agent keeps it alive: the exit-time destructors
+ * the layer registers while our zeInit() loads it are not registered, its ELF destructors
+ * (.fini_array, run by _dl_fini) are replaced by a no-op (process teardown frees its memory
+ * anyway), and the TLS destructor it registers for the main thread is not registered (the
+ * main thread's TLS never goes away before the process does). Other registrations pass. */
+static __thread int ze_loading __attribute__((tls_model("initial-exec")));
+
+/*! pa_ze_keeps_exit_fn() : 1 when an exit-time destructor registered now (by the object
+ *  whose __dso_handle is `dso`) is one of the tracing layer's during our zeInit: the exit
+ *  interposers then skip it. Only looks (dladdr) while ze_loading is set. */
+static int pa_ze_keeps_exit_fn(void *dso, int thread_local_dtor)
+{
+    if (PA_LIKELY(!ze_loading))
+        return 0;
+    if (thread_local_dtor && syscall(SYS_gettid) != getpid())
+        return 0; /* another thread's TLS goes away with it: the layer must forget it */
+    Dl_info di;
+    return dladdr(dso, &di) && di.dli_fname && strstr(di.dli_fname, "libze_tracing_layer") != NULL;
+}
+
+/* The layer's own ELF destructors (.fini_array: the one that deletes its context, and the
+ * compiler's that runs its remaining C++ destructors) run in _dl_fini, while other threads may
+ * still call Level Zero; they are replaced by this no-op once the layer is loaded. */
+static void layer_fini_skipped(void) {}
+
+static int layer_fini_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    int *patched = arg;
+    if (!info->dlpi_name || !strstr(info->dlpi_name, "libze_tracing_layer"))
+        return 0;
+    const ElfW(Dyn) *dyn = NULL;
+    uintptr_t relro_lo = 0, relro_hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
+        if (ph->p_type == PT_GNU_RELRO) {
+            relro_lo = info->dlpi_addr + ph->p_vaddr;
+            relro_hi = relro_lo + ph->p_memsz;
+        }
+    }
+    uintptr_t arr = 0;
+    size_t bytes = 0;
+    for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+        if (dyn->d_tag == DT_FINI_ARRAY)
+            arr = info->dlpi_addr + dyn->d_un.d_ptr;
+        if (dyn->d_tag == DT_FINI_ARRAYSZ)
+            bytes = dyn->d_un.d_val;
+    }
+    if (!arr || !bytes)
+        return 1;
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t lo = arr & ~(uintptr_t)(pg - 1), hi = (arr + bytes + pg - 1) & ~(uintptr_t)(pg - 1);
+    int relro = arr >= relro_lo && arr < relro_hi;
+    if (relro && mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) != 0)
+        return 1;
+    void (**fns)(void) = (void (**)(void))arr;
+    for (size_t i = 0; i < bytes / sizeof *fns; i++)
+        fns[i] = layer_fini_skipped;
+    if (relro)
+        mprotect((void *)lo, hi - lo, PROT_READ);
+    *patched = 1;
+    return 1;
+}
+
+typedef int (*pa_exitreg_fn)(void (*)(void *), void *, void *);
+static _Atomic(pa_exitreg_fn) real_cxa_atexit, real_cxa_thread_atexit;
+
+static pa_exitreg_fn exitreg_real(_Atomic(pa_exitreg_fn) *slot, const char *name)
+{
+    pa_exitreg_fn f = atomic_load_explicit(slot, memory_order_acquire);
+    if (PA_UNLIKELY(!f)) { /* first call may come from another library's constructor */
+        *(void **)&f = dlsym(RTLD_NEXT, name);
+        atomic_store_explicit(slot, f, memory_order_release);
+    }
+    return f;
+}
+
+/* atexit() (libc_nonshared) and C++ static destructors register through here. */
+PA_EXPORT int __cxa_atexit(void (*fn)(void *), void *arg, void *dso)
+{
+    if (PA_UNLIKELY(ze_loading) && pa_ze_keeps_exit_fn(dso, 0))
+        return 0;
+    pa_exitreg_fn real = exitreg_real(&real_cxa_atexit, "__cxa_atexit");
+    return real ? real(fn, arg, dso) : -1;
+}
+
+/* C++ thread_local destructors (libstdc++'s __cxa_thread_atexit) register through here. */
+PA_EXPORT int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso)
+{
+    if (PA_UNLIKELY(ze_loading) && pa_ze_keeps_exit_fn(dso, 1))
+        return 0;
+    pa_exitreg_fn real = exitreg_real(&real_cxa_thread_atexit, "__cxa_thread_atexit_impl");
+    return real ? real(fn, obj, dso) : -1;
+}
+
 /* Under attach_mu, guard held: environment, zeInit, tracer, devices. */
 static int attach_locked(void *lib)
 {
@@ -187,7 +297,13 @@ static int attach_locked(void *lib)
         setenv("ZE_ENABLE_TRACING_LAYER", "1", 0);
     if (resolve_fns(lib) != 0)
         return 0;
+    ze_loading = 1; /* the tracing layer is loaded now: see pa_ze_keeps_exit_fn() */
     ze_result_t r = pa_ze.zeInit(0);
+    ze_loading = 0;
+    int patched = 0;
+    dl_iterate_phdr(layer_fini_cb, &patched);
+    if (!patched)
+        pa_info("ze", "tracing layer destructors not found: Level Zero calls racing the exit may crash in it");
     if (r != ZE_RESULT_SUCCESS) {
         pa_info("ze", "zeInit returned 0x%x; Level Zero not traced", (unsigned)r);
         return 0;

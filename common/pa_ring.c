@@ -57,10 +57,13 @@ void pa_ring_write_payload(pa_ring_t *r, const void *data, uint32_t len)
     }
 }
 
-size_t pa_ring_drain(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scratch, size_t max_records)
+static size_t ring_drain(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scratch, size_t max_records,
+                         uint64_t limit)
 {
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    if (tail > limit)
+        tail = limit; /* records are whole below a committed position: limit is one */
     uint64_t cap = r->mask + 1;
     size_t done = 0;
     while (head < tail && (max_records == 0 || done < max_records)) {
@@ -96,6 +99,16 @@ size_t pa_ring_drain(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scr
         atomic_store_explicit(&r->head, head, memory_order_release);
     }
     return done;
+}
+
+size_t pa_ring_drain(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scratch, size_t max_records)
+{
+    return ring_drain(r, sink, ctx, scratch, max_records, UINT64_MAX);
+}
+
+size_t pa_ring_drain_upto(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scratch, uint64_t limit)
+{
+    return ring_drain(r, sink, ctx, scratch, 0, limit);
 }
 
 void pa_ring_register(pa_ring_t *r)

@@ -30,6 +30,7 @@ typedef struct pa_ring {
     uint32_t tid;                         /* owning thread (gettid) */
     _Atomic int retired;                  /* set by the owner at thread exit; ring freed by the consumer */
     struct pa_ring *next;                 /* registry list */
+    uint64_t cut;                         /* consumer only: exit-time cut-off position (0: none yet) */
     char name[16];                        /* thread name at registration */
 } pa_ring_t;
 
@@ -40,22 +41,30 @@ pa_ring_t *pa_ring_create(uint32_t nslots, uint32_t tid);
 /*! pa_ring_destroy() : frees a ring; consumer side only, after it was drained and unlinked. */
 void pa_ring_destroy(pa_ring_t *r);
 
-/*! pa_ring_reserve() : room for `nslots` contiguous-in-sequence slots (the payload may wrap
- *  around the array end: write it with pa_ring_write_payload). Returns the header slot to
- *  fill, or NULL when full (then the drop is already counted). */
-static inline pa_record_t *pa_ring_reserve(pa_ring_t *r, uint32_t nslots)
+/*! pa_ring_reserve_keep() : room for `nslots` contiguous-in-sequence slots (the payload may
+ *  wrap around the array end: write it with pa_ring_write_payload) while `keep` more slots
+ *  stay free after them (room promised to records that must follow, e.g. the pops of kept
+ *  pushes). Returns the header slot to fill, or NULL when full (the drop is then counted). */
+static inline pa_record_t *pa_ring_reserve_keep(pa_ring_t *r, uint32_t nslots, uint32_t keep)
 {
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t cap = r->mask + 1;
-    if (__builtin_expect(tail + nslots - r->cached_head > cap, 0)) {
+    uint64_t need = (uint64_t)nslots + keep;
+    if (__builtin_expect(tail + need - r->cached_head > cap, 0)) {
         r->cached_head = atomic_load_explicit(&r->head, memory_order_acquire);
-        if (tail + nslots - r->cached_head > cap) {
+        if (tail + need - r->cached_head > cap) {
             atomic_store_explicit(&r->drops, atomic_load_explicit(&r->drops, memory_order_relaxed) + 1,
                                   memory_order_relaxed);
             return NULL;
         }
     }
     return &r->slots[tail & r->mask];
+}
+
+/*! pa_ring_reserve() : pa_ring_reserve_keep() with nothing kept free. */
+static inline pa_record_t *pa_ring_reserve(pa_ring_t *r, uint32_t nslots)
+{
+    return pa_ring_reserve_keep(r, nslots, 0);
 }
 
 /*! pa_ring_write_payload() : copies `len` bytes into the continuation slots after the header
@@ -78,6 +87,10 @@ typedef void (*pa_ring_sink_fn)(void *ctx, const pa_record_t *rec, const uint8_t
 /*! pa_ring_drain() : consumes at most `max_records` records (0 = all visible), calling `sink`
  *  for each; `scratch` must hold the ring's capacity in bytes. Returns the records consumed. */
 size_t pa_ring_drain(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scratch, size_t max_records);
+
+/*! pa_ring_drain_upto() : pa_ring_drain() of every record that starts below slot position
+ *  `limit` (a committed tail read earlier: the exit-time cut-off), nothing beyond it. */
+size_t pa_ring_drain_upto(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scratch, uint64_t limit);
 
 /* Registry: a lock-free list of every live ring. Producers push (CAS) on registration;
  * only the consumer unlinks (retired and empty rings). */

@@ -13,6 +13,9 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "../collector/collector.h"
@@ -27,6 +30,9 @@
 
 static _Atomic int fin_req;     /* futex word: 1 = finish now */
 static int finisher_started;
+static _Atomic int main_exited; /* the main thread called pthread_exit() */
+static _Atomic int deferred_sig; /* a fatal signal that interrupted pa_finish() on its own thread */
+_Atomic int pa_finish_tid;      /* thread running pa_finish() (session.c sets it) */
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);
@@ -43,14 +49,71 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* 1 when no application thread is left: every thread of the process that is not a zombie
+ * (the main thread after pthread_exit) is one of the agent's own. */
+static int app_threads_gone(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return 0;
+    int live = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], buf[256];
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        if (n <= 0)
+            continue; /* gone meanwhile */
+        buf[n] = '\0';
+        const char *rp = strrchr(buf, ')'); /* "tid (comm) S ..." : comm may hold spaces */
+        if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'))
+            continue;
+        live++;
+    }
+    closedir(d);
+    return live <= atomic_load(&pa_agent_threads);
+}
+
+/* Why the finisher also watches for the last application thread: when main calls
+ * pthread_exit() the process ends once its last thread ends, but the agent's own threads
+ * (this one, the aggregator) would keep it alive for ever and no DB would be written. So
+ * once main has exited, the finisher checks every 10 ms and, when only agent threads are
+ * left, ends the process as glibc would have: exit(0) (atexit handlers, then the DB). */
 static void *finisher_main(void *arg)
 {
     (void)arg;
     pa_thread_mark_agent();
-    while (atomic_load(&fin_req) == 0)
-        syscall(SYS_futex, &fin_req, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+    struct timespec tick = {0, 10000000};
+    while (atomic_load(&fin_req) == 0) {
+        int watching = atomic_load(&main_exited);
+        if (watching && app_threads_gone())
+            exit(0);
+        syscall(SYS_futex, &fin_req, FUTEX_WAIT_PRIVATE, 0, watching ? &tick : NULL, NULL, 0);
+    }
     pa_finish();
     return NULL;
+}
+
+typedef void (*pthread_exit_fn)(void *);
+static _Atomic(pthread_exit_fn) real_pthread_exit;
+
+PA_EXPORT void pthread_exit(void *retval)
+{
+    if (syscall(SYS_gettid) == getpid() && pa_session_active() && finisher_started) {
+        atomic_store(&main_exited, 1);
+        syscall(SYS_futex, &fin_req, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
+    pthread_exit_fn real = atomic_load(&real_pthread_exit);
+    if (!real) {
+        *(void **)&real = dlsym(RTLD_NEXT, "pthread_exit");
+        atomic_store(&real_pthread_exit, real);
+    }
+    real(retval);
+    __builtin_unreachable();
 }
 
 static void start_finisher(void)
@@ -68,13 +131,20 @@ static void start_finisher(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-void pa_exitpaths_finish_bounded(int sig)
+int pa_exitpaths_finish_bounded(int sig)
 {
-    int saved = errno;
+    int saved = errno, deferred = 0;
     /* a fork/vfork child inherits pa_finish_state == 1 from a finalizing parent but has no
      * finisher thread: only the owner may wait for it */
     if (getpid() != ep_owner || (!pa_session_active() && atomic_load(&pa_finish_state) != 1))
         goto out; /* not ours (fork/vfork child), or already finalized */
+    if (sig && atomic_load(&pa_finish_state) == 1 && atomic_load(&pa_finish_tid) == (int)syscall(SYS_gettid)) {
+        /* the signal interrupted pa_finish() itself (the exit-time DB write): waiting here would
+         * wait for ourselves; let it finish, it raises the signal when done */
+        atomic_store(&deferred_sig, sig);
+        deferred = 1;
+        goto out;
+    }
     if (sig)
         atomic_store(&pa_finish_signal, sig);
     if (!finisher_started) {
@@ -89,6 +159,12 @@ void pa_exitpaths_finish_bounded(int sig)
         syscall(SYS_nanosleep, &ms, NULL); /* raw: not the OSRT wrapper */
 out:
     errno = saved;
+    return deferred;
+}
+
+int pa_exitpaths_take_deferred(void)
+{
+    return atomic_exchange(&deferred_sig, 0);
 }
 
 void pa_exitpaths_init(void)

@@ -10,6 +10,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -254,6 +255,7 @@ void pa_finish(void)
     if (!agg_running || getpid() != owner_pid || atomic_exchange(&finish_done, 1))
         return;
     int saved = errno;
+    atomic_store(&pa_finish_tid, (int)syscall(SYS_gettid));
     atomic_store(&pa_finish_state, 1);
     pa_guard_enter();
     /* Existing rings keep recording (the aggregator counts what comes after its last drain
@@ -296,6 +298,9 @@ void pa_finish(void)
 out:
     atomic_store(&pa_finish_state, 2);
     pa_guard_leave();
+    int sig = pa_exitpaths_take_deferred();
+    if (sig) /* a SIGTERM/SIGINT... arrived while this thread wrote the DB: it ends us now */
+        pa_signals_die_by(sig);
     errno = saved;
 }
 
@@ -324,15 +329,19 @@ static void pa_fork_child(void)
     pa_info("agent", "fork: collection is off in child %ld (an exec'd program is profiled again)", (long)getpid());
 }
 
-/* Safe to call twice (a second call returns at once); also safe on a thread other than main. */
-__attribute__((constructor)) static void pa_init(void)
+/* The session's core: configuration, meta, paths, aggregator, exit paths. Runs once, from the
+ * constructor or earlier from the first HGTX call (pa_session_early). Returns 1 when the
+ * session runs (the aggregator started), 0 when profiling is off. */
+static _Atomic int begin_state; /* 0 not begun, 1 running, 2 done */
+static int begin_ok;
+
+static int session_begin(void)
 {
-    if (atomic_exchange(&init_done, 1))
-        return;
+    int expect = 0;
+    if (!atomic_compare_exchange_strong(&begin_state, &expect, 1))
+        return atomic_load(&begin_state) == 2 && begin_ok; /* done, or another thread is in it */
     int saved = errno;
     pa_guard_enter();
-    /* registered first, so it runs after the handlers the application registers later */
-    atexit(pa_atexit_handler);
     pa_config_load();
     if (!pa_config.enable) {
         pa_info("agent", "PROFAGENT_ENABLE=0: the agent is off");
@@ -356,12 +365,47 @@ __attribute__((constructor)) static void pa_init(void)
         goto out;
     }
     agg_running = 1;
+    begin_ok = 1;
     pthread_atfork(NULL, NULL, pa_fork_child);
     pa_exitpaths_init(); /* fatal-signal handlers, exec/_exit finalization (exitpaths.c) */
+out:
+    atomic_store(&begin_state, 2);
+    pa_guard_leave();
+    errno = saved;
+    return begin_ok;
+}
+
+/*! pa_session_early() : HGTX called before the agent's constructor (a shared library's
+ *  constructor, the executable's preinit_array): the session's core starts now and HGTX
+ *  records from here on; the other sources start in the constructor as usual (the libraries
+ *  they attach to may not be initialised yet). Returns 1 when HGTX records now. */
+int pa_session_early(void)
+{
+    if (atomic_load(&init_done) || !session_begin())
+        return 0;
+    uint32_t early = pa_config.trace & PA_SRC_HGTX;
+    atomic_fetch_or_explicit(&pa_sources, early, memory_order_release);
+    return early != 0;
+}
+
+/* Safe to call twice (a second call returns at once); also safe on a thread other than main. */
+__attribute__((constructor)) static void pa_init(void)
+{
+    if (atomic_exchange(&init_done, 1))
+        return;
+    if (!session_begin())
+        return;
+    int saved = errno;
+    pa_guard_enter();
     uint32_t trace = pa_sources_init(pa_config.trace); /* the source table (sources.c) */
+    /* Registered after the sources started, so it runs after every handler the application
+     * registers later (they are still recorded) and before the exit handlers of the libraries
+     * the sources loaded (the Level Zero tracing layer): the sources finish while those are
+     * alive. at_quick_exit: quick_exit() runs only those handlers, then _exit. */
+    atexit(pa_atexit_handler);
+    at_quick_exit(pa_atexit_handler);
     atomic_store_explicit(&pa_sources, trace, memory_order_release);
     pa_info("agent", "profiling %s into %s", cmdline, db_path);
-out:
     pa_guard_leave();
     errno = saved;
 }

@@ -28,6 +28,11 @@ void pa_finish(void);
 /*! pa_session_active() : 1 in the owning process while the session has not been finalized. */
 int pa_session_active(void);
 
+/*! pa_session_early() : HGTX's first call before the agent's constructor: starts the
+ *  session's core (config, aggregator, exit paths) now, HGTX records from here on; the other
+ *  sources start in the constructor. Returns 1 when HGTX records now. */
+int pa_session_early(void);
+
 extern _Atomic int pa_finish_signal; /* set before pa_finish() when a signal ends the session */
 extern _Atomic int pa_finish_state;  /* 0 not started, 1 running, 2 done */
 
@@ -53,8 +58,16 @@ void pa_exitpaths_init(void);
 
 /*! pa_exitpaths_finish_bounded() : async-signal-safe: asks the finisher thread to run
  *  pa_finish() and waits for it at most PROFAGENT_EXIT_TIMEOUT_MS + 1 s. `sig` is the signal
- *  ending the session (0: exec or _exit). Returns once finished or timed out. */
-void pa_exitpaths_finish_bounded(int sig);
+ *  ending the session (0: exec or _exit). Returns 0 once finished or timed out; 1 when `sig`
+ *  interrupted pa_finish() on this very thread: nothing is waited for, pa_finish() raises
+ *  the signal once it is done (pa_exitpaths_take_deferred), the handler just returns. */
+int pa_exitpaths_finish_bounded(int sig);
+
+/*! pa_exitpaths_take_deferred() : the signal deferred by pa_exitpaths_finish_bounded() (0:
+ *  none), cleared. */
+int pa_exitpaths_take_deferred(void);
+
+extern _Atomic int pa_finish_tid; /* gettid() of the thread running pa_finish() */
 
 /* ---- signals.c ---- */
 
@@ -64,5 +77,9 @@ void pa_exitpaths_finish_bounded(int sig);
  *  interposed so queries report SIG_DFL as the kernel held it, the app's own actions replace the
  *  agent's handler, and a SIG_DFL set while the session runs is taken back by the agent. */
 void pa_signals_install(void);
+
+/*! pa_signals_die_by() : the default action of fatal signal `sig` now (SIG_DFL, raised,
+ *  unblocked): the process ends as that signal would have ended it. */
+void pa_signals_die_by(int sig);
 
 #endif

@@ -125,9 +125,8 @@ static void agent_take(int i, const struct sigaction *now)
 
 /* A fatal signal whose disposition was the default: finalize, then die by the same signal
  * (SIG_DFL restored and re-raised) so the exit status is what it would have been. */
-static void on_fatal_signal(int sig)
+void pa_signals_die_by(int sig)
 {
-    pa_exitpaths_finish_bounded(sig);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -138,6 +137,13 @@ static void on_fatal_signal(int sig)
     sigaddset(&one, sig);
     raise(sig); /* pending while the handler blocks it, delivered on unblock */
     pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+}
+
+static void on_fatal_signal(int sig)
+{
+    if (pa_exitpaths_finish_bounded(sig))
+        return; /* deferred: the interrupted exit path raises it once the DB is written */
+    pa_signals_die_by(sig);
 }
 
 /* dl_iterate_phdr() callback: the 0-based load order of two objects (by base address). */

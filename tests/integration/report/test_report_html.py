@@ -18,6 +18,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MKBIG = os.path.join(HERE, "..", "export", "mkbig.py")
 RENDER_LIMIT_MS = 10000  # the 1 M-event DB's page: parse + render, generous for a loaded machine
 FAILS = []
+
+
+def preload(lib):
+    """LD_PRELOAD for `lib`: libasan first when lib was built with -fsanitize=address."""
+    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
+    return ":".join([l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l] + [lib])
 SKIP = 77
 
 
@@ -238,7 +244,7 @@ def union_busy(db):
     if "ZE_OPS" not in tabs:
         return {}
     res, cur = {}, {}
-    for d, s, e in c.execute("SELECT deviceId, start, end FROM ZE_OPS WHERE deviceId IS NOT NULL AND end > start"
+    for d, s, e in c.execute("SELECT deviceId, start, end FROM ZE_OPS WHERE deviceId IS NOT NULL AND end > start AND kind IN (1, 2, 3)"
                              " ORDER BY deviceId, start"):
         cs, ce, tot = cur.get(d, (None, None, 0))
         if cs is None or s > ce:
@@ -320,7 +326,7 @@ def main():
                            ("regular_list", ["3", "capture"])):
             db = os.path.join(WORK, prog + ".db")
             env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=os.path.join(B, "lib", "libze_simdev.so"),
-                       LD_PRELOAD=os.path.join(B, "lib", "libprofagent.so"), PROFAGENT_OUTPUT=db, PROFAGENT_SUMMARY="none")
+                       LD_PRELOAD=preload(os.path.join(B, "lib", "libprofagent.so")), ASAN_OPTIONS="detect_leaks=0", PROFAGENT_OUTPUT=db, PROFAGENT_SUMMARY="none")
             p = subprocess.run([os.path.join(B, "bin", prog)] + args, env=env, capture_output=True, timeout=120)
             if check(p.returncode == 0 and os.path.exists(db), "%s ran" % prog):
                 dbs.append((prog, db))

@@ -1,0 +1,238 @@
+/* exitlife.c - endings that race the agent: Level Zero workers still calling while main returns,
+ * pthread_exit() from main, ze calls in atexit handlers, quick_exit(), HGTX before the agent's
+ * constructor (preinit_array, a library constructor), a signal during the exit-time DB write.
+ * usage: exitlife MODE [args]   (modes in main()) */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <level_zero/ze_api.h>
+#include <profagent/hgtx.h>
+
+#include "common.h"
+
+static sample_env_t env;
+static int worker_no_fill; /* host-side calls only (no device work to wait for) */
+static ze_command_list_handle_t imm;
+
+static void nap_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static ze_command_list_handle_t immediate_list(void)
+{
+    ze_command_queue_desc_t qd = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                  .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
+    ze_command_list_handle_t l;
+    SAMPLE_CHECK(zeCommandListCreateImmediate(env.context, env.devices[0], &qd, &l));
+    return l;
+}
+
+/* One small round of Level Zero work: a property query, a device allocation, a fill, a free. */
+static void ze_round(ze_command_list_handle_t l)
+{
+    ze_device_properties_t p = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
+    zeDeviceGetProperties(env.devices[0], &p);
+    ze_device_mem_alloc_desc_t md = {.stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
+    void *buf = NULL;
+    if (zeMemAllocDevice(env.context, &md, 256, 64, env.devices[0], &buf) == ZE_RESULT_SUCCESS) {
+        int v = 7;
+        if (!worker_no_fill)
+            zeCommandListAppendMemoryFill(l, buf, &v, sizeof v, 256, NULL, 0, NULL);
+        zeMemFree(env.context, buf);
+    }
+}
+
+static long worker_pace_us;
+static atomic_long rounds;
+
+/* Loops on Level Zero (and HGTX) until the process ends: never joined. */
+static void *ze_worker(void *arg)
+{
+    (void)arg;
+    ze_command_list_handle_t l = immediate_list();
+    for (;;) {
+        hgtxRangePushA("worker");
+        ze_round(l);
+        hgtxRangePop();
+        atomic_fetch_add(&rounds, 1);
+        if (worker_pace_us)
+            nap_us(worker_pace_us);
+    }
+    return NULL;
+}
+
+/* A tight producer: HGTX ranges around a cheap Level Zero query, as fast as it goes. */
+static void *tight_worker(void *arg)
+{
+    (void)arg;
+    ze_device_properties_t p = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
+    for (unsigned long i = 0;; i++) {
+        hgtxRangePushA("tight");
+        if ((i & 15) == 0)
+            zeDeviceGetProperties(env.devices[0], &p);
+        hgtxRangePop();
+        if ((i & 1023) == 0)
+            atomic_fetch_add(&rounds, 1024);
+    }
+    return NULL;
+}
+
+static long burst_n;
+/* Nested push/pop bursts: 3 levels, every range closed before the thread ends. */
+static void *burst_worker(void *arg)
+{
+    (void)arg;
+    for (long i = 0; i < burst_n; i++) {
+        hgtxRangePushA("b0");
+        hgtxRangePushA("b1");
+        hgtxRangePushA("b2");
+        hgtxRangePop();
+        hgtxRangePop();
+        hgtxRangePop();
+    }
+    return NULL;
+}
+
+static void *hgtx_worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 20; i++) {
+        hgtxRangePushA("pt_worker");
+        nap_us(5000);
+        hgtxRangePop();
+    }
+    return NULL;
+}
+
+static void atexit_ze(void)
+{
+    hgtxRangePushA("atexit_range");
+    for (int i = 0; i < 5; i++)
+        ze_round(imm);
+    hgtxRangePop();
+    ze_device_properties_t p = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
+    printf("atexit: zeDeviceGetProperties %d\n", (int)zeDeviceGetProperties(env.devices[0], &p));
+}
+
+/* ---- HGTX before the agent's constructor ---- */
+static int early_mode;
+static void early_pushes(void)
+{
+    if (!early_mode)
+        return;
+    hgtxRangePushA("early_outer");
+    hgtxRangePushA("early_inner");
+    hgtxRangePop();
+    hgtxMarkA("early_mark");
+}
+
+/* preinit_array runs before any shared library's constructor, the agent's included */
+static void preinit(int argc, char **argv, char **envp)
+{
+    (void)envp;
+    early_mode = argc > 1 && strcmp(argv[1], "preinit") == 0;
+    early_pushes();
+}
+__attribute__((section(".preinit_array"), used)) static void (*const preinit_fn)(int, char **, char **) = preinit;
+
+/* defined in libexitlife_early.so: its constructor pushes "lib_outer" when EXITLIFE_LIBCTOR=1 */
+void exitlife_early_pop(void);
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "zeworkers") == 0) { /* zeworkers N PACE_US RUN_MS [nofill]: main returns meanwhile */
+        int n = argc > 2 ? atoi(argv[2]) : 1;
+        worker_pace_us = argc > 3 ? atol(argv[3]) : 0;
+        worker_no_fill = argc > 5 && strcmp(argv[5], "nofill") == 0;
+        long run_ms = argc > 4 ? atol(argv[4]) : 300;
+        sample_env_init(&env, 1);
+        for (int i = 0; i < n; i++) {
+            pthread_t t;
+            pthread_create(&t, NULL, ze_worker, NULL);
+        }
+        hgtxRangePushA("main");
+        nap_us(run_ms * 1000);
+        hgtxRangePop();
+        printf("rounds %ld\n", atomic_load(&rounds));
+        return 0;
+    }
+    if (strcmp(mode, "tight") == 0) { /* tight N RUN_MS: producers flat out while main returns */
+        int n = argc > 2 ? atoi(argv[2]) : 4;
+        long run_ms = argc > 3 ? atol(argv[3]) : 400;
+        sample_env_init(&env, 1);
+        for (int i = 0; i < n; i++) {
+            pthread_t t;
+            pthread_create(&t, NULL, tight_worker, NULL);
+        }
+        nap_us(run_ms * 1000);
+        printf("rounds %ld\n", atomic_load(&rounds));
+        return 0;
+    }
+    if (strcmp(mode, "burst") == 0) { /* burst THREADS N: every range is closed; rings overflow */
+        int n = argc > 2 ? atoi(argv[2]) : 8;
+        burst_n = argc > 3 ? atol(argv[3]) : 20000;
+        pthread_t t[64];
+        for (int i = 0; i < n && i < 64; i++)
+            pthread_create(&t[i], NULL, burst_worker, NULL);
+        for (int i = 0; i < n && i < 64; i++)
+            pthread_join(t[i], NULL);
+        return 0;
+    }
+    if (strcmp(mode, "pthread_exit") == 0) {
+        pthread_t t;
+        pthread_create(&t, NULL, hgtx_worker, NULL);
+        hgtxRangePushA("pt_main");
+        hgtxRangePop();
+        pthread_exit(NULL);
+    }
+    if (strcmp(mode, "atexit_ze") == 0) {
+        sample_env_init(&env, 1);
+        imm = immediate_list();
+        atexit(atexit_ze);
+        ze_round(imm);
+        return 0;
+    }
+    if (strcmp(mode, "quick_exit") == 0) {
+        for (int i = 0; i < 10; i++) {
+            hgtxRangePushA("quick");
+            hgtxRangePop();
+        }
+        quick_exit(3);
+    }
+    if (strcmp(mode, "preinit") == 0) {
+        hgtxRangePop(); /* closes early_outer */
+        hgtxRangePushA("main_range");
+        hgtxRangePop();
+        return 0;
+    }
+    if (strcmp(mode, "libctor") == 0) {
+        exitlife_early_pop(); /* closes lib_outer */
+        hgtxRangePushA("main_range");
+        hgtxRangePop();
+        return 0;
+    }
+    if (strcmp(mode, "sigwrite") == 0) { /* many ranges: a slow exit-time DB write; the driver
+                                            sends SIGTERM/SIGINT while it runs */
+        long n = argc > 2 ? atol(argv[2]) : 400000;
+        for (long i = 0; i < n; i++) {
+            hgtxRangePushA("bulk");
+            hgtxRangePop();
+            if ((i & 1023) == 0)
+                nap_us(50); /* let the aggregator keep up: nothing dropped */
+        }
+        printf("done\n");
+        fflush(stdout);
+        return 0;
+    }
+    fprintf(stderr, "exitlife: unknown mode '%s'\n", mode);
+    return 2;
+}

@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""run_exitlife.py BUILD_DIR TEST - endings that race the agent, each a regression test of a
+hostile run: Level Zero workers still calling while main returns (crash in the tracing layer,
+unbounded exit drain), pthread_exit() from main (process never ended), ze calls from atexit
+handlers (not recorded), quick_exit() (no DB), HGTX before the agent's constructor (lost, pops
+taken for misuse), SIGTERM/SIGINT during the exit-time DB write (waited for itself, 0 rows),
+pops dropped by full rings (closed ranges shown as still open). Crash/hang tests run 20 times,
+each bounded by a timeout."""
+import glob, os, signal, sqlite3, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "spine"))
+from spine_util import FAILS, check, preload  # noqa: E402
+
+BUILD, TEST = sys.argv[1], sys.argv[2]
+LIB = os.path.join(BUILD, "lib", "libprofagent.so")
+SIMDEV = os.path.join(BUILD, "lib", "libze_simdev.so")
+EXE = os.path.join(BUILD, "tests", "exitlife", "exitlife")
+WORK = tempfile.mkdtemp(prefix="exitlife_%s_" % TEST)
+
+
+def env_for(extra=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("PROFAGENT_")}
+    e.update({"PROFAGENT_OUTPUT": os.path.join(WORK, "out-%p.db"), "PROFAGENT_SUMMARY": "none",
+              "ASAN_OPTIONS": "detect_leaks=0", "ZE_ENABLE_ALT_DRIVERS": SIMDEV, "LD_PRELOAD": preload(LIB),
+              "EXITLIFE_LIBCTOR": "0"})
+    e.update(extra or {})
+    return e
+
+
+def clean():
+    for f in os.listdir(WORK):
+        os.unlink(os.path.join(WORK, f))
+
+
+def run(args, extra=None, timeout=60):
+    """Runs exitlife ARGS under the agent; returns (rc, stderr, seconds); rc None on timeout."""
+    t0 = time.time()
+    try:
+        p = subprocess.run([EXE] + args, env=env_for(extra), capture_output=True, timeout=timeout, cwd=WORK)
+        return p.returncode, p.stderr.decode(errors="replace"), time.time() - t0
+    except subprocess.TimeoutExpired:
+        return None, "timeout", time.time() - t0
+
+
+def dbs():
+    return sorted(glob.glob(os.path.join(WORK, "out-*.db")))
+
+
+def q(db, sql, *args):
+    return sqlite3.connect(db).execute(sql, args).fetchall()
+
+
+def counter(db, name):
+    r = q(db, "SELECT value FROM SESSION_COUNTERS WHERE name = ?", name)
+    return r[0][0] if r else None
+
+
+def meta(db, key):
+    r = q(db, "SELECT value FROM META WHERE key = ?", key)
+    return r[0][0] if r else None
+
+
+def range_names(db):
+    return sorted(r[0] for r in q(db, "SELECT s.value FROM HGTX_RANGES r JOIN STRING_IDS s ON s.id = r.nameId"))
+
+
+def api_counts(db):
+    return dict(q(db, "SELECT s.value, count(*) FROM ZE_API a JOIN STRING_IDS s ON s.id = a.nameId GROUP BY 1"))
+
+
+def repeat(n, what, one):
+    """Runs one() n times; one() returns None when fine, else a description. One check line."""
+    bad = []
+    for i in range(n):
+        clean()
+        why = one()
+        if why:
+            bad.append("run %d: %s" % (i + 1, why))
+    check(not bad, "%s: %d/%d runs fine%s" % (what, n - len(bad), n, ("; " + "; ".join(bad[:3])) if bad else ""))
+
+
+def complete_db():
+    d = dbs()
+    if len(d) != 1:
+        return "%d DBs" % len(d)
+    if meta(d[0], "session_complete") != 1:
+        return "session_complete=%s" % meta(d[0], "session_complete")
+    if glob.glob(os.path.join(WORK, "*.spool.zst")):
+        return "spool left"
+    return None
+
+
+def t_ze_exit_race():
+    """main returns while two workers loop on Level Zero: no crash, a complete DB. A library
+    destructor taking 50 ms keeps the process in _dl_fini meanwhile (where the tracing layer's
+    own destructors ran: the workers then jumped through its freed context)."""
+    def variant(extra_args):
+        def one():
+            rc, err, _ = run(["zeworkers", "2", "0", "150"] + extra_args, {"EXITLIFE_SLOW_FINI": "50"})
+            if rc != 0:
+                return "exit status %s%s" % (rc, " (SIGSEGV)" if rc == -11 else "")
+            return complete_db()
+        return one
+    repeat(20, "ze workers (alloc/free/properties) racing exit", variant(["nofill"]))
+    repeat(5, "ze workers (alloc/fill/free on an immediate list) racing exit", variant([]))
+
+
+def t_tight_exit():
+    """4 producers flat out while main returns: the exit drain stops at its cut-off, the DB is
+    written within PROFAGENT_EXIT_TIMEOUT_MS, what came later is counted as late."""
+    def one():
+        rc, err, secs = run(["tight", "4", "200"], {"PROFAGENT_RING_SIZE": "256K"}, timeout=90)
+        if rc != 0:
+            return "exit status %s" % rc
+        why = complete_db()
+        if why:
+            return why + " (" + err.strip()[-200:] + ")"
+        late, recs = counter(dbs()[0], "late_records"), counter(dbs()[0], "records")
+        if late is None or recs is None or not recs:
+            return "no record counters"
+        return None
+    repeat(3, "tight producers at exit: bounded drain, DB written", one)
+
+
+def t_pthread_exit():
+    """main calls pthread_exit() while a worker records: the process ends when the worker
+    does (status 0), and the DB holds every range."""
+    def one():
+        rc, err, secs = run(["pthread_exit"], timeout=20)
+        if rc is None:
+            return "hang (killed after 20 s)"
+        if rc != 0:
+            return "exit status %s" % rc
+        why = complete_db()
+        if why:
+            return why
+        names = range_names(dbs()[0])
+        if names != ["pt_main"] + ["pt_worker"] * 20:
+            return "ranges %s" % names[:4]
+        return None
+    repeat(20, "pthread_exit from main", one)
+
+
+def t_atexit_ze():
+    """Level Zero calls made in an atexit handler are recorded like the others."""
+    clean()
+    rc, err, _ = run(["atexit_ze"])
+    check(rc == 0, "atexit_ze: exit 0 (%s)" % rc)
+    d = dbs()
+    check(len(d) == 1, "atexit_ze: one DB")
+    if not d:
+        return
+    c = api_counts(d[0])
+    # main: one round; the handler: 5 rounds + one zeDeviceGetProperties
+    check(c.get("zeMemAllocDevice") == 6, "atexit_ze: 6 zeMemAllocDevice (1 in main, 5 in the handler): %s" % c.get("zeMemAllocDevice"))
+    check(c.get("zeMemFree") == 6, "atexit_ze: 6 zeMemFree: %s" % c.get("zeMemFree"))
+    check(c.get("zeCommandListAppendMemoryFill") == 6, "atexit_ze: 6 fills: %s" % c.get("zeCommandListAppendMemoryFill"))
+    check(c.get("zeDeviceGetProperties") == 7, "atexit_ze: 7 zeDeviceGetProperties: %s" % c.get("zeDeviceGetProperties"))
+    ops = q(d[0], "SELECT count(*) FROM ZE_OPS")[0][0]
+    check(ops == 6, "atexit_ze: 6 device operations (fills) in ZE_OPS: %d" % ops)
+    check(range_names(d[0]) == ["atexit_range"], "atexit_ze: the handler's range")
+
+
+def t_quick_exit():
+    """quick_exit(3): status 3, a DB with the 10 ranges, no spool."""
+    def one():
+        rc, err, _ = run(["quick_exit"], timeout=20)
+        if rc != 3:
+            return "exit status %s" % rc
+        why = complete_db()
+        if why:
+            return why
+        names = range_names(dbs()[0])
+        return None if names == ["quick"] * 10 else "ranges %s" % names
+    repeat(5, "quick_exit", one)
+
+
+def early(mode, extra, outer, inner, mark):
+    clean()
+    rc, err, _ = run([mode], extra)
+    check(rc == 0, "%s: exit 0 (%s)" % (mode, rc))
+    d = dbs()
+    check(len(d) == 1, "%s: one DB (the output template was read)" % mode)
+    if not d:
+        return
+    check(range_names(d[0]) == sorted([outer, inner, "main_range"]),
+          "%s: the ranges pushed before the agent's constructor are recorded: %s" % (mode, range_names(d[0])))
+    marks = [r[0] for r in q(d[0], "SELECT s.value FROM HGTX_MARKS m JOIN STRING_IDS s ON s.id = m.nameId")]
+    check(marks == [mark], "%s: its mark: %s" % (mode, marks))
+    check(counter(d[0], "hgtx_misuse_pop_empty") == 0, "%s: no pop counted as misuse (%s)" %
+          (mode, counter(d[0], "hgtx_misuse_pop_empty")))
+    check(counter(d[0], "hgtx_unterminated") == 0, "%s: nothing left open" % mode)
+
+
+def t_preinit():
+    """HGTX from the executable's preinit_array (before every shared library constructor)."""
+    early("preinit", None, "early_outer", "early_inner", "early_mark")
+    clean()
+    rc, err, _ = run(["preinit"], {"PROFAGENT_ENABLE": "0"})
+    check(rc == 0 and dbs() == [], "preinit: PROFAGENT_ENABLE=0 is honoured that early (no DB)")
+
+
+def t_libctor():
+    """HGTX from a shared library's constructor that runs before the agent's."""
+    early("libctor", {"EXITLIFE_LIBCTOR": "1"}, "lib_outer", "lib_inner", "lib_mark")
+
+
+def t_sigwrite():
+    """SIGTERM/SIGINT while the exit path writes the DB: no wait on itself, the write finishes,
+    the process then dies by that signal, every range is in the DB, no spool left."""
+    n = 100000
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        bad = []
+        for i in range(10):
+            clean()
+            p = subprocess.Popen([EXE, "sigwrite", str(n)], env=env_for({"PROFAGENT_RING_SIZE": "64M"}),
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=WORK)
+            p.stdout.readline()  # "done": main returns now, the exit path begins
+            t_end = time.time() + 30
+            sent = None
+            while time.time() < t_end and p.poll() is None:
+                if dbs():  # the DB file exists: the write is in progress
+                    p.send_signal(sig)
+                    sent = time.time()
+                    break
+                time.sleep(0.0005)
+            try:
+                rc = p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                rc = None
+            after = time.time() - sent if sent else 0
+            if sent is None:
+                continue  # the write finished before we saw the file: nothing to test this time
+            d = dbs()
+            try:
+                rows = q(d[0], "SELECT count(*) FROM HGTX_RANGES")[0][0] if len(d) == 1 else None
+            except sqlite3.Error as e:  # killed while writing: a DB without its tables
+                rows = "unreadable DB (%s)" % e
+            if rc != -sig:
+                bad.append("status %s" % rc)
+            elif rows != n:
+                bad.append("%s rows" % rows)
+            elif after > 4.0:  # the bug waited PROFAGENT_EXIT_TIMEOUT_MS + 1 s = 6 s for itself
+                bad.append("%.1f s after the signal" % after)
+            elif glob.glob(os.path.join(WORK, "*.spool.zst")):
+                bad.append("spool left")
+        check(not bad, "signal %d during the DB write: %d/10 runs fine%s" %
+              (sig, 10 - len(bad), ("; " + "; ".join(bad[:3])) if bad else ""))
+
+
+def t_dropped_pops():
+    """8 threads of nested push/pop bursts into 4 KiB rings (most records dropped, counted):
+    every range was closed, so none may be reported as still open at exit."""
+    def one():
+        rc, err, _ = run(["burst", "8", "20000"], {"PROFAGENT_RING_SIZE": "4K"})
+        if rc != 0:
+            return "exit status %s" % rc
+        d = dbs()
+        if len(d) != 1:
+            return "%d DBs" % len(d)
+        drops, open_ = counter(d[0], "drops"), counter(d[0], "hgtx_unterminated")
+        if not drops:
+            return "nothing dropped: the test did not overflow the rings"
+        if open_ != 0:
+            return "%d closed ranges reported as still open (%d drops)" % (open_, drops)
+        return None
+    repeat(3, "dropped pops never leave open ranges", one)
+
+
+TESTS = {"ze_exit_race": t_ze_exit_race, "tight_exit": t_tight_exit, "pthread_exit": t_pthread_exit,
+         "atexit_ze": t_atexit_ze, "quick_exit": t_quick_exit, "preinit": t_preinit, "libctor": t_libctor,
+         "sigwrite": t_sigwrite, "dropped_pops": t_dropped_pops}
+TESTS[TEST]()
+print("FAILED: %d" % len(FAILS) if FAILS else "all ok")
+sys.exit(1 if FAILS else 0)
