@@ -180,15 +180,19 @@ static int probe_member(hc_tls_t *h, pa_hc_event_t *e, uint32_t ok_status)
     int err = 0;
     int fd = open_event(&e->attr, h->leader, &err);
     if (fd < 0 && (err == EACCES || err == EPERM) && !e->attr.exclude_kernel) {
-        e->attr.exclude_kernel = 1;
+        e->attr.exclude_kernel = 1; /* user level only (":k" alone had excluded user level) */
+        e->attr.exclude_user = 0;
         e->attr.exclude_hv = 1;
         int err2 = 0;
         fd = open_event(&e->attr, h->leader, &err2);
         if (fd >= 0) {
             ok_status = PA_HC_USER_ONLY;
             e->err = err;
-            snprintf(e->detail, sizeof e->detail, "kernel level refused (%s): counted at user level only",
-                     strerrorname_np(err) ? strerrorname_np(err) : "EACCES");
+            int kside = e->attr.type == PERF_TYPE_SOFTWARE && (e->attr.config == PERF_COUNT_SW_CONTEXT_SWITCHES ||
+                                                               e->attr.config == PERF_COUNT_SW_CPU_MIGRATIONS);
+            snprintf(e->detail, sizeof e->detail, "kernel level refused (%s): counted at user level only%s",
+                     strerrorname_np(err) ? strerrorname_np(err) : "EACCES",
+                     kside ? " (where this event always counts 0)" : "");
         } else {
             err = err2;
         }

@@ -270,6 +270,7 @@ static void test_fake_eacces_user_only(void **state)
     assert_int_equal(cs->err, EACCES);
     assert_int_equal(cs->attr.exclude_kernel, 1);
     assert_int_equal(find_ev("task-clock:k")->status, PA_HC_USER_ONLY);
+    assert_int_equal(find_ev("task-clock:k")->attr.exclude_user, 0); /* ":k" alone excluded user level */
     assert_int_equal(pa_hc_ncounted(), 2);
     assert_int_equal(fake_calls, 1 + 2 * 2); /* leader, then each event twice */
     pa_hc_reset();
