@@ -461,19 +461,29 @@ void pa_hc_sample(uint64_t t0)
     errno = saved;
 }
 
-/* Thread exit (TLS destructor): a last read while the thread's ring is still there, then close. */
-static void thread_exit_cb(void *arg)
+/* Thread exit: a last read while the thread's ring is still there (`ring_ok`), then close. */
+static void thread_close(int ring_ok)
 {
-    (void)arg;
     hc_tls_t *h = &hc_tls;
     if (h->state != HC_OPEN)
         return;
     int saved = errno;
-    if (pa_tls.ring && pa_agent_collecting(PA_SRC_HGTX))
+    if (ring_ok && pa_tls.ring && (atomic_load_explicit(&pa_sources, memory_order_relaxed) & PA_SRC_HGTX))
         emit_sample(h, pa_clock_ns(), PA_RF_HC_EXIT);
     group_close(h);
     h->state = HC_CLOSED;
     errno = saved;
+}
+
+/* The collector's thread_detach (before the ring is retired): read at the exit itself. */
+void pa_hc_thread_detach(void) { thread_close(1); }
+
+/* Our own TLS destructor: closes the group of a thread whose detach did not run (no ring, or
+ * the collector's destructor ran first); reads only if the ring is still there. */
+static void thread_exit_cb(void *arg)
+{
+    (void)arg;
+    thread_close(1);
 }
 
 static void key_create(void) { exit_key_ok = pthread_key_create(&exit_key, thread_exit_cb) == 0; }

@@ -169,6 +169,8 @@ sc = dict(q(db, "SELECT name, value FROM SESSION_COUNTERS WHERE name LIKE 'host_
 check(sc.get("host_counter_threads") == 64, "pool: 64 groups opened (32 recording threads x 2 rounds), the"
       " non-recording threads none: %r" % sc)
 check(q(db, "SELECT count(DISTINCT rangeId) FROM HOST_COUNTER_RANGES") == [(64 * 5,)], "pool: 320 ranges with deltas")
+check(q(db, "SELECT count(*) FROM HOST_COUNTER_THREADS WHERE atExit = 0") == [(0,)] and
+      q(db, "SELECT count(*) FROM HOST_COUNTER_THREADS") != [(0,)], "pool: every thread's total read at its exit")
 
 # ---- RLIMIT_NOFILE 40: the counters keep to half of it (20 fds, 6 groups of 3), the app and the
 # agent's spool/DB keep the rest; one warning, no crash, every thread beyond it counted as failed ----
