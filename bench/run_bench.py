@@ -44,7 +44,7 @@ class Bench:
     def env(self, agent, ze=False, tracing=False, extra=None):
         """Environment of one run: the agent (DB and summary into tmp) or none at all."""
         e = {k: v for k, v in os.environ.items()
-             if not k.startswith("PROFAGENT_") and k not in ("LD_PRELOAD", "ZE_ENABLE_TRACING_LAYER")}
+             if not k.startswith("PROFAGENT_") and k not in ("LD_PRELOAD", "ZE_ENABLE_TRACING_LAYER", "INTEL_LIBITTNOTIFY64")}
         if ze:
             e["ZE_ENABLE_ALT_DRIVERS"] = self.simdev  # absolute, never empty
         if tracing:
@@ -148,6 +148,17 @@ def main():
         base_ns, ag_ns, d, summ = interleave(b, R, (argv, b.env(False)), (argv, b.env(True)), "pair_ns")
         fig("hgtx_pushpop_added_ns", d, "ns", "target <=100 per range; stub %.1f ns, agent %.1f ns, drops %d"
             % (base_ns, ag_ns, recorded(summ)[1]))
+        # 2b. the same pair with two software host counters read at each push and pop (one read()
+        # of the group each) vs the agent without host counters
+        hc = {"PROFAGENT_HOST_COUNTERS": "task-clock,page-faults"}
+        off_ns, on_ns, d, summ = interleave(b, R, (argv, b.env(True)), (argv, b.env(True, extra=hc)), "pair_ns")
+        fig("hgtx_hostctr_added_ns", d, "ns", "2 software counters on vs off, per push+pop (2 group reads);"
+            " off %.1f ns, on %.1f ns, drops %d" % (off_ns, on_ns, recorded(summ)[1]))
+        # 2c. ITT task begin+end: baseline = an ittnotify static part without a collector.
+        argv = ["bench_itt", S["hgtx_pairs"], BATCH, PAUSE_US]
+        base_ns, ag_ns, d, summ = interleave(b, R, (argv, b.env(False)), (argv, b.env(True)), "pair_ns")
+        fig("itt_task_added_ns", d, "ns", "ITT task begin+end, agent as collector vs no collector (%.1f ns);"
+            " agent %.1f ns, drops %d" % (base_ns, ag_ns, recorded(summ)[1]))
         # 3. OSRT: 2 us nanosleep, above the 1000 ns threshold.
         argv = ["bench_osrt", S["osrt_calls"], 2000]
         base_ns, ag_ns, d, summ = interleave(b, R, (argv, b.env(False)), (argv, b.env(True)), "call_ns")

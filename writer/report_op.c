@@ -455,7 +455,8 @@ static int collect_others(sqlite3 *db, const pa_report_req_t *req, op_set_t *s, 
     *nout = 0;
     if (pa_report_device_clause(req, dev, sizeof dev, err, errsz) != PA_REP_OK)
         return PA_REP_EDATA;
-    qsort(s->kern, s->nkern, sizeof *s->kern, cmp_i64);
+    if (s->nkern)
+        qsort(s->kern, s->nkern, sizeof *s->kern, cmp_i64);
     snprintf(sql, sizeof sql,
         "SELECT o.rowid, o.end - o.start, ze_kname(k.value, %d) AS kn FROM ZE_OPS o LEFT JOIN STRING_IDS k"
         " ON k.id = o.nameId WHERE o.kind = 1%s AND (?1 IS NULL OR EXISTS (SELECT 1 FROM HGTX_OP_ASSOC y"
@@ -472,7 +473,7 @@ static int collect_others(sqlite3 *db, const pa_report_req_t *req, op_set_t *s, 
     size_t n = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0);
-        if (bsearch(&id, s->kern, s->nkern, sizeof *s->kern, cmp_i64))
+        if (s->nkern && bsearch(&id, s->kern, s->nkern, sizeof *s->kern, cmp_i64))
             continue;
         const char *kn = (const char *)sqlite3_column_text(st, 2);
         if (!kn)

@@ -38,6 +38,40 @@ static int proj_on_record(sqlite3 *db, const pa_record_t *rec, const uint8_t *pa
     return 0;
 }
 
+/* The exit summary's projection rows when associations were removed at finish: hgtx_gpu_proj_sum run
+ * on the DB just written (so the summary and the report agree); db_span = its range-mode=active
+ * denominator. */
+static pa_table_t sum_table;
+static const char *sum_titles[64];
+static int sum_ready;
+static int64_t db_span;
+
+static void proj_summary_compute(sqlite3 *db)
+{
+    char err[512];
+    pa_report_req_t *req = NULL;
+    sum_ready = 0;
+    pa_table_free(&sum_table);
+    memset(&sum_table, 0, sizeof sum_table);
+    if (pa_sqlfn_register(db) != 0 || pa_report_parse("hgtx_gpu_proj_sum", &req, err, sizeof err) != PA_REP_OK)
+        return;
+    const pa_report_def_t *d = req->def;
+    for (size_t i = 0; i < d->ncols && i < 64; i++)
+        sum_titles[i] = d->cols[i].title;
+    sum_table.ncols = (int)d->ncols;
+    sum_table.titles = sum_titles;
+    sum_ready = d->produce(db, req, &sum_table, err, sizeof err) == 0 && !sum_table.oom && sum_table.ncols >= 13;
+    pa_report_req_free(req);
+    sqlite3_stmt *st;
+    db_span = 0;
+    if (sqlite3_prepare_v2(db, "SELECT max(end) - min(start) FROM ZE_OPS WHERE kind IN (1, 2, 3)", -1, &st,
+                           NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            db_span = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+}
+
 static int proj_finish(sqlite3 *db)
 {
     int rc = 0;
@@ -45,9 +79,26 @@ static int proj_finish(sqlite3 *db)
         rc = pa_bulk_finish(&bulk_assoc);
         bulk_ready = 0;
     }
+    /* A start/end range holds the launches its starting or ending thread made inside it. The
+     * aggregator snapshots the ranges open at each launch as it drains; a launch made on the starting
+     * thread right after another thread ended the range, drained before that end, was snapshotted
+     * with the range still open. Now every end is known: such associations go (the launching call of
+     * a graph node is its append, else the op's launch or execute call). */
+    if (pa_db_exec(db, "CREATE INDEX IF NOT EXISTS ZE_API_corrId ON ZE_API(corrId);"
+                       "DELETE FROM HGTX_OP_ASSOC WHERE rowid IN (SELECT x.rowid FROM HGTX_OP_ASSOC x"
+                       " JOIN HGTX_RANGES r ON r.id = x.rangeId AND r.style = 1 JOIN ZE_OPS o ON o.rowid = x.opId"
+                       " WHERE coalesce(CASE WHEN x.how = 1 THEN (SELECT a.start FROM ZE_API a"
+                       "  WHERE a.corrId = o.appendCorrId) END, o.apiStart) NOT BETWEEN r.start AND r.end);") != 0)
+        rc = -1;
+    int removed = rc == 0 ? sqlite3_changes(db) : 0;
     if (pa_db_exec(db, "CREATE INDEX HGTX_OP_ASSOC_op ON HGTX_OP_ASSOC(opId);"
                        "CREATE INDEX HGTX_OP_ASSOC_range ON HGTX_OP_ASSOC(rangeId);") != 0)
         rc = -1;
+    /* the aggregator's projection counted what was removed: the summary then comes from the report
+     * (which costs a pass over the associations, so only then) */
+    sum_ready = 0;
+    if (removed > 0)
+        proj_summary_compute(db);
     return rc;
 }
 
@@ -153,21 +204,62 @@ size_t pa_proj_summary_rows(const pa_agg_results_t *res, pa_proj_sum_row_t *out,
 
 #define PA_PROJ_SUMMARY_TOP 10
 
+/* the other sections' style (a table with Row#) and hgtx_gpu_proj_sum's column names and order */
+static const char *const proj_titles[] = {"Range", "Style", "In-Use (%)", "Proj Active Time (ns)",
+                                          "Total Proj Time (ns)", "Range Instances", "Total PPU Ops"};
+
+/* The summary from the report's rows (columns Range, Style, In-Use, Proj Active, Total Proj, Range
+ * Instances, Total PPU Ops of hgtx_gpu_proj_sum). Returns 0, or -1 when there is none. */
+static int proj_summary_db(FILE *out)
+{
+    static const int pick[] = {0, 1, 2, 3, 4, 6, 12};
+    size_t n = sum_ready ? pa_table_nrows(&sum_table) : 0;
+    if (!sum_ready)
+        return -1;
+    sum_ready = 0;
+    if (n > PA_PROJ_SUMMARY_TOP)
+        n = PA_PROJ_SUMMARY_TOP;
+    pa_table_t t;
+    memset(&t, 0, sizeof t);
+    t.ncols = (int)(sizeof proj_titles / sizeof proj_titles[0]);
+    t.titles = proj_titles;
+    for (size_t r = 0; r < n; r++)
+        for (size_t k = 0; k < sizeof pick / sizeof pick[0]; k++) {
+            const pa_cell_t *c = &sum_table.cells[r * (size_t)sum_table.ncols + (size_t)pick[k]];
+            if (c->type == PA_CELL_STR)
+                pa_table_add_str(&t, sum_table.arena + c->off, c->len);
+            else if (c->type == PA_CELL_DOUBLE)
+                pa_table_add_double(&t, c->d, c->prec);
+            else if (c->type == PA_CELL_INT)
+                pa_table_add_int(&t, c->i);
+            else
+                pa_table_add_none(&t);
+        }
+    if (n) {
+        fprintf(out, "\nHGTX ranges projected onto the device (top %zu by In-Use; device active span %lld ns;"
+                     " all: profagent stats -r hgtx_gpu_proj_sum):\n", n, (long long)db_span);
+        pa_table_write(&t, PA_FMT_TABLE, out);
+    }
+    pa_table_free(&t);
+    pa_table_free(&sum_table);
+    return 0;
+}
+
 static void proj_summary(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res)
 {
     (void)meta;
+    if (proj_summary_db(out) == 0)
+        return;
+    /* no DB (not written): the aggregator's rows */
     pa_proj_sum_row_t rows[PA_PROJ_SUMMARY_TOP];
     uint64_t span = 0;
     size_t n = pa_proj_summary_rows(res, rows, PA_PROJ_SUMMARY_TOP, &span);
     if (!n)
         return;
-    /* the other sections' style (a table with Row#) and hgtx_gpu_proj_sum's column names and order */
-    static const char *const titles[] = {"Range", "Style", "In-Use (%)", "Proj Active Time (ns)",
-                                         "Total Proj Time (ns)", "Range Instances", "Total PPU Ops"};
     pa_table_t t;
     memset(&t, 0, sizeof t);
-    t.ncols = (int)(sizeof titles / sizeof titles[0]);
-    t.titles = titles;
+    t.ncols = (int)(sizeof proj_titles / sizeof proj_titles[0]);
+    t.titles = proj_titles;
     for (size_t i = 0; i < n; i++) {
         pa_table_add_str(&t, rows[i].key, rows[i].key_len);
         pa_table_add_str(&t, rows[i].style ? "StartEnd" : "PushPop", rows[i].style ? 8 : 7);

@@ -251,6 +251,7 @@ int main(int argc, char **argv)
             syncappend(d0);
         else
             openproj();
+        free(pg);
         printf("fidelity_mix %s: OK\n", mode);
         return 0;
     }

@@ -86,6 +86,19 @@ def t_xthread():
         check(any(l[-1] == "5" for l in line), f"run {i}: summary projection of xa has 5 ops: {line}")
         if fails:
             break
+    # "xe" started on thread A (1 kernel of 0.1 ms inside), ended on B; A launches 2 more right after the
+    # end; A's ring (the newer) is drained first, often before B's end: only the first kernel is xe's
+    for i in range(8):
+        db, err = run(os.path.join(B, "tests", "proj", "proj_scen"), ["xthread3"])
+        got = [(r[0], r[5], r[6]) for r in report(db, "hgtx_kern_sum")]
+        check(got == [("xe", "1", "100000")], f"xthread3 run {i}: xe rows (range, kernels, total) {got}")
+        line = [l.split() for l in err.splitlines() if l.split()[1:2] == ["xe"]]
+        check(len(line) == 1 and line[0][4:] == ["100000", "100000", "1", "1"],
+              f"xthread3 run {i}: summary projection of xe: {line}")
+        check(all(r[-1] == "busy_ns" or (r[-1] == "xe/busy_ns" and r[1] == "100000")
+                  for r in report(db, "kern_gb_trace:hgtx-name")), f"xthread3 run {i}: hgtx-name prefix")
+        if fails:
+            break
 
 
 def t_totaldur():

@@ -9,6 +9,14 @@ import csv, io, os, sqlite3, subprocess, sys, tempfile
 B = sys.argv[1]
 PROF = os.path.join(B, "bin", "profagent")
 AGENT = os.path.join(B, "lib", "libprofagent.so")
+
+
+def preload(lib):
+    """LD_PRELOAD for `lib`: libasan first when lib was built with -fsanitize=address."""
+    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
+    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
+    return ":".join(asan + [lib])
+
 T = os.path.join(B, "tests", "itt")
 fails = []
 
@@ -30,7 +38,7 @@ def run(argv, agent=True, **kw):
     db = os.path.join(tempfile.mkdtemp(prefix="pa_itt_"), "t.db")
     env = clean_env(**kw)
     if agent:
-        env.update(LD_PRELOAD=AGENT, PROFAGENT_OUTPUT=db, PROFAGENT_SUMMARY="none")
+        env.update(LD_PRELOAD=preload(AGENT), PROFAGENT_OUTPUT=db, PROFAGENT_SUMMARY="none")
     p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     return p, db
 
@@ -107,12 +115,29 @@ p3, _ = run([prog], INTEL_LIBITTNOTIFY64="/nonexistent/libittnotify.so")
 check(p3.returncode == 0 and "collector absent" in p3.stdout, f"user's INTEL_LIBITTNOTIFY64 kept: {p3.stdout}")
 
 # profagent run points INTEL_LIBITTNOTIFY64 at the agent as well (through the preloaded constructor)
-rdb = os.path.join(tempfile.mkdtemp(prefix="pa_itt_"), "r.db")
-pr = subprocess.run([PROF, "run", "--output", rdb, "--", prog], env=clean_env(PROFAGENT_SUMMARY="none"),
-                    capture_output=True, text=True, timeout=120)
-check(pr.returncode == 0 and "collector attached" in pr.stdout, f"profagent run: {pr.stdout} {pr.stderr}")
-check(os.path.exists(rdb) and q(rdb, "SELECT count(*) FROM HGTX_RANGES_NAMED WHERE name = 'test.domain:worker'") == [(30,)],
-      "profagent run: worker tasks recorded")
+if preload(AGENT) == AGENT:  # (a sanitizer build of the agent needs libasan preloaded first: not run's job)
+    rdb = os.path.join(tempfile.mkdtemp(prefix="pa_itt_"), "r.db")
+    pr = subprocess.run([PROF, "run", "--output", rdb, "--", prog], env=clean_env(PROFAGENT_SUMMARY="none"),
+                        capture_output=True, text=True, timeout=120)
+    check(pr.returncode == 0 and "collector attached" in pr.stdout, f"profagent run: {pr.stdout} {pr.stderr}")
+    check(os.path.exists(rdb) and q(rdb, "SELECT count(*) FROM HGTX_RANGES_NAMED WHERE name = 'test.domain:worker'")
+          == [(30,)], "profagent run: worker tasks recorded")
+
+# ---- (1b) ITT tasks around device work: the HGTX projection and ppu_op_sum work on them unchanged ----
+pd, ddb = run([os.path.join(T, "itt_dev")], ZE_ENABLE_ALT_DRIVERS=os.path.join(B, "lib", "libze_simdev.so"),
+              SIMDEV_TIMER_HZ="1000000000")
+check(pd.returncode == 0 and "itt_dev: ok" in pd.stdout, f"itt_dev: {pd.returncode} {pd.stderr[-300:]}")
+ks = {(r[0], r[12]): (r[4], r[5], r[6]) for r in report(ddb, "hgtx_kern_sum")}
+check(ks == {("dnnl::primitive::execute:matmul", "gemm_kernel"): ("6", "6", "60000"),
+             ("dnnl::primitive::execute:eltwise", "relu_kernel"): ("4", "4", "16000"),
+             ("app:step", "gemm_kernel"): ("2", "6", "60000"), ("app:step", "relu_kernel"): ("2", "4", "16000")},
+      f"hgtx_kern_sum on ITT tasks {ks}")
+pj = {r[0]: r[6] for r in report(ddb, "hgtx_gpu_proj_sum")}
+check(pj == {"dnnl::primitive::execute:matmul": "6", "dnnl::primitive::execute:eltwise": "4", "app:step": "2"},
+      f"hgtx_gpu_proj_sum instances on ITT tasks {pj}")
+ops = [(r[0], r[1], r[3], r[4], r[9], r[12]) for r in report(ddb, "ppu_op_sum")]
+check(ops == [("matmul", "60000", "6", "10000", "-", "matmul"), ("eltwise", "16000", "4", "4000", "-", "eltwise")],
+      f"ppu_op_sum on oneDNN-style ITT tasks {ops}")
 
 # ---- (2) Debian's oneDNN ----
 dnnl = os.path.join(T, "onednn_prims")

@@ -9,6 +9,14 @@ import csv, io, math, os, re, sqlite3, subprocess, sys, tempfile
 B = sys.argv[1]
 SPEC = sys.argv[2] if len(sys.argv) > 2 else None
 PROF = os.path.join(B, "bin", "profagent")
+
+
+def preload(lib):
+    """LD_PRELOAD for `lib`: libasan first when lib was built with -fsanitize=address."""
+    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
+    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
+    return ":".join(asan + [lib])
+
 fails = []
 # simdev devices (simdev/README.md): 2*8*16 XVEs, SIMD 8, 1600 MHz core; memory 1600 MHz x 256 bit
 PEAK_FLOPS = 256 * 8 * 2 * 1600e6
@@ -24,7 +32,7 @@ def check(cond, msg):
 def run(instrument=True):
     db = os.path.join(tempfile.mkdtemp(prefix="pa_ops_"), "t.db")
     env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=os.path.join(B, "lib", "libze_simdev.so"), SIMDEV_TIMER_HZ="1000000000",
-               LD_PRELOAD=os.path.join(B, "lib", "libprofagent.so"), PROFAGENT_OUTPUT=db, PROFAGENT_SUMMARY="none")
+               LD_PRELOAD=preload(os.path.join(B, "lib", "libprofagent.so")), PROFAGENT_OUTPUT=db, PROFAGENT_SUMMARY="none")
     env.pop("OPLIB_PERF_INSTRUMENT", None)
     if instrument:
         env["OPLIB_PERF_INSTRUMENT"] = "1"

@@ -1,5 +1,5 @@
 /* proj_scen.c - HGTX-to-device scenarios with known device work (busy_ns kernels on simdev) for
- * the projection tests. usage: proj_scen nested|overlap|graph|recstep|xthread|xthread2|manyexec|relist */
+ * the projection tests. usage: proj_scen nested|overlap|graph|recstep|xthread|xthread2|xthread3|manyexec|relist */
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
@@ -223,6 +223,47 @@ static void xthread2(void)
     sync_list(lists[0]);
 }
 
+/* start/end "xe" begun on thread A (created after B, so A's ring is drained first), one kernel
+ * (0.1 ms) launched inside, ended on B; A then launches 2 more (0.2 ms) after the end: only the first
+ * belongs to "xe" (a launch after the end, drained before it, must not) */
+static sem_t go_end, ended;
+static void *thread_end(void *arg)
+{
+    (void)arg;
+    hgtxMarkA("end thread ready");
+    while (sem_wait(&go_end) != 0)
+        ;
+    hgtxRangeEnd(xs.id);
+    sem_post(&ended);
+    return NULL;
+}
+
+static void *thread_start(void *arg)
+{
+    (void)arg;
+    xs.id = hgtxRangeStartA("xe");
+    busy(lists[0], 100000);
+    sem_post(&go_end);
+    while (sem_wait(&ended) != 0)
+        ;
+    busy(lists[0], 200000);
+    busy(lists[0], 200000);
+    sync_list(lists[0]);
+    return NULL;
+}
+
+static void xthread3(void)
+{
+    pthread_t a, b;
+    sem_init(&go_end, 0, 0);
+    sem_init(&ended, 0, 0);
+    pthread_create(&b, NULL, thread_end, NULL);
+    sleep_ns(3000000);
+    pthread_create(&a, NULL, thread_start, NULL);
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "";
@@ -248,12 +289,14 @@ int main(int argc, char **argv)
         xthread(l[0]);
     else if (!strcmp(what, "xthread2"))
         xthread2();
+    else if (!strcmp(what, "xthread3"))
+        xthread3();
     else if (!strcmp(what, "manyexec"))
         manyexec(dev);
     else if (!strcmp(what, "relist"))
         relist(dev);
     else
-        sample_die("usage: %s nested|overlap|graph|recstep|xthread|xthread2|manyexec|relist (got '%s')", argv[0], what);
+        sample_die("usage: %s nested|overlap|graph|recstep|xthread|xthread2|xthread3|manyexec|relist (got '%s')", argv[0], what);
     for (uint32_t e = 0; e < 3; e++) {
         SAMPLE_CHECK(zeCommandListDestroy(l[e]));
         SAMPLE_CHECK(zeEventDestroy(done[e]));
