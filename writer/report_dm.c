@@ -112,6 +112,20 @@ static double sum_of(const dm_sums_t *s, const char *name, int *have)
     return 0;
 }
 
+/* Kernel and metric times are both converted from device ticks, each with its own clock pair, so
+ * an edge may be off by a tick or so: "overlaps" allows two device ticks (ZE_DEVICES.timerHz). */
+static long long slack_ns(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    long long ns = 2;
+    if (sqlite3_prepare_v2(db, "SELECT min(timerHz) FROM ZE_DEVICES WHERE timerHz > 0", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
+            ns = 2000000000ll / sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    return ns;
+}
+
 /* The intervals kept: every one, or those overlapping the kernels / ranges' device work asked. */
 static int load_sums(sqlite3 *db, const pa_report_req_t *req, dm_sums_t *out, int maxdev, int *ndev, char *err,
                      size_t errsz)
@@ -124,7 +138,8 @@ static int load_sums(sqlite3 *db, const pa_report_req_t *req, dm_sums_t *out, in
     if (kre || rre)
         snprintf(sel, sizeof sel,
                  " AND EXISTS (SELECT 1 FROM ZE_OPS z WHERE z.deviceId = o.deviceId AND z.kind != 4"
-                 " AND z.start < o.startNs + o.durationNs AND z.end > o.startNs AND (%s%s%s))",
+                 " AND z.start < o.startNs + o.durationNs + %lld AND z.end + %lld > o.startNs AND (%s%s%s))", slack_ns(db),
+                 slack_ns(db),
                  kre ? "(z.kind = 1 AND (SELECT ze_kname(value, 0) FROM STRING_IDS WHERE id = z.nameId) REGEXP ?1)" : "",
                  kre && rre ? " OR " : "",
                  rre ? "z.rowid IN (SELECT a.opId FROM HGTX_OP_ASSOC a JOIN HGTX_RANGES r ON r.id = a.rangeId"
