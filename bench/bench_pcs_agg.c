@@ -50,6 +50,17 @@ int main(int argc, char **argv)
             pool_samples += e[1 + r];
         }
     }
+    /* the calculator's order: one entry per unique IP, ascending, within a read */
+    for (int b = 0; b < POOL; b++) {
+        uint32_t *base = pool + (size_t)b * BATCH * (1 + NR);
+        for (int i = 1; i < BATCH; i++) /* insertion sort of 512 rows of 10 words by IP */
+            for (int j = i; j > 0 && base[(size_t)(j - 1) * (1 + NR)] > base[(size_t)j * (1 + NR)]; j--) {
+                uint32_t tmp[1 + NR];
+                memcpy(tmp, base + (size_t)j * (1 + NR), sizeof tmp);
+                memcpy(base + (size_t)j * (1 + NR), base + (size_t)(j - 1) * (1 + NR), sizeof tmp);
+                memcpy(base + (size_t)(j - 1) * (1 + NR), tmp, sizeof tmp);
+            }
+    }
     uint64_t batches = (n + BATCH - 1) / BATCH, samples = 0;
     uint64_t c0 = bench_cpu_ns();
     for (uint64_t b = 0; b < batches; b++) {

@@ -148,7 +148,13 @@ def main():
         base_ns, ag_ns, d, summ = interleave(b, R, (argv, b.env(False)), (argv, b.env(True)), "pair_ns")
         fig("hgtx_pushpop_added_ns", d, "ns", "target <=100 per range; stub %.1f ns, agent %.1f ns, drops %d"
             % (base_ns, ag_ns, recorded(summ)[1]))
-        # 2b. ITT task begin+end: baseline = an ittnotify static part without a collector.
+        # 2b. the same pair with two software host counters read at each push and pop (one read()
+        # of the group each) vs the agent without host counters
+        hc = {"PROFAGENT_HOST_COUNTERS": "task-clock,page-faults"}
+        off_ns, on_ns, d, summ = interleave(b, R, (argv, b.env(True)), (argv, b.env(True, extra=hc)), "pair_ns")
+        fig("hgtx_hostctr_added_ns", d, "ns", "2 software counters on vs off, per push+pop (2 group reads);"
+            " off %.1f ns, on %.1f ns, drops %d" % (off_ns, on_ns, recorded(summ)[1]))
+        # 2c. ITT task begin+end: baseline = an ittnotify static part without a collector.
         argv = ["bench_itt", S["hgtx_pairs"], BATCH, PAUSE_US]
         base_ns, ag_ns, d, summ = interleave(b, R, (argv, b.env(False)), (argv, b.env(True)), "pair_ns")
         fig("itt_task_added_ns", d, "ns", "ITT task begin+end, agent as collector vs no collector (%.1f ns);"

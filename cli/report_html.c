@@ -43,7 +43,6 @@ static const pa_html_chart_t pa_html_charts[] = {
     {"unit_util_sum", NULL, NULL, NULL, "Util (%)", "Unit"},
     {"dma_util_sum", NULL, NULL, NULL, "Util (%)", "Path"},
     {"ppu_metric_trace", NULL, NULL, NULL, NULL, NULL},
-    {"pc_sampling_sum", NULL, NULL, NULL, NULL, NULL},
 };
 #define PA_HTML_PIE_TOP 10  /* slices shown; the rest form one "other" slice */
 
@@ -266,7 +265,7 @@ static void pa_html_busy(FILE *out, sqlite3 *db, int64_t t0, int64_t t1)
     sqlite3_stmt *st;
     fprintf(out, ",\n\"busy\":{\"t0\":0,\"t1\":%lld,\"bins\":%d,\"devices\":[", (long long)(t1 - t0), PA_HTML_BINS);
     if (sqlite3_prepare_v2(db, "SELECT o.deviceId, o.start, o.end, d.name FROM ZE_OPS o LEFT JOIN ZE_DEVICES d"
-                           " ON d.deviceId = o.deviceId WHERE o.deviceId IS NOT NULL AND o.end > o.start"
+                           " ON d.deviceId = o.deviceId WHERE o.deviceId IS NOT NULL AND o.end > o.start AND o.kind IN (1, 2, 3)"
                            " ORDER BY o.deviceId, o.start", -1, &st, NULL) != SQLITE_OK) {
         fputs("]}", out);
         return;
@@ -372,10 +371,26 @@ static void pa_html_data(FILE *out, sqlite3 *db, const char *db_path, size_t lim
     pa_html_busy(out, db, start, end);
     fputs(",\n\"reports\":[", out);
     int first = 1;
-    char why[1024];
+    char why[1024], names[8192];
     for (size_t i = 0; i < sizeof pa_html_charts / sizeof pa_html_charts[0]; i++)
         if (pa_html_report(out, db, &pa_html_charts[i], limit, first, why, sizeof why))
             first = 0;
+    /* every other registered report (sources added later: PC sampling, host counters, ...):
+     * its table, a pie when it has "Total Time (ns)" and "Name" columns, Util bars if any */
+    pa_report_names(names, sizeof names);
+    for (char *p = names; *p;) {
+        size_t len = strcspn(p, ",");
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
+        p += len;
+        p += strspn(p, ", ");
+        int listed = 0;
+        for (size_t i = 0; i < sizeof pa_html_charts / sizeof pa_html_charts[0]; i++)
+            listed |= strcmp(pa_html_charts[i].report, name) == 0;
+        pa_html_chart_t ch = {name, "Total Time (ns)", "Name", NULL, NULL, NULL};
+        if (!listed && pa_html_report(out, db, &ch, limit, first, why, sizeof why))
+            first = 0;
+    }
     fprintf(out, "\n],\"rows_shown\":%zu}", limit);
 }
 

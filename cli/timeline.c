@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "timeline.h"
 #include "writer_ze.h"
@@ -389,6 +390,7 @@ static int pa_tl_row_memctr(pa_tl_ctx_t *c, sqlite3_stmt *st)
     pa_tl_counter_t *k = PA_TL_PUSH(c->tl, counters, ncounters, cap_counters);
     if (!k)
         return -1;
+    memset(k, 0, sizeof *k);
     k->track = (uint32_t)g;  /* a group index until the tracks exist */
     k->t = sqlite3_column_int64(st, 1) - c->tl->origin_ns;
     k->v = sqlite3_column_int64(st, 2);  /* delta; summed once sorted */
@@ -406,12 +408,14 @@ static int pa_tl_ctr_cmp(const void *a, const void *b)
 }
 
 /* Turns the deltas into the value in use after each change; one sample per instant. */
-static void pa_tl_counters_sum(pa_tl_t *tl)
+static void pa_tl_counters_sum(pa_tl_t *tl, size_t nmem)
 {
     size_t o = 0;
     int64_t sum = 0;
-    qsort(tl->counters, tl->ncounters, sizeof *tl->counters, pa_tl_ctr_cmp);
-    for (size_t i = 0; i < tl->ncounters; i++) {
+    /* the first nmem counters are memory deltas; the metric samples after them stay as they are */
+    if (nmem)
+        qsort(tl->counters, nmem, sizeof *tl->counters, pa_tl_ctr_cmp);
+    for (size_t i = 0; i < nmem; i++) {
         if (i && tl->counters[i].track != tl->counters[i - 1].track)
             sum = 0;
         sum += tl->counters[i].v;
@@ -422,7 +426,86 @@ static void pa_tl_counters_sum(pa_tl_t *tl)
         else
             tl->counters[o++] = k;
     }
-    tl->ncounters = o;
+    if (tl->ncounters > nmem)
+        memmove(tl->counters + o, tl->counters + nmem, (tl->ncounters - nmem) * sizeof *tl->counters);
+    tl->ncounters = o + tl->ncounters - nmem;
+}
+
+/* ---- metric samples: any table named *_METRICS, *METRIC_SAMPLES or *UTILIZATION* with a
+ * device column (deviceId), a time column (start, timestamp or time; ns on the DB's clock), a
+ * metric name (nameId/metricId: a STRING_IDS id, or name/metric: text) and a value column (value,
+ * util, utilization); one counter track per (table, device, metric). Tables that do not fit are
+ * skipped: the export never depends on another source's schema. ---- */
+
+static const char *pa_tl_pick(sqlite3 *db, const char *table, const char *const *names, char *buf, size_t sz)
+{
+    char sql[256];
+    sqlite3_stmt *st;
+    const char *hit = NULL;
+    snprintf(sql, sizeof sql, "PRAGMA table_info(\"%s\")", table);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    while (!hit && sqlite3_step(st) == SQLITE_ROW) {
+        const char *col = (const char *)sqlite3_column_text(st, 1);
+        for (size_t i = 0; col && names[i] && !hit; i++)
+            if (strcasecmp(col, names[i]) == 0) {
+                snprintf(buf, sz, "%s", col);
+                hit = buf;
+            }
+    }
+    sqlite3_finalize(st);
+    return hit;
+}
+
+static int pa_tl_row_metric(pa_tl_ctx_t *c, sqlite3_stmt *st)
+{
+    char name[300];
+    size_t n;
+    const char *mn = pa_tl_col(st, 2, &n);
+    int64_t dev = sqlite3_column_type(st, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 0);
+    snprintf(name, sizeof name, "device %lld %.*s", (long long)dev, (int)(n > 200 ? 200 : n), mn);
+    int64_t g = pa_tl_group(c, PA_TL_TRACK_COUNTER, 0, dev < 0 ? c->main_pid : -1, -1, dev, 5,
+                            (int64_t)pa_tl_intern(c->tl, mn, n), name);
+    pa_tl_counter_t *k = g < 0 ? NULL : PA_TL_PUSH(c->tl, counters, ncounters, cap_counters);
+    if (!k)
+        return -1;
+    memset(k, 0, sizeof *k);
+    k->track = (uint32_t)g;
+    k->t = sqlite3_column_int64(st, 1) - c->tl->origin_ns;
+    k->d = sqlite3_column_double(st, 3);
+    k->is_double = 1;
+    return 0;
+}
+
+static int pa_tl_metrics(pa_tl_ctx_t *c)
+{
+    static const char *const devc[] = {"deviceId", "device", NULL}, *const timec[] = {"start", "timestamp", "time", NULL};
+    static const char *const idc[] = {"nameId", "metricId", "metricNameId", NULL}, *const namec[] = {"name", "metric", NULL};
+    static const char *const valc[] = {"value", "util", "utilization", NULL};
+    sqlite3_stmt *st;
+    int rc = 0;
+    if (sqlite3_prepare_v2(c->db, "SELECT name FROM sqlite_master WHERE type = 'table' AND (name LIKE '%\\_METRICS'"
+                           " ESCAPE '\\' OR name LIKE '%METRIC\\_SAMPLES' ESCAPE '\\' OR name LIKE '%UTILIZATION%')",
+                           -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        char t[128], d[64], tm[64], id[64], nm[64], v[64], sql[1024];
+        snprintf(t, sizeof t, "%s", (const char *)sqlite3_column_text(st, 0));
+        const char *dc = pa_tl_pick(c->db, t, devc, d, sizeof d), *tc = pa_tl_pick(c->db, t, timec, tm, sizeof tm);
+        const char *ic = pa_tl_pick(c->db, t, idc, id, sizeof id), *ncol = pa_tl_pick(c->db, t, namec, nm, sizeof nm);
+        const char *vc = pa_tl_pick(c->db, t, valc, v, sizeof v);
+        if (!dc || !tc || !vc || (!ic && !ncol))
+            continue;
+        if (ic)
+            snprintf(sql, sizeof sql, "SELECT m.\"%s\", m.\"%s\", s.value, m.\"%s\" FROM \"%s\" m LEFT JOIN"
+                     " STRING_IDS s ON s.id = m.\"%s\" ORDER BY 1, 3, 2", dc, tc, vc, t, ic);
+        else
+            snprintf(sql, sizeof sql, "SELECT \"%s\", \"%s\", \"%s\", \"%s\" FROM \"%s\" ORDER BY 1, 3, 2",
+                     dc, tc, ncol, vc, t);
+        rc = pa_tl_query(c, NULL, sql, pa_tl_row_metric);
+    }
+    sqlite3_finalize(st);
+    return rc;
 }
 
 /* ---- lanes: each logical track becomes one or more tracks ---- */
@@ -567,6 +650,7 @@ static int pa_tl_make_tracks(pa_tl_ctx_t *c)
             size_t ti = tl->ntracks - 1;
             t->kind = g->kind == PA_TL_TRACK_THREAD && l ? PA_TL_TRACK_THREAD_CHILD : g->kind;
             t->device = g->device;
+            t->unit_bytes = g->kind == PA_TL_TRACK_COUNTER && g->key2 == 4;
             t->parent = t->kind == PA_TL_TRACK_THREAD_CHILD ? (int64_t)c->groups[pa_tl_thread_group(c,
                             g->pid << 32 | g->tid)].first_track : -1;
             t->uuid = ti + 1;
@@ -725,12 +809,15 @@ int pa_tl_load(sqlite3 *db, pa_tl_t *tl, char *err, size_t errsz)
         rc = pa_tl_query(&c, "DEVICE_MEMORY", "SELECT deviceId, start, size FROM DEVICE_MEMORY WHERE op = 0"
                          " AND result = 0 UNION ALL SELECT deviceId, freeTime, -size FROM DEVICE_MEMORY"
                          " WHERE op = 0 AND result = 0 AND freeTime IS NOT NULL", pa_tl_row_memctr);
+    size_t nmem = tl->ncounters;
+    if (!rc)
+        rc = pa_tl_metrics(&c);
     if (!rc && (pa_tl_pack(&c) != 0 || pa_tl_make_tracks(&c) != 0)) {
         snprintf(err, errsz, "out of memory");
         rc = -1;
     }
     if (!rc) {
-        pa_tl_counters_sum(tl);
+        pa_tl_counters_sum(tl, nmem);
         if (pa_tl_query(&c, "ZE_DEVICES", "SELECT deviceId, name FROM ZE_DEVICES", pa_tl_row_devname) != 0)
             rc = -1;
         pa_tl_name_procs(&c);

@@ -46,10 +46,14 @@ typedef struct pa_tl_track {
     int64_t device;     /* device id of DEVICE/COUNTER tracks, -1 otherwise */
     uint64_t uuid;      /* Perfetto track uuid (unique, non-zero) */
     uint32_t nslices;   /* slices on it */
+    int unit_bytes;     /* COUNTER: memory in use (bytes); 0: a metric sample track */
 } pa_tl_track_t;
 
 typedef struct pa_tl_flow { uint64_t id; uint32_t from, to; } pa_tl_flow_t;  /* slice indexes */
-typedef struct pa_tl_counter { uint32_t track; int64_t t; int64_t v; } pa_tl_counter_t;
+typedef struct pa_tl_counter {
+    uint32_t track; int64_t t; int64_t v;
+    double d; int is_double;  /* metric samples: a double value (d), memory counters: v */
+} pa_tl_counter_t;
 typedef struct pa_tl_proc { int64_t pid; uint32_t name; int device; uint64_t uuid; } pa_tl_proc_t;
 
 typedef struct pa_tl {
@@ -72,7 +76,9 @@ typedef struct pa_tl {
  *  DEVICE_MEMORY, HGTX_RANGES, HGTX_MARKS, THREADS, META; a missing table is no error) into
  *  `tl`, splits each logical track into lanes so that slices on one track nest properly
  *  (thread tracks) or never overlap (device tracks, start/end ranges), links each device
- *  operation to its launching API call (flows) and derives the memory-in-use counters.
+ *  operation to its launching API call (flows) and derives the memory-in-use counters. Metric
+ *  tables other sources may add become counter tracks per (device, metric) when they follow the
+ *  convention pa_tl_metrics() documents (timeline.c); without them there are none.
  *  Returns 0, or -1 with a message in err (SQL error, out of memory). */
 int pa_tl_load(sqlite3 *db, pa_tl_t *tl, char *err, size_t errsz);
 

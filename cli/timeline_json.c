@@ -1,6 +1,7 @@
 /* timeline_json.c - the timeline model as Chrome trace-event JSON (what ui.perfetto.dev, Perfetto's
  * trace processor and chrome://tracing open): X slices, i marks, s/f flows, C counters, M names. */
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "timeline.h"
@@ -143,7 +144,10 @@ long pa_tl_write_json(const pa_tl_t *tl, FILE *out)
         pa_tlj_name(out, tl, t->name);
         fprintf(out, ",\"pid\":%" PRId64, t->pid);
         pa_tlj_us(out, "ts", k->t);
-        fprintf(out, ",\"args\":{\"bytes\":%" PRId64 "}}", k->v);
+        if (k->is_double)
+            fprintf(out, ",\"args\":{\"value\":%.17g}}", isfinite(k->d) ? k->d : 0.0);
+        else
+            fprintf(out, ",\"args\":{\"bytes\":%" PRId64 "}}", k->v);
         sep = ",\n";
         n++;
     }

@@ -16,7 +16,8 @@
  *   CounterDescriptor   unit = 3 (UNIT_SIZE_BYTES = 3)
  *   TrackEvent          category_iids = 3, debug_annotations = 4, type = 9 (SLICE_BEGIN = 1,
  *                       SLICE_END = 2, INSTANT = 3, COUNTER = 4), name_iid = 10,
- *                       track_uuid = 11, counter_value = 30, flow_ids = 47 (fixed64),
+ *                       track_uuid = 11, counter_value = 30, double_counter_value = 44
+ *                       (double: fixed64 bits), flow_ids = 47 (fixed64),
  *                       terminating_flow_ids = 48 (fixed64)
  *   DebugAnnotation     int_value = 4, string_value = 6, name = 10
  *   InternedData        event_categories = 1, event_names = 2 (EventCategory / EventName:
@@ -152,9 +153,16 @@ static void pa_pbw_annot_str(pa_pb_t *ev, pa_pb_t *sub, const char *name, const 
 
 /* One TrackEvent packet: type, track, name (interned, its EventName sent with first use),
  * category, flows, annotations of the slice `s` (NULL for an END or a counter). */
+static uint64_t pa_pbw_dbits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
 static void pa_pbw_event(pa_pbw_t *w, const pa_tl_t *tl, int64_t ts, int type, uint64_t track,
                          const pa_tl_slice_t *s, const uint64_t *fout, size_t nout, uint64_t fin,
-                         int64_t counter)
+                         int64_t counter, const double *dcounter)
 {
     int named = s != NULL;
     pa_pbw_begin(w, named);
@@ -168,7 +176,9 @@ static void pa_pbw_event(pa_pbw_t *w, const pa_tl_t *tl, int64_t ts, int type, u
     }
     pa_pb_u64(&w->ev, 9, (uint64_t)type);
     pa_pb_u64(&w->ev, 11, track);
-    if (type == 4)
+    if (type == 4 && dcounter)
+        pa_pb_fixed64(&w->ev, 44, pa_pbw_dbits(*dcounter));  /* double_counter_value */
+    else if (type == 4)
         pa_pb_u64(&w->ev, 30, (uint64_t)counter);
     if (named) {
         pa_pb_u64(&w->ev, 10, (uint64_t)s->name + 1);
@@ -246,7 +256,8 @@ static void pa_pbw_descriptors(pa_pbw_t *w, const pa_tl_t *tl)
             pa_pb_bytes(&w->sub, 2, tl->strings[t->name], tl->string_len[t->name]);
             pa_pb_u64(&w->sub, 5, t->kind == PA_TL_TRACK_THREAD_CHILD ? tl->tracks[t->parent].uuid : proc_uuid);
             if (t->kind == PA_TL_TRACK_COUNTER) {
-                pa_pb_u64(&w->sub2, 3, 3);  /* UNIT_SIZE_BYTES */
+                if (t->unit_bytes)
+                    pa_pb_u64(&w->sub2, 3, 3);  /* UNIT_SIZE_BYTES; metrics: unspecified */
                 pa_pb_msg(&w->sub, 8, &w->sub2);
             }
         }
@@ -295,8 +306,10 @@ long pa_tl_write_pftrace(const pa_tl_t *tl, FILE *out)
     if (!ix || !fin || !fout_at || !flows || !fout_ids || !stack || !w.name_sent)
         goto done;
     /* outgoing flows of each slice: fout_ids[fout_at[s] .. fout_at[s + 1]) */
-    memcpy(flows, tl->flows, tl->nflows * sizeof *flows);
-    qsort(flows, tl->nflows, sizeof *flows, pa_pbw_flow_cmp);
+    if (tl->nflows) {
+        memcpy(flows, tl->flows, tl->nflows * sizeof *flows);
+        qsort(flows, tl->nflows, sizeof *flows, pa_pbw_flow_cmp);
+    }
     for (size_t i = 0; i < tl->nflows; i++) {
         fout_at[flows[i].from + 1]++;
         fout_ids[i] = flows[i].id;
@@ -316,22 +329,22 @@ long pa_tl_write_pftrace(const pa_tl_t *tl, FILE *out)
             const pa_tl_slice_t *top = &tl->slices[stack[depth - 1]];
             if (s && top->track == s->track && top->t1 > s->t0)
                 break;
-            pa_pbw_event(&w, tl, top->t1, 2, tl->tracks[top->track].uuid, NULL, NULL, 0, 0, 0);
+            pa_pbw_event(&w, tl, top->t1, 2, tl->tracks[top->track].uuid, NULL, NULL, 0, 0, 0, NULL);
             depth--;
         }
         if (!s)
             break;
         size_t from = fout_at[ix[k]], to = fout_at[ix[k] + 1];
         if (s->cat == PA_TL_MARK) {
-            pa_pbw_event(&w, tl, s->t0, 3, tl->tracks[s->track].uuid, s, NULL, 0, 0, 0);
+            pa_pbw_event(&w, tl, s->t0, 3, tl->tracks[s->track].uuid, s, NULL, 0, 0, 0, NULL);
             continue;
         }
-        pa_pbw_event(&w, tl, s->t0, 1, tl->tracks[s->track].uuid, s, fout_ids + from, to - from, fin[ix[k]], 0);
+        pa_pbw_event(&w, tl, s->t0, 1, tl->tracks[s->track].uuid, s, fout_ids + from, to - from, fin[ix[k]], 0, NULL);
         stack[depth++] = ix[k];
     }
     for (size_t i = 0; i < tl->ncounters; i++)
         pa_pbw_event(&w, tl, tl->counters[i].t, 4, tl->tracks[tl->counters[i].track].uuid, NULL, NULL, 0, 0,
-                     tl->counters[i].v);
+                     tl->counters[i].v, tl->counters[i].is_double ? &tl->counters[i].d : NULL);
     rc = w.pkt.oom || w.ev.oom || w.sub.oom || w.sub2.oom || ferror(out) ? -1 : w.events;
 done:
     free(ix);

@@ -171,6 +171,9 @@ extern _Atomic int pa_thread_no_new_rings; /* set when the exit path starts */
  * the guard raised: the session sets it to run the sources' thread_attach() hooks
  * (common/pa_source.h). NULL when no source has one. */
 extern void (*pa_thread_on_attach)(void);
+/* Called at an application thread's exit, before its ring is retired, with the guard raised:
+ * the sources' thread_detach() hooks. NULL when no source has one. */
+extern void (*pa_thread_on_detach)(void);
 /*! pa_thread_init() : creates the thread-exit key (constructor: a low key index never needs
  *  glibc's calloc in pthread_setspecific). */
 void pa_thread_init(void);

@@ -15,6 +15,7 @@ _Atomic uint64_t pa_unrecorded;
 /* Set when the session's exit path began: no new rings from then on (nobody would drain them). */
 _Atomic int pa_thread_no_new_rings;
 void (*pa_thread_on_attach)(void);
+void (*pa_thread_on_detach)(void);
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
@@ -44,6 +45,12 @@ static void thread_exit_cb(void *arg)
     pa_ring_t *r = pa_tls.ring;
     if (!r)
         return;
+    void (*detach)(void) = pa_thread_on_detach;
+    if (detach) { /* the sources' last per-thread records go before the exit record */
+        pa_guard_enter();
+        detach();
+        pa_guard_leave();
+    }
     pa_record_t rec = {.kind = PA_REC_THREAD_EXIT, .t0 = pa_clock_ns()};
     pa_emit(&rec, NULL, 0);
     pa_tls.ring = NULL;

@@ -104,6 +104,11 @@ long pa_pcs_table_add_kernel(pa_pcs_table_t *t, const pa_pcs_kernel_t *k, const 
         p--;
     }
     t->order[p] = idx;
+    if (p > 0) { /* an older kernel at the same base of the same device is shadowed from now on */
+        pa_pcs_kinfo_t *prev = &t->kernels[t->order[p - 1]];
+        if (prev->device == e->device && prev->base == e->base)
+            prev->shadowed = 1;
+    }
     fix_ends(t);
     return (long)idx;
 }
@@ -300,6 +305,12 @@ static void unmapped_ip(pa_pcs_table_t *t, uint32_t device, uint32_t ip)
     t->dev[device].pcs++;
 }
 
+/* 1 when a kernel added after `k` shares its base (memory reused): the lookup must choose. */
+static int newer_at(const pa_pcs_table_t *t, long k)
+{
+    return t->kernels[k].shadowed;
+}
+
 void pa_pcs_table_add_samples(pa_pcs_table_t *t, uint32_t device, uint32_t nreasons, const uint32_t *entries,
                               size_t n)
 {
@@ -317,7 +328,15 @@ void pa_pcs_table_add_samples(pa_pcs_table_t *t, uint32_t device, uint32_t nreas
         for (uint32_t r = 0; r < nreasons; r++)
             sum += e[1 + r];
         ds->samples += sum;
-        long k = (last_k != -2 && ip == last_ip) ? last_k : pa_pcs_table_lookup(t, device, ip);
+        /* a read's entries come in ascending IP order (one per unique IP): consecutive entries
+         * mostly fall in the same kernel, whose range is checked before a search */
+        long k;
+        if (last_k >= 0 && ip >= t->kernels[last_k].base && ip < t->kernels[last_k].end && !newer_at(t, last_k))
+            k = last_k;
+        else if (last_k == -1 && ip == last_ip)
+            k = -1;
+        else
+            k = pa_pcs_table_lookup(t, device, ip);
         last_k = k;
         last_ip = ip;
         if (k < 0) {

@@ -65,6 +65,7 @@ typedef struct pa_pcs_kinfo {
     char **files; uint32_t nfiles;      /* owned */
     pa_pcs_line_t *lines; uint32_t nlines; /* owned, offset order */
     uint64_t samples;                   /* all reasons, mapped to this kernel */
+    int shadowed;                       /* a newer kernel has the same base (memory reused) */
 } pa_pcs_kinfo_t;
 
 typedef struct pa_pcs_row {

@@ -15,6 +15,7 @@
  *     constructor: config -> aggregator started -> init() of each enabled source, in table
  *                  order -> recording switched on (pa_sources)
  *     first event of an application thread (its ring was just created): thread_attach()
+ *     its exit (TLS destructors, before its ring is retired): thread_detach()
  *     exit path:   recording of new threads stops -> finish() of each source that init()ed,
  *                  in reverse table order, each bounded by budget_ns -> last drain -> DB
  *     fork child:  recording is off in the child -> fork_child()
@@ -60,6 +61,11 @@ typedef struct pa_source_desc {
     /*! fork_child() : in a fork child (collection is off there): forget inherited threads,
      *  handles and fds that belong to the parent. */
     void (*fork_child)(void);
+
+    /*! thread_detach() : on an application thread that had a ring, among its TLS destructors,
+     *  just before its ring is retired (its last records still go into it; guard raised):
+     *  final per-thread reads, closing per-thread handles. */
+    void (*thread_detach)(void);
 } pa_source_t;
 
 /* The session's table (session/sources.c), in init order. */

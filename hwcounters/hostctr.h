@@ -50,6 +50,10 @@ void pa_hc_sample(uint64_t t0);
  *  says what was asked. */
 void pa_hc_finish(void);
 
+/*! pa_hc_thread_detach() : at a thread's exit, before its ring is retired: a last read of its
+ *  group (PA_RF_HC_EXIT), then the group is closed. */
+void pa_hc_thread_detach(void);
+
 /*! pa_hc_after_fork_child() : closes every group fd the parent's threads had (the child is not
  *  profiled) and forgets the forking thread's group. */
 void pa_hc_after_fork_child(void);

@@ -57,8 +57,12 @@ int pa_hc_encode(const char *name, pa_hc_event_t *e)
     /* Context switches and migrations happen in the kernel: at user level they always count 0,
      * so unless the name says otherwise they are asked at every level (user level if refused). */
     if (e->attr.type == PERF_TYPE_SOFTWARE && !has_plm_modifier(name) &&
-        (e->attr.config == PERF_COUNT_SW_CONTEXT_SWITCHES || e->attr.config == PERF_COUNT_SW_CPU_MIGRATIONS))
+        (e->attr.config == PERF_COUNT_SW_CONTEXT_SWITCHES || e->attr.config == PERF_COUNT_SW_CPU_MIGRATIONS)) {
         e->attr.exclude_kernel = 0;
+        char *k = strstr(e->encoding, ":k=0"); /* the encoding says what is counted */
+        if (k)
+            k[3] = '1';
+    }
     return 0;
 }
 

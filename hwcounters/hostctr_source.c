@@ -28,4 +28,5 @@ const pa_source_t pa_source_hostctr = {
     .thread_attach = NULL, /* groups open at a thread's first range, not its first event */
     .finish = hc_src_finish,
     .fork_child = pa_hc_after_fork_child,
+    .thread_detach = pa_hc_thread_detach, /* a last read before the ring is retired */
 };

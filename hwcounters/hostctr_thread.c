@@ -180,15 +180,19 @@ static int probe_member(hc_tls_t *h, pa_hc_event_t *e, uint32_t ok_status)
     int err = 0;
     int fd = open_event(&e->attr, h->leader, &err);
     if (fd < 0 && (err == EACCES || err == EPERM) && !e->attr.exclude_kernel) {
-        e->attr.exclude_kernel = 1;
+        e->attr.exclude_kernel = 1; /* user level only (":k" alone had excluded user level) */
+        e->attr.exclude_user = 0;
         e->attr.exclude_hv = 1;
         int err2 = 0;
         fd = open_event(&e->attr, h->leader, &err2);
         if (fd >= 0) {
             ok_status = PA_HC_USER_ONLY;
             e->err = err;
-            snprintf(e->detail, sizeof e->detail, "kernel level refused (%s): counted at user level only",
-                     strerrorname_np(err) ? strerrorname_np(err) : "EACCES");
+            int kside = e->attr.type == PERF_TYPE_SOFTWARE && (e->attr.config == PERF_COUNT_SW_CONTEXT_SWITCHES ||
+                                                               e->attr.config == PERF_COUNT_SW_CPU_MIGRATIONS);
+            snprintf(e->detail, sizeof e->detail, "kernel level refused (%s): counted at user level only%s",
+                     strerrorname_np(err) ? strerrorname_np(err) : "EACCES",
+                     kside ? " (where this event always counts 0)" : "");
         } else {
             err = err2;
         }
@@ -457,19 +461,29 @@ void pa_hc_sample(uint64_t t0)
     errno = saved;
 }
 
-/* Thread exit (TLS destructor): a last read while the thread's ring is still there, then close. */
-static void thread_exit_cb(void *arg)
+/* Thread exit: a last read while the thread's ring is still there (`ring_ok`), then close. */
+static void thread_close(int ring_ok)
 {
-    (void)arg;
     hc_tls_t *h = &hc_tls;
     if (h->state != HC_OPEN)
         return;
     int saved = errno;
-    if (pa_tls.ring && pa_agent_collecting(PA_SRC_HGTX))
+    if (ring_ok && pa_tls.ring && (atomic_load_explicit(&pa_sources, memory_order_relaxed) & PA_SRC_HGTX))
         emit_sample(h, pa_clock_ns(), PA_RF_HC_EXIT);
     group_close(h);
     h->state = HC_CLOSED;
     errno = saved;
+}
+
+/* The collector's thread_detach (before the ring is retired): read at the exit itself. */
+void pa_hc_thread_detach(void) { thread_close(1); }
+
+/* Our own TLS destructor: closes the group of a thread whose detach did not run (no ring, or
+ * the collector's destructor ran first); reads only if the ring is still there. */
+static void thread_exit_cb(void *arg)
+{
+    (void)arg;
+    thread_close(1);
 }
 
 static void key_create(void) { exit_key_ok = pthread_key_create(&exit_key, thread_exit_cb) == 0; }

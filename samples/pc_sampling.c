@@ -56,7 +56,9 @@ static void workload(sample_env_t *env, int argc, char **argv)
         sample_set_arg(k, 0, sizeof ns, &ns);
         sample_launch_1d(list, k, 1, 1, done);
         SAMPLE_CHECK(zeEventHostSynchronize(done, UINT64_MAX));
-        return;
+        SAMPLE_CHECK(zeKernelDestroy(k));
+        SAMPLE_CHECK(zeModuleDestroy(mod));
+        goto out;
     }
     uint64_t runs = sample_arg_u64(argc, argv, 3, "RUNS", 10, 1, 1000000);
     uint32_t items = (uint32_t)sample_arg_u64(argc, argv, 4, "ITEMS", 1u << 20, 64, 1u << 26);
@@ -70,11 +72,12 @@ static void workload(sample_env_t *env, int argc, char **argv)
     ze_kernel_handle_t k = sample_kernel(mod, argv[2], 64);
     ze_kernel_properties_t kp = {.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES};
     SAMPLE_CHECK(zeKernelGetProperties(k, &kp));
+    void *bufs[16] = {0};
     /* arguments: a device buffer of ITEMS floats where the kernel takes a pointer, 16 where it
      * takes a 32-bit scalar (the size check of zeKernelSetArgumentValue tells them apart) */
-    for (uint32_t a = 0; a < kp.numKernelArgs; a++) {
-        void *buf = sample_alloc_device(env, dev, (size_t)items * sizeof(float));
-        if (zeKernelSetArgumentValue(k, a, sizeof buf, &buf) != ZE_RESULT_SUCCESS)
+    for (uint32_t a = 0; a < kp.numKernelArgs && a < 16; a++) {
+        bufs[a] = sample_alloc_device(env, dev, (size_t)items * sizeof(float));
+        if (zeKernelSetArgumentValue(k, a, sizeof bufs[a], &bufs[a]) != ZE_RESULT_SUCCESS)
             SAMPLE_CHECK(zeKernelSetArgumentValue(k, a, sizeof scalar, &scalar));
     }
     for (uint64_t i = 0; i < runs; i++) {
@@ -83,6 +86,15 @@ static void workload(sample_env_t *env, int argc, char **argv)
         SAMPLE_CHECK(zeEventHostReset(done));
     }
     free(spv);
+    for (uint32_t a = 0; a < 16; a++)
+        if (bufs[a])
+            SAMPLE_CHECK(zeMemFree(env->context, bufs[a]));
+    SAMPLE_CHECK(zeKernelDestroy(k));
+    SAMPLE_CHECK(zeModuleDestroy(mod));
+out:
+    SAMPLE_CHECK(zeEventDestroy(done));
+    SAMPLE_CHECK(zeEventPoolDestroy(pool));
+    SAMPLE_CHECK(zeCommandListDestroy(list));
 }
 
 int main(int argc, char **argv)

@@ -186,6 +186,13 @@ static void *reader_main(void *arg)
     if (r->ring)
         pcs_host.ring_close(r->ring);
     r->ring = NULL;
+    free(r->raw);
+    free(r->vals);
+    free(r->ent);
+    r->raw = NULL;
+    r->vals = NULL;
+    r->ent = NULL;
+    r->rawcap = r->valcap = r->entcap = 0;
     return NULL;
 }
 

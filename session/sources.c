@@ -49,6 +49,14 @@ static void check_ranges(void)
     }
 }
 
+/* Runs every thread_detach() hook at a thread's exit (set as pa_thread_on_detach). */
+static void sources_thread_detach(void)
+{
+    for (unsigned i = 0; i < pa_source_count; i++)
+        if ((inited >> i & 1) && pa_source_table[i]->thread_detach)
+            pa_source_table[i]->thread_detach();
+}
+
 /* Runs every thread_attach() hook on a thread's first event (set as pa_thread_on_attach). */
 static void sources_thread_attach(void)
 {
@@ -60,7 +68,7 @@ static void sources_thread_attach(void)
 uint32_t pa_sources_init(uint32_t trace)
 {
     check_ranges();
-    int any_attach = 0;
+    int any_attach = 0, any_detach = 0;
     for (unsigned i = 0; i < pa_source_count; i++) {
         const pa_source_t *s = pa_source_table[i];
         if (!(s->mask & trace))
@@ -72,9 +80,12 @@ uint32_t pa_sources_init(uint32_t trace)
         }
         inited |= 1u << i;
         any_attach |= s->thread_attach != NULL;
+        any_detach |= s->thread_detach != NULL;
     }
     if (any_attach)
         pa_thread_on_attach = sources_thread_attach;
+    if (any_detach)
+        pa_thread_on_detach = sources_thread_detach;
     return trace;
 }
 
@@ -88,6 +99,7 @@ void pa_sources_finish(uint64_t budget_ns)
 void pa_sources_fork_child(void)
 {
     pa_thread_on_attach = NULL;
+    pa_thread_on_detach = NULL;
     for (unsigned i = 0; i < pa_source_count; i++)
         if ((inited >> i & 1) && pa_source_table[i]->fork_child)
             pa_source_table[i]->fork_child();

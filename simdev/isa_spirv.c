@@ -34,6 +34,7 @@ typedef struct ids {
     uint8_t *ext;        /* EXT_* of an OpExtInstImport id */
     uint32_t *const_val; /* 32-bit OpConstant values (array lengths) */
     uint32_t *str_word;  /* word index of an OpString's literal + 1 (0 = none) */
+    uint32_t *name_word; /* word index of an OpName's literal + 1 (0 = none) */
 } ids;
 
 typedef struct walker { const uint8_t *p; size_t n; bool swap; } walker;
@@ -50,7 +51,7 @@ static bool id_ok(const ids *t, uint32_t id) { return id < t->bound; }
 static void ids_free(ids *t)
 {
     free(t->val_type); free(t->type_size); free(t->is_type); free(t->ptr_sc); free(t->ext);
-    free(t->const_val); free(t->str_word);
+    free(t->const_val); free(t->str_word); free(t->name_word);
 }
 
 static int ids_alloc(ids *t, uint32_t bound)
@@ -60,7 +61,9 @@ static int ids_alloc(ids *t, uint32_t bound)
     t->val_type = calloc(bound, 4); t->type_size = calloc(bound, 4); t->is_type = calloc(bound, 1);
     t->ptr_sc = malloc(bound); t->ext = calloc(bound, 1); t->const_val = calloc(bound, 4);
     t->str_word = calloc(bound, 4);
-    if (!t->val_type || !t->type_size || !t->is_type || !t->ptr_sc || !t->ext || !t->const_val || !t->str_word) {
+    t->name_word = calloc(bound, 4);
+    if (!t->val_type || !t->type_size || !t->is_type || !t->ptr_sc || !t->ext || !t->const_val || !t->str_word ||
+        !t->name_word) {
         ids_free(t);
         return -1;
     }
@@ -111,6 +114,8 @@ static void scan_decls(const walker *w, ids *t)
         uint32_t a = cnt > 1 ? W(w, i + 1) : 0, b = cnt > 2 ? W(w, i + 2) : 0, c = cnt > 3 ? W(w, i + 3) : 0;
         if (op == OP_STRING && id_ok(t, a))
             t->str_word[a] = (uint32_t)(i + 2 + 1);
+        else if (op == 5 /* OpName */ && cnt > 2 && id_ok(t, a))
+            t->name_word[a] = (uint32_t)(i + 2 + 1);
         else if (op == OP_EXT_INST_IMPORT && id_ok(t, a))
             t->ext[a] = literal_is(w, i + 2, i + cnt, "OpenCL.std") ? EXT_MATH : EXT_DEBUG;
         else if (op >= 19 && op <= 39 && id_ok(t, a)) {
@@ -154,6 +159,20 @@ static uint32_t size_of_val(const ids *t, uint32_t v)
 /* Register-like storage (function/private variables, built-in inputs) is a move, not a send. */
 static bool sc_register(uint8_t sc) { return sc == SC_FUNCTION || sc == SC_PRIVATE || sc == SC_INPUT; }
 
+/* OpenCL.std instructions 0..94 are the math functions; the extended-math pipe runs the
+ * transcendental ones, while rounding, min/max, abs and multiply-add are plain FPU work (ALU0), as
+ * are the common (95..) and integer (141..) functions. */
+static bool opencl_std_is_math(uint32_t n)
+{
+    static const uint8_t simple[] = {12, 13, 23, 24, 25, 26, 27, 28, 30, 42, 43, 44, 53, 55, 66};
+    if (n > 94)
+        return false;
+    for (size_t i = 0; i < sizeof simple; i++)
+        if (simple[i] == n)
+            return false;
+    return true;
+}
+
 /* Class and bytes of one executable instruction; returns false for markers that are not code. */
 static bool classify(const walker *w, const ids *t, size_t i, uint32_t op, uint32_t cnt,
                      pa_sd_iclass *cls, uint32_t *bytes)
@@ -168,7 +187,7 @@ static bool classify(const walker *w, const ids *t, size_t i, uint32_t op, uint3
     case OP_EXT_INST:
         if (!id_ok(t, c) || t->ext[c] != EXT_MATH)
             return false; /* debug-info sets are not code */
-        *cls = PA_SD_IC_ALU1;
+        *cls = opencl_std_is_math(cnt > 4 ? W(w, i + 4) : 0) ? PA_SD_IC_ALU1 : PA_SD_IC_ALU0;
         return true;
     case OP_VARIABLE: case OP_UNDEF:
         *cls = PA_SD_IC_OTHER;
@@ -219,7 +238,11 @@ static bool classify(const walker *w, const ids *t, size_t i, uint32_t op, uint3
     return true; /* arithmetic, logic, compare, conversion, composite, phi, select, ... */
 }
 
-typedef struct loop_range { uint32_t first, last; } loop_range;
+/* A basic block of the function being walked: its ISA range and successor labels. */
+typedef struct block {
+    uint32_t label, first, end; /* ISA indices [first, end) incl. inlined callees */
+    uint32_t nsucc, succ_off;   /* successors: labels in body.succ[succ_off ..] */
+} block;
 
 /* State of one body walk, shared by the entry function and the functions it calls (inlined, as
  * the device compiler does). */
@@ -227,9 +250,6 @@ typedef struct body {
     const walker *w;
     const ids *t;
     pa_sd_isa *isa;
-    uint32_t *label_pos; /* ISA index + 1 where a label was placed */
-    loop_range *loops;
-    size_t nloops;
     uint32_t line, file;
 } body;
 
@@ -237,24 +257,165 @@ typedef struct body {
 
 static int walk_function(body *b, size_t start, uint32_t level);
 
-/* A branch to a label already placed closes a loop [label, branch]. */
-static int note_back_edges(body *b, size_t i, uint32_t op, uint32_t cnt, uint32_t here)
+typedef struct cfg {
+    block *blk;
+    uint32_t nblk, cap;
+    uint32_t *succ;
+    uint32_t nsucc, scap;
+} cfg;
+
+static int cfg_block(cfg *g, uint32_t label, uint32_t first)
 {
-    for (uint32_t k = 1; k < cnt; k++) {
-        uint32_t tgt = W(b->w, i + k);
-        if (op == OP_BRANCH_CONDITIONAL && k == 1)
-            continue; /* the condition */
-        if (op == OP_SWITCH && (k == 1 || (k > 2 && (k - 3) % 2 == 0)))
-            continue; /* selector and case literals */
-        if (id_ok(b->t, tgt) && b->label_pos[tgt] && b->label_pos[tgt] - 1 <= here) {
-            loop_range *nl = realloc(b->loops, (b->nloops + 1) * sizeof *nl);
-            if (!nl)
-                return -1;
-            b->loops = nl;
-            b->loops[b->nloops++] = (loop_range){b->label_pos[tgt] - 1, here};
+    if (g->nblk == g->cap) {
+        uint32_t cap = g->cap ? g->cap * 2 : 16;
+        block *n = realloc(g->blk, cap * sizeof *n);
+        if (!n)
+            return -1;
+        g->blk = n;
+        g->cap = cap;
+    }
+    g->blk[g->nblk++] = (block){label, first, first, 0, g->nsucc};
+    return 0;
+}
+
+static int cfg_succ(cfg *g, uint32_t label)
+{
+    if (!g->nblk)
+        return 0;
+    if (g->nsucc == g->scap) {
+        uint32_t cap = g->scap ? g->scap * 2 : 32;
+        uint32_t *n = realloc(g->succ, cap * sizeof *n);
+        if (!n)
+            return -1;
+        g->succ = n;
+        g->scap = cap;
+    }
+    g->succ[g->nsucc++] = label;
+    g->blk[g->nblk - 1].nsucc++;
+    return 0;
+}
+
+/* Successor labels of a terminator. */
+static int note_successors(cfg *g, const walker *w, size_t i, uint32_t op, uint32_t cnt)
+{
+    int rc = 0;
+    if (op == OP_BRANCH && cnt >= 2)
+        rc = cfg_succ(g, W(w, i + 1));
+    else if (op == OP_BRANCH_CONDITIONAL && cnt >= 4)
+        rc = cfg_succ(g, W(w, i + 2)) | cfg_succ(g, W(w, i + 3));
+    else if (op == OP_SWITCH && cnt >= 3) {
+        rc = cfg_succ(g, W(w, i + 2));
+        for (uint32_t k = 4; rc == 0 && k < cnt; k += 2) /* (literal, label) pairs, 32-bit literals */
+            rc = cfg_succ(g, W(w, i + k));
+    }
+    return rc;
+}
+
+static uint32_t block_of(const cfg *g, uint32_t label)
+{
+    for (uint32_t i = 0; i < g->nblk; i++)
+        if (g->blk[i].label == label)
+            return i;
+    return UINT32_MAX;
+}
+
+/* Natural loops from dominators: an edge u -> h with h dominating u is a back edge; the loop of
+ * header h is h plus every block reaching u without passing h. Each instruction of a block gets
+ * one depth level per loop containing the block. */
+static int apply_loops(const cfg *g, pa_sd_isa *isa)
+{
+    uint32_t n = g->nblk, words = (n + 63) / 64;
+    if (n == 0 || n > 4096)
+        return 0; /* no blocks, or too big to analyse: no loop depth */
+    uint64_t *dom = malloc((size_t)n * words * 8);
+    uint32_t *sb = malloc((size_t)(g->nsucc ? g->nsucc : 1) * 4), *depth = calloc(n, 4), *stack = malloc(n * 4);
+    uint8_t *in = malloc(n), *loop_of_header = calloc(n, 1);
+    int rc = (dom && sb && depth && stack && in && loop_of_header) ? 0 : -1;
+    for (uint32_t e = 0; rc == 0 && e < g->nsucc; e++)
+        sb[e] = block_of(g, g->succ[e]);
+    for (uint32_t v = 0; rc == 0 && v < n; v++)
+        for (uint32_t k = 0; k < words; k++)
+            dom[(size_t)v * words + k] = v == 0 ? (k == 0 ? 1 : 0) : ~0ull;
+    for (bool changed = rc == 0; changed;) { /* dom(v) = {v} + intersection of dom(preds) */
+        changed = false;
+        for (uint32_t v = 1; v < n; v++) {
+            uint64_t acc[64];
+            bool any = false;
+            for (uint32_t u = 0; u < n; u++)
+                for (uint32_t e = 0; e < g->blk[u].nsucc; e++)
+                    if (sb[g->blk[u].succ_off + e] == v) {
+                        for (uint32_t k = 0; k < words; k++)
+                            acc[k] = any ? acc[k] & dom[(size_t)u * words + k] : dom[(size_t)u * words + k];
+                        any = true;
+                    }
+            if (!any)
+                memset(acc, 0, words * 8); /* unreachable block: dominated by nothing but itself */
+            acc[v / 64] |= 1ull << (v % 64);
+            if (memcmp(acc, &dom[(size_t)v * words], words * 8) != 0) {
+                memcpy(&dom[(size_t)v * words], acc, words * 8);
+                changed = true;
+            }
         }
     }
-    return 0;
+    for (uint32_t h = 0; rc == 0 && h < n; h++) {
+        memset(in, 0, n);
+        bool loop = false;
+        uint32_t sp = 0;
+        for (uint32_t u = 0; u < n; u++)
+            for (uint32_t e = 0; e < g->blk[u].nsucc; e++)
+                if (sb[g->blk[u].succ_off + e] == h && (dom[(size_t)u * words + h / 64] >> (h % 64) & 1)) {
+                    loop = true; /* back edge u -> h */
+                    if (!in[u] && u != h) {
+                        in[u] = 1;
+                        stack[sp++] = u;
+                    }
+                }
+        if (!loop)
+            continue;
+        in[h] = 1;
+        while (sp) { /* predecessors of the body, up to the header */
+            uint32_t x = stack[--sp];
+            for (uint32_t u = 0; u < n; u++)
+                for (uint32_t e = 0; e < g->blk[u].nsucc; e++)
+                    if (sb[g->blk[u].succ_off + e] == x && !in[u]) {
+                        in[u] = 1;
+                        stack[sp++] = u;
+                    }
+        }
+        for (uint32_t v = 0; v < n; v++)
+            depth[v] += in[v];
+    }
+    for (uint32_t v = 0; rc == 0 && v < n; v++)
+        for (uint32_t k = g->blk[v].first; k < g->blk[v].end && k < isa->ninstr; k++) {
+            uint32_t d = isa->instr[k].depth + depth[v];
+            isa->instr[k].depth = (uint8_t)(d > PA_SD_ISA_MAX_DEPTH ? PA_SD_ISA_MAX_DEPTH : d);
+        }
+    free(dom); free(sb); free(depth); free(stack); free(in); free(loop_of_header);
+    return rc;
+}
+
+/* A function with no OpLabel before its OpFunctionEnd is a declaration (an import). */
+static bool is_declaration(const walker *w, size_t start)
+{
+    for (size_t i = start + (W(w, start) >> 16); i < w->n;) {
+        uint32_t ins = W(w, i), cnt = ins >> 16, op = ins & 0xffff;
+        if (cnt == 0 || op == OP_FUNCTION_END)
+            return true;
+        if (op == OP_LABEL)
+            return false;
+        i += cnt;
+    }
+    return true;
+}
+
+/* Imported device builtins the compiler turns into a systolic (XMX) instruction, by name. */
+static bool is_matrix_builtin(const walker *w, const ids *t, uint32_t fn)
+{
+    char name[256];
+    if (!id_ok(t, fn) || !t->name_word[fn])
+        return false;
+    literal_copy(w, t->name_word[fn] - 1, w->n, name, sizeof name);
+    return strstr(name, "matrix_mad") || strstr(name, "dpas") || strstr(name, "MatrixMultiplyAccumulate");
 }
 
 /* Word index of the OpFunction defining id, or 0. */
@@ -275,7 +436,9 @@ static int walk_function(body *b, size_t start, uint32_t level)
 {
     const walker *w = b->w;
     char name[512];
-    for (size_t i = start + (W(w, start) >> 16); i < w->n;) {
+    cfg g = {0};
+    int rc = 0;
+    for (size_t i = start + (W(w, start) >> 16); rc == 0 && i < w->n;) {
         uint32_t ins = W(w, i), cnt = ins >> 16, op = ins & 0xffff;
         if (cnt == 0 || i + cnt > w->n || op == OP_FUNCTION_END)
             break;
@@ -290,43 +453,46 @@ static int walk_function(body *b, size_t start, uint32_t level)
         } else if (op == OP_NO_LINE) {
             b->line = 0;
             b->file = UINT32_MAX;
-        } else if (op == OP_LABEL && id_ok(b->t, a)) {
-            b->label_pos[a] = b->isa->ninstr + 1;
+        } else if (op == OP_LABEL) {
+            if (g.nblk)
+                g.blk[g.nblk - 1].end = b->isa->ninstr;
+            rc = cfg_block(&g, a, b->isa->ninstr);
         }
         pa_sd_iclass cls;
         uint32_t bytes;
-        if (classify(w, b->t, i, op, cnt, &cls, &bytes)) {
+        if (rc == 0 && classify(w, b->t, i, op, cnt, &cls, &bytes)) {
             uint32_t here = b->isa->ninstr;
             if (pa_sd_isa_push(b->isa, (uint16_t)op, cls, 0, b->line, b->file, bytes) != 0)
-                return -1;
-            if (cls == PA_SD_IC_CONTROL && op != OP_FUNCTION_CALL && note_back_edges(b, i, op, cnt, here) != 0)
-                return -1;
-            if (op == OP_FUNCTION_CALL && cnt >= 4 && level < MAX_INLINE) {
+                rc = -1;
+            else if (cls == PA_SD_IC_CONTROL)
+                rc = note_successors(&g, w, i, op, cnt);
+            if (rc == 0 && op == OP_FUNCTION_CALL && cnt >= 4) {
                 size_t callee = function_start(w, W(w, i + 3));
+                if ((!callee || is_declaration(w, callee)) && is_matrix_builtin(w, b->t, W(w, i + 3)))
+                    b->isa->instr[here].iclass = PA_SD_IC_XMX;
                 uint32_t line = b->line, file = b->file;
-                if (callee && callee != start && walk_function(b, callee, level + 1) != 0)
-                    return -1;
+                if (level < MAX_INLINE && callee && callee != start)
+                    rc = walk_function(b, callee, level + 1);
                 b->line = line; /* back in the caller */
                 b->file = file;
             }
         }
         i += cnt;
     }
-    return 0;
+    if (g.nblk)
+        g.blk[g.nblk - 1].end = b->isa->ninstr;
+    if (rc == 0)
+        rc = apply_loops(&g, b->isa);
+    free(g.blk);
+    free(g.succ);
+    return rc;
 }
 
-/* Walk the function body: instructions, lines, labels; back edges give loop depths. */
+/* Walk the function body: instructions, lines, blocks; natural loops give loop depths. */
 static int build_body(const walker *w, const ids *t, size_t start, pa_sd_isa *isa)
 {
-    body b = {w, t, isa, calloc(t->bound, 4), NULL, 0, 0, UINT32_MAX};
-    int rc = b.label_pos ? walk_function(&b, start, 0) : -1;
-    for (size_t l = 0; rc == 0 && l < b.nloops; l++)
-        for (uint32_t k = b.loops[l].first; k <= b.loops[l].last && k < isa->ninstr; k++)
-            if (isa->instr[k].depth < PA_SD_ISA_MAX_DEPTH)
-                isa->instr[k].depth++;
-    free(b.loops);
-    free(b.label_pos);
-    return rc;
+    body b = {w, t, isa, 0, UINT32_MAX};
+    return walk_function(&b, start, 0);
 }
 
 int pa_sd_isa_from_spirv(const uint8_t *data, size_t nwords, bool swap, uint32_t func_id, pa_sd_isa **out)

@@ -111,6 +111,7 @@ static void test_encoding(void **state)
     const pa_hc_event_t *cs = find_ev("context-switches");
     assert_int_equal(cs->attr.config, PERF_COUNT_SW_CONTEXT_SWITCHES);
     assert_int_equal(cs->attr.exclude_kernel, 0); /* counts 0 at user level: every level by default */
+    assert_non_null(strstr(cs->encoding, ":k=1"));
     const pa_hc_event_t *csu = find_ev("context-switches:u");
     assert_int_equal(csu->attr.exclude_kernel, 1); /* the name's own modifier wins */
     assert_int_equal(find_ev("page-faults")->attr.config, PERF_COUNT_SW_PAGE_FAULTS);
@@ -269,6 +270,7 @@ static void test_fake_eacces_user_only(void **state)
     assert_int_equal(cs->err, EACCES);
     assert_int_equal(cs->attr.exclude_kernel, 1);
     assert_int_equal(find_ev("task-clock:k")->status, PA_HC_USER_ONLY);
+    assert_int_equal(find_ev("task-clock:k")->attr.exclude_user, 0); /* ":k" alone excluded user level */
     assert_int_equal(pa_hc_ncounted(), 2);
     assert_int_equal(fake_calls, 1 + 2 * 2); /* leader, then each event twice */
     pa_hc_reset();

@@ -62,6 +62,22 @@ static void counts_and_bounds(void **state)
     pa_pcs_table_free(&t);
 }
 
+/* consecutive entries in one kernel reuse its range; a newer kernel at the same base takes over */
+static void reused_base(void **state)
+{
+    (void)state;
+    pa_pcs_table_t t;
+    pa_pcs_table_init(&t, 0);
+    add(&t, 1, 0, 0x1000, 0x100, "old");
+    uint32_t e[3][2] = {{0x1000, 1}, {0x1010, 1}, {0x1020, 1}};
+    pa_pcs_table_add_samples(&t, 0, 1, &e[0][0], 3);
+    add(&t, 2, 0, 0x1000, 0x100, "new");
+    pa_pcs_table_add_samples(&t, 0, 1, &e[0][0], 3);
+    assert_int_equal(t.kernels[0].samples, 3);
+    assert_int_equal(t.kernels[1].samples, 3);
+    pa_pcs_table_free(&t);
+}
+
 static void payload_and_lines(void **state)
 {
     (void)state;
@@ -96,6 +112,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lookup_ranges),
         cmocka_unit_test(counts_and_bounds),
+        cmocka_unit_test(reused_base),
         cmocka_unit_test(payload_and_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -341,10 +341,111 @@ static void test_busy_util(void **state)
     ZE_OK(zeModuleDestroy(m));
 }
 
+static uint8_t *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc(*n);
+    assert_int_equal(fread(b, 1, *n, f), *n);
+    fclose(f);
+    return b;
+}
+
+/* OpenCL C kernels built with clang -g + llvm-spirv: the stream's instruction counts equal the
+ * hand computation from the documented ISA encoding (class byte 2, loop depth byte 3 of each
+ * 16-byte instruction of zeModuleGetNativeBinary): sum over instructions of 16^depth x W. */
+static void run_cl(const char *path, const char *name, uint32_t nargs, uint64_t *got, uint64_t *want)
+{
+    size_t n = 0;
+    uint8_t *spv = slurp(path, &n);
+    ze_device_handle_t dev = g_dev[0];
+    ze_module_desc_t md = {ZE_STRUCTURE_TYPE_MODULE_DESC, NULL, ZE_MODULE_FORMAT_IL_SPIRV, n, spv, "", NULL};
+    ze_module_handle_t m = NULL;
+    ZE_OK(zeModuleCreate(g_ctx, dev, &md, &m, NULL));
+    free(spv);
+    ze_kernel_handle_t k = kernel(m, name);
+    size_t bn = 0;
+    ZE_OK(zeModuleGetNativeBinary(m, &bn, NULL));
+    uint8_t *bin = malloc(bn);
+    ZE_OK(zeModuleGetNativeBinary(m, &bn, bin));
+    const uint64_t W = 64 * 8; /* 64 groups of 64 */
+    static const int pipe_of_class[11] = {M_ALU0, M_ALU1, M_XMX, M_SEND, M_SEND, M_SEND, M_SEND, M_SEND, M_SEND,
+                                          M_CONTROL, -1};
+    memset(want, 0, NM * sizeof *want);
+    static const uint8_t zero[16] = {0};
+    for (size_t o = 0; o + 16 <= bn; o += 16) {
+        if (memcmp(bin + o, zero, 16) == 0)
+            continue; /* padding: no instruction has opcode 0 */
+        uint64_t e = 1;
+        for (int d = 0; d < bin[o + 3]; d++)
+            e *= 16;
+        if (pipe_of_class[bin[o + 2]] >= 0)
+            want[pipe_of_class[bin[o + 2]]] += e * W;
+    }
+    free(bin);
+    void *buf = dev_alloc(dev, 1 << 20);
+    uint32_t iters = 100;
+    for (uint32_t a = 0; a + 1 < nargs; a++)
+        ZE_OK(zeKernelSetArgumentValue(k, a, sizeof buf, &buf));
+    ZE_OK(zeKernelSetArgumentValue(k, nargs - 1, sizeof iters, &iters));
+    ZE_OK(zeKernelSetGroupSize(k, 64, 1, 1));
+    zet_metric_group_handle_t g = compute_basic(dev);
+    ZE_OK(zetContextActivateMetricGroups(g_ctx, dev, 1, &g));
+    zet_metric_streamer_desc_t d = {ZET_STRUCTURE_TYPE_METRIC_STREAMER_DESC, NULL, 1000, 100000};
+    zet_metric_streamer_handle_t s = NULL;
+    ZE_OK(zetMetricStreamerOpen(g_ctx, dev, g, &d, NULL, &s));
+    ze_command_list_handle_t l = imm_list(dev, 0, 2);
+    ze_group_count_t gc = {64, 1, 1};
+    ZE_OK(zeCommandListAppendLaunchKernel(l, k, &gc, NULL, 0, NULL));
+    sync_list(l);
+    sleep_ns(3 * d.samplingPeriod);
+    uint32_t nrep = 0;
+    zet_typed_value_t *v = read_all(s, g, &nrep);
+    for (int mi = 0; mi < NM; mi++)
+        got[mi] = v[0].type == ZET_VALUE_TYPE_UINT64 ? sum_u(v, nrep, mi) : 0;
+    printf("%s: ALU0 %llu/%llu ALU1 %llu/%llu XMX %llu/%llu SEND %llu/%llu CONTROL %llu/%llu\n", name,
+           (unsigned long long)got[M_ALU0], (unsigned long long)want[M_ALU0], (unsigned long long)got[M_ALU1],
+           (unsigned long long)want[M_ALU1], (unsigned long long)got[M_XMX], (unsigned long long)want[M_XMX],
+           (unsigned long long)got[M_SEND], (unsigned long long)want[M_SEND], (unsigned long long)got[M_CONTROL],
+           (unsigned long long)want[M_CONTROL]);
+    for (int mi = M_ALU0; mi <= M_CONTROL; mi++)
+        assert_int_equal(got[mi], want[mi]);
+    free(v);
+    ZE_OK(zetMetricStreamerClose(s));
+    ZE_OK(zeCommandListDestroy(l));
+    ZE_OK(zeKernelDestroy(k));
+    ZE_OK(zeModuleDestroy(m));
+    ZE_OK(zeMemFree(g_ctx, buf));
+}
+
+static void test_cl_kernels(void **state)
+{
+    (void)state;
+#ifndef PA_SPIRV_DIR
+    skip();
+#else
+    uint64_t got[NM], want[NM];
+    run_cl(PA_SPIRV_DIR "/alu_only.spv", "alu_only", 2, got, want);
+    /* from the sources by hand, W = 512 SIMD threads, loops of 16 trips */
+    assert_true(got[M_ALU0] > 4 * (got[M_SEND] + got[M_CONTROL] + got[M_XMX])); /* arithmetic dominates */
+    assert_int_equal(got[M_XMX], 0);
+    assert_int_equal(got[M_SEND], 1 * 512); /* out[i] = x + y */
+    run_cl(PA_SPIRV_DIR "/xmx_mad.spv", "xmx_mad", 4, got, want);
+    assert_int_equal(got[M_XMX], 16 * 512);    /* one matrix_mad call in the loop */
+    assert_int_equal(got[M_SEND], 3 * 512);    /* a[i & 63], b[i & 63], c[i] = acc */
+    run_cl(PA_SPIRV_DIR "/eustall_hot.spv", "eustall_hot", 3, got, want);
+    assert_int_equal(got[M_SEND], (16 + 1) * 512); /* the load in the loop, the store after it */
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_group), cmocka_unit_test(test_exact_counts), cmocka_unit_test(test_busy_util),
+        cmocka_unit_test(test_cl_kernels),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

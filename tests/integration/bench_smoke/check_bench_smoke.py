@@ -8,7 +8,8 @@ import sys
 
 EXPECTED = [
     ("ze_call_added_ns", "ns"), ("ze_call_tracing_layer_ns", "ns"), ("ze_call_agent_callbacks_ns", "ns"),
-    ("hgtx_pushpop_added_ns", "ns"), ("itt_task_added_ns", "ns"), ("osrt_call_added_ns", "ns"),
+    ("hgtx_pushpop_added_ns", "ns"), ("hgtx_hostctr_added_ns", "ns"), ("itt_task_added_ns", "ns"),
+    ("osrt_call_added_ns", "ns"),
     ("mem_alloc_added_ns_live10", "ns"), ("mem_alloc_added_ns_live1k", "ns"),
     ("agg_drain_rate", "events/s"), ("mem_sym_ns_per_unique_stack", "ns"), ("db_write_rate", "rows/s"), ("spool_bytes_per_event", "bytes"),
     ("spool_compress_rate", "MB/s"), ("spool_compress_event_rate", "events/s"),

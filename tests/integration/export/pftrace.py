@@ -4,6 +4,7 @@ track_event/track_event.proto, track_descriptor.proto, process_descriptor.proto,
 thread_descriptor.proto, counter_descriptor.proto, debug_annotation.proto,
 interned_data/interned_data.proto, clock_snapshot.proto). It shares no code with the writer:
 it parses the wire format (varint, fixed64, length-delimited) and maps field numbers itself."""
+import struct
 
 
 def fields(buf):
@@ -65,6 +66,8 @@ def msg(buf, spec):
             v = v.decode("utf-8", "surrogateescape")
         elif kind == "sint64":
             v = s64(v)
+        elif kind == "double":
+            v = struct.unpack("<d", v.to_bytes(8, "little"))[0]
         if rep:
             out.setdefault(name, []).append(v)
         else:
@@ -76,7 +79,7 @@ ANNOT = {10: ("name", "str", False), 4: ("int", "sint64", False), 6: ("str", "st
          3: ("uint", "int", False)}
 TRACK_EVENT = {9: ("type", "int", False), 11: ("track", "int", False), 10: ("name_iid", "int", False),
                23: ("name", "str", False), 3: ("cat_iids", "int", True), 30: ("counter", "sint64", False),
-               47: ("flows", "fixed64", True), 48: ("term_flows", "fixed64", True),
+               44: ("dcounter", "double", False), 47: ("flows", "fixed64", True), 48: ("term_flows", "fixed64", True),
                4: ("annots", ANNOT, True)}
 INTERNED = {1: ("cats", {1: ("iid", "int", False), 2: ("name", "str", False)}, True),
             2: ("names", {1: ("iid", "int", False), 2: ("name", "str", False)}, True)}
@@ -147,7 +150,7 @@ def slices(packets):
         elif ty == 3:
             inst.append(dict(track=tr, t=ts, name=names.get(ev.get("name_iid"), ev.get("name"))))
         elif ty == 4:
-            ctr.setdefault(tr, []).append((ts, ev.get("counter")))
+            ctr.setdefault(tr, []).append((ts, ev.get("counter", ev.get("dcounter"))))
     for tr, st in stacks.items():
         if st:
             bad.append("%d slices never ended on track %d" % (len(st), tr))

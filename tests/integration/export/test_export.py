@@ -22,6 +22,12 @@ DEV_PID = 1000000000
 FAILS = []
 
 
+def preload(lib):
+    """LD_PRELOAD for `lib`: libasan first when lib was built with -fsanitize=address."""
+    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
+    return ":".join([l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l] + [lib])
+
+
 def check(cond, what):
     if not cond:
         FAILS.append(what)
@@ -162,8 +168,9 @@ def check_pb(name, path, nops, kern_per_dev, ranges, meta):
                      and a[0]["annots"]["corrId"] == o[0]["annots"]["corrId"],
                      "%s pftrace: flow %d from one API slice to one device slice" % (name, f)):
             break
-    ctr_tracks = [t for t in tracks.values() if "counter" in t]
-    check(all(t["counter"].get("unit") == 3 for t in ctr_tracks), "%s pftrace: counters in bytes" % name)
+    ctr_tracks = [t for t in tracks.values() if "counter" in t and "memory in use" in t.get("name", "")]
+    check(all(t["counter"].get("unit") == 3 for t in ctr_tracks), "%s pftrace: memory counters in bytes" % name)
+    check_pb.last = (tracks, ctr)
     return len(pk)
 
 
@@ -208,7 +215,7 @@ SAMPLES = [("vector_add", []), ("gemm", ["3"]), ("multithread", ["4", "3"]), ("r
 for prog, args in SAMPLES:
     db = os.path.join(WORK, prog + ".db")
     env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=os.path.join(B, "lib", "libze_simdev.so"),
-               LD_PRELOAD=os.path.join(B, "lib", "libprofagent.so"), PROFAGENT_OUTPUT=db, PROFAGENT_SUMMARY="none")
+               LD_PRELOAD=preload(os.path.join(B, "lib", "libprofagent.so")), ASAN_OPTIONS="detect_leaks=0", PROFAGENT_OUTPUT=db, PROFAGENT_SUMMARY="none")
     p = subprocess.run([os.path.join(B, "bin", prog)] + args, env=env, capture_output=True, timeout=120)
     if check(p.returncode == 0 and os.path.exists(db), "%s ran and wrote its DB: %r" % (prog, p.stderr[-300:])):
         check_db(prog, db)
@@ -223,6 +230,33 @@ if MKDB:
         se = [e for e in d["traceEvents"] if e.get("cat") == "hgtx_startend"]
         check(len(se) == 2 and {e["name"] for e in se} == {"read"},
               "synth: the 2 start/end ranges of the io domain exported (%r)" % se)
+
+# metric samples of a table another source adds (the documented convention: *_METRICS with
+# deviceId, start, nameId, value) become one counter track per device and metric
+gdb = os.path.join(WORK, "gemm.db")
+if os.path.exists(gdb):
+    mdb = os.path.join(WORK, "metrics.db")
+    shutil.copy(gdb, mdb)
+    c = sqlite3.connect(mdb)
+    t0 = c.execute("SELECT value FROM META WHERE key = 'start_mono_ns'").fetchone()[0]
+    c.execute("INSERT INTO STRING_IDS VALUES (900001, 'GPU_BUSY'), (900002, 'XVE_ACTIVE')")
+    c.execute("CREATE TABLE PPU_METRICS(deviceId INTEGER, start INTEGER, nameId INTEGER, value REAL)")
+    rows = [(0, t0 + 1000 * i, 900001 + (i % 2), 12.5 * i) for i in range(8)]
+    c.executemany("INSERT INTO PPU_METRICS VALUES (?, ?, ?, ?)", rows)
+    c.commit()
+    c.close()
+    js, pb = os.path.join(WORK, "metrics.json"), os.path.join(WORK, "metrics.pftrace")
+    export(mdb, js)
+    export(mdb, pb, "--format", "pftrace")
+    ev = json.load(open(js))["traceEvents"]
+    got = sorted((e["name"], round(e["ts"] * 1000), e["args"]["value"]) for e in ev if e["ph"] == "C" and "value" in e["args"])
+    want = sorted(("device 0 " + ("GPU_BUSY", "XVE_ACTIVE")[i % 2], 1000 * i, 12.5 * i) for i in range(8))
+    check(got == want, "metrics json: counter samples %r = table %r" % (got[:3], want[:3]))
+    tracks, sl, inst, ctr, bad = pftrace.slices(pftrace.decode(open(pb, "rb").read()))
+    mt = {t["uuid"]: t["name"] for t in tracks.values() if "counter" in t and t.get("name", "").startswith("device 0 ")
+          and "memory" not in t["name"]}
+    got = sorted((mt[u], ts, v) for u, vals in ctr.items() if u in mt for ts, v in vals)
+    check(got == want and not bad, "metrics pftrace: double counters %r = table" % got[:3])
 
 # bad input: one message, exit status
 for args, status, needle in ((["export", "--format", "svg", "x.db"], 2, b"--format 'svg' is not accepted"),

@@ -169,6 +169,8 @@ sc = dict(q(db, "SELECT name, value FROM SESSION_COUNTERS WHERE name LIKE 'host_
 check(sc.get("host_counter_threads") == 64, "pool: 64 groups opened (32 recording threads x 2 rounds), the"
       " non-recording threads none: %r" % sc)
 check(q(db, "SELECT count(DISTINCT rangeId) FROM HOST_COUNTER_RANGES") == [(64 * 5,)], "pool: 320 ranges with deltas")
+check(q(db, "SELECT count(*) FROM HOST_COUNTER_THREADS WHERE atExit = 0") == [(0,)] and
+      q(db, "SELECT count(*) FROM HOST_COUNTER_THREADS") != [(0,)], "pool: every thread's total read at its exit")
 
 # ---- RLIMIT_NOFILE 40: the counters keep to half of it (20 fds, 6 groups of 3), the app and the
 # agent's spool/DB keep the rest; one warning, no crash, every thread beyond it counted as failed ----
@@ -183,6 +185,34 @@ check(sc.get("host_counter_threads", 0) <= 2 * 7 and sc.get("host_counter_thread
       "RLIMIT_NOFILE 40: at most 6-7 groups at once per round, the other threads counted failed: %r" % sc)
 check(q(db, "SELECT value FROM SESSION_COUNTERS WHERE name = 'spool_errors'") == [(0,)],
       "RLIMIT_NOFILE 40: the spool never ran out of fds")
+
+# ---- unprivileged (perf_event_paranoid 2): the real EACCES at kernel level, retried at user level ----
+paranoid = open("/proc/sys/kernel/perf_event_paranoid").read().strip()
+if os.geteuid() == 0 and paranoid == "2" and subprocess.run(["which", "setpriv"], capture_output=True).returncode == 0:
+    nb = os.path.join(OUT, "nobody")
+    os.makedirs(nb, exist_ok=True)
+    os.chmod(nb, 0o777)
+    db = os.path.join(nb, "eacces.db")
+    if os.path.exists(db):
+        os.unlink(db)
+    env = dict(os.environ, PROFAGENT_OUTPUT=db, PROFAGENT_HOST_COUNTERS="context-switches,page-faults:k,task-clock")
+    env.pop("LD_PRELOAD", None)
+    # the agent is preloaded into the unprivileged program only (setpriv itself would abort in
+    # glibc's setresgid with the agent's threads running: a separate problem)
+    p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
+                        "LD_PRELOAD=" + preload(LIB), APP, "ranges", "16"],
+                       env=env, capture_output=True, text=True, timeout=120, cwd=nb)
+    w = warnings(p.stderr)
+    check(p.returncode == 7, "unprivileged: rc 7 (got %d)" % p.returncode)
+    check(len(w) == 1 and "/proc/sys/kernel/perf_event_paranoid is 2" in w[0] and "context-switches" in w[0]
+          and "page-faults:k" in w[0], "unprivileged: one message naming perf_event_paranoid and its value: %r" % w)
+    st = dict(q(db, "SELECT name, status || '/' || errno FROM HOST_COUNTERS"))
+    check(st == {"context-switches": "opened_user_only/13", "page-faults:k": "opened_user_only/13",
+                 "task-clock": "opened/0"}, "unprivileged: EACCES (13) retried at user level: %r" % st)
+    pf = per_range(db, "touch", "page-faults:k")
+    check(len(pf) == 1 and pf[0] >= 16, "unprivileged: user-level page faults still counted: %r" % pf)
+else:
+    print("skip unprivileged EACCES case (needs root, setpriv and perf_event_paranoid 2; paranoid %s)" % paranoid)
 
 # ---- profagent counters lists names ----
 c = subprocess.run([CLI, "counters"], capture_output=True, text=True)

@@ -97,6 +97,13 @@ check(rows[0][0] > 10 and rows[0][1] >= 0.75 * rows[0][0], f"PCS_INSTR lines: {r
 p = subprocess.run([PROF, "stats", "--help-report", "pc_sampling_instr"], capture_output=True, text=True)
 check(p.returncode == 0 and "SendStall" in p.stdout and "kernel" in p.stdout, "help-report pc_sampling_instr")
 
+# ---- the API under the agent without PROFAGENT_PC_SAMPLING: its samples land in the DB too ----
+db, out, err, _ = run([os.path.join(B, "bin", "pc_sampling")], {"PROFAGENT_SUMMARY": "none"})
+api_k = [l.split() for l in out.splitlines() if l.startswith("kernel ")]
+rows = q(db, "SELECT samples FROM PCS_KERNELS k JOIN STRING_IDS s ON s.id = k.nameId WHERE s.value = 'busy_ns'")
+check(len(api_k) == 1 and rows and int(api_k[0][6]) == rows[0][0] and 200 <= rows[0][0] <= 240,
+      f"API-only collection under the agent: API {api_k} DB {rows}")
+
 # ---- the sample-count model: busy_ns of D ns, one thread, period P -> N*D/P samples (+-1 per launch) ----
 N, D = 10, 20000000
 db, out, err, _ = run([os.path.join(B, "bin", "ze_busy"), "--count", str(N), "--ns", str(D)],
