@@ -46,7 +46,9 @@ uint32_t pa_sd_oa_capacity(void)
     return (uint32_t)(n < 1 ? 1 : n > UINT32_MAX ? UINT32_MAX : n);
 }
 
-/* OA periods are 2^(e+1) timestamp ticks, e = 0..31: the largest not above the request. */
+/* OA periods are 2^(e+1) timestamp ticks, e = 0..31: the largest not above the request, and at
+ * least 10 us (i915's default oa_max_sample_rate of 100 kHz). */
+#define OA_MIN_PERIOD_NS 10000ull
 uint32_t pa_sd_oa_round_period(uint64_t ns)
 {
     uint64_t hz = pa_sd_config_get()->timer_hz, best = 0;
@@ -54,9 +56,10 @@ uint32_t pa_sd_oa_round_period(uint64_t ns)
         uint64_t p = (uint64_t)(((unsigned __int128)2 << e) * 1000000000ull / hz);
         if (p > UINT32_MAX || (best && p > ns))
             break;
-        best = p;
+        if (p >= OA_MIN_PERIOD_NS)
+            best = p;
     }
-    return (uint32_t)(best ? best : 1);
+    return (uint32_t)(best ? best : OA_MIN_PERIOD_NS);
 }
 
 static void put64(uint8_t *r, int off, uint64_t v) { memcpy(r + off, &v, 8); }

@@ -58,8 +58,8 @@ typedef struct pa_sd_oa_metric {
 } pa_sd_oa_metric;
 /*! pa_sd_oa_metric_at(i) : metric i of ComputeBasic (NULL past the end). */
 PA_SD_HIDDEN const pa_sd_oa_metric *pa_sd_oa_metric_at(uint32_t i);
-/*! pa_sd_oa_round_period(ns) : largest 2^(e+1) timestamp ticks (e = 0..31) <= ns, in integer ns
- *  (the smallest when ns is below it). */
+/*! pa_sd_oa_round_period(ns) : largest 2^(e+1) timestamp ticks (e = 0..31) <= ns that is >= 10 us,
+ *  in integer ns (the smallest such when ns is below it). */
 PA_SD_HIDDEN uint32_t pa_sd_oa_round_period(uint64_t ns);
 /*! pa_sd_oa_capacity() : report buffer capacity in reports (SIMDEV_OA_BUFFER_KB). */
 PA_SD_HIDDEN uint32_t pa_sd_oa_capacity(void);

@@ -123,6 +123,22 @@ if preload(AGENT) == AGENT:  # (a sanitizer build of the agent needs libasan pre
     check(os.path.exists(rdb) and q(rdb, "SELECT count(*) FROM HGTX_RANGES_NAMED WHERE name = 'test.domain:worker'")
           == [(30,)], "profagent run: worker tasks recorded")
 
+# ---- (1b) ITT tasks around device work: the HGTX projection and ppu_op_sum work on them unchanged ----
+pd, ddb = run([os.path.join(T, "itt_dev")], ZE_ENABLE_ALT_DRIVERS=os.path.join(B, "lib", "libze_simdev.so"),
+              SIMDEV_TIMER_HZ="1000000000")
+check(pd.returncode == 0 and "itt_dev: ok" in pd.stdout, f"itt_dev: {pd.returncode} {pd.stderr[-300:]}")
+ks = {(r[0], r[12]): (r[4], r[5], r[6]) for r in report(ddb, "hgtx_kern_sum")}
+check(ks == {("dnnl::primitive::execute:matmul", "gemm_kernel"): ("6", "6", "60000"),
+             ("dnnl::primitive::execute:eltwise", "relu_kernel"): ("4", "4", "16000"),
+             ("app:step", "gemm_kernel"): ("2", "6", "60000"), ("app:step", "relu_kernel"): ("2", "4", "16000")},
+      f"hgtx_kern_sum on ITT tasks {ks}")
+pj = {r[0]: r[6] for r in report(ddb, "hgtx_gpu_proj_sum")}
+check(pj == {"dnnl::primitive::execute:matmul": "6", "dnnl::primitive::execute:eltwise": "4", "app:step": "2"},
+      f"hgtx_gpu_proj_sum instances on ITT tasks {pj}")
+ops = [(r[0], r[1], r[3], r[4], r[9], r[12]) for r in report(ddb, "ppu_op_sum")]
+check(ops == [("matmul", "60000", "6", "10000", "-", "matmul"), ("eltwise", "16000", "4", "4000", "-", "eltwise")],
+      f"ppu_op_sum on oneDNN-style ITT tasks {ops}")
+
 # ---- (2) Debian's oneDNN ----
 dnnl = os.path.join(T, "onednn_prims")
 if not os.path.exists(dnnl):
