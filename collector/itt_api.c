@@ -83,7 +83,11 @@ PA_EXPORT void __itt_api_init(pa_itt_global_t *g, int groups)
         *e->func_ptr = f ? f : e->null_func;
     }
     pa_itt_unlock();
-    pa_itt_adopt(g->domain_list, g->string_list);
+    /* the lists sit after fields older static parts may lack: trusted only with the ITT magic
+     * of a 3.x descriptor */
+    static const unsigned char magic[8] = {0xED, 0xAB, 0xAB, 0xEC, 0x0D, 0xEE, 0xDA, 0x30};
+    if (memcmp(g->magic, magic, sizeof magic) == 0 && g->version_major >= 3)
+        pa_itt_adopt(g->domain_list, g->string_list);
     atomic_fetch_add(&api_inits, 1);
     pa_guard_leave();
     pa_info("itt", "ITT collector attached to an instrumented library (ittnotify %lu.%lu)", g->version_major,
