@@ -278,7 +278,7 @@ static size_t agg_drain_pass_mode(pa_agg_t *a, size_t batch, int final)
         if (final) {
             if (!r->cut) /* 0 while the ring is still empty: looked at again next pass */
                 r->cut = atomic_load_explicit(&r->tail, memory_order_acquire);
-            total += pa_ring_drain_upto(r, agg_sink, a, a->scratch, r->cut);
+            total += pa_ring_drain_upto(r, agg_sink, a, a->scratch, batch, r->cut);
         } else {
             total += pa_ring_drain(r, agg_sink, a, a->scratch, batch);
         }
@@ -377,10 +377,18 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
     if (a->finished)
         return &a->res;
     /* producers may still be writing: drain each ring up to its cut-off (its tail when this
-     * drain first sees it), a bounded number of passes (a ring registered meanwhile) */
-    for (int pass = 0; pass < PA_AGG_FINAL_PASSES; pass++)
-        if (agg_drain_pass_mode(a, 0, 1) == 0)
+     * drain first sees it), in batches, until nothing is left below the cut-offs or the
+     * deadline passed (a slow machine: what is left is counted late, the DB is still written) */
+    uint64_t deadline = atomic_load_explicit(&a->drain_deadline_ns, memory_order_relaxed);
+    for (;;) {
+        if (agg_drain_pass_mode(a, PA_AGG_BATCH, 1) == 0)
             break;
+        if (deadline && pa_clock_ns() > deadline) {
+            pa_warn("agg", "the exit drain reached its time limit (half of PROFAGENT_EXIT_TIMEOUT_MS): "
+                    "the records still in the rings are counted as late");
+            break;
+        }
+    }
     uint64_t now = pa_clock_ns();
     a->end_ns = now > a->last_ns ? now : a->last_ns;
     pa_agg_hgtx_finish(a);
