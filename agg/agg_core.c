@@ -191,6 +191,18 @@ static void consume_itt(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t 
     out.len = p ? rec->len : 0;
     pa_agg_spool(a, &out, p);
 }
+/* Device metric intervals pass through: the writer stores them per device/metric/interval
+ * (writer/writer_dm.c); utilization is computed from the DB by the reports. */
+static void consume_dm(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec, const uint8_t *p)
+{
+    (void)t;
+    if (rec->kind != PA_REC_DM_DEVICE && rec->kind != PA_REC_DM_SAMPLES)
+        return;
+    pa_record_t out = *rec;
+    out.kind = (uint16_t)(0x1000u | rec->kind);
+    out.len = p ? rec->len : 0;
+    pa_agg_spool(a, &out, p);
+}
 static const struct { uint16_t first, last; agg_consume_fn fn; } agg_consumers[] = {
     {PA_REC_HGTX_FIRST, PA_REC_HGTX_LAST, consume_hgtx},
     {PA_REC_OSRT_FIRST, PA_REC_OSRT_LAST, consume_osrt},
@@ -198,6 +210,7 @@ static const struct { uint16_t first, last; agg_consume_fn fn; } agg_consumers[]
     {PA_REC_MEM_FIRST, PA_REC_MEM_LAST, consume_mem},
     {PA_REC_PCSAMP_FIRST, PA_REC_PCSAMP_LAST, consume_pcs},
     {PA_REC_HC_FIRST, PA_REC_HC_LAST, consume_hc},
+    {PA_REC_DM_FIRST, PA_REC_DM_LAST, consume_dm},
     {PA_REC_ITT_FIRST, PA_REC_ITT_LAST, consume_itt},
 };
 
