@@ -112,6 +112,9 @@ const pa_agg_results_t *pa_agg_stop(uint64_t timeout_ns)
 {
     if (!g.running)
         return g.done ? g.res : NULL;
+    /* the final drain gets half the time: the rest is for closing ranges and the spool */
+    if (g.agg)
+        atomic_store_explicit(&g.agg->drain_deadline_ns, pa_clock_ns() + timeout_ns / 2, memory_order_relaxed);
     atomic_store_explicit(&g.stop, 1, memory_order_release);
     uint64_t deadline = pa_clock_ns() + timeout_ns;
     struct timespec ts = { (time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull) };

@@ -191,6 +191,18 @@ static void consume_itt(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t 
     out.len = p ? rec->len : 0;
     pa_agg_spool(a, &out, p);
 }
+/* Device metric intervals pass through: the writer stores them per device/metric/interval
+ * (writer/writer_dm.c); utilization is computed from the DB by the reports. */
+static void consume_dm(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec, const uint8_t *p)
+{
+    (void)t;
+    if (rec->kind != PA_REC_DM_DEVICE && rec->kind != PA_REC_DM_SAMPLES)
+        return;
+    pa_record_t out = *rec;
+    out.kind = (uint16_t)(0x1000u | rec->kind);
+    out.len = p ? rec->len : 0;
+    pa_agg_spool(a, &out, p);
+}
 static const struct { uint16_t first, last; agg_consume_fn fn; } agg_consumers[] = {
     {PA_REC_HGTX_FIRST, PA_REC_HGTX_LAST, consume_hgtx},
     {PA_REC_OSRT_FIRST, PA_REC_OSRT_LAST, consume_osrt},
@@ -198,6 +210,7 @@ static const struct { uint16_t first, last; agg_consume_fn fn; } agg_consumers[]
     {PA_REC_MEM_FIRST, PA_REC_MEM_LAST, consume_mem},
     {PA_REC_PCSAMP_FIRST, PA_REC_PCSAMP_LAST, consume_pcs},
     {PA_REC_HC_FIRST, PA_REC_HC_LAST, consume_hc},
+    {PA_REC_DM_FIRST, PA_REC_DM_LAST, consume_dm},
     {PA_REC_ITT_FIRST, PA_REC_ITT_LAST, consume_itt},
 };
 
@@ -278,7 +291,7 @@ static size_t agg_drain_pass_mode(pa_agg_t *a, size_t batch, int final)
         if (final) {
             if (!r->cut) /* 0 while the ring is still empty: looked at again next pass */
                 r->cut = atomic_load_explicit(&r->tail, memory_order_acquire);
-            total += pa_ring_drain_upto(r, agg_sink, a, a->scratch, r->cut);
+            total += pa_ring_drain_upto(r, agg_sink, a, a->scratch, batch, r->cut);
         } else {
             total += pa_ring_drain(r, agg_sink, a, a->scratch, batch);
         }
@@ -377,10 +390,18 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
     if (a->finished)
         return &a->res;
     /* producers may still be writing: drain each ring up to its cut-off (its tail when this
-     * drain first sees it), a bounded number of passes (a ring registered meanwhile) */
-    for (int pass = 0; pass < PA_AGG_FINAL_PASSES; pass++)
-        if (agg_drain_pass_mode(a, 0, 1) == 0)
+     * drain first sees it), in batches, until nothing is left below the cut-offs or the
+     * deadline passed (a slow machine: what is left is counted late, the DB is still written) */
+    uint64_t deadline = atomic_load_explicit(&a->drain_deadline_ns, memory_order_relaxed);
+    for (;;) {
+        if (agg_drain_pass_mode(a, PA_AGG_BATCH, 1) == 0)
             break;
+        if (deadline && pa_clock_ns() > deadline) {
+            pa_warn("agg", "the exit drain reached its time limit (half of PROFAGENT_EXIT_TIMEOUT_MS): "
+                    "the records still in the rings are counted as late");
+            break;
+        }
+    }
     uint64_t now = pa_clock_ns();
     a->end_ns = now > a->last_ns ? now : a->last_ns;
     pa_agg_hgtx_finish(a);

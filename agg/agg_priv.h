@@ -8,7 +8,6 @@
 
 #define PA_AGG_BATCH 4096u   /* records per ring per pass: fairness between busy threads */
 #define PA_AGG_DOM_SLOTS 16u /* skipped-push counters: domains 0..14, 15 for all others */
-#define PA_AGG_FINAL_PASSES 64 /* bounded final drain while producers may still write */
 
 /* One application thread (all rings of the same tid merge here). */
 struct pa_agg_thread {
@@ -67,6 +66,7 @@ struct pa_agg {
     void *src_state[PA_AGG_SRC_COUNT];
     pa_agg_results_t res;
     int finished;
+    _Atomic uint64_t drain_deadline_ns; /* final drain stops here (pa_agg_stop: half its timeout); 0 = none */
 };
 
 /*! pa_agg_thread_get() : the entry of `tid`, created on first use; NULL on OOM. */

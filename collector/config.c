@@ -64,6 +64,11 @@ const pa_config_var_t pa_config_vars[] = {
      "1 samples EU stalls per instruction (EuStallSampling streamers; sets ZET_ENABLE_METRICS=1)"},
     {"PROFAGENT_PC_SAMPLING_PERIOD_NS", PA_CFG_UINT, OFF(pc_sampling_period_ns), "100000", "ns, 1000..1000000000",
      1000, 1000000000, NULL, "EU-stall sampling period (the driver rounds it to what it supports)"},
+    /* opened by hwcounters/devmetrics*.c; an unknown group is warned about there (naming those that exist) */
+    {"PROFAGENT_METRICS", PA_CFG_STRING, OFF(metrics), "", "a metric group name of the device (e.g. ComputeBasic)",
+     0, 0, NULL, "time-based device metric group streamed per device (sets ZET_ENABLE_METRICS=1)"},
+    {"PROFAGENT_METRICS_PERIOD_US", PA_CFG_UINT, OFF(metrics_period_us), "100", "us, 10..1000000", 10, 1000000,
+     NULL, "device metric sampling period (the driver rounds it to what it supports)"},
 };
 const size_t pa_config_nvars = sizeof pa_config_vars / sizeof pa_config_vars[0];
 
@@ -285,6 +290,8 @@ int pa_config_parse(pa_config_t *cfg, char *const *envp)
     pa_log_level = cfg->log_level;
     if (cfg->pc_sampling) /* opt-in sources get their PROFAGENT_TRACE bit from their own variable */
         cfg->trace |= PA_SRC_PCSAMP;
+    if (cfg->metrics[0])
+        cfg->trace |= PA_SRC_DEVMET;
     return warnings;
 }
 

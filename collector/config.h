@@ -16,6 +16,7 @@ enum pa_source {
     PA_SRC_ITT = 1u << 4,
     PA_SRC_ALL = 0x1fu,
     PA_SRC_PCSAMP = 1u << 5,  /* opt-in (PROFAGENT_PC_SAMPLING=1), not part of "all" */
+    PA_SRC_DEVMET = 1u << 6,  /* opt-in (PROFAGENT_METRICS=<group>), not part of "all" */
 };
 
 /* PROFAGENT_SUMMARY destinations. */
@@ -45,6 +46,8 @@ typedef struct pa_config {
     int symbols_system_debuginfo;      /* PROFAGENT_SYMBOLS_SYSTEM_DEBUGINFO: separate debug info of /lib, /usr/lib */
     int pc_sampling;                   /* PROFAGENT_PC_SAMPLING: EU-stall sampling (sampling/) */
     uint64_t pc_sampling_period_ns;    /* PROFAGENT_PC_SAMPLING_PERIOD_NS */
+    char metrics[PA_CFG_STR_MAX];      /* PROFAGENT_METRICS: device metric group name, "" = off */
+    uint64_t metrics_period_us;        /* PROFAGENT_METRICS_PERIOD_US */
 } pa_config_t;
 
 /* Value kinds of the table. */

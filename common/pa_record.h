@@ -83,7 +83,17 @@ enum pa_rec_kind {
     PA_REC_HC_EVENT = 0xc1,      /* outcome of one asked/substituted event: u.raw see pa_hostctr.h;
                                     payload = "name\0asked\0encoding\0detail" */
     PA_REC_HC_THREAD = 0xc2,     /* a thread's open attempt: u.raw[0] status, raw[1] errno */
+    /* device metric streams (hwcounters/devmetrics*.c): second half of the hwctr range */
+    PA_REC_DM_FIRST = 0xd0,
+    PA_REC_DM_LAST = 0xdf,
+    PA_REC_DM_DEVICE = 0xd0,     /* one device's streamer: u.raw = {device, state (PA_DM_*), period ns,
+                                    ze_result}; payload = group "\0" then nmetrics x name "\0" unit "\0" */
+    PA_REC_DM_SAMPLES = 0xd1,    /* u.raw = {device, nmetrics, nsamples, dropped reads}; payload =
+                                    nsamples x {start ns, duration ns (uint64), nmetrics doubles} */
 };
+
+/* PA_REC_DM_DEVICE states */
+enum pa_dm_state { PA_DM_STREAMING = 1, PA_DM_NO_GROUP = 2, PA_DM_FAILED = 3 };
 
 /* Spool record kinds (aggregator -> writer). */
 enum pa_sp_kind {
@@ -141,6 +151,11 @@ enum pa_sp_kind {
     PA_SP_HC_THREAD = 0x10c2,    /* a thread's totals: tid, t0 = time enabled, t1 = time running;
                                     u.raw[0] = PA_RF_HC_EXIT when read at its exit; payload = n x
                                     {scaled, raw} uint64 pairs */
+    /* device metric streams: the ring records as they are (agg passes them through) */
+    PA_SP_DM_FIRST = 0x10d0,
+    PA_SP_DM_LAST = 0x10df,
+    PA_SP_DM_DEVICE = 0x10d0,    /* as PA_REC_DM_DEVICE */
+    PA_SP_DM_SAMPLES = 0x10d1,   /* as PA_REC_DM_SAMPLES */
     PA_SP_HC_COUNTS = 0x10c3,    /* u.raw = {threads opened, threads failed, samples unmatched,
                                     ranges without counters} */
 };

@@ -106,9 +106,10 @@ size_t pa_ring_drain(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scr
     return ring_drain(r, sink, ctx, scratch, max_records, UINT64_MAX);
 }
 
-size_t pa_ring_drain_upto(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scratch, uint64_t limit)
+size_t pa_ring_drain_upto(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scratch, size_t max_records,
+                          uint64_t limit)
 {
-    return ring_drain(r, sink, ctx, scratch, 0, limit);
+    return ring_drain(r, sink, ctx, scratch, max_records, limit);
 }
 
 void pa_ring_register(pa_ring_t *r)

@@ -88,9 +88,11 @@ typedef void (*pa_ring_sink_fn)(void *ctx, const pa_record_t *rec, const uint8_t
  *  for each; `scratch` must hold the ring's capacity in bytes. Returns the records consumed. */
 size_t pa_ring_drain(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scratch, size_t max_records);
 
-/*! pa_ring_drain_upto() : pa_ring_drain() of every record that starts below slot position
- *  `limit` (a committed tail read earlier: the exit-time cut-off), nothing beyond it. */
-size_t pa_ring_drain_upto(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scratch, uint64_t limit);
+/*! pa_ring_drain_upto() : pa_ring_drain() (at most `max_records`, 0 = all) of the records that
+ *  start below slot position `limit` (a committed tail read earlier: the exit-time cut-off),
+ *  nothing beyond it. */
+size_t pa_ring_drain_upto(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scratch, size_t max_records,
+                          uint64_t limit);
 
 /* Registry: a lock-free list of every live ring. Producers push (CAS) on registration;
  * only the consumer unlinks (retired and empty rings). */

@@ -1,5 +1,6 @@
 /* pcs_kernels.c - kernel address ranges for IP -> kernel: base from zexKernelGetBaseAddress, size from
  * zeModuleGetNativeBinary, source lines from the module's debug info; recorded at zeKernelCreate. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +84,7 @@ static void on_module_create(ze_module_create_params_t *p, ze_result_t r, void *
     (void)inst;
     if (r != ZE_RESULT_SUCCESS || !p->pphModule || !*p->pphModule)
         return;
+    int saved = errno;
     uint32_t dev = UINT32_MAX;
     for (uint32_t i = 0; i < pcs_ndevs; i++)
         if (pcs_devs[i].h == *p->phDevice)
@@ -92,6 +94,7 @@ static void on_module_create(ze_module_create_params_t *p, ze_result_t r, void *
     modules[nmodules % PCS_MAX_MODULES].dev = dev;
     nmodules++;
     pthread_mutex_unlock(&kmu);
+    errno = saved;
 }
 
 static void on_kernel_create(ze_kernel_create_params_t *p, ze_result_t r, void *user, void **inst)
@@ -103,11 +106,13 @@ static void on_kernel_create(ze_kernel_create_params_t *p, ze_result_t r, void *
     uint32_t dev = module_device(*p->phModule);
     if (dev >= pcs_ndevs || !pcs_devs[dev].base_fn)
         return;
+    int saved = errno; /* the application's errno survives our calls */
     pcs_host.guard_enter();
     uint64_t base = 0;
     size_t bin = 0;
     if (pcs_devs[dev].base_fn(**p->pphKernel, &base) != ZE_RESULT_SUCCESS) {
         pcs_host.guard_leave();
+        errno = saved;
         return;
     }
     /* the module's binary bounds the kernel; the next kernel's base caps it further (unitrace) */
@@ -124,6 +129,7 @@ static void on_kernel_create(ze_kernel_create_params_t *p, ze_result_t r, void *
     pcs_lines_of(*p->phModule, name, b32, &files, &nfiles, &lines, &nlines);
     pcs_kernels_register(dev, b32, (uint32_t)size, name, files, nfiles, lines, nlines);
     pcs_host.guard_leave();
+    errno = saved;
 }
 
 int pcs_kernels_attach(void)

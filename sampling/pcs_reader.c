@@ -31,6 +31,7 @@ typedef struct reader {
     zet_typed_value_t *vals; size_t valcap;
     uint32_t *ent; size_t entcap;
     _Atomic uint64_t flush_req, flush_done;
+    uint64_t reads;
 } reader_t;
 
 static reader_t readers[PCS_MAX_DEVICES];
@@ -173,12 +174,17 @@ static void *reader_main(void *arg)
             pcs_ze.zeEventHostSynchronize(r->ev, PCS_WAIT_NS) == ZE_RESULT_SUCCESS)
             pcs_ze.zeEventHostReset(r->ev);
         read_once(r);
+        r->reads++;
         atomic_store(&r->flush_done, req);
         if (stop)
             break;
     }
     if (r->ring)
         emit_kernels(r);
+    struct timespec cpu;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+    pa_info("pc-sampling", "device %u: reader stopped after %llu reads, %.1f ms of CPU", r->d->index,
+            (unsigned long long)r->reads, (double)cpu.tv_sec * 1e3 + (double)cpu.tv_nsec / 1e6);
     pcs_ze.zetMetricStreamerClose(r->s);
     pcs_ze.zetContextActivateMetricGroups(r->d->ctx, r->d->h, 0, NULL);
     pcs_ze.zeEventDestroy(r->ev);

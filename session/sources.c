@@ -10,9 +10,10 @@
  * pa_source_<name>` (common/pa_source.h) plus one line here.
  *
  * ze before mem: the mem source records through the Level Zero tracer that ze attaches.
- * pcsamp before ze: ZET_ENABLE_METRICS=1 must be set before the agent's first zeInit.
+ * devmet, pcsamp before ze: ZET_ENABLE_METRICS=1 must be set before the agent's first zeInit.
  */
 #define PA_SOURCE_LIST(PA_SOURCE) \
+    PA_SOURCE(devmet)             \
     PA_SOURCE(pcsamp)             \
     PA_SOURCE(hgtx)               \
     PA_SOURCE(osrt)               \

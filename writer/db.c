@@ -122,6 +122,8 @@ static void pa_load_record(pa_load_t *l, const pa_record_t *r, const uint8_t *pa
         src = &pa_writer_source_hc;
     else if (r->kind == PA_SP_ITT_COUNTS)
         src = &pa_writer_source_itt;
+    else if (r->kind >= PA_SP_DM_FIRST && r->kind <= PA_SP_DM_LAST)
+        src = &pa_writer_source_dm;
     if (src && src->on_record) {
         if (src->on_record(l->db, r, payload) != 0)
             l->src_failed = 1;
@@ -347,7 +349,8 @@ static int pa_create_exclusive(const char *path)
 static int pa_run_sources(sqlite3 *db, int finish)
 {
     const pa_writer_source_t *srcs[] = {&pa_writer_source_ze, &pa_writer_source_mem,
-                                        &pa_writer_source_proj, &pa_writer_source_hc, &pa_writer_source_pcs};
+                                        &pa_writer_source_proj, &pa_writer_source_hc, &pa_writer_source_pcs,
+                                        &pa_writer_source_dm};
     int rc = 0;
     for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
         int (*fn)(sqlite3 *) = finish ? srcs[i]->finish : srcs[i]->create_schema;

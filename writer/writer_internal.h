@@ -104,6 +104,7 @@ extern const pa_writer_source_t pa_writer_source_proj; /* writer/writer_proj.c: 
 extern const pa_writer_source_t pa_writer_source_pcs;  /* writer/writer_pcs.c: PA_SP_PCS_* */
 extern const pa_writer_source_t pa_writer_source_hc;   /* writer/writer_hc.c: PA_SP_HC_* host counters */
 extern const pa_writer_source_t pa_writer_source_itt;  /* writer/writer_itt.c: PA_SP_ITT_COUNTS */
+extern const pa_writer_source_t pa_writer_source_dm;   /* writer/writer_dm.c: PA_SP_DM_* device metrics */
 
 /* ---- SQL functions (report_sqlfn.c) ---- */
 
@@ -226,6 +227,7 @@ extern const pa_report_def_t *const pa_reports_hgtxdev[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_mem[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_misc[] __attribute__((weak));
 extern const pa_report_def_t *const pa_reports_pcs[] __attribute__((weak)); /* report_pcs.c */
+extern const pa_report_def_t *const pa_reports_dm[] __attribute__((weak)); /* report_dm.c */
 extern const pa_report_def_t *const pa_reports_hostctr[] __attribute__((weak)); /* report_hc.c */
 extern const pa_report_def_t *const pa_reports_op[] __attribute__((weak)); /* report_op.c: ppu_op_sum, moe_op_sum */
 

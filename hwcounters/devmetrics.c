@@ -1,0 +1,451 @@
+/* devmetrics.c - device metric streams (PROFAGENT_METRICS=<group>): one time-based metric streamer
+ * per device, a reader thread per device decoding reports with the driver's calculator into
+ * per-interval values on host time, written to the reader's ring (PA_REC_DM_*). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <level_zero/ze_api.h>
+#include <level_zero/zet_api.h>
+
+#include "../collector/collector.h"
+#include "../common/pa_clock.h"
+#include "../common/pa_log.h"
+#include "../common/pa_source.h"
+#include "devmetrics.h"
+
+#define DM_MAX_DEVICES 16
+#define DM_MAX_METRICS 64
+#define DM_WAIT_NS 50000000ull      /* event wait per loop: bounds the stop latency */
+#define DM_JOIN_NS 2000000000ll     /* bound of a reader join at exit */
+#define DM_NOTIFY_EVERY 256u        /* reports per notification */
+#define DM_CHUNK 64u                /* samples per ring record */
+#define DM_SNAP_NS 2                /* device ticks -> ns rounding between consecutive intervals */
+
+#define DM_FN(n) __typeof__(&n) n
+static struct {
+    DM_FN(zeInit); DM_FN(zeDriverGet); DM_FN(zeDeviceGet); DM_FN(zeDeviceGetProperties);
+    DM_FN(zeDeviceGetGlobalTimestamps); DM_FN(zeContextCreate); DM_FN(zeEventPoolCreate);
+    DM_FN(zeEventPoolDestroy); DM_FN(zeEventCreate); DM_FN(zeEventDestroy); DM_FN(zeEventHostSynchronize);
+    DM_FN(zeEventHostReset); DM_FN(zetMetricGroupGet); DM_FN(zetMetricGroupGetProperties); DM_FN(zetMetricGet);
+    DM_FN(zetMetricGetProperties); DM_FN(zetContextActivateMetricGroups); DM_FN(zetMetricStreamerOpen);
+    DM_FN(zetMetricStreamerReadData); DM_FN(zetMetricStreamerClose); DM_FN(zetMetricGroupCalculateMetricValues);
+} ze;
+
+typedef struct dm_dev {
+    uint32_t index;
+    ze_device_handle_t h;
+    ze_context_handle_t ctx;
+    zet_metric_group_handle_t group;
+    uint32_t nmetrics, begin_metric, time_metric;   /* QueryBeginTime / GpuTime indexes */
+    char names[DM_MAX_METRICS][ZET_MAX_METRIC_NAME];
+    char units[DM_MAX_METRICS][ZET_MAX_METRIC_RESULT_UNITS];
+    int64_t ref_host_ns, ref_dev_ns;                 /* a zeDeviceGetGlobalTimestamps pair */
+    uint64_t timer_hz;
+    /* reader */
+    pthread_t th;
+    int running;
+    _Atomic int stop;
+    zet_metric_streamer_handle_t s;
+    ze_event_pool_handle_t pool;
+    ze_event_handle_t ev;
+    pa_ring_t *ring;
+    uint32_t period_ns;
+    uint8_t *raw; size_t rawcap;
+    zet_typed_value_t *vals; size_t valcap;
+    uint8_t *out; uint32_t nout;                      /* samples ready for the ring */
+    int has_pending;                                  /* the last interval waits for its successor */
+    uint64_t pend_start, pend_dur;
+    double pend_vals[DM_MAX_METRICS];
+    uint64_t dropped_reads;
+} dm_dev_t;
+
+static dm_dev_t devs[DM_MAX_DEVICES];
+static uint32_t ndevs;
+
+static int resolve(void)
+{
+    void *lib = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!lib)
+        lib = dlopen("libze_loader.so.1", RTLD_NOW);
+    if (!lib)
+        return -1;
+#define R(n) if (!(*(void **)&ze.n = dlsym(lib, #n))) return -1;
+    R(zeInit) R(zeDriverGet) R(zeDeviceGet) R(zeDeviceGetProperties) R(zeDeviceGetGlobalTimestamps)
+    R(zeContextCreate) R(zeEventPoolCreate) R(zeEventPoolDestroy) R(zeEventCreate) R(zeEventDestroy)
+    R(zeEventHostSynchronize) R(zeEventHostReset) R(zetMetricGroupGet) R(zetMetricGroupGetProperties)
+    R(zetMetricGet) R(zetMetricGetProperties) R(zetContextActivateMetricGroups) R(zetMetricStreamerOpen)
+    R(zetMetricStreamerReadData) R(zetMetricStreamerClose) R(zetMetricGroupCalculateMetricValues)
+#undef R
+    return 0;
+}
+
+
+static double tval(const zet_typed_value_t *v)
+{
+    switch (v->type) {
+    case ZET_VALUE_TYPE_UINT32: return v->value.ui32;
+    case ZET_VALUE_TYPE_UINT64: return (double)v->value.ui64;
+    case ZET_VALUE_TYPE_FLOAT32: return v->value.fp32;
+    case ZET_VALUE_TYPE_FLOAT64: return v->value.fp64;
+    case ZET_VALUE_TYPE_BOOL8: return v->value.b8 != 0;
+    default: return 0;
+    }
+}
+
+/* The time-based group `want` of device d (its metric names and units); appends the names of the
+ * groups the device has to `have` (for the warning). Returns 0 when found. */
+static int find_group(dm_dev_t *d, const char *want, char *have, size_t havesz)
+{
+    uint32_t n = 0;
+    if (ze.zetMetricGroupGet(d->h, &n, NULL) != ZE_RESULT_SUCCESS || n == 0)
+        return -1;
+    zet_metric_group_handle_t g[64];
+    if (n > 64)
+        n = 64;
+    if (ze.zetMetricGroupGet(d->h, &n, g) != ZE_RESULT_SUCCESS)
+        return -1;
+    int found = -1;
+    for (uint32_t i = 0; i < n; i++) {
+        zet_metric_group_properties_t p = {.stype = ZET_STRUCTURE_TYPE_METRIC_GROUP_PROPERTIES};
+        if (ze.zetMetricGroupGetProperties(g[i], &p) != ZE_RESULT_SUCCESS)
+            continue;
+        size_t l = strlen(have);
+        snprintf(have + l, havesz - l, "%s%s", l && have[l - 1] != ' ' ? ", " : "", p.name);
+        if (found == 0 || strcmp(p.name, want) != 0 || !(p.samplingType & ZET_METRIC_GROUP_SAMPLING_TYPE_FLAG_TIME_BASED))
+            continue;
+        uint32_t nm = 0;
+        zet_metric_handle_t m[DM_MAX_METRICS];
+        if (ze.zetMetricGet(g[i], &nm, NULL) != ZE_RESULT_SUCCESS || nm == 0 || nm > DM_MAX_METRICS ||
+            ze.zetMetricGet(g[i], &nm, m) != ZE_RESULT_SUCCESS)
+            continue;
+        d->begin_metric = d->time_metric = UINT32_MAX;
+        for (uint32_t k = 0; k < nm; k++) {
+            zet_metric_properties_t mp = {.stype = ZET_STRUCTURE_TYPE_METRIC_PROPERTIES};
+            if (ze.zetMetricGetProperties(m[k], &mp) != ZE_RESULT_SUCCESS)
+                mp.name[0] = mp.resultUnits[0] = '\0';
+            snprintf(d->names[k], sizeof d->names[k], "%s", mp.name);
+            snprintf(d->units[k], sizeof d->units[k], "%s", mp.resultUnits);
+            if (mp.metricType == ZET_METRIC_TYPE_TIMESTAMP && d->begin_metric == UINT32_MAX)
+                d->begin_metric = k;
+            if (mp.metricType == ZET_METRIC_TYPE_DURATION && d->time_metric == UINT32_MAX)
+                d->time_metric = k;
+        }
+        if (d->begin_metric == UINT32_MAX || d->time_metric == UINT32_MAX)
+            continue; /* no interval begin/length: values could not be placed on the timeline */
+        d->group = g[i];
+        d->nmetrics = nm;
+        found = 0;
+    }
+    return found;
+}
+
+static void enumerate(const char *want, char *have, size_t havesz)
+{
+    uint32_t nd = 0;
+    ze_driver_handle_t drv[8];
+    if (ze.zeDriverGet(&nd, NULL) != ZE_RESULT_SUCCESS)
+        return;
+    if (nd > 8)
+        nd = 8;
+    if (ze.zeDriverGet(&nd, drv) != ZE_RESULT_SUCCESS)
+        return;
+    for (uint32_t i = 0; i < nd && ndevs < DM_MAX_DEVICES; i++) {
+        ze_context_desc_t cd = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
+        ze_context_handle_t ctx = NULL;
+        if (ze.zeContextCreate(drv[i], &cd, &ctx) != ZE_RESULT_SUCCESS)
+            ctx = NULL;
+        uint32_t n = 0;
+        ze_device_handle_t h[DM_MAX_DEVICES];
+        if (ze.zeDeviceGet(drv[i], &n, NULL) != ZE_RESULT_SUCCESS)
+            continue;
+        if (n > DM_MAX_DEVICES - ndevs)
+            n = DM_MAX_DEVICES - ndevs;
+        if (ze.zeDeviceGet(drv[i], &n, h) != ZE_RESULT_SUCCESS)
+            continue;
+        for (uint32_t k = 0; k < n; k++) {
+            dm_dev_t *d = &devs[ndevs];
+            memset(d, 0, sizeof *d);
+            d->index = ndevs++;
+            d->h = h[k];
+            d->ctx = ctx;
+            size_t l = strlen(have);
+            snprintf(have + l, havesz - l, "%sdevice %u: ", l ? "; " : "", d->index);
+            size_t l2 = strlen(have);
+            if (ctx)
+                find_group(d, want, have, havesz);
+            if (strlen(have) == l2)
+                snprintf(have + l2, havesz - l2, "no metric groups");
+        }
+    }
+}
+
+/* Ring record of the device's streamer state and its metric names and units. */
+static void emit_device(dm_dev_t *d, uint32_t state, ze_result_t res, const char *group)
+{
+    if (!d->ring)
+        return;
+    size_t cap = ZET_MAX_METRIC_GROUP_NAME + d->nmetrics * (ZET_MAX_METRIC_NAME + ZET_MAX_METRIC_RESULT_UNITS);
+    char *buf = malloc(cap), *p = buf;
+    if (!buf)
+        return;
+    p += snprintf(p, ZET_MAX_METRIC_GROUP_NAME, "%s", group) + 1;
+    for (uint32_t k = 0; k < d->nmetrics; k++) {
+        p = stpcpy(p, d->names[k]) + 1;
+        p = stpcpy(p, d->units[k]) + 1;
+    }
+    pa_record_t rec = {.kind = PA_REC_DM_DEVICE, .t0 = pa_clock_ns()};
+    rec.u.raw[0] = d->index;
+    rec.u.raw[1] = state;
+    rec.u.raw[2] = d->period_ns;
+    rec.u.raw[3] = (uint32_t)res;
+    pa_dm_ring_emit(d->ring, &rec, buf, (uint32_t)(p - buf));
+    free(buf);
+}
+
+static void flush_out(dm_dev_t *d)
+{
+    if (!d->nout)
+        return;
+    pa_record_t rec = {.kind = PA_REC_DM_SAMPLES, .t0 = pa_clock_ns()};
+    rec.u.raw[0] = d->index;
+    rec.u.raw[1] = d->nmetrics;
+    rec.u.raw[2] = d->nout;
+    rec.u.raw[3] = d->dropped_reads;
+    pa_dm_ring_emit(d->ring, &rec, d->out, d->nout * (16 + 8 * d->nmetrics));
+    d->nout = 0;
+}
+
+static void push_pending(dm_dev_t *d)
+{
+    size_t esz = 16 + 8 * (size_t)d->nmetrics;
+    uint8_t *o = d->out + d->nout * esz;
+    memcpy(o, &d->pend_start, 8);
+    memcpy(o + 8, &d->pend_dur, 8);
+    memcpy(o + 16, d->pend_vals, 8 * (size_t)d->nmetrics);
+    if (++d->nout == DM_CHUNK)
+        flush_out(d);
+}
+
+/* One interval. The driver's intervals tile its stream in ns (open + k * GpuTime), but the begin
+ * timestamp is in device ticks, so QueryBeginTime is up to one tick early: an interval that begins
+ * within a tick of its predecessor's end begins exactly there, and a run of intervals tiles without
+ * gaps or overlaps; a larger gap (reports dropped) keeps the converted begin. */
+static void add_interval(dm_dev_t *d, const zet_typed_value_t *v)
+{
+    int64_t begin_dev = (int64_t)tval(&v[d->begin_metric]);
+    uint64_t dur = (uint64_t)tval(&v[d->time_metric]);
+    int64_t host = d->ref_host_ns + (begin_dev - d->ref_dev_ns);
+    uint64_t start = host > 0 ? (uint64_t)host : 0;
+    if (d->has_pending) {
+        int64_t tick = (int64_t)(1000000000ull / d->timer_hz) + DM_SNAP_NS;
+        int64_t gap = (int64_t)start - (int64_t)(d->pend_start + d->pend_dur);
+        if (gap >= -tick && gap <= tick)
+            start = d->pend_start + d->pend_dur;
+        push_pending(d);
+    }
+    d->pend_start = start;
+    d->pend_dur = dur;
+    for (uint32_t k = 0; k < d->nmetrics; k++)
+        d->pend_vals[k] = tval(&v[k]);
+    d->has_pending = 1;
+}
+
+static void read_once(dm_dev_t *d)
+{
+    size_t cap = 0;
+    if (ze.zetMetricStreamerReadData(d->s, UINT32_MAX, &cap, NULL) != ZE_RESULT_SUCCESS || cap == 0)
+        return;
+    if (cap > d->rawcap) {
+        uint8_t *nb = realloc(d->raw, cap);
+        if (!nb)
+            return;
+        d->raw = nb;
+        d->rawcap = cap;
+    }
+    size_t got = d->rawcap;
+    ze_result_t res = ze.zetMetricStreamerReadData(d->s, UINT32_MAX, &got, d->raw);
+    if (res == ZE_RESULT_WARNING_DROPPED_DATA)
+        d->dropped_reads++;
+    else if (res != ZE_RESULT_SUCCESS)
+        return;
+    uint32_t nv = 0;
+    if (!got || ze.zetMetricGroupCalculateMetricValues(d->group, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, got,
+                                                       d->raw, &nv, NULL) != ZE_RESULT_SUCCESS || !nv)
+        return;
+    if (nv > d->valcap) {
+        zet_typed_value_t *n = realloc(d->vals, nv * sizeof *n);
+        if (!n)
+            return;
+        d->vals = n;
+        d->valcap = nv;
+    }
+    if (ze.zetMetricGroupCalculateMetricValues(d->group, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, got, d->raw,
+                                               &nv, d->vals) != ZE_RESULT_SUCCESS)
+        return;
+    for (uint32_t e = 0; e + 1 <= nv / d->nmetrics; e++)
+        add_interval(d, d->vals + (size_t)e * d->nmetrics);
+    flush_out(d);
+}
+
+static void *reader_main(void *arg)
+{
+    dm_dev_t *d = arg;
+    pa_thread_mark_agent();
+    while (!atomic_load(&d->stop)) {
+        if (ze.zeEventHostSynchronize(d->ev, DM_WAIT_NS) == ZE_RESULT_SUCCESS)
+            ze.zeEventHostReset(d->ev);
+        read_once(d);
+    }
+    read_once(d); /* what the device wrote until the stop */
+    if (d->has_pending)
+        push_pending(d);
+    d->has_pending = 0;
+    flush_out(d);
+    ze.zetMetricStreamerClose(d->s);
+    ze.zetContextActivateMetricGroups(d->ctx, d->h, 0, NULL);
+    ze.zeEventDestroy(d->ev);
+    ze.zeEventPoolDestroy(d->pool);
+    pa_dm_ring_close(d->ring);
+    d->ring = NULL;
+    free(d->raw);
+    free(d->vals);
+    free(d->out);
+    d->raw = NULL, d->vals = NULL, d->out = NULL;
+    return NULL;
+}
+
+/* Opens device d's streamer and starts its reader; on failure says why once (the app runs on). */
+static int reader_start(dm_dev_t *d, const char *group, uint32_t period_ns)
+{
+    d->ring = pa_dm_ring_open(d->index);
+    if (!d->ring)
+        return -1;
+    d->period_ns = period_ns;
+    ze_device_properties_t p = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2};
+    uint64_t host = 0, dev = 0;
+    ze_result_t res = ze.zeDeviceGetProperties(d->h, &p);
+    if (res == ZE_RESULT_SUCCESS)
+        res = ze.zeDeviceGetGlobalTimestamps(d->h, &host, &dev);
+    d->timer_hz = p.timerResolution ? p.timerResolution : 1000000000ull;
+    d->ref_host_ns = (int64_t)host;
+    d->ref_dev_ns = (int64_t)((unsigned __int128)dev * 1000000000u / d->timer_hz);
+    d->out = malloc(DM_CHUNK * (16 + 8 * (size_t)d->nmetrics));
+    if (res == ZE_RESULT_SUCCESS && !d->out)
+        res = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    if (res == ZE_RESULT_SUCCESS)
+        res = ze.zetContextActivateMetricGroups(d->ctx, d->h, 1, &d->group);
+    ze_event_pool_desc_t pd = {.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, .flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE,
+                               .count = 1};
+    ze_event_desc_t ed = {.stype = ZE_STRUCTURE_TYPE_EVENT_DESC, .signal = ZE_EVENT_SCOPE_FLAG_HOST,
+                          .wait = ZE_EVENT_SCOPE_FLAG_HOST};
+    int have_pool = 0, have_ev = 0;
+    if (res == ZE_RESULT_SUCCESS && (res = ze.zeEventPoolCreate(d->ctx, &pd, 1, &d->h, &d->pool)) == ZE_RESULT_SUCCESS)
+        have_pool = 1;
+    if (res == ZE_RESULT_SUCCESS && (res = ze.zeEventCreate(d->pool, &ed, &d->ev)) == ZE_RESULT_SUCCESS)
+        have_ev = 1;
+    zet_metric_streamer_desc_t sd = {.stype = ZET_STRUCTURE_TYPE_METRIC_STREAMER_DESC,
+                                     .notifyEveryNReports = DM_NOTIFY_EVERY, .samplingPeriod = period_ns};
+    if (res == ZE_RESULT_SUCCESS)
+        res = ze.zetMetricStreamerOpen(d->ctx, d->h, d->group, &sd, d->ev, &d->s);
+    if (res == ZE_RESULT_SUCCESS) {
+        d->period_ns = sd.samplingPeriod;
+        emit_device(d, PA_DM_STREAMING, res, group);
+        if (pthread_create(&d->th, NULL, reader_main, d) == 0) {
+            d->running = 1;
+            return 0;
+        }
+        ze.zetMetricStreamerClose(d->s);
+        res = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    pa_warn("metrics", "device %u: the %s metric streamer was not opened (ze_result 0x%x%s); this device's"
+            " metrics are not collected, the rest is profiled as usual", d->index, group, (unsigned)res,
+            res == ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE ? ": another streamer of that kind is open on it" : "");
+    emit_device(d, PA_DM_FAILED, res, group);
+    if (have_ev)
+        ze.zeEventDestroy(d->ev);
+    if (have_pool)
+        ze.zeEventPoolDestroy(d->pool);
+    ze.zetContextActivateMetricGroups(d->ctx, d->h, 0, NULL);
+    free(d->out);
+    d->out = NULL;
+    pa_dm_ring_close(d->ring);
+    d->ring = NULL;
+    return -1;
+}
+
+/* ZET_ENABLE_METRICS=1 must be set before the process's first zeInit (this source is first in
+ * the session's table); a user's other value is kept and said. */
+static void metrics_env(void)
+{
+    const char *m = getenv("ZET_ENABLE_METRICS");
+    if (!m)
+        setenv("ZET_ENABLE_METRICS", "1", 0);
+    else if (strcmp(m, "1") != 0)
+        pa_warn("metrics", "ZET_ENABLE_METRICS=%s set by the user: drivers then offer no metric groups"
+                " (accepted: unset or 1)", m);
+}
+
+int pa_dm_start(const char *group, uint64_t period_us)
+{
+    metrics_env();
+    /* our zeInit comes before the ze source's: its tracer needs the layer on before the first one
+     * (it warns about a user's explicit other value) */
+    setenv("ZE_ENABLE_TRACING_LAYER", "1", 0);
+    if (resolve() != 0 || ze.zeInit(0) != ZE_RESULT_SUCCESS) {
+        pa_warn("metrics", "PROFAGENT_METRICS=%s: Level Zero could not be initialized; no device metrics, the"
+                " rest is profiled as usual", group);
+        return 0;
+    }
+    static char have[4096];
+    have[0] = '\0';
+    enumerate(group, have, sizeof have);
+    uint32_t with = 0;
+    for (uint32_t i = 0; i < ndevs; i++)
+        with += devs[i].group != NULL;
+    if (with < ndevs || ndevs == 0)
+        pa_warn("metrics", "PROFAGENT_METRICS=%s: %s offer%s no time-based metric group of that name (groups that"
+                " exist: %s); %s", group, ndevs == 0 ? "no Level Zero device" : with ? "some devices" : "the devices",
+                with || ndevs == 0 ? "" : "", ndevs ? have : "none",
+                with ? "the others are collected, the rest is profiled as usual" : "the rest is profiled as usual");
+    uint32_t started = 0;
+    uint32_t period_ns = (uint32_t)(period_us * 1000u);
+    for (uint32_t i = 0; i < ndevs; i++)
+        if (devs[i].group && reader_start(&devs[i], group, period_ns) == 0)
+            started++;
+    if (started)
+        pa_info("metrics", "%u device(s) stream %s every %u ns", started, group, devs[0].period_ns);
+    return (int)started;
+}
+
+void pa_dm_stop(void)
+{
+    for (uint32_t i = 0; i < ndevs; i++)
+        atomic_store(&devs[i].stop, 1);
+    for (uint32_t i = 0; i < ndevs; i++) {
+        dm_dev_t *d = &devs[i];
+        if (!d->running)
+            continue;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += DM_JOIN_NS / 1000000000ll;
+        if (pthread_timedjoin_np(d->th, NULL, &ts) != 0) {
+            pa_warn("metrics", "device %u: the metric reader did not stop within 2 s; left running", d->index);
+            pthread_detach(d->th);
+        }
+        d->running = 0;
+    }
+}
+
+void pa_dm_after_fork_child(void)
+{
+    memset(devs, 0, sizeof devs);
+    ndevs = 0;
+}
