@@ -27,6 +27,12 @@ int pa_cli_export(int argc, char **argv);
  *  overview. Returns the exit status. */
 int pa_cli_report(int argc, char **argv);
 
+/*! pa_cli_output_is_device() : 1 when PATH exists and is neither a regular file nor a directory
+ *  (a device such as /dev/stdout or /dev/null, a FIFO, a socket): written in place, never
+ *  replaced through a temporary file and a rename (that would put a regular file where the
+ *  device node was); 0 otherwise. */
+int pa_cli_output_is_device(const char *path);
+
 /*! pa_cli_error() : prints "profagent: <message>" on stderr. */
 void pa_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -92,7 +92,8 @@ int pa_cli_export(int argc, char **argv)
         out_path = defpath;
     }
     int to_stdout = strcmp(out_path, "-") == 0;
-    if (!to_stdout && !force && access(out_path, F_OK) == 0) {
+    int dev = !to_stdout && pa_cli_output_is_device(out_path); /* /dev/stdout, a FIFO: in place */
+    if (!to_stdout && !dev && !force && access(out_path, F_OK) == 0) {
         pa_cli_error("export: '%s' exists; give --force-overwrite to replace it", out_path);
         return PA_CLI_EDATA;
     }
@@ -111,7 +112,7 @@ int pa_cli_export(int argc, char **argv)
     FILE *out = stdout;
     if (!to_stdout) {
         snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
-        out = fopen(tmp, "wb");
+        out = fopen(dev ? out_path : tmp, "wb");
         if (!out) {
             pa_cli_error("export: cannot write '%s': %m", out_path);
             pa_tl_free(&tl);
@@ -130,11 +131,11 @@ int pa_cli_export(int argc, char **argv)
             rc = PA_CLI_EDATA;
         if (rc == PA_CLI_EDATA)
             pa_cli_error("export: writing '%s' failed: %m", out_path);
-        else if (rename(tmp, out_path) != 0) {
+        else if (!dev && rename(tmp, out_path) != 0) {
             pa_cli_error("export: cannot create '%s': %m", out_path);
             rc = PA_CLI_EDATA;
         }
-        if (rc)
+        if (rc && !dev)
             remove(tmp);
     }
     if (rc == PA_CLI_OK && !to_stdout)

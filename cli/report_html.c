@@ -477,7 +477,8 @@ int pa_cli_report(int argc, char **argv)
         snprintf(defpath, sizeof defpath, "%.*s.html", (int)(n - (size_t)cut), db_path);
         out_path = defpath;
     }
-    if (!force && access(out_path, F_OK) == 0) {
+    int dev = pa_cli_output_is_device(out_path); /* /dev/stdout, a FIFO: written in place */
+    if (!dev && !force && access(out_path, F_OK) == 0) {
         pa_cli_error("report: '%s' exists; give --force-overwrite to replace it", out_path);
         return PA_CLI_EDATA;
     }
@@ -487,7 +488,7 @@ int pa_cli_report(int argc, char **argv)
         return PA_CLI_EDATA;
     }
     snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
-    FILE *out = fopen(tmp, "w");
+    FILE *out = fopen(dev ? out_path : tmp, "w");
     if (!out) {
         pa_cli_error("report: cannot write '%s': %m", out_path);
         sqlite3_close(db);
@@ -497,12 +498,12 @@ int pa_cli_report(int argc, char **argv)
     sqlite3_close(db);
     if (fclose(out) != 0)
         rc = PA_CLI_EDATA;
-    if (rc == PA_CLI_OK && rename(tmp, out_path) != 0) {
+    if (rc == PA_CLI_OK && !dev && rename(tmp, out_path) != 0) {
         pa_cli_error("report: cannot create '%s': %m", out_path);
         rc = PA_CLI_EDATA;
     } else if (rc != PA_CLI_OK)
         pa_cli_error("report: writing '%s' failed: %m", out_path);
-    if (rc != PA_CLI_OK)
+    if (rc != PA_CLI_OK && !dev)
         remove(tmp);
     return rc;
 }

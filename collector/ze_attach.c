@@ -368,8 +368,11 @@ static void *pa_dlopen_ze(const char *file, int mode)
 {
     pa_dlopen_fn real = pa_real_dlopen();
     void *h = real ? real(file, mode) : NULL;
+    /* only once the ze or mem source runs: HGTX alone can be on earlier (pa_session_early), and
+     * an attach then, from another source's probe during the sources' init, would zeInit before
+     * that source set its environment (PC sampling's ZET_ENABLE_METRICS=1) */
     if (h && !atomic_load(&pa_ze_attached) && (pa_config.trace & (PA_SRC_ZE | PA_SRC_MEM)) &&
-        atomic_load(&pa_sources) != 0) {
+        (atomic_load(&pa_sources) & (PA_SRC_ZE | PA_SRC_MEM))) {
         int saved = errno;
         attach_with(h);
         errno = saved;

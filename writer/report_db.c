@@ -16,7 +16,12 @@ static int pa_check_sqlite_header(const char *path, char *err, size_t errsz)
         return -1;
     }
     size_t n = fread(hdr, 1, sizeof hdr, f);
+    int rerr = ferror(f) ? errno : 0;  /* a directory opens but reads EISDIR: not "empty" */
     fclose(f);
+    if (rerr) {
+        snprintf(err, errsz, "cannot read '%s': %s", path, strerror(rerr));
+        return -1;
+    }
     if (n == 0) {
         snprintf(err, errsz, "'%s' is empty, not a profagent database", path);
         return -1;
@@ -38,6 +43,9 @@ static int64_t pa_schema_version(sqlite3 *db, const char *path, char *err, size_
         if (strstr(sqlite3_errmsg(db), "no such table"))
             snprintf(err, errsz, "'%s' is an SQLite database but not a profagent database"
                      " (no META table)", path);
+        else if (strstr(sqlite3_errmsg(db), "no such column")) /* another tool's META */
+            snprintf(err, errsz, "'%s' is an SQLite database but not a profagent database"
+                     " (its META table has no key/value columns)", path);
         else
             snprintf(err, errsz, "'%s' cannot be read: %s", path, sqlite3_errmsg(db));
         return -1;

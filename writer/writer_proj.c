@@ -72,6 +72,38 @@ static void proj_summary_compute(sqlite3 *db)
     }
 }
 
+/* The other half of the rule: every launch the starting or the ending thread made inside a start/end
+ * range ended on another thread. The aggregator finds the ending thread's in a short per-thread
+ * history of recent launches when the range closes, and keeps a bounded list of such ranges for the
+ * starting thread's late launches; what these missed (a thread that launched more inside it) is
+ * added here, from the DB. Only when such ranges exist (the lookup index costs a sort of ZE_OPS).
+ * Returns the rows added. */
+static int proj_complete_end_threads(sqlite3 *db, int *rc)
+{
+    sqlite3_stmt *st;
+    int64_t n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM HGTX_RANGES WHERE style = 1 AND unterminated = 0"
+                               " AND endGlobalTid != globalTid", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    if (!n)
+        return 0;
+    /* direct launches (how 0) and executes of regular lists (how 2) by the ending thread */
+    if (pa_db_exec(db, "CREATE INDEX IF NOT EXISTS ZE_OPS_tid_api ON ZE_OPS(tid, apiStart);"
+                       "INSERT INTO HGTX_OP_ASSOC(rangeId, opId, how) SELECT r.id, o.rowid,"
+                       " CASE WHEN o.graphId IS NULL THEN 0 ELSE 2 END FROM HGTX_RANGES r JOIN ZE_OPS o"
+                       " ON o.tid IN (r.globalTid, r.endGlobalTid) AND o.apiStart BETWEEN r.start AND r.end"
+                       " WHERE r.style = 1 AND r.unterminated = 0 AND r.endGlobalTid != r.globalTid"
+                       " AND o.kind IN (1, 2, 3) AND NOT EXISTS (SELECT 1 FROM HGTX_OP_ASSOC x"
+                       "  WHERE x.rangeId = r.id AND x.opId = o.rowid AND x.how != 1);") != 0) {
+        *rc = -1;
+        return 0;
+    }
+    return sqlite3_changes(db);
+}
+
 static int proj_finish(sqlite3 *db)
 {
     int rc = 0;
@@ -91,11 +123,12 @@ static int proj_finish(sqlite3 *db)
                        "  WHERE a.corrId = o.appendCorrId) END, o.apiStart) NOT BETWEEN r.start AND r.end);") != 0)
         rc = -1;
     int removed = rc == 0 ? sqlite3_changes(db) : 0;
+    removed += proj_complete_end_threads(db, &rc);
     if (pa_db_exec(db, "CREATE INDEX HGTX_OP_ASSOC_op ON HGTX_OP_ASSOC(opId);"
                        "CREATE INDEX HGTX_OP_ASSOC_range ON HGTX_OP_ASSOC(rangeId);") != 0)
         rc = -1;
-    /* the aggregator's projection counted what was removed: the summary then comes from the report
-     * (which costs a pass over the associations, so only then) */
+    /* the aggregator's projection counted what was removed and missed what was added: the summary
+     * then comes from the report (which costs a pass over the associations, so only then) */
     sum_ready = 0;
     if (removed > 0)
         proj_summary_compute(db);

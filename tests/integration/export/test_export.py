@@ -10,7 +10,7 @@ kernels per device = kern_sum:device=N instances; slices on one track never over
 slice and ends at a device slice, one flow per device operation; HGTX push/pop nesting (depth,
 parent) = hgtx_pushpop_trace's Lvl and ParentId; times relative to the session start with the
 META anchor. The synthetic DB of the CLI tests (MKDB) adds domains, start/end ranges and marks."""
-import csv, io, json, os, shutil, sqlite3, subprocess, sys
+import csv, io, json, os, stat, shutil, sqlite3, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pftrace  # noqa: E402
@@ -257,6 +257,28 @@ if os.path.exists(gdb):
           and "memory" not in t["name"]}
     got = sorted((mt[u], ts, v) for u, vals in ctr.items() if u in mt for ts, v in vals)
     check(got == want and not bad, "metrics pftrace: double counters %r = table" % got[:3])
+
+
+# a device or FIFO as the output is written in place: never replaced by a regular file through
+# the temporary + rename (as root that removed /dev/full's node), and a write error is reported
+def to_fifo(args):
+    fifo = os.path.join(WORK, "out.fifo")
+    if os.path.exists(fifo):
+        os.unlink(fifo)
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE)
+    p = subprocess.run([PA, *args, "--force-overwrite", "-o", fifo], capture_output=True, timeout=60)
+    if p.returncode != 0 or not stat.S_ISFIFO(os.stat(fifo).st_mode):
+        reader.kill()  # nothing will open the FIFO for writing
+    data = reader.communicate(timeout=60)[0]
+    return p, stat.S_ISFIFO(os.stat(fifo).st_mode), data
+
+p, still, data = to_fifo(["export", os.path.join(WORK, "gemm.db")])
+check(p.returncode == 0 and still and data == open(os.path.join(WORK, "gemm.json"), "rb").read(),
+      "export -o FIFO: rc=%d, still a FIFO %s, %d bytes read %r" % (p.returncode, still, len(data), p.stderr))
+p = subprocess.run([PA, "export", os.path.join(WORK, "gemm.db"), "-o", "/dev/full"], capture_output=True, timeout=60)
+check(p.returncode == 1 and b"No space left on device" in p.stderr,
+      "export -o /dev/full: write error, rc=%d %r" % (p.returncode, p.stderr))
 
 # bad input: one message, exit status
 for args, status, needle in ((["export", "--format", "svg", "x.db"], 2, b"--format 'svg' is not accepted"),

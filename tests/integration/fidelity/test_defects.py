@@ -99,6 +99,13 @@ def t_xthread():
                   for r in report(db, "kern_gb_trace:hgtx-name")), f"xthread3 run {i}: hgtx-name prefix")
         if fails:
             break
+    # "xb" started on main, ended on B after B launched 100 kernels inside it (more than the aggregator's
+    # per-thread launch history of 64): all 100 are xb's, in the reports and the summary
+    db, err = run(os.path.join(B, "tests", "proj", "proj_scen"), ["xthread4"])
+    got = [(r[0], r[5]) for r in report(db, "hgtx_kern_sum")]
+    check(got == [("xb", "100")], f"xthread4: xb rows (range, kernels) {got}")
+    line = [l.split() for l in err.splitlines() if l.split()[1:2] == ["xb"]]
+    check(len(line) == 1 and line[0][-2:] == ["1", "100"], f"xthread4: summary projection of xb: {line}")
 
 
 def t_totaldur():

@@ -1,5 +1,5 @@
 /* proj_scen.c - HGTX-to-device scenarios with known device work (busy_ns kernels on simdev) for
- * the projection tests. usage: proj_scen nested|overlap|graph|recstep|xthread|xthread2|xthread3|manyexec|relist */
+ * the projection tests. usage: proj_scen nested|overlap|graph|recstep|xthread|xthread2|xthread3|xthread4|manyexec|relist */
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
@@ -264,6 +264,26 @@ static void xthread3(void)
     pthread_join(b, NULL);
 }
 
+/* start/end "xb" begun on main, ended on B after B launched 100 kernels (2 us) inside it: more than
+ * the aggregator's per-thread launch history, all of them belong to "xb" */
+static void *thread_many(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 100; i++)
+        busy(lists[1], 2000);
+    sync_list(lists[1]);
+    hgtxRangeEnd(xs.id);
+    return NULL;
+}
+
+static void xthread4(void)
+{
+    xs.id = hgtxRangeStartA("xb");
+    pthread_t b;
+    pthread_create(&b, NULL, thread_many, NULL);
+    pthread_join(b, NULL);
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "";
@@ -291,12 +311,14 @@ int main(int argc, char **argv)
         xthread2();
     else if (!strcmp(what, "xthread3"))
         xthread3();
+    else if (!strcmp(what, "xthread4"))
+        xthread4();
     else if (!strcmp(what, "manyexec"))
         manyexec(dev);
     else if (!strcmp(what, "relist"))
         relist(dev);
     else
-        sample_die("usage: %s nested|overlap|graph|recstep|xthread|xthread2|xthread3|manyexec|relist (got '%s')", argv[0], what);
+        sample_die("usage: %s nested|overlap|graph|recstep|xthread|xthread2|xthread3|xthread4|manyexec|relist (got '%s')", argv[0], what);
     for (uint32_t e = 0; e < 3; e++) {
         SAMPLE_CHECK(zeCommandListDestroy(l[e]));
         SAMPLE_CHECK(zeEventDestroy(done[e]));

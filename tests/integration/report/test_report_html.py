@@ -10,7 +10,7 @@ the union of ZE_OPS intervals computed here; a table sorts when its header is cl
 screenshot of every section is saved under WORKDIR/screens (the test's artifacts). A DB of
 1 M events (mkbig.py) must render within RENDER_LIMIT_MS. Exit 77 (ctest: skipped) only when
 Chromium is not installed or cannot start."""
-import base64, csv, io, json, os, shutil, sqlite3, subprocess, sys, tempfile, time
+import base64, csv, io, json, os, stat, shutil, sqlite3, subprocess, sys, tempfile, time
 
 B, WORK, MKDB = sys.argv[1], sys.argv[2], sys.argv[3]
 PA = os.path.join(B, "bin", "profagent")
@@ -311,6 +311,20 @@ def check_sort(ch):
         check(d == sorted(d, reverse=True) and a == sorted(a) and sorted(d) == sorted(a) and len(set(d)) > 1,
               "sort: descending then ascending on a click: %r / %r" % (d[:6], a[:6]))
 
+# a device or FIFO as the output is written in place: never replaced by a regular file through
+# the temporary + rename (as root that removed /dev/full's node), and a write error is reported
+def to_fifo(args):
+    fifo = os.path.join(WORK, "out.fifo")
+    if os.path.exists(fifo):
+        os.unlink(fifo)
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE)
+    p = subprocess.run([PA, *args, "--force-overwrite", "-o", fifo], capture_output=True, timeout=60)
+    if p.returncode != 0 or not stat.S_ISFIFO(os.stat(fifo).st_mode):
+        reader.kill()  # nothing will open the FIFO for writing
+    data = reader.communicate(timeout=60)[0]
+    return p, stat.S_ISFIFO(os.stat(fifo).st_mode), data
+
 
 def main():
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -370,6 +384,12 @@ def main():
                 ch.screenshot("#sec-busy", os.path.join(shots, "big_busy.png"))
     finally:
         ch.close()
+    p, still, data = to_fifo(["report", os.path.join(WORK, "gemm.db")])
+    check(p.returncode == 0 and still and data.startswith(b"<!DOCTYPE html>") and data.rstrip().endswith(b"</html>"),
+          "report -o FIFO: rc=%d, still a FIFO %s, %d bytes read %r" % (p.returncode, still, len(data), p.stderr))
+    p = subprocess.run([PA, "report", os.path.join(WORK, "gemm.db"), "-o", "/dev/full"], capture_output=True, timeout=60)
+    check(p.returncode == 1 and b"No space left on device" in p.stderr,
+          "report -o /dev/full: write error, rc=%d %r" % (p.returncode, p.stderr))
     # bad input: one message, exit status
     for args, status, needle in ((["report", os.path.join(WORK, "missing.db")], 1, b"No such file"),
                                  (["report", os.path.join(WORK, "gemm.db"), "-o", os.path.join(WORK, "gemm.html")], 1,
