@@ -223,6 +223,8 @@ void pa_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_res
         pa_writer_source_hc.summary(out, meta, res);
     if (pa_writer_source_pcs.summary)
         pa_writer_source_pcs.summary(out, meta, res);
+    if (pa_writer_source_dm.summary)
+        pa_writer_source_dm.summary(out, meta, res);
     fflush(out);
     sqlite3_close(db);
 }

@@ -1,5 +1,6 @@
 /* writer_dm.c - device metric streams (METRIC_DEVICES, METRIC_NAMES, METRIC_SAMPLES): one row per
  * device, metric and sample interval, as the driver's calculator gave the values. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,8 @@ static const char dm_schema_sql[] =
 static struct {
     pa_bulk_t samples;
     int open;
+    char *summary;
+    size_t summary_len;
 } wd;
 
 static int dm_create_schema(sqlite3 *db)
@@ -117,6 +120,48 @@ static int dm_on_record(sqlite3 *db, const pa_record_t *r, const uint8_t *p)
     }
 }
 
+/* The exit-summary section: per device, one line per unit and path (the reports themselves). */
+static void render_summary(sqlite3 *db)
+{
+    free(wd.summary);
+    wd.summary = NULL;
+    sqlite3_stmt *st = NULL;
+    int64_t n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM METRIC_DEVICES WHERE state = 1", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (!n)
+        return;
+    FILE *m = open_memstream(&wd.summary, &wd.summary_len);
+    if (!m)
+        return;
+    fprintf(m, "\n== Device utilization (achieved / peak over the metric intervals of %lld device(s)) ==\n",
+            (long long)n);
+    static const char *const specs[] = {"unit_util_sum", "dma_util_sum"};
+    pa_sqlfn_register(db);
+    for (int i = 0; i < 2; i++) {
+        pa_report_req_t *req = NULL;
+        char err[256];
+        if (pa_report_parse(specs[i], &req, err, sizeof err) != PA_REP_OK)
+            continue;
+        if (pa_report_run(db, req, PA_FMT_TABLE, m, err, sizeof err) != PA_REP_OK)
+            fprintf(m, "  (%s)\n", err);
+        pa_report_req_free(req);
+    }
+    fclose(m);
+}
+
+static void dm_summary(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res)
+{
+    (void)meta;
+    (void)res;
+    if (wd.summary)
+        fwrite(wd.summary, 1, wd.summary_len, out);
+    free(wd.summary);
+    wd.summary = NULL;
+}
+
 static int dm_finish(sqlite3 *db)
 {
     int rc = 0;
@@ -125,6 +170,7 @@ static int dm_finish(sqlite3 *db)
         wd.open = 0;
     }
     rc |= pa_db_exec(db, "CREATE INDEX METRIC_SAMPLES_dev ON METRIC_SAMPLES(deviceId, startNs, metricId);");
+    render_summary(db);
     return rc ? -1 : 0;
 }
 
@@ -133,4 +179,5 @@ const pa_writer_source_t pa_writer_source_dm = {
     .create_schema = dm_create_schema,
     .on_record = dm_on_record,
     .finish = dm_finish,
+    .summary = dm_summary,
 };

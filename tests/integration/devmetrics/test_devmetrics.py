@@ -165,6 +165,12 @@ check(rd and int(rd[4]) == gm_read and int(rd[5]) == peak and abs(float(rd[6]) -
       f"HBM read: {rd} want {gm_read} / {peak}")
 print(f"hand: HBM read {gm_read} B / (102.4e9 B/s x {gtime} ns = {peak} B) = {100 * gm_read / peak:.3f} %")
 
+# ---- exit summary: the utilization section per device, one line per unit and path ----
+_, _, es = run([GEMM], {"PROFAGENT_METRICS": "ComputeBasic", "PROFAGENT_SUMMARY": "stderr"})
+sec = es[es.find("== Device utilization (achieved / peak"):]
+check(sec and re.search(r"\b0\s+Vector ALU\s+XVE_INST_EXECUTED_ALU0_ALL\+ALU1_ALL\s+1382400\s", sec) and
+      "HBM read" in sec and "no Intel counterpart" in sec, f"summary section: {sec[:1500]}")
+
 # ---- bad configuration: one warning each, the app's output and exit status unchanged ----
 base_out = subprocess.run([GEMM], env=dict(os.environ, ZE_ENABLE_ALT_DRIVERS=SIMDEV), capture_output=True,
                           text=True).stdout
