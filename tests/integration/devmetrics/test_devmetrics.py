@@ -112,6 +112,59 @@ check("metrics" in e and "regular expression" in e, f"bad regex message: {e}")
 p = subprocess.run([PROF, "stats", "--help-report", "ppu_metric_trace"], capture_output=True, text=True)
 check(p.returncode == 0 and "metrics=" in p.stdout and "Duration (ns)" in p.stdout, f"--help-report: {p.stdout} {p.stderr}")
 
+# ---- unit_util_sum / dma_util_sum: achieved = hand, peak and Util % by hand ----
+N_EU, MEM_BPS = 2 * 8 * 16, 1600e6 * 2 * 256 / 8   # simdev README "Peaks": 256 XVEs, 102.4e9 B/s
+iv0 = q(db, "SELECT s.startNs, s.durationNs, s.value FROM METRIC_SAMPLES s JOIN METRIC_NAMES n USING (deviceId, metricId)"
+            " WHERE s.deviceId = 0 AND n.name = 'GpuCoreClocks' ORDER BY 1")
+
+
+def util_rows(spec):
+    hdr, rows, _ = stats(db, spec)
+    return hdr, {(r[1], r[2]): r for r in rows}
+
+
+def check_units(spec, keep, label):
+    """keep(start, dur) -> interval selected; peaks from the selected intervals' clocks, by hand"""
+    clocks = sum(c for a, d, c in iv0 if keep(a, d))
+    hdr, r = util_rows(spec)
+    check(hdr == ["Row#", "Device ID", "Unit", "Counter", "Achieved", "Peak", "Count Unit", "Util (%)"], f"unit cols {hdr}")
+    for unit, ach, rate in (("Scalar Unit", want["XVE_INST_EXECUTED_CONTROL_ALL"], 1),
+                            ("Vector ALU", want["XVE_INST_EXECUTED_ALU0_ALL"], 2),
+                            ("Vector Load/Store", want["XVE_INST_EXECUTED_SEND_ALL"], 1),
+                            ("MXU", 0, 1)):
+        row = r.get(("0", unit))
+        peak = int(rate * N_EU * clocks)
+        ok = row and int(row[4]) == ach and int(row[5]) == peak and abs(float(row[7]) - 100 * ach / peak) < 0.0006
+        check(ok, f"{label} {unit}: {row} want achieved {ach} peak {peak} util {100 * ach / peak:.4f}")
+        print(f"hand ({label}): {unit} achieved {ach} / peak {rate}x{N_EU}x{int(clocks)} = {peak} -> "
+              f"{100 * ach / peak:.3f} %; report {row[4:] if row else None}")
+    for unit in ("XU", "RPU"):
+        row = r.get(("0", unit))
+        check(row and row[3] == "-" and row[4] == "-" and "no Intel counterpart" in row[6], f"{unit}: {row}")
+
+
+check_units("unit_util_sum", lambda a, d: True, "session")
+kern = q(db, "SELECT start, end FROM ZE_OPS WHERE kind = 1 AND deviceId = 0")
+SL = 2000000000 // 19200000  # overlap slack: two device ticks (docs/utilization.md)
+check_units("unit_util_sum:kernel=^gemm_f32$", lambda a, d: any(s < a + d + SL and e + SL > a for s, e in kern), "kernel")
+# a range's projected device intervals: its ops (HGTX_OP_ASSOC), barriers aside; overlap counted once
+rops = q(db, "SELECT DISTINCT o.start, o.end FROM HGTX_OP_ASSOC x JOIN HGTX_RANGES r ON r.id = x.rangeId JOIN STRING_IDS"
+             " s ON s.id = r.nameId JOIN ZE_OPS o ON o.rowid = x.opId WHERE s.value = 'iteration' AND o.kind != 4"
+             " AND o.deviceId = 0")
+check(len(rops) >= 10, f"ops of range 'iteration': {len(rops)}")
+check_units("unit_util_sum:range=^iteration$", lambda a, d: any(s < a + d + SL and e + SL > a for s, e in rops), "range")
+gtime = sum(d for a, d, c in iv0)
+hdr, r = util_rows("dma_util_sum:device=0")
+check(hdr == ["Row#", "Device ID", "Path", "Counter", "Bytes", "Peak Bytes", "Util (%)"], f"dma cols {hdr}")
+h2d = r.get(("0", "HIB->HBM (host to device)"))
+check(h2d and int(h2d[4]) == want["COPY_BYTE_H2D"] and h2d[5] == "-", f"H2D: {h2d}")
+rd = r.get(("0", "HBM read (HBM->VMem)"))
+gm_read = want["L3_BYTE_READ"] + want["COPY_BYTE_D2H"]  # kernels' loads + the copies out read device memory
+peak = int(MEM_BPS * gtime / 1e9)
+check(rd and int(rd[4]) == gm_read and int(rd[5]) == peak and abs(float(rd[6]) - 100 * gm_read / peak) < 0.0006,
+      f"HBM read: {rd} want {gm_read} / {peak}")
+print(f"hand: HBM read {gm_read} B / (102.4e9 B/s x {gtime} ns = {peak} B) = {100 * gm_read / peak:.3f} %")
+
 # ---- bad configuration: one warning each, the app's output and exit status unchanged ----
 base_out = subprocess.run([GEMM], env=dict(os.environ, ZE_ENABLE_ALT_DRIVERS=SIMDEV), capture_output=True,
                           text=True).stdout
