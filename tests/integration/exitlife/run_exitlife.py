@@ -223,7 +223,7 @@ def t_sigwrite():
         bad = []
         for i in range(10):
             clean()
-            p = subprocess.Popen([EXE, "sigwrite", str(n)], env=env_for({"PROFAGENT_RING_SIZE": "64M"}),
+            p = subprocess.Popen([EXE, "sigwrite", str(n)], env=env_for({"PROFAGENT_RING_SIZE": "64M", "PROFAGENT_EXIT_TIMEOUT_MS": "20000"}),
                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=WORK)
             p.stdout.readline()  # "done": main returns now, the exit path begins
             t_end = time.time() + 30
@@ -235,7 +235,7 @@ def t_sigwrite():
                     break
                 time.sleep(0.0005)
             try:
-                rc = p.wait(timeout=60)
+                rc = p.wait(timeout=90)
             except subprocess.TimeoutExpired:
                 p.kill()
                 rc = None
@@ -251,7 +251,8 @@ def t_sigwrite():
                 bad.append("status %s" % rc)
             elif rows != n:
                 bad.append("%s rows" % rows)
-            elif after > 4.0:  # the bug waited PROFAGENT_EXIT_TIMEOUT_MS + 1 s = 6 s for itself
+            elif after > 15.0:  # the bug waited PROFAGENT_EXIT_TIMEOUT_MS + 1 s = 21 s for itself
+                # (a long bound: a sanitizer build on a loaded machine writes this DB in ~4.5 s)
                 bad.append("%.1f s after the signal" % after)
             elif glob.glob(os.path.join(WORK, "*.spool.zst")):
                 bad.append("spool left")

@@ -165,7 +165,7 @@ def case_ts(name):
         # ~40 us gap between two kernels or the host oversleeps by > 30 ms: then run again.
         env = {"SIMDEV_TIMESTAMP_BITS": "32", "SIMDEV_TIMER_HZ": "1000000000", "SIMDEV_CLOCK_OFFSET_NS": "0",
                "SIMDEV_CLOCK_START_TICKS": str((1 << 32) - 300000000)}
-        for attempt in range(3):
+        for attempt in range(6):  # a loaded host leaves ms gaps between launches: more tries
             (hz, bits), ks = busy(["--wrap", "--count", "60", "--ns", "2000000"], env, want=60)
             if hz != 1000000000 or bits != 32:
                 fail("device reports timer_hz=%d kernel_valid_bits=%d, want 1000000000 and 32" % (hz, bits))
@@ -182,7 +182,7 @@ def case_ts(name):
                 break
             print("attempt %d: no kernel spans the wrap (host scheduling); again" % (attempt + 1))
         else:
-            fail("in 3 runs no kernel spanned the wrap")
+            fail("in 6 runs no kernel spanned the wrap")
     elif name == "ts_overlap":
         (hz, bits), ks = busy(["--count", "2", "--engines", "2", "--ns", "20000000"], want=2)
         check_durations(ks, 20000000)
