@@ -149,9 +149,11 @@ static int load_sums(sqlite3 *db, const pa_report_req_t *req, dm_sums_t *out, in
              " ON n.deviceId = o.deviceId AND n.metricId = o.metricId WHERE n.name = 'GpuTime' %s%s)"
              " SELECT o.deviceId, n.name, sum(o.value), count(*), coalesce(d.cuCount, 0),"
              " coalesce(d.memClockHz * 2.0 * d.memBusWidth / 8, 0)"
-             " FROM METRIC_SAMPLES o JOIN iv USING (deviceId, startNs) JOIN METRIC_NAMES n"
+             " FROM METRIC_SAMPLES o %s JOIN METRIC_NAMES n"
              " ON n.deviceId = o.deviceId AND n.metricId = o.metricId LEFT JOIN ZE_DEVICES d ON d.deviceId = o.deviceId"
-             " GROUP BY o.deviceId, n.metricId ORDER BY o.deviceId, n.metricId", dev, sel);
+             " GROUP BY o.deviceId, n.metricId ORDER BY o.deviceId, n.metricId", dev, sel,
+             /* unrestricted: every interval, no join (the CTE is not indexed) */
+             kre || rre ? "JOIN iv USING (deviceId, startNs)" : "");
     sqlite3_stmt *st;
     if (pa_report_prepare_ze(db, req, sql, &st, err, errsz) != PA_REP_OK)
         return PA_REP_EDATA;
