@@ -28,9 +28,10 @@
  * damage: if the finisher blocks, the wait times out and the process ends as it would have
  * without the agent (spool kept: `profagent recover`). */
 
-static _Atomic int fin_req;     /* futex word: 1 = finish now */
+static _Atomic int fin_req;     /* futex word: 0 idle, 1 = finish now, 2 = main called pthread_exit()
+                                  (one word for both, so a pthread_exit() between the finisher's
+                                  check and its wait changes the word and cannot be a lost wake-up) */
 static int finisher_started;
-static _Atomic int main_exited; /* the main thread called pthread_exit() */
 static _Atomic int deferred_sig; /* a fatal signal that interrupted pa_finish() on its own thread */
 _Atomic int pa_finish_tid;      /* thread running pa_finish() (session.c sets it) */
 
@@ -88,11 +89,12 @@ static void *finisher_main(void *arg)
     (void)arg;
     pa_thread_mark_agent();
     struct timespec tick = {0, 10000000};
-    while (atomic_load(&fin_req) == 0) {
-        int watching = atomic_load(&main_exited);
+    int v;
+    while ((v = atomic_load(&fin_req)) != 1) {
+        int watching = v == 2;
         if (watching && app_threads_gone())
             exit(0);
-        syscall(SYS_futex, &fin_req, FUTEX_WAIT_PRIVATE, 0, watching ? &tick : NULL, NULL, 0);
+        syscall(SYS_futex, &fin_req, FUTEX_WAIT_PRIVATE, v, watching ? &tick : NULL, NULL, 0);
     }
     pa_finish();
     return NULL;
@@ -104,7 +106,8 @@ static _Atomic(pthread_exit_fn) real_pthread_exit;
 PA_EXPORT void pthread_exit(void *retval)
 {
     if (syscall(SYS_gettid) == getpid() && pa_session_active() && finisher_started) {
-        atomic_store(&main_exited, 1);
+        int idle = 0; /* a finish already asked for (1) stays asked for */
+        atomic_compare_exchange_strong(&fin_req, &idle, 2);
         syscall(SYS_futex, &fin_req, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     }
     pthread_exit_fn real = atomic_load(&real_pthread_exit);
