@@ -17,7 +17,6 @@
  * agent's own so interposers don't record it. Weak so agg/ also links without it (tests). */
 void pa_thread_mark_agent(void) __attribute__((weak));
 
-#define PA_AGG_SPOOL_FLUSH_NS 250000000ull /* 250 ms: one small zstd frame, negligible cost */
 
 static struct {
     pthread_mutex_t mu;
@@ -43,7 +42,9 @@ static void *agg_main(void *arg)
     if (pa_thread_mark_agent)
         pa_thread_mark_agent();
     uint64_t poll_ns = g.poll_ns;
-    uint64_t next_flush = pa_clock_ns() + PA_AGG_SPOOL_FLUSH_NS;
+    /* a small zstd frame per interval: negligible cost */
+    const uint64_t flush_ns = pa_agg_config(a)->spool_flush_ns;
+    uint64_t next_flush = pa_clock_ns() + flush_ns;
     while (!atomic_load_explicit(&g.stop, memory_order_acquire)) {
         if (pa_agg_drain_once(a) == 0)
             agg_sleep(poll_ns);
@@ -53,7 +54,7 @@ static void *agg_main(void *arg)
         if (now >= next_flush) {
             if (a->spool && pa_spool_flush(a->spool) < 0)
                 a->spool_errors++;
-            next_flush = now + PA_AGG_SPOOL_FLUSH_NS;
+            next_flush = now + flush_ns;
         }
     }
     const pa_agg_results_t *res = pa_agg_finish(a);

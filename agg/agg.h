@@ -2,6 +2,7 @@
 #ifndef PA_AGG_H
 #define PA_AGG_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -93,6 +94,10 @@ typedef struct pa_agg_results {
 
 typedef struct pa_agg_config {
     const char *spool_path;      /* zstd spool file, created */
+    _Atomic uint64_t *spool_published; /* NULL, or where the spool's whole-frame bytes are stored
+                                    after each frame (a DB writer follows the file) */
+    uint64_t spool_flush_ns;     /* staged records become a frame at least this often (default
+                                    250 ms): bounds what a kill loses and the DB's lag */
     uint64_t poll_interval_ns;   /* sleep between drains when idle (default 1 ms) */
     size_t median_budget;        /* max samples kept for exact medians over all keys */
     int zstd_level;              /* default 1 */
@@ -110,6 +115,7 @@ typedef struct pa_agg_config {
 } pa_agg_config_t;
 
 #define PA_AGG_DEFAULT_POLL_NS 1000000ull
+#define PA_AGG_DEFAULT_FLUSH_NS 250000000ull
 #define PA_AGG_DEFAULT_MEDIAN_BUDGET ((size_t)16 << 20)
 #define PA_AGG_DEFAULT_MAX_OPEN ((size_t)1 << 20)
 #define PA_AGG_DEFAULT_MAX_DEPTH (1u << 20)

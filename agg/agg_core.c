@@ -33,6 +33,10 @@ pa_agg_t *pa_agg_create(const pa_agg_config_t *cfg)
         free(a);
         return NULL;
     }
+    pa_spool_set_publish(a->spool, cfg->spool_published);
+    a->cfg.spool_published = NULL;
+    if (!a->cfg.spool_flush_ns)
+        a->cfg.spool_flush_ns = PA_AGG_DEFAULT_FLUSH_NS;
     return a;
 }
 

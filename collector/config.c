@@ -51,6 +51,9 @@ const pa_config_var_t pa_config_vars[] = {
      KI, 4 * MI, NULL, "Level Zero timestamp events the agent keeps in flight per context"},
     {"PROFAGENT_EXIT_TIMEOUT_MS", PA_CFG_UINT, OFF(exit_timeout_ms), "5000", "ms, 1..3600000", 1, 3600000,
      NULL, "longest wait for the aggregator at exit"},
+    /* writer/stream.c: the DB thread commits the rows this often while the program runs */
+    {"PROFAGENT_DB_COMMIT_MS", PA_CFG_UINT, OFF(db_commit_ms), "200", "ms, 0..60000", 0, 60000, NULL,
+     "the DB is committed this often while the program runs; 0 writes it at exit only"},
     /* 8 bytes per sample: the default 4M = 32 MiB is the bound on the aggregator's median
      * state; medians of keys beyond it are recomputed from the DB at exit */
     {"PROFAGENT_MEDIAN_BUDGET", PA_CFG_SIZE, OFF(median_budget), "4M", "samples, suffix K or M, 1K..1G",

@@ -40,6 +40,7 @@ typedef struct pa_config {
     char callstack_groups[PA_CFG_STR_MAX]; /* PROFAGENT_CALLSTACK_GROUPS: parsed by the mem source */
     char spool_dir[PA_CFG_STR_MAX];    /* PROFAGENT_SPOOL_DIR: "" = directory of the output DB */
     uint64_t exit_timeout_ms;          /* PROFAGENT_EXIT_TIMEOUT_MS */
+    uint64_t db_commit_ms;             /* PROFAGENT_DB_COMMIT_MS: 0 = the DB is written at exit */
     uint64_t median_budget;            /* PROFAGENT_MEDIAN_BUDGET: samples kept for exact medians */
     uint64_t ze_max_events;            /* PROFAGENT_ZE_MAX_EVENTS: agent timestamp events in flight per context */
     char host_counters[PA_CFG_STR_MAX]; /* PROFAGENT_HOST_COUNTERS: libpfm4 names, parsed by hwcounters/ */

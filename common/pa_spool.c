@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,7 @@ struct pa_spool_writer {
     uint64_t raw, comp;     /* raw: bytes as 64-byte slots (what the encoding saves) */
     uint64_t prev_t0;       /* t0 delta base (enc_header) */
     int failed;
+    _Atomic uint64_t *published; /* file bytes of whole frames, for a reader following the file */
 };
 
 struct pa_spool_reader {
@@ -205,6 +207,10 @@ struct pa_spool_reader {
     size_t pos, len, cap;
     size_t last_ret;        /* last ZSTD_decompressStream result: 0 = at a frame boundary */
     int eof;
+    int follow;             /* reading a file still being written: stop at `limit`, not at EOF */
+    char *path;
+    int by_path;            /* pa_spool_follow(): opened for each read, no descriptor kept */
+    uint64_t limit, file_pos; /* follow mode: file bytes that may be read / were read */
     uint64_t prev_t0;       /* t0 delta base (dec_header) */
     pa_record_t rec;        /* the record last returned */
 };
@@ -254,7 +260,10 @@ static int spool_flush_in(pa_spool_writer_t *w, int force)
         return -1;
     }
     w->comp += n;
-    return spool_append_file(w, w->out, n);
+    int rc = spool_append_file(w, w->out, n);
+    if (rc == 0 && w->published) /* the frame is whole in the file: a follower may read it */
+        atomic_store_explicit(w->published, w->comp, memory_order_release);
+    return rc;
 }
 
 /* Appends bytes through the staging buffer (a record larger than it spans several frames:
@@ -313,6 +322,12 @@ pa_spool_writer_t *pa_spool_open_write(const char *path, int level)
     return w;
 }
 
+void pa_spool_set_publish(pa_spool_writer_t *w, _Atomic uint64_t *published)
+{
+    if (w)
+        w->published = published;
+}
+
 int pa_spool_append(pa_spool_writer_t *w, const pa_record_t *rec, const void *payload)
 {
     if (w->failed)
@@ -365,8 +380,10 @@ int pa_spool_close_write(pa_spool_writer_t *w, uint64_t *raw_bytes, uint64_t *co
 pa_spool_reader_t *pa_spool_open_read(const char *path)
 {
     pa_spool_reader_t *r = calloc(1, sizeof *r);
-    if (!r)
+    if (!r || !(r->path = strdup(path))) {
+        free(r);
         return NULL;
+    }
     r->in_cap = ZSTD_DStreamInSize();
     r->cap = 2u << 20;
     r->in = malloc(r->in_cap);
@@ -410,9 +427,30 @@ static int reader_fill(pa_spool_reader_t *r, size_t need)
     }
     while (r->len < need) {
         if (r->in_pos == r->in_size && !r->eof) {
-            ssize_t n = read(r->fd, r->in, r->in_cap);
+            size_t want = r->in_cap;
+            if (r->follow) {
+                if (r->file_pos >= r->limit)
+                    return -1; /* not written yet: asked again once the limit moved */
+                if (want > r->limit - r->file_pos)
+                    want = (size_t)(r->limit - r->file_pos);
+            }
+            ssize_t n;
+            if (r->by_path) { /* the application's descriptors are never held */
+                int fd = open(r->path, O_RDONLY | O_CLOEXEC);
+                n = fd < 0 ? -1 : pread(fd, r->in, want, (off_t)r->file_pos);
+                int e = errno;
+                if (fd >= 0)
+                    close(fd);
+                errno = e;
+            } else {
+                n = read(r->fd, r->in, want);
+            }
             if (n < 0 && errno == EINTR)
                 continue;
+            if (n > 0)
+                r->file_pos += (uint64_t)n;
+            if (n <= 0 && r->follow)
+                return -1; /* the published bytes are not readable (yet): retried later */
             if (n <= 0) {
                 r->eof = 1;
                 n = 0;
@@ -448,12 +486,16 @@ int pa_spool_next(pa_spool_reader_t *r, const pa_record_t **rec, const uint8_t *
      * the largest header: decode what is there and tell a clean end from a cut record */
     reader_fill(r, SPOOL_ENC_MAX);
     if (r->len == r->pos) {
+        if (r->follow && !r->eof)
+            return 2; /* everything published so far was returned */
         if (r->eof && r->last_ret == 0 && r->in_pos == r->in_size)
             return 0; /* nothing pending and the last frame was complete */
         return -1;
     }
     uint64_t t0 = r->prev_t0;
     long h = dec_header(r->buf + r->pos, r->buf + r->len, &r->rec, &t0);
+    if (h == 0 && r->follow && !r->eof)
+        return 2; /* the rest of this record is in a frame not published yet */
     if (h <= 0) {
         if (h < 0)
             pa_err("spool", "corrupt spool record (kind 0x%x): bad length or varint",
@@ -462,12 +504,25 @@ int pa_spool_next(pa_spool_reader_t *r, const pa_record_t **rec, const uint8_t *
     }
     size_t total = (size_t)h + r->rec.len;
     if (reader_fill(r, total) < 0) /* may move the buffer: the payload is located after it */
-        return -1;
+        return r->follow && !r->eof && r->len - r->pos < total ? 2 : -1;
     r->prev_t0 = t0;
     *rec = &r->rec;
     *payload = r->rec.len ? r->buf + r->pos + (size_t)h : NULL;
     r->pos += total;
     return 1;
+}
+
+void pa_spool_follow(pa_spool_reader_t *r, uint64_t limit, int final)
+{
+    /* final: the writer closed the file, what it holds is all there is (read to its end) */
+    r->follow = !final;
+    r->limit = limit;
+    if (!r->by_path) { /* from now on by path (the position is kept in file_pos) */
+        if (r->fd >= 0)
+            close(r->fd);
+        r->fd = -1;
+        r->by_path = 1;
+    }
 }
 
 void pa_spool_close_read(pa_spool_reader_t *r)
@@ -476,6 +531,7 @@ void pa_spool_close_read(pa_spool_reader_t *r)
         return;
     if (r->fd >= 0)
         close(r->fd);
+    free(r->path);
     ZSTD_freeDCtx(r->dc);
     free(r->in);
     free(r->buf);

@@ -2,6 +2,7 @@
 #ifndef PA_SPOOL_H
 #define PA_SPOOL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "pa_record.h"
@@ -20,6 +21,11 @@ pa_spool_writer_t *pa_spool_open_write(const char *path, int level);
  *  recomputed from len). Returns 0, or -1 on a write/compression error. */
 int pa_spool_append(pa_spool_writer_t *w, const pa_record_t *rec, const void *payload);
 
+/*! pa_spool_set_publish() : after each frame is whole in the file, its end offset (bytes) is
+ *  stored into *published (release order), so another thread can follow the file as it grows
+ *  (pa_spool_follow). NULL stops it. */
+void pa_spool_set_publish(pa_spool_writer_t *w, _Atomic uint64_t *published);
+
 /*! pa_spool_flush() : writes the staged records now as one frame (e.g. when idle, so a
  *  crash loses little). Returns 0, or -1 on a write error (the writer then refuses appends). */
 int pa_spool_flush(pa_spool_writer_t *w);
@@ -34,6 +40,12 @@ pa_spool_reader_t *pa_spool_open_read(const char *path);
 /*! pa_spool_next() : next record. Returns 1 and sets *rec / *payload (valid until the next
  *  call), 0 at a clean end, -1 when the file is truncated or corrupt (what was read stays valid). */
 int pa_spool_next(pa_spool_reader_t *r, const pa_record_t **rec, const uint8_t **payload);
+
+/*! pa_spool_follow() : reads a spool still being written: only the first `limit` bytes of the
+ *  file (what the writer published) are read, and pa_spool_next() returns 2 when every whole
+ *  record before the limit was returned (call again after raising the limit). `final` != 0:
+ *  the writer closed the file; the reader reads to its end and ends as a normal reader. */
+void pa_spool_follow(pa_spool_reader_t *r, uint64_t limit, int final);
 
 void pa_spool_close_read(pa_spool_reader_t *r);
 

@@ -89,7 +89,7 @@ static unsigned spool_tag(void)
 }
 
 /* The DB template expanded and placed now, as absolute paths (the final name is claimed at
- * exit, see write_db_free_name()); the spool "<spool dir or DB dir>/<DB base>.<pid>.<tag>
+ * the DB thread creates it, writer/stream.c); the spool "<spool dir or DB dir>/<DB base>.<pid>.<tag>
  * .spool.zst" is created at once. Placement rules and their warnings: pa_outname_place(). */
 static int choose_paths(void)
 {
@@ -110,23 +110,6 @@ static int choose_paths(void)
          pa_outname_absolute(expanded, summary_path, sizeof summary_path) < 0))
         summary_path[0] = '\0';
     return 0;
-}
-
-/* Writes the DB under the first free name at exit time ("out.db", "out-1.db", ...), claimed
- * atomically: a name another process took (an exec'd child, a process started with the same
- * template at the same time) is skipped, never overwritten, unless PROFAGENT_OVERWRITE=1.
- * A DB that fails half-way is removed (the spool stays). Returns 0 with final[] set, or -1. */
-static int write_db_free_name(const pa_agg_results_t *res, char *final, size_t size)
-{
-    if (pa_outname_claim(db_path, pa_config.overwrite, final, size) < 0) {
-        pa_err("output", "cannot create a DB named like %s: %s", db_path,
-               errno == EEXIST ? "100000 names taken" : strerror(errno));
-        return -1;
-    }
-    if (pa_writer_fill_db(final, spool_path, &meta, res) == 0)
-        return 0;
-    unlink(final);
-    return -1;
 }
 
 /* The DB could not be written: say so, with the file size limit when there is one (the usual
@@ -268,22 +251,33 @@ void pa_finish(void)
     const pa_agg_results_t *res = pa_agg_stop(pa_config.exit_timeout_ms * 1000000ull);
     atomic_store(&pa_sources, 0);
     if (!res) {
-        pa_err("agent", "the aggregator did not finish within PROFAGENT_EXIT_TIMEOUT_MS=%llu; no DB written "
-               "(spool kept; build a DB with: profagent recover %s)", (unsigned long long)pa_config.exit_timeout_ms,
-               spool_path);
+        static char part[PATH_MAX];
+        if (pa_writer_stream_finish(NULL, 0, part, sizeof part) == -2)
+            pa_err("agent", "the aggregator did not finish within PROFAGENT_EXIT_TIMEOUT_MS=%llu; the DB %s holds "
+                   "what was committed (session_complete=0); spool kept, a complete DB: profagent recover %s",
+                   (unsigned long long)pa_config.exit_timeout_ms, part, spool_path);
+        else
+            pa_err("agent", "the aggregator did not finish within PROFAGENT_EXIT_TIMEOUT_MS=%llu; no DB written "
+                   "(spool kept; build a DB with: profagent recover %s)", (unsigned long long)pa_config.exit_timeout_ms,
+                   spool_path);
         goto out;
     }
     meta.complete = pa_finish_signal == 0;
     pipe_guard_t pg;
     pipe_block(&pg);
     if (session_empty(res)) {
+        pa_writer_stream_finish(res, 1, NULL, 0);
         unlink(spool_path);
         print_summary(res, NULL, 1);
         pipe_restore(&pg);
         goto out;
     }
+    /* the DB thread loads the spool's rest and the aggregates (writer/stream.c); the DB got the
+     * first free name like the template ("out.db", "out-1.db", ...) when it was created, claimed
+     * atomically: a name another process took is skipped, never overwritten, unless
+     * PROFAGENT_OVERWRITE=1. A DB that fails half-way is removed (the spool stays). */
     static char final_path[PATH_MAX];
-    int wrote = write_db_free_name(res, final_path, sizeof final_path) == 0;
+    int wrote = pa_writer_stream_finish(res, 0, final_path, sizeof final_path) == 0;
     /* the spool goes before the summary: a reader (head -1) that closes the pipe early must
      * not leave a spool that `profagent stats` takes for a process that died */
     if (wrote)
@@ -325,6 +319,7 @@ static void pa_fork_child(void)
     pa_thread_after_fork_child();
     pa_sources_fork_child();
     pa_agg_after_fork_child();
+    pa_writer_stream_after_fork_child();
     agg_running = 0;
     pa_info("agent", "fork: collection is off in child %ld (an exec'd program is profiled again)", (long)getpid());
 }
@@ -352,7 +347,11 @@ static int session_begin(void)
     if (choose_paths() < 0)
         goto out;
     pa_thread_init();
+    /* streaming: frames every 100 ms, so the DB lags the program by ~0.1 s + the commit interval */
+    uint64_t commit_ns = pa_config.db_commit_ms * 1000000ull;
     pa_agg_config_t acfg = {.spool_path = spool_path, .poll_interval_ns = 1000000,
+                            .spool_published = pa_writer_stream_published(),
+                            .spool_flush_ns = commit_ns ? 100000000ull : 0,
                             .median_budget = pa_config.median_budget,
                             .callstack_depth = (uint32_t)pa_config.callstack_depth,
                             .callstack_groups = pa_config.callstack_groups,
@@ -364,6 +363,10 @@ static int session_begin(void)
                strerror(errno));
         goto out;
     }
+    pa_writer_stream_cfg_t scfg = {.db_template = db_path, .overwrite = pa_config.overwrite,
+                                   .spool_path = spool_path, .meta = &meta, .commit_ns = commit_ns};
+    if (pa_writer_stream_start(&scfg) != 0)
+        pa_warn("agent", "the DB is written at exit: %s", strerror(errno));
     agg_running = 1;
     begin_ok = 1;
     pthread_atfork(NULL, NULL, pa_fork_child);

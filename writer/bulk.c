@@ -1,4 +1,5 @@
 /* bulk.c - prepared multi-row INSERTs: values are buffered per batch and bound at once. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -7,6 +8,31 @@
 #include "writer_internal.h"
 
 /* Rows inserted by one statement amortize parse/step overhead: ~64 rows reach > 1 M rows/s. */
+
+/* Every initialised bulk, so a commit can execute the rows every source still buffers
+ * (pa_bulk_flush_all): what a commit declares loaded must be in the DB. */
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static pa_bulk_t *live;
+
+static void pa_bulk_link(pa_bulk_t *b)
+{
+    pthread_mutex_lock(&live_mu);
+    b->next_live = live;
+    live = b;
+    pthread_mutex_unlock(&live_mu);
+}
+
+static void pa_bulk_unlink(pa_bulk_t *b)
+{
+    pthread_mutex_lock(&live_mu);
+    for (pa_bulk_t **pp = &live; *pp; pp = &(*pp)->next_live)
+        if (*pp == b) {
+            *pp = b->next_live;
+            break;
+        }
+    pthread_mutex_unlock(&live_mu);
+    b->next_live = NULL;
+}
 
 static sqlite3_stmt *pa_bulk_prepare(pa_bulk_t *b, int rows)
 {
@@ -34,6 +60,7 @@ static sqlite3_stmt *pa_bulk_prepare(pa_bulk_t *b, int rows)
 
 int pa_bulk_init(pa_bulk_t *b, sqlite3 *db, const char *table_cols, int ncols, int batch)
 {
+    pa_bulk_unlink(b); /* a static bulk initialised again without its finish */
     memset(b, 0, sizeof *b);
     b->db = db;
     b->ncols = ncols;
@@ -53,6 +80,7 @@ int pa_bulk_init(pa_bulk_t *b, sqlite3 *db, const char *table_cols, int ncols, i
         b->failed = 1;
         return -1;
     }
+    pa_bulk_link(b);
     return 0;
 }
 
@@ -154,22 +182,79 @@ void pa_bulk_text(pa_bulk_t *b, const void *s, size_t len)
     pa_bulk_maybe_flush(b);
 }
 
-int pa_bulk_finish(pa_bulk_t *b)
+/* The buffered rows (fewer than a batch) through a statement of their own. */
+static void pa_bulk_exec_partial(pa_bulk_t *b)
 {
-    if (!b->failed && b->nvals) {
-        if (b->nvals % (size_t)b->ncols) {
-            pa_err("writer", "internal: incomplete row for %s", b->head);
-            b->failed = 1;
-        } else {
-            sqlite3_stmt *tail = pa_bulk_prepare(b, (int)(b->nvals / (size_t)b->ncols));
-            if (tail) {
-                pa_bulk_exec(b, tail);
-                sqlite3_finalize(tail);
-            } else {
+    if (b->failed || !b->nvals)
+        return;
+    if (b->nvals % (size_t)b->ncols) {
+        pa_err("writer", "internal: incomplete row for %s", b->head);
+        b->failed = 1;
+        return;
+    }
+    sqlite3_stmt *tail = pa_bulk_prepare(b, (int)(b->nvals / (size_t)b->ncols));
+    if (tail) {
+        pa_bulk_exec(b, tail);
+        sqlite3_finalize(tail);
+    } else {
+        b->failed = 1;
+    }
+}
+
+int pa_bulk_flush_all(sqlite3 *db)
+{
+    int rc = 0;
+    pthread_mutex_lock(&live_mu);
+    for (pa_bulk_t *b = live; b; b = b->next_live)
+        if (b->db == db) {
+            if (b->nvals % (size_t)b->ncols == 0) /* a row being filled waits for the next commit */
+                pa_bulk_exec_partial(b);
+            rc |= b->failed ? -1 : 0;
+        }
+    pthread_mutex_unlock(&live_mu);
+    return rc;
+}
+
+void pa_bulk_detach_all(sqlite3 *db)
+{
+    pthread_mutex_lock(&live_mu);
+    for (pa_bulk_t *b = live; b; b = b->next_live)
+        if (b->db == db && !b->detached) {
+            sqlite3_finalize(b->full);
+            b->full = NULL;
+            b->db = NULL;
+            b->detached = 1;
+        }
+    pthread_mutex_unlock(&live_mu);
+}
+
+int pa_bulk_attach_all(sqlite3 *db)
+{
+    int rc = 0;
+    pthread_mutex_lock(&live_mu);
+    for (pa_bulk_t *b = live; b; b = b->next_live)
+        if (b->detached) {
+            b->db = db;
+            b->detached = 0;
+            b->full = pa_bulk_prepare(b, b->batch);
+            if (!b->full) {
                 b->failed = 1;
+                rc = -1;
             }
         }
+    pthread_mutex_unlock(&live_mu);
+    return rc;
+}
+
+int pa_bulk_finish(pa_bulk_t *b)
+{
+    if (b->detached) { /* its connection is gone: nothing can be inserted any more */
+        b->failed |= b->nvals != 0;
+        b->detached = 0;
     }
+    pa_bulk_unlink(b);
+    if (b->db)
+        pa_bulk_exec_partial(b);
     sqlite3_finalize(b->full);
     free(b->head);
     free(b->vals);

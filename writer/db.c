@@ -363,49 +363,201 @@ static int pa_run_sources(sqlite3 *db, int finish)
     return rc;
 }
 
-/* Everything inside the one transaction. */
-static int pa_write_body(sqlite3 *db, const char *spool_path, const pa_session_meta_t *meta,
-                         const pa_agg_results_t *res)
-{
+/* ---- a DB being written: created once, records loaded in transactions, finished once ---- */
+
+struct pa_dbw {
+    sqlite3 *db;     /* NULL between two batches (pa_dbw_suspend) */
+    char *path;
     pa_load_t l;
-    uint64_t nrec = 0;
-    memset(&l, 0, sizeof l);
-    l.db = db;
-    l.pid_shift = (uint64_t)(meta ? meta->pid : 0) << 32;
-    if (pa_load_init(&l) != 0) {
-        pa_load_finish(&l);
+    uint64_t nrec;   /* spool records loaded (committed or in the open transaction) */
+    uint64_t commits; /* transactions committed before the last one (META db_commits) */
+    int failed;
+};
+
+/* Page size by the expected DB size: 64 KiB pages cut the B-tree work of a large load
+ * (bench_write CPU 1.19 -> 0.89 s per 1 M events, 7-run medians) but make ~30 tables and
+ * indexes cost 64 KiB each: a session of a few records would take ~1.9 MB. Below
+ * PA_SMALL_SPOOL bytes of compressed spool (~100 k records) 4 KiB pages keep it ~150 KB. */
+int pa_writer_page_size(uint64_t spool_bytes)
+{
+    return spool_bytes >= PA_WRITER_SMALL_SPOOL ? 65536 : 4096;
+}
+
+/* Opens the connection with the per-connection settings. Returns 0 or -1 (logged). */
+static int pa_dbw_connect(pa_dbw_t *w)
+{
+    /* one thread uses this connection: no SQLite mutexes (they cost ~10 % of the load) */
+    if (sqlite3_open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        pa_err("writer", "cannot open '%s': %s", w->path, w->db ? sqlite3_errmsg(w->db) : "out of memory");
+        sqlite3_close(w->db);
+        w->db = NULL;
         return -1;
     }
-    int truncated = pa_load_spool(&l, spool_path, &nrec);
-    pa_load_writer_strings(&l);
-    int rc = pa_load_finish(&l);
-    if (l.src_failed)
+    /* closed between batches: the WAL stays (copied back by the auto-checkpoint, and at the end) */
+    sqlite3_db_config(w->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
+    /* 16 MiB: the writer's share of peak RSS */
+    int rc = pa_db_exec(w->db, "PRAGMA synchronous=OFF; PRAGMA cache_size=-16384;");
+    rc |= pa_sqlfn_register(w->db);
+    w->l.db = w->db;
+    return rc ? -1 : 0;
+}
+
+pa_dbw_t *pa_dbw_create(const char *db_path, int page_size, int wal, const pa_session_meta_t *meta)
+{
+    pa_dbw_t *w = calloc(1, sizeof *w);
+    if (!w || !db_path || !(w->path = strdup(db_path)) || pa_dbw_connect(w) != 0) {
+        if (w)
+            free(w->path);
+        free(w);
+        return NULL;
+    }
+    /* the page size is set before any table exists. Streamed (wal): WAL keeps the file valid at
+     * every commit, for a process killed at any moment and for readers while it runs (no fsync:
+     * what a killed process wrote is in the page cache). At exit only (journal off): META
+     * session_complete = 0 is committed first, so an interrupted build is visible as incomplete. */
+    char pragmas[256];
+    snprintf(pragmas, sizeof pragmas, "PRAGMA page_size=%d; PRAGMA journal_mode=%s;%s", page_size,
+             wal ? "WAL" : "OFF", wal ? " PRAGMA wal_autocheckpoint=256;" : "");
+    int rc = pa_db_exec(w->db, pragmas);
+    /* one transaction: a reader opening the DB meanwhile sees no table or all of them */
+    rc |= pa_db_exec(w->db, "BEGIN");
+    rc |= pa_schema_create(w->db);
+    rc |= pa_run_sources(w->db, 0);
+    /* indexes exist from the start: they grow with the rows instead of being built at exit */
+    rc |= pa_schema_create_indexes(w->db);
+    rc |= pa_write_meta(w->db, meta, NULL);
+    w->l.pid_shift = (uint64_t)(meta ? meta->pid : 0) << 32;
+    rc |= pa_load_init(&w->l);
+    if (rc == 0)
+        rc = pa_db_exec(w->db, "COMMIT; BEGIN");
+    if (rc != 0) {
+        pa_load_finish(&w->l);
+        sqlite3_close(w->db);
+        free(w->path);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+int pa_dbw_suspend(pa_dbw_t *w)
+{
+    if (!w->db)
+        return 0;
+    int rc = pa_dbw_commit(w);
+    pa_db_exec(w->db, "COMMIT"); /* the transaction the commit opened */
+    pa_bulk_detach_all(w->db);
+    if (sqlite3_close(w->db) != SQLITE_OK) {
+        pa_err("writer", "internal: %s cannot be closed between batches: %s", w->path, sqlite3_errmsg(w->db));
+        sqlite3_close_v2(w->db);
+        w->failed = 1;
         rc = -1;
+    }
+    w->db = NULL;
+    w->l.db = NULL;
+    return rc;
+}
+
+int pa_dbw_resume(pa_dbw_t *w)
+{
+    if (w->db)
+        return 0;
+    if (w->failed || pa_dbw_connect(w) != 0 || pa_bulk_attach_all(w->db) != 0 || pa_db_exec(w->db, "BEGIN") != 0) {
+        w->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+void pa_dbw_record(pa_dbw_t *w, const pa_record_t *rec, const uint8_t *payload)
+{
+    pa_load_record(&w->l, rec, payload);
+    w->nrec++;
+}
+
+uint64_t pa_dbw_records(const pa_dbw_t *w)
+{
+    return w->nrec;
+}
+
+int pa_dbw_failed(const pa_dbw_t *w)
+{
+    return w->failed || w->l.src_failed;
+}
+
+int pa_dbw_commit(pa_dbw_t *w)
+{
+    if (pa_dbw_failed(w) || !w->db)
+        return -1;
+    int rc = pa_bulk_flush_all(w->db);
+    rc |= pa_meta_set_int(w->db, "spool_records_loaded", (int64_t)w->nrec);
+    rc |= pa_meta_set_int(w->db, "db_commits", (int64_t)++w->commits);
+    rc |= pa_db_exec(w->db, "COMMIT");
+    rc |= pa_db_exec(w->db, "BEGIN");
+    if (rc)
+        w->failed = 1;
+    return rc ? -1 : 0;
+}
+
+/* The exit part inside the last transaction: strings, threads, counters, the sources'
+ * derived tables, summary statistics. */
+static int pa_dbw_finish_body(pa_dbw_t *w, int truncated, const pa_session_meta_t *meta,
+                              const pa_agg_results_t *res)
+{
+    sqlite3 *db = w->db;
+    pa_load_writer_strings(&w->l);
+    int rc = pa_load_finish(&w->l);
+    if (w->l.src_failed || w->failed)
+        rc = -1;
+    rc |= pa_write_meta(db, meta, res);
     rc |= pa_meta_set_int(db, "spool_truncated", truncated);
-    rc |= pa_meta_set_int(db, "spool_records_loaded", (int64_t)nrec);
+    rc |= pa_meta_set_int(db, "spool_records_loaded", (int64_t)w->nrec);
+    rc |= pa_meta_set_int(db, "db_commits", (int64_t)w->commits);
     if (res) {
         rc |= pa_load_res_threads(db, meta ? meta->pid : 0, res);
-        rc |= pa_load_counters(db, res, l.unknown_kinds);
+        rc |= pa_load_counters(db, res, w->l.unknown_kinds);
     }
-    rc |= pa_schema_create_indexes(db);
     rc |= pa_run_sources(db, 1);
     if (res)
         rc |= pa_load_summary(db, res);
     return rc ? -1 : 0;
 }
 
-/* Page size by the expected DB size: 64 KiB pages cut the B-tree work of a large load
- * (bench_write CPU 1.19 -> 0.89 s per 1 M events, 7-run medians) but make ~30 tables and
- * indexes cost 64 KiB each: a session of a few records would take ~1.9 MB. Below
- * PA_SMALL_SPOOL bytes of compressed spool (~100 k records) 4 KiB pages keep it ~150 KB. */
-#define PA_SMALL_SPOOL (512u << 10)
-
-static int pa_page_size(const char *spool_path)
+int pa_dbw_finish(pa_dbw_t *w, int truncated, const pa_session_meta_t *meta, const pa_agg_results_t *res)
 {
-    struct stat st;
-    if (spool_path && stat(spool_path, &st) == 0 && st.st_size >= (off_t)PA_SMALL_SPOOL)
-        return 65536;
-    return 4096;
+    if (pa_dbw_resume(w) != 0) {
+        free(w->path);
+        free(w);
+        return -1;
+    }
+    int rc = pa_dbw_finish_body(w, truncated, meta, res);
+    rc |= pa_db_exec(w->db, "COMMIT");
+    if (rc == 0) {
+        rc |= pa_meta_set_int(w->db, "db_complete", 1);
+        rc |= pa_meta_set_int(w->db, "session_complete", meta && meta->complete ? 1 : 0);
+    }
+    /* a finished DB is one plain file again (the WAL copied back; a reader that still has it
+     * open keeps it in WAL mode, which is valid too) */
+    sqlite3_db_config(w->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, (int *)NULL);
+    if (rc == 0) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(w->db, "PRAGMA journal_mode=DELETE", -1, &st, NULL) == SQLITE_OK)
+            sqlite3_step(st);
+        sqlite3_finalize(st);
+    }
+    if (sqlite3_close(w->db) != SQLITE_OK)
+        rc = -1;
+    free(w->path);
+    free(w);
+    return rc ? -1 : 0;
+}
+
+void pa_dbw_abandon(pa_dbw_t *w)
+{
+    /* the process is about to end: what is loaded is committed, the rest stays in the spool;
+     * the connection is left open (the sources still hold statements on it) */
+    if (w && w->db)
+        pa_dbw_commit(w);
 }
 
 int pa_writer_write_db(const char *db_path, const char *spool_path, const pa_session_meta_t *meta,
@@ -419,35 +571,13 @@ int pa_writer_write_db(const char *db_path, const char *spool_path, const pa_ses
 int pa_writer_fill_db(const char *db_path, const char *spool_path, const pa_session_meta_t *meta,
                       const pa_agg_results_t *res)
 {
-    sqlite3 *db = NULL;
-    /* one thread uses this connection: no SQLite mutexes (they cost ~10 % of the load) */
-    if (!db_path || sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        pa_err("writer", "cannot open '%s': %s", db_path ? db_path : "(none)", db ? sqlite3_errmsg(db) : "out of memory");
-        sqlite3_close(db);
+    struct stat st;
+    uint64_t size = spool_path && stat(spool_path, &st) == 0 ? (uint64_t)st.st_size : 0;
+    pa_dbw_t *w = pa_dbw_create(db_path, pa_writer_page_size(size), 0, meta);
+    if (!w)
         return -1;
-    }
-    /* journal off / synchronous off while building: META.session_complete = 0 is committed
-     * first, so a build that is interrupted is visible as incomplete */
-    /* the page size is set before any table exists */
-    char pragmas[160];
-    snprintf(pragmas, sizeof pragmas, "PRAGMA page_size=%d; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-             " PRAGMA cache_size=-16384;", pa_page_size(spool_path)); /* 16 MiB: the writer's share of peak RSS */
-    int rc = pa_db_exec(db, pragmas);
-    rc |= pa_sqlfn_register(db);
-    rc |= pa_schema_create(db);
-    rc |= pa_run_sources(db, 0);
-    rc |= pa_write_meta(db, meta, res);
-    if (rc == 0 && pa_db_exec(db, "BEGIN") == 0) {
-        rc = pa_write_body(db, spool_path, meta, res);
-        rc |= pa_db_exec(db, "COMMIT");
-    } else {
-        rc = -1;
-    }
-    if (rc == 0) {
-        rc |= pa_meta_set_int(db, "db_complete", 1);
-        rc |= pa_meta_set_int(db, "session_complete", meta && meta->complete ? 1 : 0);
-    }
-    if (sqlite3_close(db) != SQLITE_OK)
-        rc = -1;
-    return rc ? -1 : 0;
+    uint64_t nrec = 0;
+    int truncated = pa_load_spool(&w->l, spool_path, &nrec);
+    w->nrec = nrec;
+    return pa_dbw_finish(w, truncated, meta, res);
 }

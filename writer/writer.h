@@ -2,6 +2,7 @@
 #ifndef PA_WRITER_H
 #define PA_WRITER_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -30,6 +31,38 @@ int pa_writer_write_db(const char *db_path, const char *spool_path, const pa_ses
  *  caller removes the file on failure. */
 int pa_writer_fill_db(const char *db_path, const char *spool_path, const pa_session_meta_t *meta,
                       const pa_agg_results_t *res);
+
+/* ---- the DB written while the program runs (stream.c) ---- */
+
+typedef struct pa_writer_stream_cfg {
+    const char *db_template;  /* placed DB path: the first free name like it (pa_outname_claim) is
+                                 claimed when the DB is created, i.e. once the session has data */
+    int overwrite;            /* PROFAGENT_OVERWRITE */
+    const char *spool_path;   /* the aggregator's spool, followed as it grows */
+    const pa_session_meta_t *meta; /* pid, command line, start: read when the DB is created and at
+                                 the end (end_mono_ns, complete), valid for the whole session */
+    uint64_t commit_ns;       /* ns between two commits; 0: no DB thread, the DB is written at exit */
+} pa_writer_stream_cfg_t;
+
+/*! pa_writer_stream_published() : where the aggregator stores the spool's whole-frame bytes
+ *  (agg config spool_published). */
+_Atomic uint64_t *pa_writer_stream_published(void);
+
+/*! pa_writer_stream_start() : starts the DB thread: it follows the spool, creates the DB (WAL, valid
+ *  at every commit, session_complete = 0) ~0.5 s after the first frame or once 512 KiB of spool
+ *  exist, and commits the rows every commit_ns. Returns 0 (without a thread the DB is written at
+ *  exit), -1 (errno) when a path is too long. */
+int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg);
+
+/*! pa_writer_stream_finish() : after the aggregator closed the spool: loads its rest, writes the
+ *  aggregates `res`, the sources' tables, META (session_complete from meta->complete) and closes.
+ *  `empty`: nothing was recorded, no DB is left. Returns 0 with the DB's name in final[size];
+ *  1: empty, no DB; -1: failed (logged), no DB left; -2: res == NULL (the aggregator did not
+ *  finish), the DB keeps what it committed (session_complete = 0), its name in final. */
+int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final, size_t size);
+
+/*! pa_writer_stream_after_fork_child() : a fork child forgets the parent's DB thread and DB. */
+void pa_writer_stream_after_fork_child(void);
 
 /*! pa_writer_recover() : builds `db_path` (must not exist) from the spool of a process that
  *  died without writing its DB (SIGKILL, abort, crash): trace rows up to the last complete

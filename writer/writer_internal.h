@@ -51,6 +51,8 @@ typedef struct pa_bulk {
     char *arena; size_t arena_len, arena_cap;
     uint64_t rows;       /* rows inserted so far */
     int failed;
+    struct pa_bulk *next_live; /* list of initialised bulks (pa_bulk_flush_all) */
+    int detached;        /* its connection was closed between two batches (pa_bulk_detach_all) */
 } pa_bulk_t;
 
 /*! pa_bulk_init() : prepares `<head> VALUES`; head "T(a,b)" means "INSERT INTO T(a,b)", a head
@@ -66,9 +68,50 @@ void pa_bulk_null(pa_bulk_t *b);
 void pa_bulk_text(pa_bulk_t *b, const void *s, size_t len);
 /*! pa_bulk_finish() : inserts what is pending, frees everything. Returns 0 or -1 (logged). */
 int pa_bulk_finish(pa_bulk_t *b);
+/*! pa_bulk_flush_all() : inserts the rows every live bulk of `db` buffers (before a commit that
+ *  must hold every record loaded so far). Returns 0, or -1 when a bulk of db has failed. */
+int pa_bulk_flush_all(sqlite3 *db);
+/*! pa_bulk_detach_all() : before `db` is closed between two batches: every live bulk of db drops
+ *  its statement (call after pa_bulk_flush_all: buffered rows would be lost). */
+void pa_bulk_detach_all(sqlite3 *db);
+/*! pa_bulk_attach_all() : every detached bulk prepares its statement on `db`. 0, or -1 (logged). */
+int pa_bulk_attach_all(sqlite3 *db);
 
 /*! pa_db_exec() : runs `sql` (several statements allowed). Returns 0 or -1 after logging it. */
 int pa_db_exec(sqlite3 *db, const char *sql);
+
+/* ---- a DB being written (db.c): the exit-time writer, recover and the streaming thread ---- */
+
+#define PA_WRITER_SMALL_SPOOL (512u << 10) /* compressed spool bytes below which pages are 4 KiB */
+
+typedef struct pa_dbw pa_dbw_t;
+/*! pa_writer_page_size() : page size for a DB expected from `spool_bytes` of compressed spool. */
+int pa_writer_page_size(uint64_t spool_bytes);
+/*! pa_dbw_create() : opens the existing empty file `db_path`, sets the page size, the journal
+ *  (wal: WAL, valid at every commit; else off), creates every table and index, META with
+ *  session_complete = 0, and opens the first transaction. NULL on failure (logged). */
+pa_dbw_t *pa_dbw_create(const char *db_path, int page_size, int wal, const pa_session_meta_t *meta);
+/*! pa_dbw_record() : loads one spool record into the open transaction. */
+void pa_dbw_record(pa_dbw_t *w, const pa_record_t *rec, const uint8_t *payload);
+/*! pa_dbw_records() : records loaded so far. */
+uint64_t pa_dbw_records(const pa_dbw_t *w);
+/*! pa_dbw_failed() : 1 once a load or commit failed (the DB is then not finished). */
+int pa_dbw_failed(const pa_dbw_t *w);
+/*! pa_dbw_commit() : commits every record loaded so far (rows the bulks buffer included, META
+ *  spool_records_loaded = their count) and opens the next transaction. 0 or -1 (logged). */
+int pa_dbw_commit(pa_dbw_t *w);
+/*! pa_dbw_suspend() : commits and closes the connection between two batches: the agent holds
+ *  no file descriptor while it waits (an application that closes or reuses fds, closefrom(3),
+ *  never gets DB bytes). pa_dbw_resume() reopens it (statements prepared again) and opens the
+ *  next transaction. Both 0 or -1 (logged; the DB is then failed). */
+int pa_dbw_suspend(pa_dbw_t *w);
+int pa_dbw_resume(pa_dbw_t *w);
+/*! pa_dbw_finish() : the exit part (summary tables, threads, counters, the sources' finish, META
+ *  with session_complete from meta), commit, journal back to DELETE, close; frees w. 0 or -1. */
+int pa_dbw_finish(pa_dbw_t *w, int truncated, const pa_session_meta_t *meta, const pa_agg_results_t *res);
+/*! pa_dbw_abandon() : commits what is loaded and leaves the DB as it is (session_complete = 0):
+ *  the process ends without its aggregates. */
+void pa_dbw_abandon(pa_dbw_t *w);
 
 /* ---- schema (schema.c) ---- */
 

@@ -55,9 +55,15 @@ static int64_t ze_gtid(sqlite3 *db, uint32_t tid)
 }
 static uint64_t cnt_uncollected, cnt_full;
 
+/* From the start: they grow with the rows (the DB is written while the program runs), nothing is
+ * sorted at exit. ZE_API(corrId) serves the projection's graph-node lookups (writer_proj.c). */
+static const char ze_index_sql[] =
+    "CREATE INDEX ZE_OPS_start ON ZE_OPS(start); CREATE INDEX ZE_API_start ON ZE_API(start);"
+    "CREATE INDEX ZE_API_corrId ON ZE_API(corrId);";
+
 static int ze_create_schema(sqlite3 *db)
 {
-    if (pa_db_exec(db, ze_schema) != 0)
+    if (pa_db_exec(db, ze_schema) != 0 || pa_db_exec(db, ze_index_sql) != 0)
         return -1;
     ze_have_pid = 0;
     if (pa_bulk_init(&bulk_api, db, "INSERT INTO ZE_API(start,end,tid,nameId,corrId,result)", 6, 256) != 0 ||
@@ -177,8 +183,7 @@ static int ze_finish(sqlite3 *db)
     char sql[256];
     snprintf(sql, sizeof sql,
              "INSERT OR REPLACE INTO SESSION_COUNTERS VALUES('ze_uncollected_ops', %llu),"
-             "('ze_inflight_table_full', %llu);"
-             "CREATE INDEX ZE_OPS_start ON ZE_OPS(start); CREATE INDEX ZE_API_start ON ZE_API(start);",
+             "('ze_inflight_table_full', %llu);",
              (unsigned long long)cnt_uncollected, (unsigned long long)cnt_full);
     rc |= pa_db_exec(db, sql);
     pa_ze_busy_compute(db); /* exit summary's device utilization (writer_ze_summary.c) */

@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""run_stream.py BUILD_DIR TEST [SCALE] - the DB written while the program runs (writer/stream.c).
+
+same   a deterministic program written at exit only (PROFAGENT_DB_COMMIT_MS=0) and streamed with
+       1 ms commits gives the same DB and the same reports, times and thread ids aside; the
+       streamed DB's summary statistics equal the ones computed from its own trace rows
+live   another process opens the DB while the program runs: readable, integrity_check ok,
+       session_complete = 0, row counts and META spool_records_loaded never go back; `profagent
+       stats` reads it; at the end every range is there and session_complete = 1
+kill   kill -9 at a random moment of a 10 M-event run: the DB passes integrity_check and holds
+       every range the program reported done 1 s before the kill; recover still builds the whole
+SCALE divides the event counts (the sanitizer build runs smaller sessions)."""
+import csv, glob, io, os, random, signal, sqlite3, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "spine"))
+from spine_util import FAILS, check, preload  # noqa: E402
+
+BUILD, TEST = sys.argv[1], sys.argv[2]
+SCALE = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+LIB = os.path.join(BUILD, "lib", "libprofagent.so")
+CLI = os.path.join(BUILD, "bin", "profagent")
+APP = os.path.join(BUILD, "tests", "stream", "stream_app")
+WORK = tempfile.mkdtemp(prefix="stream_%s_" % TEST)
+
+
+def env_for(db, extra=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("PROFAGENT_")}
+    e.update({"PROFAGENT_OUTPUT": db, "PROFAGENT_SUMMARY": "none", "ASAN_OPTIONS": "detect_leaks=0",
+              "LD_PRELOAD": preload(LIB),
+              "ZE_ENABLE_ALT_DRIVERS": os.path.join(BUILD, "lib", "libze_simdev.so")})
+    e.update(extra or {})
+    return e
+
+
+def run(args, db, extra=None, timeout=300):
+    p = subprocess.run(args, env=env_for(db, extra), capture_output=True, timeout=timeout)
+    sys.stderr.write(p.stderr.decode(errors="replace")[-2000:])
+    return p
+
+
+def ro(db):
+    return sqlite3.connect("file:%s?mode=ro" % db, uri=True, timeout=10)
+
+
+RING = {"PROFAGENT_RING_SIZE": "64M"}  # seconds of events: no drop when the aggregator is descheduled
+TIME_COLS = {"pid", "start", "end", "firstNs", "lastNs", "globalTid", "endGlobalTid", "tid", "apiStart", "apiEnd",
+             "startNs", "durationNs", "total", "min", "max", "avg", "median", "stddev", "corrId",
+             "appendCorrId", "contextId", "queueId"}
+# META and SESSION_COUNTERS entries that are times, sizes of the compressed spool or of this run
+RUN_KEYS = {"pid", "db_commits", "command_line", "start_wall_ns", "start_mono_ns", "end_mono_ns", "first_ns", "last_ns",
+            "spool_bytes_raw", "spool_bytes_compressed", "hostname"}
+
+
+def table_rows(c, table):
+    cols = [r[1] for r in c.execute("PRAGMA table_info(%s)" % table)]
+    keep = [x for x in cols if x not in TIME_COLS]
+    if not keep:
+        return cols, []
+    rows = c.execute("SELECT %s FROM %s" % (",".join('"%s"' % k for k in keep), table)).fetchall()
+    if table in ("META", "SESSION_COUNTERS"):
+        rows = [r for r in rows if r[0] not in RUN_KEYS]
+    return keep, sorted(rows, key=repr)
+
+
+def db_view(db):
+    """Everything of a DB but times, thread ids and run-specific META values."""
+    c = ro(db)
+    schema = sorted(c.execute("SELECT type, name, sql FROM sqlite_master").fetchall(), key=repr)
+    tables = [r[1] for r in schema if r[0] == "table"]
+    view = {"schema": schema}
+    for t in tables:
+        view[t] = table_rows(c, t)
+    c.close()
+    return view
+
+
+def report_view(db, report):
+    """The report's CSV with the time/percentage/thread columns dropped, rows as lists."""
+    p = subprocess.run([CLI, "stats", "-r", report, "-f", "csv", db], capture_output=True, text=True)
+    if p.returncode != 0:
+        return ("rc", p.returncode, p.stderr.strip())
+    rows = list(csv.reader(io.StringIO(p.stdout)))
+    if not rows:
+        return []
+    head = rows[0]
+    drop = {i for i, h in enumerate(head)
+            if "(ns)" in h or "(%)" in h or "Time" in h or h in ("Row#", "TID", "PID", "Tid", "Pid", "Start", "End")
+            or "Med" in h or "Avg" in h or "Min" in h or "Max" in h or "StdDev" in h}
+    body = [[x for i, x in enumerate(r) if i not in drop] for r in rows]
+    return [body[0]] + sorted(body[1:])
+
+
+def t_same():
+    iters = max(2000, 20000 // SCALE)
+    views, reports = [], []
+    for mode, extra in (("exit", {"PROFAGENT_DB_COMMIT_MS": "0"}), ("stream", {"PROFAGENT_DB_COMMIT_MS": "1"})):
+        db = os.path.join(WORK, "det-%s.db" % mode)
+        p = run([APP, "det", str(iters)], db, dict(extra, **RING))
+        check(p.returncode == 0 and os.path.exists(db), "det %s: exit 0 and a DB (%d)" % (mode, p.returncode))
+        if not os.path.exists(db):
+            return
+        c = ro(db)
+        check(c.execute("PRAGMA integrity_check").fetchone()[0] == "ok", "det %s: integrity_check ok" % mode)
+        check(c.execute("PRAGMA journal_mode").fetchone()[0] == "delete", "det %s: a plain file at the end" % mode)
+        n = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
+        check(n == iters * 5, "det %s: %d ranges (%d)" % (mode, iters * 5, n))
+        m = c.execute("SELECT count(*) FROM HGTX_MARKS").fetchone()[0]
+        check(m == iters * 2, "det %s: %d marks (%d)" % (mode, iters * 2, m))
+        loaded = c.execute("SELECT value FROM META WHERE key = 'spool_records_loaded'").fetchone()[0]
+        spooled = c.execute("SELECT value FROM SESSION_COUNTERS WHERE name = 'spool_records'").fetchone()[0]
+        check(loaded == spooled, "det %s: every spooled record loaded (%s of %s)" % (mode, loaded, spooled))
+        commits = c.execute("SELECT value FROM META WHERE key = 'db_commits'").fetchone()[0]
+        check(commits == 0 if mode == "exit" else commits >= 3,
+              "det %s: %d commits while the program ran" % (mode, commits))
+        # the aggregator's statistics against the same DB's trace rows (count, total, min, max, median)
+        agg = c.execute("SELECT s.value, t.tag, t.count, t.total, t.min, t.max, t.median FROM SUMMARY_STATS t"
+                        " JOIN STRING_IDS s ON s.id = t.nameId WHERE t.category = 1 ORDER BY 1, 2").fetchall()
+        rows = c.execute("SELECT name, style, end - start FROM HGTX_RANGES_NAMED WHERE unterminated = 0").fetchall()
+        c.close()
+        by = {}
+        for name, style, d in rows:
+            by.setdefault((name, style), []).append(d)
+        raw = []
+        for (name, style) in sorted(by):
+            v = sorted(by[(name, style)])
+            k = len(v)
+            med = v[k // 2] if k % 2 else (v[k // 2 - 1] + v[k // 2]) / 2.0
+            raw.append((name, style, k, sum(v), v[0], v[-1], float(med)))
+        check(agg == raw, "det %s: SUMMARY_STATS of every range = count/total/min/max/median of its rows (%d keys)"
+              % (mode, len(raw)))
+        views.append(db_view(db))
+        reports.append({r: report_view(db, r) for r in ("hgtx_sum", "hgtx_pushpop_trace")})
+    check(views[0]["schema"] == views[1]["schema"], "same tables, indexes and views")
+    for t in views[0]:
+        check(views[0][t] == views[1].get(t), "table %s: same rows (times and thread ids aside)" % t)
+    for r in reports[0]:
+        check(reports[0][r] == reports[1][r] and len(reports[0][r]) > 1,
+              "report %s: same output (times aside, %d rows)" % (r, len(reports[0][r]) - 1))
+    # a Level Zero program: the ze tables and reports too
+    gemm = os.path.join(BUILD, "bin", "gemm")
+    zviews, zreports = [], []
+    for mode, extra in (("exit", {"PROFAGENT_DB_COMMIT_MS": "0"}), ("stream", {"PROFAGENT_DB_COMMIT_MS": "1"})):
+        db = os.path.join(WORK, "gemm-%s.db" % mode)
+        p = run([gemm, "20", "32"], db, dict(extra, PROFAGENT_TRACE="ze,hgtx"))
+        check(p.returncode == 0 and os.path.exists(db), "gemm %s: exit 0 and a DB" % mode)
+        if not os.path.exists(db):
+            return
+        v = db_view(db)
+        zviews.append({t: v[t] for t in v if t.startswith("ZE_") or t == "schema"})
+        zreports.append({r: report_view(db, r) for r in ("ze_api_sum", "kern_sum", "mem_size_sum")})
+    for t in zviews[0]:
+        check(zviews[0][t] == zviews[1].get(t), "gemm %s: same (times, ids and handles aside)" % t)
+    for r in zreports[0]:
+        check(zreports[0][r] == zreports[1][r] and len(zreports[0][r]) > 1,
+              "gemm report %s: same output (times aside, %d rows)" % (r, len(zreports[0][r]) - 1))
+
+
+def read_progress(lines):
+    out = []
+    for l in lines:
+        f = l.split()
+        if len(f) == 3 and f[0] in ("progress", "done"):
+            out.append((int(f[1]), int(f[2])))
+    return out
+
+
+def t_live():
+    ranges, rate = 300000 // SCALE, 60000 // SCALE  # ~5 s
+    db = os.path.join(WORK, "live.db")
+    p = subprocess.Popen([APP, "progress", str(ranges), str(rate)], env=env_for(db, RING), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    seen, last, last_loaded, bad, stats_ok = 0, -1, -1, [], 0
+    deadline = time.monotonic() + 120
+    while p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.15)
+        if not os.path.exists(db) or p.poll() is not None:
+            continue
+        try:
+            c = ro(db)
+            if c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+                c.close()
+                continue  # claimed, its first transaction (every table at once) not committed yet
+            ic = c.execute("PRAGMA integrity_check").fetchone()[0]
+            n = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
+            loaded = c.execute("SELECT value FROM META WHERE key = 'spool_records_loaded'").fetchone()
+            done = c.execute("SELECT value FROM META WHERE key = 'session_complete'").fetchone()
+            c.close()
+        except sqlite3.Error as e:
+            if p.poll() is None:
+                bad.append("read error while running: %s" % e)
+            continue
+        if p.poll() is not None:
+            continue  # the exit part may have run meanwhile
+        if ic != "ok":
+            bad.append("integrity_check: %s" % ic)
+        if n < last or (loaded and loaded[0] < last_loaded):
+            bad.append("went back: ranges %d after %d, loaded %s after %d" % (n, last, loaded, last_loaded))
+        if done is None or done[0] != 0:
+            bad.append("session_complete %s while running" % (done,))
+        last, last_loaded = n, loaded[0] if loaded else last_loaded
+        if n > 0:
+            seen += 1
+            if stats_ok == 0:
+                s = subprocess.run([CLI, "stats", "-r", "hgtx_sum", db], capture_output=True, text=True)
+                stats_ok = 1 if s.returncode == 0 and '"p"' in s.stdout else -1
+    out, err = p.communicate(timeout=120)
+    sys.stderr.write(err.decode(errors="replace")[-2000:])
+    check(p.returncode == 0, "live: exit 0 (%s)" % p.returncode)
+    check(not bad, "live: every read while running consistent (%s)" % bad[:3])
+    check(seen >= 3, "live: the DB had rows in %d reads while the program ran (>= 3)" % seen)
+    check(stats_ok == 1, "live: profagent stats read the DB while the program ran")
+    c = ro(db)
+    n = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
+    kept = c.execute("SELECT count FROM SUMMARY_STATS WHERE category = 1").fetchone()[0]
+    drops = c.execute("SELECT value FROM META WHERE key = 'drops'").fetchone()[0]
+    check(n == kept and n >= last and (drops > 0 or n == ranges),
+          "live: at the end every range the aggregator kept: %d (of %d, %d records dropped; last read %d)"
+          % (n, ranges, drops, last))
+    check(c.execute("SELECT value FROM META WHERE key = 'session_complete'").fetchone()[0] == 1,
+          "live: session_complete = 1 at the end")
+    check(c.execute("PRAGMA integrity_check").fetchone()[0] == "ok", "live: integrity_check ok at the end")
+
+
+def t_kill():
+    # 10 M events (push + pop) planned, at a rate the DB thread keeps up with on a 2-core machine
+    # shared with a parallel test run (a DB cannot hold 1 s after what it is given faster than it
+    # writes rows: ~0.5 M rows/s of one core here, a tenth of a core when 20 threads share two);
+    # killed at a random moment of its first 12 s
+    ranges, rate = 5000000 // SCALE, 30000 // SCALE
+    for it in range(3):
+        db = os.path.join(WORK, "kill%d.db" % it)
+        p = subprocess.Popen([APP, "progress", str(ranges), str(rate)], env=env_for(db, RING), stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+        at = random.uniform(1.5, 12.0)
+        start = time.monotonic()
+        time.sleep(at)
+        killed_ns = time.monotonic_ns()
+        p.send_signal(signal.SIGKILL)
+        out, _ = p.communicate(timeout=60)
+        prog = read_progress(out.decode().splitlines())
+        if p.returncode != -signal.SIGKILL or (prog and prog[-1][0] == ranges):
+            print("note: run %d ended before the kill at %.2f s (rc %s): not counted" % (it, at, p.returncode))
+            continue
+        due = max([n for n, t in prog if t <= killed_ns - 1000000000] or [0])
+        check(os.path.exists(db), "kill %d at %.2f s: the DB exists" % (it, time.monotonic() - start))
+        if not os.path.exists(db):
+            continue
+        c = sqlite3.connect(db)
+        ic = c.execute("PRAGMA integrity_check").fetchone()[0]
+        n = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
+        complete = c.execute("SELECT value FROM META WHERE key = 'session_complete'").fetchone()[0]
+        c.close()
+        check(ic == "ok", "kill %d: integrity_check ok (%s)" % (it, ic))
+        check(complete == 0, "kill %d: session_complete = 0" % it)
+        check(n >= due, "kill %d at %.2f s: the DB holds %d ranges >= the %d done 1 s before the kill"
+              " (%d reported done at the kill)" % (it, at, n, due, prog[-1][0] if prog else 0))
+        s = subprocess.run([CLI, "stats", "-r", "hgtx_sum", db], capture_output=True, text=True)
+        check(s.returncode == 0 and '"p"' in s.stdout, "kill %d: profagent stats reads it" % it)
+        spools = glob.glob(os.path.join(WORK, "kill%d.*.spool.zst" % it))
+        check(len(spools) == 1, "kill %d: the spool is kept for the tail" % it)
+        if it == 0 and spools:
+            r = subprocess.run([CLI, "recover", spools[0]], capture_output=True, text=True, cwd=WORK)
+            check(r.returncode == 0, "kill 0: recover exits 0 (%s)" % r.stderr.strip())
+            rec = [d for d in glob.glob(os.path.join(WORK, "kill0*.db")) if d != db]
+            if rec:
+                m = sqlite3.connect(rec[0]).execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
+                check(m >= n, "kill 0: the recovered DB holds the tail too (%d >= %d)" % (m, n))
+            else:
+                check(False, "kill 0: a recovered DB")
+        for f in glob.glob(os.path.join(WORK, "kill%d*" % it)):
+            os.unlink(f)
+
+
+{"same": t_same, "live": t_live, "kill": t_kill}[TEST]()
+print("%d failure(s)" % len(FAILS))
+sys.exit(1 if FAILS else 0)

@@ -1,0 +1,331 @@
+/* stream.c - the DB thread: follows the spool as the aggregator writes it and commits rows while the program runs. */
+#define _GNU_SOURCE /* pthread_cond_clockwait */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/pa_clock.h"
+#include "../common/pa_log.h"
+#include "../common/pa_outname.h"
+#include "../common/pa_spool.h"
+#include "writer_internal.h"
+
+/* Provided by the collector when linked into the agent: the thread is the agent's own, its
+ * calls are not recorded. Weak: the writer also links without it (CLI, tests). */
+void pa_thread_mark_agent(void) __attribute__((weak));
+
+#define STREAM_IDLE_NS 20000000ull     /* wait for new frames when the spool is read up */
+#define STREAM_CREATE_NS 500000000ull  /* a small session gets its DB this long after its first frame */
+#define STREAM_CHECK_EVERY 4096u       /* records between two looks at the clock */
+
+/* Why the spool stays between the aggregator and the DB: it is the unbounded buffer with a
+ * bounded memory (the aggregator never waits for SQLite and never drops for it), and after a
+ * kill -9 it still holds the tail the DB had not committed (`profagent recover`). */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;        /* CLOCK_MONOTONIC (pa_writer_stream_start) */
+    int thread;               /* the DB thread runs */
+    int stop;                 /* finish asked (res, empty set) */
+    int done;                 /* the final part ran: result valid */
+    int result;
+    const pa_agg_results_t *res;
+    int empty;
+    /* configuration */
+    char db_template[PATH_MAX];
+    char spool_path[PATH_MAX + 16];
+    int overwrite;
+    uint64_t commit_ns;
+    const pa_session_meta_t *meta;
+    /* the DB thread's own (the caller's after `done`) */
+    pa_spool_reader_t *rd;
+    pa_dbw_t *w;
+    int failed;               /* creating or loading failed: the DB is removed at the end */
+    int truncated;
+    char final[PATH_MAX];
+    uint64_t first_frame_ns, last_commit_ns, committed;
+    uint64_t read_up;         /* published bytes everything was loaded from */
+} s = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+static _Atomic uint64_t published; /* the aggregator's whole-frame spool bytes */
+
+_Atomic uint64_t *pa_writer_stream_published(void)
+{
+    return &published;
+}
+
+/* Removes a DB this session created (and its WAL files). */
+static void remove_db(const char *path)
+{
+    char side[PATH_MAX + 8];
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+}
+
+/* Claims the first free name like the template and creates the DB there; `wal` for streaming.
+ * Returns 0, or -1 (logged; s.failed set). */
+static int stream_create(uint64_t spool_bytes, int wal)
+{
+    if (pa_outname_claim(s.db_template, s.overwrite, s.final, sizeof s.final) < 0) {
+        pa_err("output", "cannot create a DB named like %s: %s", s.db_template,
+               errno == EEXIST ? "100000 names taken" : strerror(errno));
+        s.final[0] = '\0';
+        s.failed = 1;
+        return -1;
+    }
+    /* the name was free, so WAL files beside it belong to no DB (a removed one's): never replayed */
+    char side[PATH_MAX + 8];
+    snprintf(side, sizeof side, "%s-wal", s.final);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", s.final);
+    unlink(side);
+    s.w = pa_dbw_create(s.final, pa_writer_page_size(spool_bytes), wal, s.meta);
+    if (!s.w) {
+        s.failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+static int stream_open_reader(void)
+{
+    if (!s.rd)
+        s.rd = pa_spool_open_read(s.spool_path);
+    return s.rd ? 0 : -1;
+}
+
+/* Loads what the spool holds up to `limit` (final: to its end). Returns pa_spool_next()'s last
+ * result: 2 when everything published was read, 0 at a clean end, -1 truncated or corrupt. */
+static int stream_load(uint64_t limit, int final)
+{
+    const pa_record_t *rec;
+    const uint8_t *payload;
+    int rc;
+    uint32_t k = 0;
+    pa_spool_follow(s.rd, limit, final);
+    while ((rc = pa_spool_next(s.rd, &rec, &payload)) == 1) {
+        pa_dbw_record(s.w, rec, payload);
+        if (!final && ++k == STREAM_CHECK_EVERY) {
+            k = 0;
+            if (pa_clock_ns() - s.last_commit_ns >= s.commit_ns)
+                return 1; /* commit now; the rest follows */
+        }
+    }
+    return rc;
+}
+
+static void stream_commit(void)
+{
+    s.last_commit_ns = pa_clock_ns();
+    if (pa_dbw_records(s.w) == s.committed)
+        return;
+    if (pa_dbw_commit(s.w) != 0)
+        s.failed = 1;
+    s.committed = pa_dbw_records(s.w);
+}
+
+/* One look at the spool while the program runs. Returns 1 when it is read up (wait). Between
+ * two looks the DB is closed (pa_dbw_suspend): no descriptor stays open while the program runs
+ * on (the spool reader's neither, pa_spool_follow). */
+static int stream_step(void)
+{
+    uint64_t pub = atomic_load_explicit(&published, memory_order_acquire);
+    uint64_t now = pa_clock_ns();
+    if (s.failed || !pub || pub == s.read_up)
+        return 1;
+    if (!s.w) {
+        /* the page size follows the size: a session that stays small gets 4 KiB pages */
+        if (!s.first_frame_ns)
+            s.first_frame_ns = now;
+        if (pub < PA_WRITER_SMALL_SPOOL && now - s.first_frame_ns < STREAM_CREATE_NS)
+            return 1;
+        if (stream_open_reader() != 0 || stream_create(pub, 1) != 0) {
+            s.failed = 1;
+            return 1;
+        }
+        s.last_commit_ns = now;
+    } else if (pa_dbw_resume(s.w) != 0) {
+        s.failed = 1;
+        return 1;
+    }
+    int rc = stream_load(pub, 0);
+    if (rc < 0) {
+        pa_warn("writer", "the spool %s cannot be read on; the DB stops at record %llu", s.spool_path,
+                (unsigned long long)pa_dbw_records(s.w));
+        s.failed = 1;
+    }
+    if (pa_dbw_failed(s.w))
+        s.failed = 1;
+    if (s.failed)
+        return 1;
+    if (rc == 1) { /* the commit interval passed while loading: commit, go on */
+        stream_commit();
+        return 0;
+    }
+    s.read_up = pub;
+    s.last_commit_ns = pa_clock_ns();
+    if (pa_dbw_suspend(s.w) != 0)
+        s.failed = 1;
+    return 1;
+}
+
+/* The end of the session: the rest of the spool, the aggregates, META; or removal. Returns
+ * pa_writer_stream_finish()'s result. */
+static int stream_final(const pa_agg_results_t *res, int empty, int wal)
+{
+    if (empty && !s.w && !s.failed)
+        return 1;
+    if (!res) { /* the aggregator did not finish: the DB keeps what it committed */
+        if (s.w)
+            pa_dbw_abandon(s.w);
+        s.w = NULL;
+        return s.final[0] && !s.failed ? -2 : -1;
+    }
+    if (!s.w && !s.failed) {
+        struct stat st;
+        uint64_t size = stat(s.spool_path, &st) == 0 ? (uint64_t)st.st_size : 0;
+        if (stream_create(size, wal) == 0 && stream_open_reader() != 0) {
+            pa_warn("writer", "no spool '%s': the DB holds the aggregates only", s.spool_path);
+            s.truncated = 1;
+        }
+    }
+    if (s.w && !s.failed && s.rd && pa_dbw_resume(s.w) != 0)
+        s.failed = 1;
+    if (s.w && !s.failed && s.rd) {
+        int rc = stream_load(UINT64_MAX, 1);
+        if (rc < 0) {
+            pa_warn("writer", "spool '%s' is truncated after %llu records; the DB keeps those", s.spool_path,
+                    (unsigned long long)pa_dbw_records(s.w));
+            s.truncated = 1;
+        }
+    }
+    if (s.w && !s.failed && !empty) {
+        pa_dbw_t *w = s.w;
+        s.w = NULL;
+        if (pa_dbw_finish(w, s.truncated, s.meta, res) == 0)
+            return 0;
+        s.failed = 1;
+    }
+    if (s.w)
+        pa_dbw_abandon(s.w); /* failed or empty: removed below */
+    s.w = NULL;
+    if (s.final[0])
+        remove_db(s.final);
+    s.final[0] = '\0';
+    return empty && !s.failed ? 1 : -1;
+}
+
+static void *stream_main(void *arg)
+{
+    (void)arg;
+    if (pa_thread_mark_agent)
+        pa_thread_mark_agent();
+    pthread_mutex_lock(&s.mu);
+    while (!s.stop) {
+        pthread_mutex_unlock(&s.mu);
+        int idle = stream_step();
+        pthread_mutex_lock(&s.mu);
+        if (idle && !s.stop) {
+            uint64_t t = pa_clock_ns() + STREAM_IDLE_NS;
+            struct timespec ts = { (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
+            pthread_cond_clockwait(&s.cv, &s.mu, CLOCK_MONOTONIC, &ts);
+        }
+    }
+    const pa_agg_results_t *res = s.res;
+    int empty = s.empty;
+    pthread_mutex_unlock(&s.mu);
+    int result = stream_final(res, empty, 1);
+    pthread_mutex_lock(&s.mu);
+    s.result = result;
+    s.done = 1;
+    pthread_cond_broadcast(&s.cv);
+    pthread_mutex_unlock(&s.mu);
+    return NULL;
+}
+
+int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg)
+{
+    if (s.thread || snprintf(s.db_template, sizeof s.db_template, "%s", cfg->db_template) >= (int)sizeof s.db_template ||
+        snprintf(s.spool_path, sizeof s.spool_path, "%s", cfg->spool_path) >= (int)sizeof s.spool_path) {
+        errno = s.thread ? EBUSY : ENAMETOOLONG;
+        return -1;
+    }
+    s.overwrite = cfg->overwrite;
+    s.commit_ns = cfg->commit_ns;
+    s.meta = cfg->meta;
+    s.stop = s.done = s.failed = s.truncated = 0;
+    s.committed = s.first_frame_ns = s.read_up = 0;
+    s.final[0] = '\0';
+    if (!s.commit_ns)
+        return 0; /* everything at exit */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s.cv, &ca);
+    pthread_condattr_destroy(&ca);
+    /* every signal blocked: the application's signals go to its threads, and a file size limit
+     * makes a write fail with EFBIG instead of raising SIGXFSZ */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_t th;
+    int rc = pthread_create(&th, &at, stream_main, NULL);
+    pthread_attr_destroy(&at);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        pa_warn("writer", "cannot start the DB thread (%s): the DB is written at exit", strerror(rc));
+        s.commit_ns = 0;
+        return 0;
+    }
+    s.thread = 1;
+    return 0;
+}
+
+int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final, size_t size)
+{
+    int result;
+    if (!s.thread) {
+        result = stream_final(res, empty, 0);
+    } else {
+        pthread_mutex_lock(&s.mu);
+        s.res = res;
+        s.empty = empty;
+        s.stop = 1;
+        pthread_cond_broadcast(&s.cv);
+        while (!s.done)
+            pthread_cond_wait(&s.cv, &s.mu);
+        result = s.result;
+        s.thread = 0;
+        pthread_mutex_unlock(&s.mu);
+    }
+    if (s.rd)
+        pa_spool_close_read(s.rd);
+    s.rd = NULL;
+    if (final && size)
+        snprintf(final, size, "%s", s.final);
+    return result;
+}
+
+void pa_writer_stream_after_fork_child(void)
+{
+    /* the DB thread does not exist here and the DB is the parent's: forget both (leaked) */
+    pthread_mutex_init(&s.mu, NULL);
+    pthread_cond_init(&s.cv, NULL);
+    s.thread = 0;
+    s.w = NULL;
+    s.rd = NULL;
+    s.final[0] = '\0';
+    s.stop = s.done = 0;
+}
