@@ -14,7 +14,7 @@ import csv, io, os, re, shutil, sqlite3, subprocess, sys, tempfile, time
 B = sys.argv[1]
 SPEC = sys.argv[2] if len(sys.argv) > 2 else None
 PROF = os.path.join(B, "bin", "profagent")
-DELAY_US = 3000
+DELAY_US = 10000  # large against scheduling noise of a loaded host (a late engine worker)
 ITERS = 6
 fails = []
 
@@ -253,10 +253,10 @@ def check_late(rows, late_pid, late_dev, label, skip_first):
               f"{label}: Last Process/Device {r['pid']}/{r['dev']}, want the late {late_pid}/{late_dev}")
         gap = max(k["start"] for k in r["g"]) - min(k["start"] for k in r["g"])
         share = 100.0 * DELAY_US * 1000 / r["dur"]
-        # the late kernel starts DELAY_US after the other, give or take the launch path: -0.5 ms (the
-        # other's copy), +20 ms (a loaded host); the rate is then within that of the delay's share
-        check(DELAY_US * 1000 - 500000 <= gap <= DELAY_US * 1000 + 20000000,
-              f"{label}: start gap {gap} ns, want {DELAY_US} us (-0.5 ms/+20 ms)")
+        # the late kernel starts DELAY_US after the other, give or take the launch path: -5 ms (the
+        # early kernel's engine scheduled late on a loaded host), +20 ms (the sleep overshooting)
+        check(DELAY_US * 1000 - 5000000 <= gap <= DELAY_US * 1000 + 20000000,
+              f"{label}: start gap {gap} ns, want {DELAY_US} us (-5 ms/+20 ms)")
         # the kernels meet, so they end together: within 2 ms (a loaded host wakes the waiter late)
         spread = max(k["end"] for k in r["g"]) - min(k["end"] for k in r["g"])
         check(spread <= 2000000, f"{label}: kernel ends {spread} ns apart, want <= 2 ms")
