@@ -5,7 +5,8 @@ HGTX_OP_ASSOC; sqlite3, none of the C code), on:
   1. the single-process two-device all-reduce (samples/allreduce, device 1 late by a host sleep);
   2. two processes of samples/allreduce_ranks started by hand with rank variables (the simdev
      all-reduce meeting across processes), each rank's DB on its own;
-  3. a rank whose peer never comes: bounded wait, one message, no hang, no segment left;
+  3. a rank whose peer never comes, or is killed: bounded wait, one message, no hang, no segment
+     left; a segment left by killed processes is reused; 20 two-rank jobs without a hang;
   4. mpirun -np 2 (Open MPI) + profagent merge, when both exist: kern_sum of the merge = sum of the
      ranks', desync rows = hand computation, the late rank Last Process every time;
 plus option errors. usage: test_pccl.py BUILD_DIR [SPEC_FILE]"""
@@ -254,12 +255,13 @@ def check_late(rows, late_pid, late_dev, label, skip_first):
         gap = max(k["start"] for k in r["g"]) - min(k["start"] for k in r["g"])
         share = 100.0 * DELAY_US * 1000 / r["dur"]
         # the late kernel starts DELAY_US after the other, give or take the launch path: -5 ms (the
-        # early kernel's engine scheduled late on a loaded host), +20 ms (the sleep overshooting)
-        check(DELAY_US * 1000 - 5000000 <= gap <= DELAY_US * 1000 + 20000000,
-              f"{label}: start gap {gap} ns, want {DELAY_US} us (-5 ms/+20 ms)")
-        # the kernels meet, so they end together: within 2 ms (a loaded host wakes the waiter late)
+        # early kernel's engine scheduled late on a loaded host), +200 ms (the sleep overshooting: 36 ms
+        # seen with two builds running beside it)
+        check(DELAY_US * 1000 - 5000000 <= gap <= DELAY_US * 1000 + 200000000,
+              f"{label}: start gap {gap} ns, want {DELAY_US} us (-5 ms/+200 ms)")
+        # the kernels meet, so they end together: within 20 ms (a loaded host wakes the waiter late)
         spread = max(k["end"] for k in r["g"]) - min(k["end"] for k in r["g"])
-        check(spread <= 2000000, f"{label}: kernel ends {spread} ns apart, want <= 2 ms")
+        check(spread <= 20000000, f"{label}: kernel ends {spread} ns apart, want <= 20 ms")
         # rate - share = (gap - delay + end spread) / duration: the stated tolerance
         tol = 100.0 * (abs(gap - DELAY_US * 1000) + spread) / r["dur"] + 0.1
         check(abs(r["rate"] - share) <= tol, f"{label}: rate {r['rate']:.2f} vs delay share {share:.2f} (tol {tol:.2f})")
@@ -316,6 +318,54 @@ check(p.returncode == 1, f"lonely rank exit {p.returncode} (want 1: its result i
 check(p.stderr.count("waited 300 ms for the other of 2 ranks") == 1, f"lonely rank message: {p.stderr[-400:]}")
 check(el < 20, f"lonely rank took {el:.1f} s")
 check(not any((job + "alone") in f for f in os.listdir("/dev/shm")), "the lonely rank's segment is left in /dev/shm")
+
+# ---- 3b. a peer killed while the other waits; a segment left by killed processes is reused ----
+import signal
+
+
+def start_rank(r, job, args, **kw):
+    return subprocess.Popen([ranks_bin] + args, env=base_env(SIMDEV_COMM_JOB=job, OMPI_COMM_WORLD_RANK=str(r),
+                            OMPI_COMM_WORLD_SIZE="2", **kw), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+kjob = job + "kill"
+r0 = start_rank(0, kjob, ["2", "64", "9000000", "1"], SIMDEV_ALLREDUCE_TIMEOUT_MS="1500")  # rank 1 sleeps 9 s
+r1 = start_rank(1, kjob, ["2", "64", "9000000", "1"], SIMDEV_ALLREDUCE_TIMEOUT_MS="1500")
+time.sleep(0.5)  # both through the warm-up; rank 1 in its sleep, rank 0 waiting in the all-reduce
+r1.send_signal(signal.SIGKILL)
+r1.wait()
+t0 = time.time()
+out, errs = r0.communicate(timeout=60)
+check(r0.returncode == 1 and "waited 1500 ms" in errs, f"rank 0 after its peer was killed: {r0.returncode} {errs[-300:]}")
+check(time.time() - t0 < 15, f"rank 0 took {time.time() - t0:.1f} s after its peer was killed")
+check(not any(kjob in f for f in os.listdir("/dev/shm")), "segment left after a killed peer and a clean exit")
+# both killed while waiting: the segment stays; a new job of that name drops the dead and works
+sjob = job + "stale"
+r0 = start_rank(0, sjob, ["1", "64", "0"])
+time.sleep(0.5)
+r0.send_signal(signal.SIGKILL)
+r0.wait()
+check(any(sjob in f for f in os.listdir("/dev/shm")), "no segment after a rank was killed waiting (test premise)")
+procs = [start_rank(r, sjob, ["2", "64", "1000"]) for r in range(2)]
+for r, pr in enumerate(procs):
+    out, errs = pr.communicate(timeout=60)
+    check(pr.returncode == 0, f"rank {r} on a stale segment: {pr.returncode} {errs[-300:]}")
+check(not any(sjob in f for f in os.listdir("/dev/shm")), "stale segment not removed by the job that reused it")
+
+# ---- 3c. hang regression: 20 two-rank jobs, each bounded ----
+asan = "libasan" in subprocess.run(["ldd", os.path.join(B, "lib", "libze_simdev.so")], capture_output=True,
+                                   text=True).stdout
+t0 = time.time()
+for i in range(20):
+    procs = [start_rank(r, f"{job}rep{i}", ["2", "64", "200"]) for r in range(2)]
+    for r, pr in enumerate(procs):
+        try:
+            out, errs = pr.communicate(timeout=60 if asan else 30)
+            check(pr.returncode == 0, f"repeat {i} rank {r}: exit {pr.returncode} {errs[-200:]}")
+        except subprocess.TimeoutExpired:
+            pr.kill()
+            check(False, f"repeat {i} rank {r}: hung")
+print(f"20 two-rank jobs: {time.time() - t0:.2f} s")
 
 # ---- 4. mpirun -np 2 and profagent merge ----
 mpirun = shutil.which("mpirun")
