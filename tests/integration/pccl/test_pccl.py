@@ -49,6 +49,8 @@ def report(db, spec, expect_rc=0):
     if expect_rc:
         return p.stderr
     rows = list(csv.reader(io.StringIO(p.stdout)))
+    if not rows:
+        return [], []
     return rows[0], [r[1:-1] if r and r[-1] == "" else r[1:] for r in rows[1:]]
 
 
