@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "cli.h"
 #include "pa_log.h"
 #include "pa_outname.h"
@@ -69,6 +71,71 @@ static const char *not_a_spool(const char *spool)
     return NULL;
 }
 
+/* Candidate i of the names a session tried for `meant`: meant, "<stem>-1<ext>", ... (the
+ * suffix rule of pa_outname_unique: <ext> is the last ".xxx" of the base name). */
+static int candidate(const char *meant, int i, char *out, size_t size)
+{
+    if (i == 0)
+        return snprintf(out, size, "%s", meant) < (int)size ? 0 : -1;
+    const char *base = strrchr(meant, '/');
+    base = base ? base + 1 : meant;
+    const char *dot = strrchr(base, '.');
+    size_t stem = dot && dot != base ? (size_t)(dot - meant) : strlen(meant);
+    return snprintf(out, size, "%.*s-%d%s", (int)stem, meant, i, meant + stem) < (int)size ? 0 : -1;
+}
+
+/* The DB the killed session was streaming from this very spool (META spool_path, no db_complete),
+ * among the names it could have claimed (up to the first free one). 0 with found[], or -1. */
+static int streamed_db(const char *spool, const char *meant, char *found, size_t size)
+{
+    char want[PATH_MAX], have[PATH_MAX];
+    if (!realpath(spool, want))
+        return -1;
+    for (int i = 0; i < 100000; i++) {
+        if (candidate(meant, i, found, size) < 0 || access(found, F_OK) != 0)
+            return -1;
+        sqlite3 *db = NULL;
+        sqlite3_stmt *st = NULL;
+        int match = 0;
+        if (sqlite3_open_v2(found, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+            sqlite3_prepare_v2(db, "SELECT (SELECT value FROM META WHERE key = 'spool_path'),"
+                               " (SELECT count(*) FROM META WHERE key = 'db_complete')", -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_TEXT &&
+            sqlite3_column_int(st, 1) == 0)
+            match = realpath((const char *)sqlite3_column_text(st, 0), have) && strcmp(have, want) == 0;
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        if (match)
+            return 0;
+    }
+    return -1;
+}
+
+/* Rebuilds the streamed DB `db` from the whole spool (which holds everything the DB committed and
+ * the tail it had not) under a temporary name, then puts it in the DB's place. 0 or -1. */
+static int complete_in_place(const char *spool, const char *db, uint32_t pid)
+{
+    char tmp[PATH_MAX + 32], side[PATH_MAX + 8];
+    if (snprintf(tmp, sizeof tmp, "%s.recover-%ld", db, (long)getpid()) >= (int)sizeof tmp)
+        return -1;
+    unlink(tmp);
+    if (pa_writer_recover(spool, tmp, pid) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    if (rename(tmp, db) != 0) {
+        pa_cli_error("recover: cannot replace '%s': %s", db, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    /* the streamed DB's WAL belongs to the file just replaced */
+    snprintf(side, sizeof side, "%s-wal", db);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", db);
+    unlink(side);
+    return 0;
+}
+
 int pa_cli_recover(int argc, char **argv)
 {
     const char *spool = NULL, *out = NULL;
@@ -102,6 +169,15 @@ int pa_cli_recover(int argc, char **argv)
             return PA_CLI_EUSAGE;
         }
         pid = 0;
+    }
+    if (!out && streamed_db(spool, meant, db, sizeof db) == 0) {
+        if (complete_in_place(spool, db, pid) != 0) {
+            pa_cli_error("recover: no DB built from '%s'; '%s' is left as it was", spool, db);
+            return PA_CLI_EDATA;
+        }
+        printf("Database: %s (the DB the session was writing, completed with the spool's tail; recovered,"
+               " session_complete=0; the spool '%s' can be removed)\n", db, spool);
+        return PA_CLI_OK;
     }
     if (out)
         snprintf(db, sizeof db, "%s", out);

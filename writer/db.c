@@ -1,5 +1,6 @@
 /* db.c - pa_writer_write_db(): loads the spool and the aggregates into a new SQLite DB. */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
@@ -384,10 +385,11 @@ int pa_writer_page_size(uint64_t spool_bytes)
 }
 
 /* Opens the connection with the per-connection settings. Returns 0 or -1 (logged). */
-static int pa_dbw_connect(pa_dbw_t *w)
+static int pa_dbw_connect(pa_dbw_t *w, int create)
 {
     /* one thread uses this connection: no SQLite mutexes (they cost ~10 % of the load) */
-    if (sqlite3_open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0),
+                        NULL) != SQLITE_OK) {
         pa_err("writer", "cannot open '%s': %s", w->path, w->db ? sqlite3_errmsg(w->db) : "out of memory");
         sqlite3_close(w->db);
         w->db = NULL;
@@ -405,7 +407,7 @@ static int pa_dbw_connect(pa_dbw_t *w)
 pa_dbw_t *pa_dbw_create(const char *db_path, int page_size, int wal, const pa_session_meta_t *meta)
 {
     pa_dbw_t *w = calloc(1, sizeof *w);
-    if (!w || !db_path || !(w->path = strdup(db_path)) || pa_dbw_connect(w) != 0) {
+    if (!w || !db_path || !(w->path = strdup(db_path)) || pa_dbw_connect(w, 1) != 0) {
         if (w)
             free(w->path);
         free(w);
@@ -458,15 +460,49 @@ int pa_dbw_suspend(pa_dbw_t *w)
     return rc;
 }
 
+int pa_dbw_rename(pa_dbw_t *w, const char *to)
+{
+    char *np = strdup(to), side[PATH_MAX + 8];
+    if (!np || !w->db)
+        goto fail;
+    /* everything into the main file (an empty WAL is left), then the file alone moves */
+    int rc = pa_bulk_flush_all(w->db); /* (nothing is loaded yet: not counted as a commit) */
+    rc |= pa_db_exec(w->db, "COMMIT; PRAGMA wal_checkpoint(TRUNCATE);");
+    pa_bulk_detach_all(w->db);
+    rc |= sqlite3_close(w->db) != SQLITE_OK;
+    w->db = NULL;
+    w->l.db = NULL;
+    if (rc || rename(w->path, to) != 0) {
+        pa_err("writer", "cannot move the new DB %s to %s: %s", w->path, to, rc ? "SQLite error" : strerror(errno));
+        goto fail;
+    }
+    snprintf(side, sizeof side, "%s-wal", w->path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", w->path);
+    unlink(side);
+    free(w->path);
+    w->path = np;
+    return 0;
+fail:
+    free(np);
+    w->failed = 1;
+    return -1;
+}
+
 int pa_dbw_resume(pa_dbw_t *w)
 {
     if (w->db)
         return 0;
-    if (w->failed || pa_dbw_connect(w) != 0 || pa_bulk_attach_all(w->db) != 0 || pa_db_exec(w->db, "BEGIN") != 0) {
+    if (w->failed || pa_dbw_connect(w, 0) != 0 || pa_bulk_attach_all(w->db) != 0 || pa_db_exec(w->db, "BEGIN") != 0) {
         w->failed = 1;
         return -1;
     }
     return 0;
+}
+
+int pa_dbw_meta_text(pa_dbw_t *w, const char *key, const char *value)
+{
+    return w->db ? pa_meta_set_text(w->db, key, value) : -1;
 }
 
 void pa_dbw_record(pa_dbw_t *w, const pa_record_t *rec, const uint8_t *payload)

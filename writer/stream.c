@@ -7,7 +7,9 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +26,7 @@ void pa_thread_mark_agent(void) __attribute__((weak));
 #define STREAM_IDLE_NS 20000000ull     /* wait for new frames when the spool is read up */
 #define STREAM_CREATE_NS 500000000ull  /* a small session gets its DB this long after its first frame */
 #define STREAM_CHECK_EVERY 4096u       /* records between two looks at the clock */
+#define STREAM_NICE 5                  /* the DB thread's nice value (weight ~1/3 of a nice-0 thread) */
 
 /* Why the spool stays between the aggregator and the DB: it is the unbounded buffer with a
  * bounded memory (the aggregator never waits for SQLite and never drops for it), and after a
@@ -63,7 +66,7 @@ _Atomic uint64_t *pa_writer_stream_published(void)
 /* Removes a DB this session created (and its WAL files). */
 static void remove_db(const char *path)
 {
-    char side[PATH_MAX + 8];
+    char side[PATH_MAX + 64];
     unlink(path);
     snprintf(side, sizeof side, "%s-wal", path);
     unlink(side);
@@ -71,15 +74,33 @@ static void remove_db(const char *path)
     unlink(side);
 }
 
-/* Claims the first free name like the template and creates the DB there; `wal` for streaming.
- * Returns 0, or -1 (logged; s.failed set). */
+/* Creates the DB (`wal` for streaming) under a temporary name beside the template, then claims
+ * the first free name like the template and moves it there: a reader, or a kill, never meets a
+ * claimed DB without its tables. Returns 0, or -1 (logged; s.failed set). */
 static int stream_create(uint64_t spool_bytes, int wal)
 {
+    char tmp[PATH_MAX + 32];
+    if (snprintf(tmp, sizeof tmp, "%s.%ld.creating", s.db_template, (long)getpid()) >= (int)sizeof tmp) {
+        pa_err("output", "the DB name %s is too long", s.db_template);
+        s.failed = 1;
+        return -1;
+    }
+    remove_db(tmp); /* a leftover of a process of this pid killed while creating */
+    s.w = pa_dbw_create(tmp, pa_writer_page_size(spool_bytes), wal, s.meta);
+    if (!s.w) {
+        remove_db(tmp);
+        s.failed = 1;
+        return -1;
+    }
+    /* `profagent recover` finds the DB a killed session streamed by it and completes it in place */
+    pa_dbw_meta_text(s.w, "spool_path", s.spool_path);
     if (pa_outname_claim(s.db_template, s.overwrite, s.final, sizeof s.final) < 0) {
         pa_err("output", "cannot create a DB named like %s: %s", s.db_template,
                errno == EEXIST ? "100000 names taken" : strerror(errno));
         s.final[0] = '\0';
         s.failed = 1;
+        pa_dbw_suspend(s.w);
+        remove_db(tmp);
         return -1;
     }
     /* the name was free, so WAL files beside it belong to no DB (a removed one's): never replayed */
@@ -88,8 +109,8 @@ static int stream_create(uint64_t spool_bytes, int wal)
     unlink(side);
     snprintf(side, sizeof side, "%s-shm", s.final);
     unlink(side);
-    s.w = pa_dbw_create(s.final, pa_writer_page_size(spool_bytes), wal, s.meta);
-    if (!s.w) {
+    if (pa_dbw_rename(s.w, s.final) != 0 || pa_dbw_resume(s.w) != 0) {
+        remove_db(tmp);
         s.failed = 1;
         return -1;
     }
@@ -229,6 +250,9 @@ static void *stream_main(void *arg)
     (void)arg;
     if (pa_thread_mark_agent)
         pa_thread_mark_agent();
+    /* below the application's threads and the aggregator: when the cores are busy they go first
+     * (the rings never wait for SQLite); the DB catches up when a core is free and at exit */
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), STREAM_NICE);
     pthread_mutex_lock(&s.mu);
     while (!s.stop) {
         pthread_mutex_unlock(&s.mu);

@@ -91,6 +91,8 @@ int pa_writer_page_size(uint64_t spool_bytes);
  *  (wal: WAL, valid at every commit; else off), creates every table and index, META with
  *  session_complete = 0, and opens the first transaction. NULL on failure (logged). */
 pa_dbw_t *pa_dbw_create(const char *db_path, int page_size, int wal, const pa_session_meta_t *meta);
+/*! pa_dbw_meta_text() : META key = value in the open transaction. 0 or -1. */
+int pa_dbw_meta_text(pa_dbw_t *w, const char *key, const char *value);
 /*! pa_dbw_record() : loads one spool record into the open transaction. */
 void pa_dbw_record(pa_dbw_t *w, const pa_record_t *rec, const uint8_t *payload);
 /*! pa_dbw_records() : records loaded so far. */
@@ -105,6 +107,9 @@ int pa_dbw_commit(pa_dbw_t *w);
  *  never gets DB bytes). pa_dbw_resume() reopens it (statements prepared again) and opens the
  *  next transaction. Both 0 or -1 (logged; the DB is then failed). */
 int pa_dbw_suspend(pa_dbw_t *w);
+/*! pa_dbw_rename() : commits, copies the WAL back, closes and moves the DB file to `to` (same file
+ *  system), which it replaces; pa_dbw_resume() then opens it there. 0 or -1 (logged; failed). */
+int pa_dbw_rename(pa_dbw_t *w, const char *to);
 int pa_dbw_resume(pa_dbw_t *w);
 /*! pa_dbw_finish() : the exit part (summary tables, threads, counters, the sources' finish, META
  *  with session_complete from meta), commit, journal back to DELETE, close; frees w. 0 or -1. */
