@@ -44,9 +44,13 @@ static void *agg_main(void *arg)
     uint64_t poll_ns = g.poll_ns;
     /* a small zstd frame per interval: negligible cost */
     const uint64_t flush_ns = pa_agg_config(a)->spool_flush_ns;
+    _Atomic int *behind = pa_agg_config(a)->behind;
     uint64_t next_flush = pa_clock_ns() + flush_ns;
     while (!atomic_load_explicit(&g.stop, memory_order_acquire)) {
-        if (pa_agg_drain_once(a) == 0)
+        size_t got = pa_agg_drain_once(a);
+        if (behind)
+            atomic_store_explicit(behind, got >= PA_AGG_BATCH, memory_order_relaxed);
+        if (got == 0)
             agg_sleep(poll_ns);
         /* staged spool records reach the file at least this often, so a process killed
          * outright (SIGKILL, crash) loses at most the last interval: profagent recover */
@@ -57,6 +61,8 @@ static void *agg_main(void *arg)
             next_flush = now + flush_ns;
         }
     }
+    if (behind)
+        atomic_store(behind, 0);
     const pa_agg_results_t *res = pa_agg_finish(a);
     pthread_mutex_lock(&g.mu);
     g.res = res;

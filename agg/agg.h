@@ -96,6 +96,8 @@ typedef struct pa_agg_config {
     const char *spool_path;      /* zstd spool file, created */
     _Atomic uint64_t *spool_published; /* NULL, or where the spool's whole-frame bytes are stored
                                     after each frame (a DB writer follows the file) */
+    _Atomic int *behind;         /* NULL, or set to 1 while a drain pass finds a full batch waiting
+                                    in a ring (the DB thread then waits: the rings go first) */
     uint64_t spool_flush_ns;     /* staged records become a frame at least this often (default
                                     250 ms): bounds what a kill loses and the DB's lag */
     uint64_t poll_interval_ns;   /* sleep between drains when idle (default 1 ms) */

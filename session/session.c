@@ -351,6 +351,7 @@ static int session_begin(void)
     uint64_t commit_ns = pa_config.db_commit_ms * 1000000ull;
     pa_agg_config_t acfg = {.spool_path = spool_path, .poll_interval_ns = 1000000,
                             .spool_published = pa_writer_stream_published(),
+                            .behind = pa_writer_stream_agg_behind(),
                             .spool_flush_ns = commit_ns ? 100000000ull : 0,
                             .median_budget = pa_config.median_budget,
                             .callstack_depth = (uint32_t)pa_config.callstack_depth,

@@ -26,6 +26,7 @@ void pa_thread_mark_agent(void) __attribute__((weak));
 #define STREAM_IDLE_NS 20000000ull     /* wait for new frames when the spool is read up */
 #define STREAM_CREATE_NS 500000000ull  /* a small session gets its DB this long after its first frame */
 #define STREAM_CHECK_EVERY 4096u       /* records between two looks at the clock */
+#define STREAM_YIELD_MAX_NS 20000000ull /* longest step aside per STREAM_CHECK_EVERY records */
 #define STREAM_NICE 5                  /* the DB thread's nice value (weight ~1/3 of a nice-0 thread) */
 
 /* Why the spool stays between the aggregator and the DB: it is the unbounded buffer with a
@@ -57,10 +58,27 @@ static struct {
 } s = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 static _Atomic uint64_t published; /* the aggregator's whole-frame spool bytes */
+static _Atomic int agg_behind;     /* the aggregator has full batches waiting in rings */
 
 _Atomic uint64_t *pa_writer_stream_published(void)
 {
     return &published;
+}
+
+_Atomic int *pa_writer_stream_agg_behind(void)
+{
+    return &agg_behind;
+}
+
+/* While the aggregator has full rings to drain the DB thread steps aside (on a busy machine it
+ * would take the aggregator's core and the rings would drop), for at most STREAM_YIELD_MAX_NS
+ * per look so the DB still advances under a producer that never pauses. */
+static void stream_yield(void)
+{
+    uint64_t until = pa_clock_ns() + STREAM_YIELD_MAX_NS;
+    struct timespec ms = {0, 1000000};
+    while (atomic_load_explicit(&agg_behind, memory_order_relaxed) && pa_clock_ns() < until)
+        syscall(SYS_nanosleep, &ms, NULL); /* raw: never the OSRT wrapper */
 }
 
 /* Removes a DB this session created (and its WAL files). */
@@ -137,6 +155,7 @@ static int stream_load(uint64_t limit, int final)
         pa_dbw_record(s.w, rec, payload);
         if (!final && ++k == STREAM_CHECK_EVERY) {
             k = 0;
+            stream_yield();
             if (pa_clock_ns() - s.last_commit_ns >= s.commit_ns)
                 return 1; /* commit now; the rest follows */
         }

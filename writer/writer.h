@@ -47,6 +47,8 @@ typedef struct pa_writer_stream_cfg {
 /*! pa_writer_stream_published() : where the aggregator stores the spool's whole-frame bytes
  *  (agg config spool_published). */
 _Atomic uint64_t *pa_writer_stream_published(void);
+/*! pa_writer_stream_agg_behind() : where the aggregator says it has full rings (agg config behind). */
+_Atomic int *pa_writer_stream_agg_behind(void);
 
 /*! pa_writer_stream_start() : starts the DB thread: it follows the spool, creates the DB (WAL, valid
  *  at every commit, session_complete = 0) ~0.5 s after the first frame or once 512 KiB of spool

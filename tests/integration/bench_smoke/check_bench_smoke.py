@@ -13,7 +13,7 @@ EXPECTED = [
     ("mem_alloc_added_ns_live10", "ns"), ("mem_alloc_added_ns_live1k", "ns"),
     ("agg_drain_rate", "events/s"), ("mem_sym_ns_per_unique_stack", "ns"), ("db_write_rate", "rows/s"), ("spool_bytes_per_event", "bytes"),
     ("spool_compress_rate", "MB/s"), ("spool_compress_event_rate", "events/s"),
-    ("exit_time_per_1M_events", "s"), ("rss_growth_vs_none", "MiB"), ("rss_growth_10x_events", "MiB"), ("rss_growth_30x_events", "MiB"),
+    ("exit_time_per_1M_events", "s"), ("exit_time_paced_1M_events", "s"), ("rss_growth_vs_none", "MiB"), ("rss_growth_10x_events", "MiB"), ("rss_growth_30x_events", "MiB"),
     ("slowdown_gemm", "ratio"), ("slowdown_multithread", "ratio"),
     ("slowdown_gemm_pc_sampling", "ratio"), ("pcs_agg_ns_per_entry", "ns"), ("pcs_agg_samples_per_s", "samples/s"),
 ]

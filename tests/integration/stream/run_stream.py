@@ -165,7 +165,7 @@ def read_progress(lines):
 
 
 def t_live():
-    ranges, rate = 300000 // SCALE, 60000 // SCALE  # ~5 s
+    ranges, rate = 480000 // SCALE, 60000 // SCALE  # ~8 s
     db = os.path.join(WORK, "live.db")
     p = subprocess.Popen([APP, "progress", str(ranges), str(rate)], env=env_for(db, RING), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
@@ -207,7 +207,7 @@ def t_live():
     sys.stderr.write(err.decode(errors="replace")[-2000:])
     check(p.returncode == 0, "live: exit 0 (%s)" % p.returncode)
     check(not bad, "live: every read while running consistent (%s)" % bad[:3])
-    check(seen >= 3, "live: the DB had rows in %d reads while the program ran (>= 3)" % seen)
+    check(seen >= 2, "live: the DB had rows in %d reads while the program ran (>= 2)" % seen)
     check(stats_ok == 1, "live: profagent stats read the DB while the program ran")
     c = ro(db)
     n = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
