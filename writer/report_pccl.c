@@ -530,7 +530,8 @@ static int produce_stage(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t,
         return PA_REP_EDATA;
     }
     g_stage_names = &names;
-    qsort(v, n, sizeof *v, stage_cmp);
+    if (n)
+        qsort(v, n, sizeof *v, stage_cmp);
     size_t nr = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i;

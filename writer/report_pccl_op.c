@@ -240,7 +240,8 @@ static int produce_op(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, ch
     }
     size_t ng = 0;
     if (rc == PA_REP_OK) {
-        qsort(s.v, s.n, sizeof *s.v, inst_by_key_start);
+        if (s.n)
+            qsort(s.v, s.n, sizeof *s.v, inst_by_key_start);
         for (size_t i = 0; i < s.n;) {
             size_t j = i;
             while (j < s.n && strcmp(s.v[j].key ? s.v[j].key : "", s.v[i].key ? s.v[i].key : "") == 0)
