@@ -15,7 +15,7 @@ import csv, io, os, re, shutil, sqlite3, subprocess, sys, tempfile, time
 B = sys.argv[1]
 SPEC = sys.argv[2] if len(sys.argv) > 2 else None
 PROF = os.path.join(B, "bin", "profagent")
-DELAY_US = 10000  # large against scheduling noise of a loaded host (a late engine worker)
+DELAY_US = 30000  # large against the scheduling noise of a loaded host (an early engine worker woken 6 ms late seen)
 ITERS = 6
 fails = []
 
@@ -256,11 +256,11 @@ def check_late(rows, late_pid, late_dev, label, skip_first):
               f"{label}: Last Process/Device {r['pid']}/{r['dev']}, want the late {late_pid}/{late_dev}")
         gap = max(k["start"] for k in r["g"]) - min(k["start"] for k in r["g"])
         share = 100.0 * DELAY_US * 1000 / r["dur"]
-        # the late kernel starts DELAY_US after the other, give or take the launch path: -5 ms (the
-        # early kernel's engine scheduled late on a loaded host), +200 ms (the sleep overshooting: 36 ms
-        # seen with two builds running beside it)
-        check(DELAY_US * 1000 - 5000000 <= gap <= DELAY_US * 1000 + 200000000,
-              f"{label}: start gap {gap} ns, want {DELAY_US} us (-5 ms/+200 ms)")
+        # the late kernel starts DELAY_US after the other, give or take the launch path: -20 ms (the
+        # early kernel's engine worker scheduled late on a loaded host), +1 s (the sleep overshooting:
+        # 336 ms seen with two builds running beside it)
+        check(DELAY_US * 1000 - 20000000 <= gap <= DELAY_US * 1000 + 1000000000,
+              f"{label}: start gap {gap} ns, want {DELAY_US} us (-20 ms/+1 s)")
         # the kernels meet, so they end together: within 20 ms (a loaded host wakes the waiter late)
         spread = max(k["end"] for k in r["g"]) - min(k["end"] for k in r["g"])
         check(spread <= 20000000, f"{label}: kernel ends {spread} ns apart, want <= 20 ms")
@@ -275,23 +275,25 @@ tmp = tempfile.mkdtemp(prefix="pa_pccl_")
 
 # ---- 1. one process, two devices ----
 db1 = os.path.join(tmp, "one.db")
-p = subprocess.run([os.path.join(B, "bin", "allreduce"), str(ITERS), "4096", "sleep", str(DELAY_US)],
+# ITERS + 1 iterations: the first one starts the engines' worker threads (seen 250 ms late on a
+# host with load 16), so the late-device checks skip it; the reports cover all of them
+p = subprocess.run([os.path.join(B, "bin", "allreduce"), str(ITERS + 1), "4096", "sleep", str(DELAY_US)],
                    env=base_env(PROFAGENT_OUTPUT=db1, LD_PRELOAD=preload(os.path.join(B, "lib", "libprofagent.so"))),
                    capture_output=True, text=True, timeout=120)
 check(p.returncode == 0, f"allreduce exit {p.returncode}: {p.stderr[-400:]}")
 check_headers(db1)
 rows1 = check_all_reports([db1], "one process")
 pid1 = sqlite3.connect(db1).execute("SELECT value FROM META WHERE key = 'pid'").fetchone()[0]
-check_late(rows1, int(pid1), 1, "one process", False)
+check_late(rows1, int(pid1), 1, "one process", True)
 # options: device= keeps device 0 only (communications of one kernel), a bad regex is a usage error
 _, got = report(db1, "pccl_desync_trace:device=0")
-check(len(got) == ITERS and all(r[10] == "1" and r[3] == "0.0" and r[5] == "0" for r in got), f"device=0: {got}")
+check(len(got) == ITERS + 1 and all(r[10] == "1" and r[3] == "0.0" and r[5] == "0" for r in got), f"device=0: {got}")
 _, got = report(db1, "pccl_desync_trace:ccl=^nothing$")
 check(got == [], f"ccl=^nothing$ gives rows: {got}")
 err = report(db1, "pccl_desync_summary:ccl=(", expect_rc=2)
 check("option ccl" in err and "invalid regular expression" in err, f"bad ccl regex message: {err}")
 _, got = report(db1, "pccl_desync_trace:hgtx-name:base")
-check(len(got) == ITERS, f"hgtx-name:base rows {len(got)}")
+check(len(got) == ITERS + 1, f"hgtx-name:base rows {len(got)}")
 
 # ---- 2. two processes started by hand (rank variables, a job named by SIMDEV_COMM_JOB) ----
 ranks_bin = os.path.join(B, "bin", "allreduce_ranks")
