@@ -383,13 +383,18 @@ if not mpirun or not has_merge:
 else:
     mdir = os.path.join(tmp, "mpi")
     os.mkdir(mdir)
-    env = base_env(PROFAGENT_OUTPUT=os.path.join(mdir, "rank%q{OMPI_COMM_WORLD_RANK}.db"),
-                   LD_PRELOAD=preload(os.path.join(B, "lib", "libprofagent.so")),
-                   OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_plm_rsh_agent="")
+    # the agent only in the ranks (-x NAME=VALUE), not in mpirun and its daemon; as root Open MPI
+    # wants both OMPI_ALLOW_RUN_AS_ROOT variables (or --allow-run-as-root)
+    env = base_env(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    xs = []
+    for k, v in (("ZE_ENABLE_ALT_DRIVERS", env["ZE_ENABLE_ALT_DRIVERS"]), ("PROFAGENT_SUMMARY", "none"),
+                 ("PROFAGENT_OUTPUT", os.path.join(mdir, "rank%r.db")),
+                 ("SIMDEV_ALLREDUCE_TIMEOUT_MS", env["SIMDEV_ALLREDUCE_TIMEOUT_MS"]),
+                 ("LD_PRELOAD", preload(os.path.join(B, "lib", "libprofagent.so")))):
+        xs += ["-x", f"{k}={v}"]
     t0 = time.time()
-    p = subprocess.run([mpirun, "--oversubscribe", "-np", "2", "-x", "ZE_ENABLE_ALT_DRIVERS", "-x", "PROFAGENT_OUTPUT",
-                        "-x", "PROFAGENT_SUMMARY", "-x", "LD_PRELOAD", "-x", "SIMDEV_ALLREDUCE_TIMEOUT_MS",
-                        ranks_bin, str(ITERS), "4096", str(DELAY_US)], env=env, capture_output=True, text=True, timeout=180)
+    p = subprocess.run([mpirun, "--oversubscribe", "-np", "2"] + xs + [ranks_bin, str(ITERS), "4096", str(DELAY_US)],
+                       env=env, capture_output=True, text=True, timeout=180)
     print(f"mpirun -np 2: {time.time() - t0:.2f} s")
     check(p.returncode == 0, f"mpirun exit {p.returncode}: {p.stdout[-300:]} {p.stderr[-600:]}")
     rdbs = [os.path.join(mdir, f"rank{r}.db") for r in range(2)]
@@ -420,6 +425,9 @@ else:
             got = report(alldb, "pccl_desync_trace")[1]
             check([r[1:4] + r[7:11] for r in got] == [r[1:4] + r[7:11] for r in trace_csv(hand)],
                   f"merged desync rows != per-rank intervals\n got {got}\n hand {trace_csv(hand)}")
+            # stats given the ranks' DBs merges them on the fly: the same four reports as ALL.db
+            for rep in HDR:
+                check(report(rdbs, rep) == report(alldb, rep), f"{rep}: stats over the ranks' DBs != over ALL.db")
             late_pid = sqlite3.connect(rdbs[1]).execute("SELECT value FROM META WHERE key = 'pid'").fetchone()[0]
             late_dev = {r["dev"] for r in rows if r["pid"] == int(late_pid)}
             check(len(late_dev) == 1, f"late rank's devices in the merge: {late_dev}")
