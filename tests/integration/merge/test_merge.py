@@ -257,6 +257,30 @@ check(p.returncode == 0 and meta(XX).get("merged_inputs") == 5 and
       q(XX, "SELECT count(*) FROM ZE_OPS")[0][0] == q(ALL, "SELECT count(*) FROM ZE_OPS")[0][0] +
       q(X, "SELECT count(*) FROM ZE_OPS")[0][0], f"merge of merged DBs: {p.returncode} {p.stderr}")
 
+# an incomplete input is merged with one warning, and the merged DB says so
+shutil.copy(R1, os.path.join(W, "inc.db"))
+c = sqlite3.connect(os.path.join(W, "inc.db"))
+c.execute("UPDATE META SET value = 0 WHERE key = 'session_complete'"), c.commit(), c.close()
+p = prof("merge", "-o", os.path.join(W, "inc_all.db"), R0, os.path.join(W, "inc.db"))
+check(p.returncode == 0 and p.stderr.count("incomplete session") == 1 and
+      meta(os.path.join(W, "inc_all.db")).get("session_complete") == 0, f"incomplete input: {p.returncode} {p.stderr}")
+
+# the agent: a bad launcher value gets one warning, the next variable counts; none: no rank in the name
+for rank_env, want_rank, want_name in (({"PMI_RANK": "abc", "SLURM_PROCID": "4"}, 4, "-rank4-"),
+                                       ({"OMPI_COMM_WORLD_RANK": "-2"}, -1, None),
+                                       ({"PMIX_RANK": "99999999999"}, -1, None)):
+    d = tempfile.mkdtemp(prefix="rk", dir=W)
+    env = base_env()
+    env.update(rank_env, LD_PRELOAD=preload(os.path.join(B, "lib", "libprofagent.so")))
+    p = subprocess.run([os.path.join(B, "bin", "hello_ze")], env=env, cwd=d, capture_output=True, text=True, timeout=120)
+    bad = list(rank_env)[0]  # the bad one comes first
+    dbs = [f for f in os.listdir(d) if f.endswith(".db")]
+    check(p.returncode == 0 and p.stderr.count(bad + "=") == 1 and "0..2147483647" in p.stderr,
+          f"{rank_env}: want one warning naming {bad}: {p.stderr!r}")
+    check(len(dbs) == 1 and (want_name in dbs[0] if want_name else "-rank" not in dbs[0]), f"{rank_env}: DB name {dbs}")
+    if dbs:
+        check(meta(os.path.join(d, dbs[0])).get("rank") == want_rank, f"{rank_env}: META rank")
+
 # ---- refusals: one message, exit 2, nothing written ----
 def refused(args, needle, status=2, name="out.db"):
     out = os.path.join(W, name) if name else None
