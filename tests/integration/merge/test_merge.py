@@ -210,6 +210,21 @@ check(len(names) >= 20, f"stats --list: {names}")
 for n in names:
     p = prof("stats", "-r", n, ALL)
     check(p.returncode == 0, f"report {n} on the merged DB: exit {p.returncode} {p.stderr[-300:]}")
+# the timeline of the merged DB: each process's calls on its own threads
+tj = os.path.join(W, "all.json")
+p = prof("export", ALL, "-o", tj)
+check(p.returncode == 0, f"export of the merged DB: {p.returncode} {p.stderr}")
+if p.returncode == 0:
+    import json
+    ev = json.load(open(tj))
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    zpid = {}
+    for e in ev:
+        if e.get("ph") == "X" and str(e.get("name", "")).startswith("ze"):
+            zpid.setdefault(e["pid"], 0)
+            zpid[e["pid"]] += 1
+    want_api = {pid: q(d, "SELECT count(*) FROM ZE_API")[0][0] for pid, d in zip(pids, INS)}
+    check({k: v for k, v in zpid.items() if k in want_api} == want_api, f"export: ze calls per pid {zpid} != {want_api}")
 _, mem = report([ALL], "device_memory_usage_summary")
 check([r[:2] + r[3:] for r in mem] == [[str(pids[2]), str(offs[pids[2]]), "3670016"]], f"memory summary {mem}")
 _, pcs = report([ALL], "pc_sampling_sum")
