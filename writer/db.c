@@ -295,6 +295,7 @@ static int pa_load_counters(sqlite3 *db, const pa_agg_results_t *res, uint64_t u
         {"hgtx_depth_overflow", res->hgtx_depth_overflow},
         {"spool_errors", res->spool_errors},
         {"unrecorded", res->unrecorded},
+        {"late_no_ring", res->late_no_ring},
     };
     pa_bulk_t b;
     int rc = pa_bulk_init(&b, db, "INSERT OR REPLACE INTO SESSION_COUNTERS(name, value)", 2, 16);
