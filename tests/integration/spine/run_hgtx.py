@@ -4,7 +4,7 @@ per-domain push/pop stacks, bad domain handles, deep nesting, long names, loss c
 STRING_IDS uniqueness, checked in the DB, the exit summary and `profagent stats`."""
 import csv, glob, io, os, shutil, sqlite3, subprocess, sys, tempfile
 
-from spine_util import FAILS, check, preload as spine_preload
+from spine_util import FAILS, check, preload as spine_preload, summary_stats_match_report
 
 BUILD, TEST = sys.argv[1], sys.argv[2]
 LIB = os.path.join(BUILD, "lib", "libprofagent.so")
@@ -85,6 +85,9 @@ def test_deep():
     check(counter(c, "hgtx_depth_overflow") == 0, "hgtx_depth_overflow stored, 0")
     check(counter(c, "unrecorded") == 0 and counter(c, "spool_errors") == 0, "other loss counters stored, 0")
     check(b"nesting depth" not in p.stderr and b"0 dropped" in p.stderr, "summary: nothing lost")
+    bad, n = summary_stats_match_report(CLI, db)
+    check(n >= 1 and not bad, "SUMMARY_STATS avg/median/stddev = hgtx_sum's printed (truncated) values:"
+          " %d rows, mismatches %r" % (n, bad[:3]))
 
 
 def test_names():
