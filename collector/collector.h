@@ -177,6 +177,10 @@ void pa_hgtx_mark_ex(uint32_t dom, const char *name, size_t len, uint64_t t0);
 uint32_t pa_hgtx_domain_new(const char *name);
 /*! pa_hgtx_domain_name() : (re)emits the name record of domain `id` on this thread's ring. */
 void pa_hgtx_domain_name(uint32_t id, const char *name);
+/*! pa_hgtx_domain_lookup() : the name (`*len` bytes, not recorded through a ring) of domain `id`
+ *  as created; NULL when unknown (id beyond the table, or no memory). For the aggregator, when
+ *  a record using the domain is drained before the creator's DOMAIN record. */
+const char *pa_hgtx_domain_lookup(uint32_t id, size_t *len);
 
 /* Lifecycle internals (thread.c; driven by session/). */
 /* Called on an application thread's first event, right after its ring was registered, with
