@@ -234,9 +234,14 @@ int pa_merge_dbs(const char *out, const char *const *paths, size_t n, const pa_m
         free(in);
         return PA_REP_EUSAGE;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (stat(paths[i], &st) == 0)
             bytes += st.st_size;
+        if (!in[i].complete) /* merged all the same: what is there is consistent */
+            fprintf(o && o->log ? o->log : stderr, "profagent: merge: warning: '%s' is from an incomplete session"
+                    " (the process ended abnormally, died while writing, or the DB was recovered from a spool):"
+                    " the merged DB says session_complete=0\n", paths[i]);
+    }
     pa_merge_clock_plan(in, n);
     if (make_temp(out, tmp, PATH_MAX) != 0) {
         snprintf(err, errsz, "cannot create a temporary file next to '%s': %s", out, strerror(errno));

@@ -210,6 +210,21 @@ check(len(names) >= 20, f"stats --list: {names}")
 for n in names:
     p = prof("stats", "-r", n, ALL)
     check(p.returncode == 0, f"report {n} on the merged DB: exit {p.returncode} {p.stderr[-300:]}")
+# the timeline of the merged DB: each process's calls on its own threads
+tj = os.path.join(W, "all.json")
+p = prof("export", ALL, "-o", tj)
+check(p.returncode == 0, f"export of the merged DB: {p.returncode} {p.stderr}")
+if p.returncode == 0:
+    import json
+    ev = json.load(open(tj))
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    zpid = {}
+    for e in ev:
+        if e.get("ph") == "X" and str(e.get("name", "")).startswith("ze"):
+            zpid.setdefault(e["pid"], 0)
+            zpid[e["pid"]] += 1
+    want_api = {pid: q(d, "SELECT count(*) FROM ZE_API")[0][0] for pid, d in zip(pids, INS)}
+    check({k: v for k, v in zpid.items() if k in want_api} == want_api, f"export: ze calls per pid {zpid} != {want_api}")
 _, mem = report([ALL], "device_memory_usage_summary")
 check([r[:2] + r[3:] for r in mem] == [[str(pids[2]), str(offs[pids[2]]), "3670016"]], f"memory summary {mem}")
 _, pcs = report([ALL], "pc_sampling_sum")
@@ -256,6 +271,30 @@ check(p.returncode == 0 and meta(XX).get("merged_inputs") == 5 and
       q(XX, "SELECT count(*) FROM MERGE_INPUTS")[0][0] == 5 and
       q(XX, "SELECT count(*) FROM ZE_OPS")[0][0] == q(ALL, "SELECT count(*) FROM ZE_OPS")[0][0] +
       q(X, "SELECT count(*) FROM ZE_OPS")[0][0], f"merge of merged DBs: {p.returncode} {p.stderr}")
+
+# an incomplete input is merged with one warning, and the merged DB says so
+shutil.copy(R1, os.path.join(W, "inc.db"))
+c = sqlite3.connect(os.path.join(W, "inc.db"))
+c.execute("UPDATE META SET value = 0 WHERE key = 'session_complete'"), c.commit(), c.close()
+p = prof("merge", "-o", os.path.join(W, "inc_all.db"), R0, os.path.join(W, "inc.db"))
+check(p.returncode == 0 and p.stderr.count("incomplete session") == 1 and
+      meta(os.path.join(W, "inc_all.db")).get("session_complete") == 0, f"incomplete input: {p.returncode} {p.stderr}")
+
+# the agent: a bad launcher value gets one warning, the next variable counts; none: no rank in the name
+for rank_env, want_rank, want_name in (({"PMI_RANK": "abc", "SLURM_PROCID": "4"}, 4, "-rank4-"),
+                                       ({"OMPI_COMM_WORLD_RANK": "-2"}, -1, None),
+                                       ({"PMIX_RANK": "99999999999"}, -1, None)):
+    d = tempfile.mkdtemp(prefix="rk", dir=W)
+    env = base_env()
+    env.update(rank_env, LD_PRELOAD=preload(os.path.join(B, "lib", "libprofagent.so")))
+    p = subprocess.run([os.path.join(B, "bin", "hello_ze")], env=env, cwd=d, capture_output=True, text=True, timeout=120)
+    bad = list(rank_env)[0]  # the bad one comes first
+    dbs = [f for f in os.listdir(d) if f.endswith(".db")]
+    check(p.returncode == 0 and p.stderr.count(bad + "=") == 1 and "0..2147483647" in p.stderr,
+          f"{rank_env}: want one warning naming {bad}: {p.stderr!r}")
+    check(len(dbs) == 1 and (want_name in dbs[0] if want_name else "-rank" not in dbs[0]), f"{rank_env}: DB name {dbs}")
+    if dbs:
+        check(meta(os.path.join(d, dbs[0])).get("rank") == want_rank, f"{rank_env}: META rank")
 
 # ---- refusals: one message, exit 2, nothing written ----
 def refused(args, needle, status=2, name="out.db"):
