@@ -264,6 +264,20 @@ check(q(X, "SELECT count(*) FROM THREADS WHERE pid = ? AND globalTid >> 32 = ?",
 check(q(X, "SELECT count(*) FROM HGTX_RANGES WHERE globalTid >> 32 = ? AND start - 5000000000 IN (SELECT start FROM"
            " HGTX_RANGES WHERE globalTid >> 32 = ?)", (npid, pid1))[0][0] == q(R1, "SELECT count(*) FROM HGTX_RANGES")[0][0],
       "HGTX ranges of the far input")
+# a DB recovered from a spool (no host, no anchor, start wall time 0): kept on the first input's
+# clock with one warning, uncertainty unknown
+RC = os.path.join(W, "recovered.db")
+shutil.copy(R1, RC)
+c = sqlite3.connect(RC)
+c.executescript("DELETE FROM META WHERE key LIKE 'clock_%' OR key = 'boot_id'; UPDATE META SET value = '' WHERE"
+                " key = 'hostname'; UPDATE META SET value = 0 WHERE key = 'start_wall_ns';")
+c.commit(), c.close()
+XR = os.path.join(W, "with_recovered.db")
+p = prof("merge", "-o", XR, R0, RC)
+check(p.returncode == 0 and p.stderr.count("no wall-clock anchor") == 1 and
+      meta(XR).get("merge_clock_uncertainty_ns") == -1 and
+      sorted(q(XR, "SELECT start FROM ZE_API WHERE tid >> 32 = ?", (pid1,))) == sorted(q(R1, "SELECT start FROM ZE_API")),
+      f"recovered input: {p.returncode} {p.stderr} {meta(XR).get('merge_clock_uncertainty_ns')}")
 # a merged DB merges again (ids, pids and input numbers offset once more)
 XX = os.path.join(W, "again.db")
 p = prof("merge", "-o", XX, ALL, X)
