@@ -58,7 +58,7 @@ def table_rows(c, table):
         return cols, []
     rows = c.execute("SELECT %s FROM %s" % (",".join('"%s"' % k for k in keep), table)).fetchall()
     if table in ("META", "SESSION_COUNTERS"):
-        rows = [r for r in rows if r[0] not in RUN_KEYS]
+        rows = [r for r in rows if r[0] not in RUN_KEYS and not str(r[0]).endswith("_ns")]  # times
     return keep, sorted(rows, key=repr)
 
 
