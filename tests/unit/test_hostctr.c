@@ -392,6 +392,42 @@ static void test_group_read_scaling(void **state)
     assert_int_equal(pa_hc_sample_unpack(&rec, (const uint8_t *)pl, &back), -1);
 }
 
+/* ---- one read() of the whole group per sample (PERF_FORMAT_GROUP), on the real kernel ---- */
+
+static int counted_reads;
+
+static ssize_t counting_read(int fd, void *buf, size_t n)
+{
+    counted_reads++;
+    return syscall(SYS_read, fd, buf, n);
+}
+
+static void test_one_read_per_sample(void **state)
+{
+    (void)state;
+    pa_hc_set_syscalls(NULL, counting_read);
+    assert_int_equal(pa_hc_init("task-clock,page-faults,context-switches", 1), 3);
+    drain_mine(); /* records of the tests before */
+    counted_reads = 0;
+    pa_hc_sample(1); /* opens the group (no read), then reads it once */
+    assert_int_equal(pa_hc_ncounted(), 3);
+    assert_int_equal(counted_reads, 1);
+    for (int i = 0; i < 10; i++)
+        pa_hc_sample(2 + (uint64_t)i);
+    assert_int_equal(counted_reads, 11); /* three events, one system call each time */
+    drain_mine();
+    size_t smp = 0;
+    for (size_t i = 0; i < ngot; i++)
+        if (got[i].kind == PA_REC_HC_SAMPLE) {
+            pa_hc_snap_t s;
+            assert_int_equal(pa_hc_sample_unpack(&got[i], NULL, &s), 0);
+            assert_int_equal(s.n, 3);
+            assert_true(s.running <= s.enabled);
+            smp++;
+        }
+    assert_int_equal(smp, 11);
+}
+
 /* ---- fds closed at thread exit: 64 threads ---- */
 
 static void *thread_ranges(void *arg)
@@ -430,6 +466,7 @@ int main(void)
         cmocka_unit_test_teardown(test_fake_eacces_user_only, teardown),
         cmocka_unit_test_teardown(test_fake_emfile_stops, teardown),
         cmocka_unit_test_teardown(test_group_read_scaling, teardown),
+        cmocka_unit_test_teardown(test_one_read_per_sample, teardown),
         cmocka_unit_test_teardown(test_threads_close_at_exit, teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,6 +26,19 @@ static uint64_t cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The thread's run delay (ns waiting on a run queue: /proc/thread-self/schedstat's second field,
+ * on the scheduler's rq_clock); -1 when the kernel has no schedstat (CONFIG_SCHED_INFO off). */
+static int64_t run_delay_ns(void)
+{
+    char b[128] = {0};
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    unsigned long long run = 0, wait = 0;
+    int ok = f && fgets(b, sizeof b, f) && sscanf(b, "%llu %llu", &run, &wait) == 2;
+    if (f)
+        fclose(f);
+    return ok ? (int64_t)wait : -1;
+}
+
 static volatile uint64_t sink;
 
 /* Spins until this thread used `ns` of CPU (not wall) time: on a loaded machine a wall-clock spin
@@ -66,20 +79,30 @@ static void *ender(void *arg)
 
 static int ranges(long pages)
 {
-    /* the thread's CPU time over each range, measured by the app (CLOCK_THREAD_CPUTIME_ID): the
-     * independent value task-clock is checked against */
+    /* The thread's CPU time over each range, measured by the app (CLOCK_THREAD_CPUTIME_ID): the
+     * independent value task-clock is checked against. On a VM, task-clock also counts the time
+     * the hypervisor took the vCPU away while this thread held it (steal time), which
+     * CLOCK_THREAD_CPUTIME_ID leaves out: the app measures that too, as its time on a CPU
+     * (wall time minus run-queue wait) minus its CPU time, over the spin. */
     for (int i = 0; i < 3; i++) {
         uint64_t c0 = cpu_ns();
         hgtxRangePushA("sleep20");
         struct timespec ts = {0, 20000000};
         nanosleep(&ts, NULL);
         hgtxRangePop();
+        /* wall outside, run delay inside: a wait the reads miss only makes the on-CPU time larger */
+        uint64_t w1 = now_ns();
+        int64_t d1 = run_delay_ns();
         uint64_t c1 = cpu_ns();
         hgtxRangePushA("spin20");
         spin_cpu_ns(20000000);
         hgtxRangePop();
         uint64_t c2 = cpu_ns();
-        printf("sleep20_cpu %llu spin20_cpu %llu\n", (unsigned long long)(c1 - c0), (unsigned long long)(c2 - c1));
+        int64_t d2 = run_delay_ns();
+        uint64_t w2 = now_ns();
+        long long steal = d1 < 0 || d2 < 0 ? -1 : (long long)((w2 - w1) - (uint64_t)(d2 - d1)) - (long long)(c2 - c1);
+        printf("sleep20_cpu %llu spin20_cpu %llu spin20_steal %lld\n", (unsigned long long)(c1 - c0),
+               (unsigned long long)(c2 - c1), steal < 0 && d1 >= 0 ? 0 : steal);
     }
     long psz = sysconf(_SC_PAGESIZE);
     char *p = mmap(NULL, (size_t)(pages * psz), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -4,8 +4,9 @@
 On this machine (a VM without a CPU PMU) hardware events fail with ENOENT and the software events
 task-clock, context-switches, page-faults are counted in their place. Checked against values the
 app measures itself (CLOCK_THREAD_CPUTIME_ID per range) and known ones (pages touched):
-  - sleep 20 ms: task-clock < 3 ms; spin 20 ms of CPU: task-clock within 2 ms of the app's CPU
-    time (>= 19 ms); context switches >= 1 for every sleeping instance
+  - sleep 20 ms: task-clock < 3 ms; spin 20 ms of CPU: task-clock within 1 ms of the app's CPU
+    time plus the hypervisor's steal time the app measured over the range (>= 19 ms, <= the
+    range's wall time); context switches >= 1 for every sleeping instance
   - a range touching N fresh pages: page-faults >= N
   - bad names, an empty list, 100 events, EMFILE (RLIMIT_NOFILE), a 64-thread pool: one warning
     each where due, exit status 7 kept, no fd left open after the threads exit
@@ -84,21 +85,26 @@ else:
     check(cols == {"task-clock": 0, "context-switches": 1, "page-faults": 2}, "ranges: columns %r" % cols)
     enc = dict(q(db, "SELECT name, encoding FROM HOST_COUNTERS"))
     check("PERF_COUNT_HW_CPU_CYCLES" in (enc.get("cycles") or ""), "ranges: libpfm4 encoding of cycles kept")
+    # per instance: (sleep20 CPU, spin20 CPU, spin20 steal), ns, measured by the app itself
     cpu = [tuple(int(x) for x in l.split()[1::2]) for l in p.stdout.splitlines() if l.startswith("sleep20_cpu")]
     tc_sleep = per_range(db, "sleep20", "task-clock")
     tc_spin = per_range(db, "spin20", "task-clock")
     cs_sleep = per_range(db, "sleep20", "context-switches")
+    wall_spin = [r[0] for r in q(db, "SELECT \"end\" - start FROM HGTX_RANGES_NAMED WHERE name = 'spin20' ORDER BY start")]
     check(len(cpu) == 3 and len(tc_sleep) == 3 and len(tc_spin) == 3, "ranges: 3 sleep and 3 spin instances")
     check(all(v < 3000000 for v in tc_sleep), "sleep 20 ms: task-clock < 3 ms each: %r" % tc_sleep)
-    check(all(v >= 19000000 and v >= c[1] - 2000000 for v, c in zip(tc_spin, cpu)),
-          "spin 20 ms: task-clock >= 19 ms and not below the app's CPU time - 2 ms: %r vs %r"
-          % (tc_spin, [c[1] for c in cpu]))
-    # Known open defect: on a loaded machine some spin instances read 24-43 ms of task-clock
-    # against 20 ms of the thread's own CPU time bracketing the range (not reproduced on a quiet
-    # machine, nor by a bare perf_event task-clock read). Printed, not asserted, until understood.
-    over = [(v, c[1]) for v, c in zip(tc_spin, cpu) if v > c[1] + 2000000]
-    if over:
-        print("NOTE spin 20 ms: task-clock above the app's CPU time + 2 ms (known open defect): %r" % over)
+    # spin 20 ms of CPU: task-clock = the app's CLOCK_THREAD_CPUTIME_ID over the range (+ the steal
+    # time the app measured over it: on a VM task-clock counts the time the hypervisor ran
+    # something else on the vCPU this thread held; the thread's CPU time does not), within 1 ms;
+    # never more than the range's wall time
+    TOL = 1000000
+    for v, c, w in zip(tc_spin, cpu, wall_spin):
+        steal = c[2] if c[2] >= 0 else w - c[1]  # no schedstat: the wall time bounds it
+        check(v >= 19000000 and c[1] - TOL <= v <= c[1] + steal + TOL and v <= w,
+              "spin 20 ms: task-clock %d within 1 ms of the app's CPU time %d (+ steal %d), <= wall %d"
+              % (v, c[1], steal, w))
+    print("spin20 task-clock - app CPU time (ns): %r; steal measured by the app: %r"
+          % ([v - c[1] for v, c in zip(tc_spin, cpu)], [c[2] for c in cpu]))
     check(all(v >= 1 for v in cs_sleep), "sleep 20 ms: context switches >= 1 each: %r" % cs_sleep)
     pf = per_range(db, "touch", "page-faults")
     check(len(pf) == 1 and pf[0] >= 256, "touch 256 fresh pages: page-faults >= 256: %r" % pf)
