@@ -105,20 +105,6 @@ typedef struct dm_sums {
     double v[DM_MAXM];
 } dm_sums_t;
 
-/* Kernel and metric times are both converted from device ticks, each with its own clock pair, so
- * an edge may be off by a tick or so: "overlaps" allows two device ticks (ZE_DEVICES.timerHz). */
-static long long slack_ns(sqlite3 *db)
-{
-    sqlite3_stmt *st;
-    long long ns = 2;
-    if (sqlite3_prepare_v2(db, "SELECT min(timerHz) FROM ZE_DEVICES WHERE timerHz > 0", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
-            ns = 2000000000ll / sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    return ns;
-}
-
 /* Devices streaming, their metric names and the properties of their peaks (METRIC_DEVICES; a DB
  * without them falls back on ZE_DEVICES' XVE count and memory bus). */
 static int load_devices(sqlite3 *db, const char *dev, dm_sums_t *out, int maxdev, int *ndev)
@@ -184,7 +170,7 @@ static int load_sums(sqlite3 *db, const pa_report_req_t *req, dm_sums_t *out, in
     }
     const pa_opt_val_t *kv = pa_req_opt(req, "kernel"), *rv = pa_req_opt(req, "range");
     int kre = kv && kv->s, rre = rv && rv->s;
-    long long sl = slack_ns(db);
+    long long sl = pa_dm_slack_ns(db);
     if (kre || rre)
         snprintf(sel, sizeof sel,
                  " AND EXISTS (SELECT 1 FROM ZE_OPS z WHERE z.deviceId = o.deviceId AND z.kind != 4"

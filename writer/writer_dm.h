@@ -27,6 +27,14 @@ double pa_dm_sum(const char *const *names, const double *sums, uint32_t n, const
 /*! pa_dm_path_bps() : peak bandwidth (B/s) of path p from a device's peaks; 0 = none known. */
 double pa_dm_path_bps(const pa_dm_path_t *p, const pa_dm_peaks_t *pk);
 
+/*! pa_dm_slack_ns() : how far apart a kernel's and a metric interval's edges may be and still
+ *  "overlap" (ns): kernel times and metric intervals are placed on host time with separate clock
+ *  pairs — the ze source's is the midpoint of its own clock around zeDeviceGetGlobalTimestamps
+ *  (uncertain by half that call, ~0.5-1 us measured under load), the reader's the driver's pair —
+ *  so two device ticks (ZE_DEVICES.timerHz) plus PA_DM_PAIR_SLACK_NS. */
+#define PA_DM_PAIR_SLACK_NS 5000
+long long pa_dm_slack_ns(sqlite3 *db);
+
 /*! pa_dm_summary_units() : the exit summary's utilization section from the aggregator's online
  *  sums: per device, one line per unit and DMA path with achieved / peak, Util % and a text bar. */
 void pa_dm_summary_units(FILE *out, const pa_dm_dev_res_t *dm, size_t n);

@@ -121,6 +121,18 @@ void pa_dm_summary_units(FILE *out, const pa_dm_dev_res_t *dm, size_t n)
 
 #define TOP_RANGES 5
 
+long long pa_dm_slack_ns(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    long long ns = 2;
+    if (sqlite3_prepare_v2(db, "SELECT min(timerHz) FROM ZE_DEVICES WHERE timerHz > 0", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
+            ns = 2000000000ll / sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    return ns + PA_DM_PAIR_SLACK_NS;
+}
+
 static int metric_col(sqlite3 *db, const char *name)
 {
     sqlite3_stmt *st;
@@ -154,14 +166,10 @@ void pa_dm_summary_ranges(sqlite3 *db, FILE *out)
     if (clk < 0)
         return;
     sqlite3_stmt *st;
-    long long slack = 2, maxdur = 0;
-    if (sqlite3_prepare_v2(db, "SELECT (SELECT 2000000000 / min(timerHz) FROM ZE_DEVICES WHERE timerHz > 0),"
-                           " (SELECT max(durationNs) FROM METRIC_INTERVALS)", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            if (sqlite3_column_type(st, 0) != SQLITE_NULL)
-                slack = sqlite3_column_int64(st, 0);
-            maxdur = sqlite3_column_int64(st, 1);
-        }
+    long long slack = pa_dm_slack_ns(db), maxdur = 0;
+    if (sqlite3_prepare_v2(db, "SELECT max(durationNs) FROM METRIC_INTERVALS", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            maxdur = sqlite3_column_int64(st, 0);
         sqlite3_finalize(st);
     }
     if (!maxdur)
