@@ -49,6 +49,10 @@ const pa_config_var_t pa_config_vars[] = {
      * operations beyond it in flight at once are counted as uncollected */
     {"PROFAGENT_ZE_MAX_EVENTS", PA_CFG_SIZE, OFF(ze_max_events), "256K", "events, suffix K or M, 1K..4M",
      KI, 4 * MI, NULL, "Level Zero timestamp events the agent keeps in flight per context"},
+    /* how ze calls are intercepted (collector/ze_entry.c): auto = the loader's entry points when
+     * provably equivalent, else the loader's tracing layer */
+    {"PROFAGENT_ZE_INTERCEPT", PA_CFG_ENUM, OFF(ze_intercept), "auto", "auto|entry|tracer", 0, 0, NULL,
+     "Level Zero interception: auto, entry (the loader's entry points), tracer (its tracing layer)"},
     {"PROFAGENT_EXIT_TIMEOUT_MS", PA_CFG_UINT, OFF(exit_timeout_ms), "5000", "ms, 1..3600000", 1, 3600000,
      NULL, "longest wait for the aggregator at exit"},
     /* 8 bytes per sample: the default 4M = 32 MiB is the bound on the aggregator's median

@@ -20,6 +20,7 @@ enum pa_source {
 };
 
 /* PROFAGENT_SUMMARY destinations. */
+enum pa_ze_intercept { PA_ZE_INTERCEPT_AUTO = 0, PA_ZE_INTERCEPT_ENTRY, PA_ZE_INTERCEPT_TRACER };
 enum pa_summary_dest { PA_SUMMARY_STDERR = 0, PA_SUMMARY_STDOUT, PA_SUMMARY_NONE, PA_SUMMARY_FILE };
 
 /* Parsed configuration. Strings are owned by the struct (static storage per field, see
@@ -39,6 +40,7 @@ typedef struct pa_config {
     uint64_t callstack_depth;          /* PROFAGENT_CALLSTACK_DEPTH: frames */
     char callstack_groups[PA_CFG_STR_MAX]; /* PROFAGENT_CALLSTACK_GROUPS: parsed by the mem source */
     char spool_dir[PA_CFG_STR_MAX];    /* PROFAGENT_SPOOL_DIR: "" = directory of the output DB */
+    int ze_intercept;                  /* PROFAGENT_ZE_INTERCEPT: enum pa_ze_intercept */
     uint64_t exit_timeout_ms;          /* PROFAGENT_EXIT_TIMEOUT_MS */
     uint64_t median_budget;            /* PROFAGENT_MEDIAN_BUDGET: samples kept for exact medians */
     uint64_t ze_max_events;            /* PROFAGENT_ZE_MAX_EVENTS: agent timestamp events in flight per context */

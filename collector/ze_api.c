@@ -5,8 +5,23 @@
 #include "collector.h"
 #include "ze_internal.h"
 
-/* Correlation ids: unique per process, > 0. One relaxed atomic add per call. */
+/* Correlation ids: unique per process, > 0 (compared for equality only). Each thread takes a
+ * block of them with one atomic add: a locked add per call cost more than the rest of the
+ * prologue (it waits for the previous record's stores to drain while the aggregator reads
+ * those lines on the other core). */
+#define PA_ZE_CORR_BLOCK 1024u
 static _Atomic uint64_t next_corr = 1;
+static __thread uint64_t corr_next __attribute__((tls_model("initial-exec")));
+static __thread uint64_t corr_end __attribute__((tls_model("initial-exec")));
+
+static inline uint64_t corr_new(void)
+{
+    if (PA_UNLIKELY(corr_next == corr_end)) {
+        corr_next = atomic_fetch_add_explicit(&next_corr, PA_ZE_CORR_BLOCK, memory_order_relaxed);
+        corr_end = corr_next + PA_ZE_CORR_BLOCK;
+    }
+    return corr_next++;
+}
 /* The calling thread's current call (the application never nests ze calls; the agent's own
  * ze calls run under pa_guard and are not recorded). */
 static __thread uint64_t cur_corr __attribute__((tls_model("initial-exec")));
@@ -104,7 +119,7 @@ void pa_ze_on_enter(int api, void *params, void **inst)
     }
     int saved = errno;
     uint64_t t0 = pa_clock_ns();
-    cur_corr = atomic_fetch_add_explicit(&next_corr, 1, memory_order_relaxed);
+    cur_corr = corr_new();
     if (PA_UNLIKELY(needs_ops(api))) {
         if (api == PA_ZE_API_CommandListReset || api == PA_ZE_API_CommandListDestroy)
             cur_list_serial = regular_serial(**(ze_command_list_handle_t **)params);

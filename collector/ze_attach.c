@@ -284,25 +284,28 @@ PA_EXPORT int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso)
     return real ? real(fn, obj, dso) : -1;
 }
 
-/* Under attach_mu, guard held: environment, zeInit, tracer, devices. */
+/* Under attach_mu, guard held: the interception path, environment, zeInit, tracer, devices. */
 static int attach_locked(void *lib)
 {
+    if (resolve_fns(lib) != 0)
+        return 0;
+    /* the loader's entry points when provably equivalent (ze_entry.c), else its tracing layer,
+     * which must be enabled in the environment before the first zeInit */
+    int entry = pa_ze_entry_choose(lib);
     const char *tl = getenv("ZE_ENABLE_TRACING_LAYER");
-    if (tl && strcmp(tl, "1") != 0) {
+    if (!entry && tl && strcmp(tl, "1") != 0) {
         pa_warn("ze", "ZE_ENABLE_TRACING_LAYER=%s set by the user: Level Zero calls and device "
                 "activity are not traced (accepted: unset or 1)", tl);
         return 0;
     }
-    if (!tl)
+    if (!entry && !tl)
         setenv("ZE_ENABLE_TRACING_LAYER", "1", 0);
-    if (resolve_fns(lib) != 0)
-        return 0;
     ze_loading = 1; /* the tracing layer is loaded now: see pa_ze_keeps_exit_fn() */
     ze_result_t r = pa_ze.zeInit(0);
     ze_loading = 0;
     int patched = 0;
     dl_iterate_phdr(layer_fini_cb, &patched);
-    if (!patched)
+    if (!patched && !entry)
         pa_info("ze", "tracing layer destructors not found: Level Zero calls racing the exit may crash in it");
     if (r != ZE_RESULT_SUCCESS) {
         pa_info("ze", "zeInit returned 0x%x; Level Zero not traced", (unsigned)r);
@@ -310,11 +313,24 @@ static int attach_locked(void *lib)
     }
     enumerate_devices();
     atomic_store(&dev_attrs_pending, 1);
-    if (register_all(lib) != 0)
+    if (entry)
+        pa_ze_entry_enable();
+    else if (register_all(lib) != 0)
         return 0;
     atomic_store(&pa_ze_attached, 1);
-    pa_info("ze", "tracer attached, %u device(s)", pa_ze_ndevs);
+    pa_info("ze", "%s attached (%s), %u device(s)", entry ? "loader entry points" : "tracer",
+            pa_ze_path_text(pa_ze_path, pa_ze_path_reason), pa_ze_ndevs);
     return 1;
+}
+
+void pa_ze_entry_on_init(void)
+{
+    if (PA_LIKELY(__atomic_load_n(&attach_tried, __ATOMIC_RELAXED)) || pa_tls.guard || pa_tls.agent ||
+        !(atomic_load_explicit(&pa_sources, memory_order_relaxed) & (PA_SRC_ZE | PA_SRC_MEM)))
+        return;
+    int saved = errno;
+    pa_ze_attach();
+    errno = saved;
 }
 
 static int attach_with(void *lib)
@@ -323,7 +339,7 @@ static int attach_with(void *lib)
     pa_guard_enter();
     pthread_mutex_lock(&attach_mu);
     if (!attach_tried) {
-        attach_tried = 1;
+        __atomic_store_n(&attach_tried, 1, __ATOMIC_RELAXED);
         ok = attach_locked(lib);
     } else {
         ok = atomic_load(&pa_ze_attached);
@@ -356,10 +372,16 @@ static pa_dlopen_fn pa_real_dlopen(void)
 {
     pa_dlopen_fn f = __atomic_load_n(&real_dlopen, __ATOMIC_ACQUIRE);
     if (!f) {
-        *(void **)&f = dlsym(RTLD_NEXT, "dlopen");
+        *(void **)&f = pa_ze_real_dlsym(RTLD_NEXT, "dlopen");
         __atomic_store_n(&real_dlopen, f, __ATOMIC_RELEASE);
     }
     return f;
+}
+
+void *pa_ze_real_dlopen(const char *file, int mode)
+{
+    pa_dlopen_fn f = pa_real_dlopen();
+    return f ? f(file, mode) : NULL;
 }
 
 /* The loader itself is opened through here (we are its caller: fine, it comes from the system
@@ -468,6 +490,8 @@ void pa_ze_detach(uint64_t timeout_ns)
     pa_record_t rec = { .kind = PA_REC_ZE_COUNTS, .t0 = pa_clock_ns() };
     rec.u.raw[0] = atomic_load(&pa_ze_uncollected);
     rec.u.raw[1] = atomic_load(&pa_ze_table_full);
+    rec.u.raw[2] = (uint64_t)pa_ze_path;        /* enum pa_ze_path: named in the summary */
+    rec.u.raw[3] = (uint64_t)pa_ze_path_reason; /* enum pa_ze_why */
     pa_emit(&rec, NULL, 0);
 }
 

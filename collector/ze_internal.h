@@ -10,6 +10,7 @@
 #include <level_zero/layers/zel_tracing_api.h>
 #include <level_zero/layers/zel_tracing_register_cb.h>
 
+#include "../common/pa_export.h"
 #include "../common/pa_record.h"
 #include "ze.h"
 #include "../common/pa_ze_api_ids.h"
@@ -27,6 +28,62 @@ extern const pa_ze_api_entry_t pa_ze_api_table[PA_ZE_API_COUNT];
  *  `inst` is the tracer's per-call instance slot (holds the start time, 0 = not recorded). */
 void pa_ze_on_enter(int api, void *params, void **inst);
 void pa_ze_on_exit(int api, void *params, int32_t result, void **inst);
+
+/* ---- the loader-entry interception path (ze_entry.c, ze_entry_gen.c) ---- */
+/* One ze API: the loader's exported function and, when its code is a plain dispatch, where
+ * its dispatch-table entry lives (*ctxvar + off). */
+typedef struct pa_ze_slot {
+    pa_ze_fn_t loader;   /* libze_loader's zeX; NULL until resolved */
+    void **ctxvar;       /* &ze_lib::context of the loader; NULL = call `loader`, always recorded */
+    uintptr_t off;       /* byte offset of the entry in *ctxvar */
+} pa_ze_slot_t;
+extern pa_ze_slot_t pa_ze_slots[PA_ZE_API_COUNT];
+extern _Atomic int pa_ze_entry_on;          /* 1 once the entry path records (after our zeInit) */
+extern const pa_ze_fn_t pa_ze_entry_fns[PA_ZE_API_COUNT]; /* the agent's exported zeX */
+extern const uint8_t pa_ze_entry_nargs[PA_ZE_API_COUNT];  /* their integer-class argument counts */
+extern const uint8_t pa_ze_entry_narrow[PA_ZE_API_COUNT]; /* bit i: register argument i <= 32 bits */
+enum pa_ze_path { PA_ZE_PATH_NONE = 0, PA_ZE_PATH_ENTRY = 1, PA_ZE_PATH_TRACER = 2 };
+enum pa_ze_why { PA_ZE_WHY_NONE = 0, PA_ZE_WHY_FORCED, PA_ZE_WHY_LAYER_ENV, PA_ZE_WHY_NOT_BOUND,
+                 PA_ZE_WHY_UNKNOWN_LOADER, PA_ZE_WHY_ARCH };
+extern int pa_ze_path, pa_ze_path_reason;   /* set by pa_ze_entry_choose() */
+
+/*! pa_ze_entry_choose() : decides the path for loader `lib` before zeInit (policy in
+ *  ze_entry.c); fills the slots when it is the entry path. Returns 1 entry, 0 tracing layer. */
+int pa_ze_entry_choose(void *lib);
+/*! pa_ze_entry_enable() : the entry points record from now on (after the agent's zeInit). */
+void pa_ze_entry_enable(void);
+/*! pa_ze_entry_resolve() : slow path of pa_ze_entry_loader(): finds the loader's function. */
+pa_ze_fn_t pa_ze_entry_resolve(int id);
+/*! pa_ze_entry_on_init() : the application's zeInit: attaches now if the loader came in without
+ *  the dlopen hook seeing it (a dependency of a dlopen'd library). */
+void pa_ze_entry_on_init(void);
+/*! pa_ze_path_text() : summary wording of a path and its reason. */
+const char *pa_ze_path_text(int path, int reason);
+/*! pa_ze_real_dlsym() / pa_ze_real_dlopen() : glibc's functions (the exported ones are hooks). */
+void *pa_ze_real_dlsym(void *h, const char *name);
+void *pa_ze_real_dlopen(const char *file, int mode);
+
+/*! pa_ze_entry_next() : the function a recorded call of `id` goes to, NULL when the call must
+ *  not be recorded (tracing-layer path, not attached, or a NULL dispatch entry: then
+ *  pa_ze_entry_loader() gives the loader's answer). Two loads and a branch when on. */
+static inline pa_ze_fn_t pa_ze_entry_next(int id)
+{
+    if (!atomic_load_explicit(&pa_ze_entry_on, memory_order_acquire))
+        return NULL;
+    const pa_ze_slot_t *s = &pa_ze_slots[id];
+    if (PA_UNLIKELY(s->ctxvar == NULL))
+        return s->loader;
+    const char *ctx = *(const char *volatile *)s->ctxvar;
+    return ctx ? *(pa_ze_fn_t const volatile *)(ctx + s->off) : NULL;
+}
+
+/*! pa_ze_entry_loader() : the loader's own zeX (a function returning UNINITIALIZED when there
+ *  is no loader). */
+static inline pa_ze_fn_t pa_ze_entry_loader(int id)
+{
+    pa_ze_fn_t f = __atomic_load_n(&pa_ze_slots[id].loader, __ATOMIC_ACQUIRE);
+    return PA_LIKELY(f != NULL) ? f : pa_ze_entry_resolve(id);
+}
 
 /* ---- loader entry points, resolved with dlsym at attach (ze_attach.c) ---- */
 #define PA_ZE_FN(n) __typeof__(&n) n

@@ -121,6 +121,9 @@ static void config_parse(void)
     v = c->oa_buffer / 1024;
     env_u64("SIMDEV_OA_BUFFER_KB", 1, 1ull << 20, &v);
     c->oa_buffer = v * 1024;
+    v = 60000;
+    env_u64("SIMDEV_ALLREDUCE_TIMEOUT_MS", 1, 3600000, &v);
+    c->allreduce_timeout_ns = v * 1000000ull;
 }
 
 const pa_sd_config *pa_sd_config_get(void)

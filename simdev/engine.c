@@ -403,4 +403,5 @@ __attribute__((destructor)) static void engine_fini(void)
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
+    pa_sd_coll_detach_all();
 }

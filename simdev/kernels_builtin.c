@@ -143,109 +143,19 @@ static void run_reduce(uint8_t (*a)[PA_SD_ARG_BYTES])
     out[0] = (float)s;
 }
 
-/* ---- all-reduce rendezvous: one slot per key, a generation counter per completed round ---- */
-#define AR_SLOTS 64
-#define AR_MAX_RANKS 64
-#define AR_TIMEOUT_NS (60ull * 1000000000ull)
-
-typedef struct ar_slot {
-    bool used;
-    uint64_t key, gen;
-    uint32_t nranks, arrived, n;
-    float *bufs[AR_MAX_RANKS];
-} ar_slot;
-
-static pthread_mutex_t g_ar_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t g_ar_cv;
-static pthread_once_t g_ar_once = PTHREAD_ONCE_INIT;
-static ar_slot g_ar[AR_SLOTS];
-
-static void ar_init(void) { pa_sd_cond_init_mono(&g_ar_cv); }
-
-static ar_slot *ar_find(uint64_t key)
-{
-    ar_slot *free_slot = NULL;
-    for (int i = 0; i < AR_SLOTS; i++) {
-        if (g_ar[i].used && g_ar[i].key == key)
-            return &g_ar[i];
-        if (!g_ar[i].used && !free_slot)
-            free_slot = &g_ar[i];
-    }
-    if (free_slot) {
-        memset(free_slot, 0, sizeof *free_slot);
-        free_slot->used = true;
-        free_slot->key = key;
-    }
-    return free_slot;
-}
-
-/* Last arrival sums elementwise into every rank's buffer, then opens the next generation. */
-static void ar_complete(ar_slot *s)
-{
-    for (uint32_t i = 0; i < s->n; i++) {
-        float sum = 0.0f;
-        for (uint32_t r = 0; r < s->nranks; r++)
-            sum += s->bufs[r][i];
-        for (uint32_t r = 0; r < s->nranks; r++)
-            s->bufs[r][i] = sum;
-    }
-    s->arrived = 0;
-    memset(s->bufs, 0, sizeof s->bufs);
-    s->gen++;
-    pthread_cond_broadcast(&g_ar_cv);
-}
-
+/* ---- all-reduce: the rendezvous lives in collective.c (across devices and processes) ---- */
 static void run_allreduce(uint8_t (*a)[PA_SD_ARG_BYTES])
 {
     float *buf = arg_ptr(a, 0);
     uint32_t n = arg_u32(a, 1), rank = arg_u32(a, 2), nranks = arg_u32(a, 3);
-    uint64_t key = arg_u64(a, 4);
-    if (nranks == 0 || nranks > AR_MAX_RANKS || rank >= nranks || !span_ok("allreduce_sum_f32", buf, (uint64_t)n * 4)) {
-        fprintf(stderr, "simdev: allreduce_sum_f32: rank %u of %u is invalid (accepted: rank < "
-                        "nranks <= %d); kernel skipped\n", rank, nranks, AR_MAX_RANKS);
+    if (!span_ok("allreduce_sum_f32", buf, (uint64_t)n * 4))
         return;
-    }
-    pthread_once(&g_ar_once, ar_init);
-    pthread_mutex_lock(&g_ar_mu);
-    ar_slot *s = ar_find(key);
-    if (!s || (s->arrived && s->nranks != nranks) || (s->arrived && s->bufs[rank])) {
-        pthread_mutex_unlock(&g_ar_mu);
-        fprintf(stderr, "simdev: allreduce_sum_f32 key %llu: no slot, nranks mismatch or rank %u "
-                        "arrived twice; kernel skipped\n", (unsigned long long)key, rank);
-        return;
-    }
-    if (s->arrived == 0) {
-        s->nranks = nranks;
-        s->n = n;
-    }
-    if (n < s->n)
-        s->n = n;
-    s->bufs[rank] = buf;
-    if (++s->arrived == s->nranks) {
-        ar_complete(s);
-    } else {
-        uint64_t gen = s->gen;
-        struct timespec dl;
-        pa_sd_deadline(AR_TIMEOUT_NS, &dl);
-        while (s->gen == gen && !pa_sd_shutting_down()) {
-            if (pthread_cond_timedwait(&g_ar_cv, &g_ar_mu, &dl) != 0 && s->gen == gen) {
-                fprintf(stderr, "simdev: allreduce_sum_f32 key %llu: rank %u waited 60 s for %u "
-                                "ranks; giving up\n", (unsigned long long)key, rank, s->nranks);
-                s->bufs[rank] = NULL;
-                s->arrived--;
-                break;
-            }
-        }
-    }
-    pthread_mutex_unlock(&g_ar_mu);
+    pa_sd_coll_allreduce_f32(buf, n, rank, nranks, arg_u64(a, 4));
 }
 
 void pa_sd_builtin_release_waiters(void)
 {
-    pthread_once(&g_ar_once, ar_init);
-    pthread_mutex_lock(&g_ar_mu);
-    pthread_cond_broadcast(&g_ar_cv);
-    pthread_mutex_unlock(&g_ar_mu);
+    pa_sd_coll_wake_all();
 }
 
 uint64_t pa_sd_builtin_run(pa_sd_builtin b, uint8_t (*args)[PA_SD_ARG_BYTES], uint64_t items)
@@ -263,17 +173,8 @@ uint64_t pa_sd_builtin_run(pa_sd_builtin b, uint8_t (*args)[PA_SD_ARG_BYTES], ui
     return 0;
 }
 
-/* A fork child has none of the parent's workers: ranks that had arrived never will, so the
- * child starts with empty all-reduce slots and a fresh condition. */
+/* A fork child has none of the parent's workers: it forgets the parent's communicators. */
 void pa_sd_builtin_atfork(int phase)
 {
-    if (phase == PA_SD_FORK_PREPARE) {
-        pthread_mutex_lock(&g_ar_mu);
-        return;
-    }
-    if (phase == PA_SD_FORK_CHILD) {
-        memset(g_ar, 0, sizeof g_ar);
-        pa_sd_cond_init_mono(&g_ar_cv);
-    }
-    pthread_mutex_unlock(&g_ar_mu);
+    pa_sd_coll_atfork(phase);
 }

@@ -49,6 +49,7 @@ typedef struct pa_sd_config {
     uint64_t eustall_buffer;   /* SIMDEV_EUSTALL_BUFFER_KB * 1024: device report buffer, bytes */
     bool oa;                   /* SIMDEV_COMPUTE_BASIC: the ComputeBasic group exists */
     uint64_t oa_buffer;        /* SIMDEV_OA_BUFFER_KB * 1024: ComputeBasic report buffer, bytes */
+    uint64_t allreduce_timeout_ns; /* SIMDEV_ALLREDUCE_TIMEOUT_MS * 1e6: longest wait for peer ranks */
 } pa_sd_config;
 
 /*! pa_sd_config_get() : the process-wide configuration, parsed once from SIMDEV_* on first use. */
@@ -232,6 +233,20 @@ PA_SD_HIDDEN uint32_t pa_sd_builtin_arg_size(pa_sd_builtin b, uint32_t i);
 PA_SD_HIDDEN uint64_t pa_sd_builtin_run(pa_sd_builtin b, uint8_t (*args)[PA_SD_ARG_BYTES], uint64_t items);
 /*! pa_sd_builtin_release_waiters() : wake all-reduce launches waiting at shutdown. */
 PA_SD_HIDDEN void pa_sd_builtin_release_waiters(void);
+
+/* ---- collective.c: the all-reduce rendezvous, across devices and processes ---- */
+/*! pa_sd_coll_allreduce_f32(buf, n, rank, nranks, key) : elementwise float sum of the `nranks`
+ *  launches with the same `key` in the same job (README "Collectives"); waits at most
+ *  SIMDEV_ALLREDUCE_TIMEOUT_MS for the peers, then gives up with one message (buf then holds an
+ *  undefined mix). Never blocks past shutdown. */
+PA_SD_HIDDEN void pa_sd_coll_allreduce_f32(float *buf, uint32_t n, uint32_t rank, uint32_t nranks, uint64_t key);
+/*! pa_sd_coll_wake_all() : makes every waiting rank of this process re-check shutdown now. */
+PA_SD_HIDDEN void pa_sd_coll_wake_all(void);
+/*! pa_sd_coll_detach_all() : at exit, drops this process from every shared segment (the last
+ *  process removes its name); mappings stay, so a late worker never touches unmapped memory. */
+PA_SD_HIDDEN void pa_sd_coll_detach_all(void);
+/*! pa_sd_coll_atfork(phase) : the child forgets the parent's segments (it is no rank of them). */
+PA_SD_HIDDEN void pa_sd_coll_atfork(int phase);
 
 /* ---- module.c ---- */
 /*! pa_sd_demangle_base(name, out, cap) : base function name of an Itanium _Z name (simple and

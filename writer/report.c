@@ -24,10 +24,11 @@ static const pa_report_def_t *const *pa_report_tables(size_t i)
     case 6: return pa_reports_op;
     case 7: return pa_reports_pcs;
     case 8: return pa_reports_dm;
+    case 9: return pa_reports_pccl;
     default: return NULL;
     }
 }
-#define PA_NTABLES 9
+#define PA_NTABLES 10
 
 /* rows=<limit>: every report takes it (applied by pa_report_run() after the report sorted its
  * rows); a report that lists it in its own options just documents it there. */

@@ -230,6 +230,7 @@ extern const pa_report_def_t *const pa_reports_pcs[] __attribute__((weak)); /* r
 extern const pa_report_def_t *const pa_reports_dm[] __attribute__((weak)); /* report_dm.c */
 extern const pa_report_def_t *const pa_reports_hostctr[] __attribute__((weak)); /* report_hc.c */
 extern const pa_report_def_t *const pa_reports_op[] __attribute__((weak)); /* report_op.c: ppu_op_sum, moe_op_sum */
+extern const pa_report_def_t *const pa_reports_pccl[] __attribute__((weak)); /* report_pccl.c: pccl_* */
 
 /* ---- device memory (report_mem.c): the exit summary section, computed from the DB with the
  * same code as device_memory_usage_summary so both always agree ---- */

@@ -54,6 +54,8 @@ static int64_t ze_gtid(sqlite3 *db, uint32_t tid)
     return (int64_t)(ze_pid_shift | tid);
 }
 static uint64_t cnt_uncollected, cnt_full;
+/* how the collector intercepted ze calls (PA_SP_ZE_COUNTS u.raw[2], raw[3]; collector/ze_entry.c) */
+static uint64_t cnt_path, cnt_path_reason;
 
 static int ze_create_schema(sqlite3 *db)
 {
@@ -160,6 +162,8 @@ static int ze_on_record(sqlite3 *db, const pa_record_t *rec, const uint8_t *payl
     case PA_SP_ZE_COUNTS:
         cnt_uncollected += rec->u.raw[0];
         cnt_full += rec->u.raw[1];
+        cnt_path = rec->u.raw[2];
+        cnt_path_reason = rec->u.raw[3];
         return 0;
     default:
         return 0;
@@ -177,9 +181,10 @@ static int ze_finish(sqlite3 *db)
     char sql[256];
     snprintf(sql, sizeof sql,
              "INSERT OR REPLACE INTO SESSION_COUNTERS VALUES('ze_uncollected_ops', %llu),"
-             "('ze_inflight_table_full', %llu);"
+             "('ze_inflight_table_full', %llu),('ze_intercept_path', %llu),('ze_intercept_reason', %llu);"
              "CREATE INDEX ZE_OPS_start ON ZE_OPS(start); CREATE INDEX ZE_API_start ON ZE_API(start);",
-             (unsigned long long)cnt_uncollected, (unsigned long long)cnt_full);
+             (unsigned long long)cnt_uncollected, (unsigned long long)cnt_full, (unsigned long long)cnt_path,
+             (unsigned long long)cnt_path_reason);
     rc |= pa_db_exec(db, sql);
     pa_ze_busy_compute(db); /* exit summary's device utilization (writer_ze_summary.c) */
     return rc ? -1 : 0;
@@ -285,6 +290,12 @@ const pa_writer_source_t pa_writer_source_ze = {
     .finish = ze_finish,
     .summary = pa_ze_summary_print,
 };
+
+void pa_ze_intercept(uint64_t *path, uint64_t *reason)
+{
+    *path = cnt_path;
+    *reason = cnt_path_reason;
+}
 
 void pa_ze_counts(uint64_t *uncollected, uint64_t *table_full)
 {

@@ -24,6 +24,10 @@ int pa_ze_sql_register(sqlite3 *db);
 
 /*! pa_ze_counts() : uncollected / in-flight-table-full counters loaded from the spool. */
 void pa_ze_counts(uint64_t *uncollected, uint64_t *table_full);
+/*! pa_ze_intercept() : how ze calls were intercepted: path 1 = the loader's entry points, 2 = its
+ *  tracing layer (reason: 1 forced, 2 ZE_ENABLE_TRACING_LAYER=1 set, 3 calls not bound to the
+ *  agent, 4 loader code not recognized, 5 architecture), 0 = Level Zero not attached. */
+void pa_ze_intercept(uint64_t *path, uint64_t *reason);
 
 /*! pa_ze_busy_compute() : device busy time for the exit summary: per deviceId, the union (ns) of
  *  the [start, end) intervals of the ZE_OPS rows in `db` (one pass in start order), kept until

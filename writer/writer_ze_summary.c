@@ -152,10 +152,29 @@ static void utilization(FILE *out, const pa_session_meta_t *meta, const pa_agg_r
                 (unsigned long long)busy[i].busy, 100.0 * (double)busy[i].busy / (double)run);
 }
 
+/* Why the tracing layer was used (collector/ze_entry.c, enum pa_ze_why). */
+static const char *ze_why_text(uint64_t why)
+{
+    switch (why) {
+    case 1: return "PROFAGENT_ZE_INTERCEPT=tracer";
+    case 2: return "ZE_ENABLE_TRACING_LAYER=1 is set in the environment";
+    case 3: return "the application's ze* calls do not resolve to the agent";
+    case 4: return "the loader's entry points are not of a recognized shape";
+    case 5: return "loader entry points not available on this architecture";
+    default: return "?";
+    }
+}
+
 void pa_ze_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res)
 {
     if (!res)
         return;
+    uint64_t path, why;
+    pa_ze_intercept(&path, &why);
+    if (path == 1)
+        fprintf(out, "\nLevel Zero interception: loader entry points (no tracing layer)\n");
+    else if (path == 2)
+        fprintf(out, "\nLevel Zero interception: tracing layer (%s)\n", ze_why_text(why));
     section(out, res, PA_CAT_KERNEL, 0, "Level Zero kernels (device time)", "kern_sum", 1, 1, "Instances",
             "Name");
     section(out, res, PA_CAT_ZE_API, 0, "Level Zero API calls", "ze_api_sum", 0, 1, "Num Calls", "Name");

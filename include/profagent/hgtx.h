@@ -3,6 +3,7 @@
 #define PROFAGENT_HGTX_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,6 +63,19 @@ int hgtxDomainRangePop(hgtxDomainHandle_t domain);
 hgtxRangeId_t hgtxDomainRangeStartA(hgtxDomainHandle_t domain, const char *message);
 void hgtxDomainRangeEnd(hgtxDomainHandle_t domain, hgtxRangeId_t id);
 void hgtxDomainMarkA(hgtxDomainHandle_t domain, const char *message);
+
+/* Collective-library transfer stages (pccl_stage_sum, docs/collectives.md): a stage is a range
+ * in the domain HGTX_PCCL_DOMAIN named "<stage>, ch:<channel>, RX" or "..., TX", pushed on the
+ * thread doing the transfer inside the operator range that launched the collective kernel (the
+ * report takes the stage's device from that range's kernels). */
+#define HGTX_PCCL_DOMAIN "PCCL"
+
+/*! hgtxPcclStageName() : writes the stage name "<stage>, ch:<channel>, RX|TX" (tx != 0: TX) to
+ *  buf (sz bytes, NUL-terminated). Returns snprintf's result (>= sz: cut). */
+static inline int hgtxPcclStageName(char *buf, size_t sz, const char *stage, unsigned channel, int tx)
+{
+    return snprintf(buf, sz, "%s, ch:%u, %s", stage, channel, tx ? "TX" : "RX");
+}
 
 #ifdef __cplusplus
 }
