@@ -2,6 +2,8 @@
 #ifndef PA_CLI_H
 #define PA_CLI_H
 
+#include <stddef.h>
+
 /* Exit statuses: 0 ok, 1 data error (bad DB, failed report), 2 usage error. */
 #define PA_CLI_OK 0
 #define PA_CLI_EDATA 1
@@ -26,6 +28,14 @@ int pa_cli_export(int argc, char **argv);
  *  with the session, every report that has data (table + the spec's chart) and a device-busy
  *  overview. Returns the exit status. */
 int pa_cli_report(int argc, char **argv);
+
+/*! pa_cli_merge() : `profagent merge -o OUT.db IN.db...` (argv[0] = "merge"). Returns the exit
+ *  status: 0, 2 inputs refused before writing, 1 writing failed. */
+int pa_cli_merge(int argc, char **argv);
+
+/*! pa_cli_merge_to() : merges in[0..n) into `out` (pa_merge_dbs), removing the temporary file on
+ *  SIGINT/SIGTERM/SIGHUP; prints the one error. Returns the exit status as pa_cli_merge(). */
+int pa_cli_merge_to(const char *out, const char *const *in, size_t n, int overwrite);
 
 /*! pa_cli_output_is_device() : 1 when PATH exists and is neither a regular file nor a directory
  *  (a device such as /dev/stdout or /dev/null, a FIFO, a socket): written in place, never

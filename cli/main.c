@@ -42,6 +42,9 @@ static void pa_cli_usage(FILE *out)
         "        the timeline for Perfetto (Chrome trace-event JSON, or Perfetto's protobuf)\n"
         "  report FILE.db [-o report.html] [--rows N]\n"
         "        one self-contained HTML page: session, device busy overview, reports with charts\n"
+        "  merge -o OUT.db [--force-overwrite] IN.db [IN.db ...]\n"
+        "        one DB from the DBs of several processes (MPI ranks): every report then covers them\n"
+        "        all (pids kept, device ids unique, times on one clock; 'profagent merge --help')\n"
         "  recover FILE.spool.zst [-o OUT.db]\n"
         "        build the DB of a process that died before writing it (SIGKILL, abort, crash)\n"
         "  counters     the libpfm4 event names PROFAGENT_HOST_COUNTERS accepts on this machine\n\n"
@@ -69,6 +72,8 @@ int main(int argc, char **argv)
         return pa_cli_stats(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
         return pa_cli_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "merge") == 0)
+        return pa_cli_merge(argc - 1, argv + 1);
     if (strcmp(cmd, "recover") == 0)
         return pa_cli_recover(argc - 1, argv + 1);
     if (strcmp(cmd, "export") == 0)
@@ -86,6 +91,6 @@ int main(int argc, char **argv)
         }
         return PA_CLI_OK;
     }
-    pa_cli_error("unknown command '%s'; accepted: stats, export, report, run, recover, counters, --help, --version", cmd);
+    pa_cli_error("unknown command '%s'; accepted: stats, merge, export, report, run, recover, counters, --help, --version", cmd);
     return PA_CLI_EUSAGE;
 }

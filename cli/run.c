@@ -106,7 +106,7 @@ static void pa_run_usage(FILE *out)
 {
     fprintf(out, "usage: profagent run [--output TEMPLATE] [--trace LIST] [--summary DEST] [--pc-sampling]\n"
                  "                     [--pc-sampling-period NS] -- CMD [ARGS...]\n"
-                 "  --output TEMPLATE  DB path (PROFAGENT_OUTPUT; %%p pid, %%h host, %%q{VAR})\n"
+                 "  --output TEMPLATE  DB path (PROFAGENT_OUTPUT; %%p pid, %%h host, %%r rank, %%q{VAR})\n"
                  "  --trace LIST       sources, e.g. hgtx,osrt,ze,mem (PROFAGENT_TRACE)\n"
                  "  --summary DEST     stderr|stdout|none|file:PATH (PROFAGENT_SUMMARY)\n"
                  "  --pc-sampling      EU-stall (PC) sampling per instruction (PROFAGENT_PC_SAMPLING=1)\n"

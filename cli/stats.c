@@ -20,6 +20,7 @@ typedef struct pa_stats_args {
     const char *format, *output, *db, *help_report, *filter_time, *timeunit;
     const char *groups[PA_MAX_REPORTS]; int ngroups;  /* --callstack-group-config rules */
     int list, help, help_reports, force;
+    const char **dbs; int ndbs;                       /* every FILE.db given (several: merged first) */
 } pa_stats_args_t;
 
 /* `profagent stats FILE.db` without -r: nsys's habit of a default set, here the summaries of
@@ -32,7 +33,7 @@ static void pa_stats_usage(FILE *out)
 {
     fprintf(out,
         "usage: profagent stats [-r REPORT[:opt[:opt]][,REPORT...]] [-r ...] [--format F[,F...]]\n"
-        "                       [--output PREFIX|-] [--timeunit ns|us|ms|s] [--force-overwrite] FILE.db\n"
+        "                       [--output PREFIX|-] [--timeunit ns|us|ms|s] [--force-overwrite] FILE.db [FILE.db ...]\n"
         "       profagent stats --help-report NAME | --help-reports[=NAME] | --list\n\n"
         "  -r, --report SPEC   a report and its options, e.g. hgtx_sum:rows=10:thread=42\n"
         "                      (repeatable, or a comma list; options are 'flag' or 'key=value',\n"
@@ -54,7 +55,9 @@ static void pa_stats_usage(FILE *out)
         "                      device_memory_usage_summary/_detail only, an error with others\n"
         "  --help-report NAME  the report's description, options and columns\n"
         "  --help-reports      every report with its one-line description (=NAME: as --help-report)\n"
-        "  --list              the report names and aliases\n\n"
+        "  --list              the report names and aliases\n"
+        "  several FILE.db     merged first (as 'profagent merge' does, into a temporary file that is\n"
+        "                      removed afterwards): the reports cover all their processes\n\n"
         "Exit status: 0 ok (a report without data is noted on stderr), 1 bad or missing DB,\n"
         "unwritable or existing output, 2 usage error.\n");
 }
@@ -128,6 +131,8 @@ static void pa_stats_free(pa_stats_args_t *a)
     for (int i = 0; i < a->nbufs; i++)
         free(a->report_buf[i]);
     a->nbufs = 0;
+    free(a->dbs);
+    a->dbs = NULL;
 }
 
 static int pa_stats_parse(int argc, char **argv, pa_stats_args_t *a)
@@ -154,11 +159,11 @@ static int pa_stats_parse(int argc, char **argv, pa_stats_args_t *a)
                          " -o/--output, --timeunit, --force-overwrite, --callstack-group-config,"
                          " --filter-time, --help-report, --help-reports, --list, --help", s);
             return PA_CLI_EUSAGE;
-        } else if (a->db) {
-            pa_cli_error("stats: one database file expected, got '%s' and '%s'", a->db, s);
-            return PA_CLI_EUSAGE;
         } else {
-            a->db = s;
+            if (!a->dbs && !(a->dbs = calloc((size_t)argc, sizeof *a->dbs)))
+                return PA_CLI_EDATA;
+            a->dbs[a->ndbs++] = s;
+            a->db = a->dbs[0];
             continue;
         }
         const char *v = pa_opt_arg(argc, argv, &i, lng, shrt);
@@ -328,8 +333,9 @@ static int pa_stats_one(sqlite3 *db, const pa_stats_args_t *a, pa_report_req_t *
         return PA_CLI_EDATA;
     }
     if (nrows == 0 && note)
-        fprintf(stderr, "profagent: stats: note: %s has no data for report '%s' (%s): header only\n",
-                a->db, pa_report_name(reqs[i]), pa_report_title(reqs[i]));
+        fprintf(stderr, "profagent: stats: note: %s%s has no data for report '%s' (%s): header only\n",
+                a->ndbs > 1 ? "the merge of " : "", a->ndbs > 1 ? "the given DBs"  : a->db, pa_report_name(reqs[i]),
+                pa_report_title(reqs[i]));
     return PA_CLI_OK;
 }
 
@@ -473,6 +479,30 @@ static int pa_stats_reports(const pa_stats_args_t *a, const pa_stats_fmt_t *fmts
     return rc;
 }
 
+/* Several DBs: merged into a temporary directory (TMPDIR or /tmp), the reports run on the
+ * merged DB, which is removed afterwards. */
+static int pa_stats_merged(pa_stats_args_t *a, const pa_stats_fmt_t *fmts, int nf, int shift)
+{
+    const char *tmpdir = getenv("TMPDIR");
+    char dir[4096], db[4200];
+    snprintf(dir, sizeof dir, "%s/profagent-stats-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    if (!mkdtemp(dir)) {
+        pa_cli_error("stats: cannot create a temporary directory for merging %d DBs (%s): %s", a->ndbs, dir,
+                     strerror(errno));
+        return PA_CLI_EDATA;
+    }
+    snprintf(db, sizeof db, "%s/merged.db", dir);
+    int rc = pa_cli_merge_to(db, a->dbs, (size_t)a->ndbs, 0);
+    if (rc == PA_CLI_OK) {
+        a->db = db;
+        rc = pa_stats_reports(a, fmts, nf, shift);
+        a->db = a->dbs[0];
+    }
+    unlink(db);
+    rmdir(dir);
+    return rc;
+}
+
 static int pa_stats_main(pa_stats_args_t *a)
 {
     char err[2048];
@@ -522,6 +552,8 @@ static int pa_stats_main(pa_stats_args_t *a)
         for (int i = 0; pa_stats_default_set[i]; i++)
             if (pa_report_find(pa_stats_default_set[i]))
                 a->reports[a->nreports++] = pa_stats_default_set[i];
+    if (a->ndbs > 1)
+        return pa_stats_merged(a, fmts, nf, shift);
     return pa_stats_reports(a, fmts, nf, shift);
 }
 

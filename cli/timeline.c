@@ -777,10 +777,12 @@ int pa_tl_load(sqlite3 *db, pa_tl_t *tl, char *err, size_t errsz)
         rc = pa_tl_query(&c, "THREADS", "SELECT t.globalTid, s.value FROM THREADS t LEFT JOIN STRING_IDS s"
                          " ON s.id = t.nameId ORDER BY t.globalTid", pa_tl_row_thread);
     if (!rc)
-        /* ZE_API/ZE_OPS.tid: globalTid (schema 2) or a plain tid (schema 1): compared on the low half */
+        /* ZE_API/ZE_OPS.tid: globalTid (schema 2: the thread itself, also in a merged DB of several
+         * processes) or a plain tid (schema 1): compared on the low half */
         rc = pa_tl_query(&c, "ZE_API", "SELECT a.start, a.end, a.tid & 4294967295, s.value, a.corrId,"
+                         " COALESCE((SELECT t.globalTid FROM THREADS t WHERE t.globalTid = a.tid),"
                          " (SELECT t.globalTid FROM THREADS t WHERE (t.globalTid & 4294967295) = (a.tid & 4294967295)"
-                         " LIMIT 1)"
+                         " LIMIT 1))"
                          " FROM ZE_API a LEFT JOIN STRING_IDS s ON s.id = a.nameId", pa_tl_row_ze);
     if (!rc)
         rc = pa_tl_query(&c, "OSRT_API", "SELECT o.start, o.end, o.globalTid, s.value FROM OSRT_API o"

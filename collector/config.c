@@ -29,8 +29,9 @@ const pa_config_var_t pa_config_vars[] = {
      "0 turns the agent off entirely"},
     {"PROFAGENT_TRACE", PA_CFG_FLAGS, OFF(trace), "all", "hgtx|osrt|ze|mem|itt", 0, 0, NULL,
      "comma list of sources to record (also all, none)"},
-    {"PROFAGENT_OUTPUT", PA_CFG_STRING, OFF(output), "profagent-%h-%p.db", "a path; %p pid, %h host, %q{VAR}, %%",
-     0, 0, NULL, "output DB path template"},
+    {"PROFAGENT_OUTPUT", PA_CFG_STRING, OFF(output), "profagent-%h-%p.db",
+     "a path; %p pid, %h host, %r rank, %q{VAR}, %%", 0, 0, NULL,
+     "output DB path template (default with a rank: profagent-%h-rank%r-%p.db)"},
     {"PROFAGENT_OVERWRITE", PA_CFG_BOOL, OFF(overwrite), "0", "0|1", 0, 0, NULL,
      "1 replaces an existing DB instead of adding -1, -2, ..."},
     {"PROFAGENT_SUMMARY", PA_CFG_CUSTOM, OFF(summary), "stderr", "stderr|stdout|none|file:PATH", 0, 0,
@@ -71,6 +72,8 @@ const pa_config_var_t pa_config_vars[] = {
     /* opened by hwcounters/devmetrics*.c; an unknown group is warned about there (naming those that exist) */
     {"PROFAGENT_METRICS", PA_CFG_STRING, OFF(metrics), "", "a metric group name of the device (e.g. ComputeBasic)",
      0, 0, NULL, "time-based device metric group streamed per device (sets ZET_ENABLE_METRICS=1)"},
+    {"PROFAGENT_RANK", PA_CFG_STRING, OFF(rank), "", "a decimal number 0..2147483647", 0, 0, NULL,
+     "the process's rank, before any launcher's variable (README: Ranks)"},
     {"PROFAGENT_METRICS_PERIOD_US", PA_CFG_UINT, OFF(metrics_period_us), "100", "us, 10..1000000", 10, 1000000,
      NULL, "device metric sampling period (the driver rounds it to what it supports)"},
 };

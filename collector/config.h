@@ -50,6 +50,7 @@ typedef struct pa_config {
     uint64_t pc_sampling_period_ns;    /* PROFAGENT_PC_SAMPLING_PERIOD_NS */
     char metrics[PA_CFG_STR_MAX];      /* PROFAGENT_METRICS: device metric group name, "" = off */
     uint64_t metrics_period_us;        /* PROFAGENT_METRICS_PERIOD_US */
+    char rank[PA_CFG_STR_MAX];         /* PROFAGENT_RANK: read (and checked) by common/pa_rank.c */
 } pa_config_t;
 
 /* Value kinds of the table. */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "pa_log.h"
+#include "pa_rank.h"
 
 /* Appends n bytes of s at *used; returns -1 (and stops writing) when out is full. */
 static int put(char *out, size_t size, size_t *used, const char *s, size_t n)
@@ -51,6 +52,15 @@ int pa_outname_expand(const char *tmpl, char *out, size_t size)
             buf[sizeof buf - 1] = '\0';
             n = strlen(buf);
             break;
+        case 'r': {
+            const pa_rank_info_t *ri = pa_rank_self();
+            if (ri->rank >= 0)
+                n = (size_t)snprintf(buf, sizeof buf, "%ld", ri->rank);
+            else
+                pa_warn("output", "\"%s\": %%r: no rank in the environment (no launcher variable such as "
+                        "OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID is set); it expands to nothing", tmpl);
+            break;
+        }
         case '%':
             s = "%", n = 1;
             break;
@@ -81,7 +91,7 @@ int pa_outname_expand(const char *tmpl, char *out, size_t size)
             break;
         }
         default:
-            pa_warn("output", "\"%s\": unknown placeholder %%%c kept as is (accepted: %%p %%h %%q{VAR} %%%%)", tmpl,
+            pa_warn("output", "\"%s\": unknown placeholder %%%c kept as is (accepted: %%p %%h %%r %%q{VAR} %%%%)", tmpl,
                     p[1] ? p[1] : ' ');
             s = p, n = p[1] ? 2 : 1, adv = n;
         }
@@ -90,6 +100,11 @@ int pa_outname_expand(const char *tmpl, char *out, size_t size)
         p += adv;
     }
     return 0;
+}
+
+const char *pa_outname_default(void)
+{
+    return pa_rank_self()->rank >= 0 ? PA_OUTNAME_DEFAULT_RANK : PA_OUTNAME_DEFAULT;
 }
 
 int pa_outname_unique(const char *path, char *out, size_t size)

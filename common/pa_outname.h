@@ -5,9 +5,15 @@
 #include <stddef.h>
 
 #define PA_OUTNAME_DEFAULT "profagent-%h-%p.db"
+#define PA_OUTNAME_DEFAULT_RANK "profagent-%h-rank%r-%p.db" /* the default inside a parallel job */
+
+/*! pa_outname_default() : the default template: PA_OUTNAME_DEFAULT_RANK when the process has a
+ *  rank (pa_rank_self()), else PA_OUTNAME_DEFAULT. */
+const char *pa_outname_default(void);
 
 /*! pa_outname_expand() : expands `tmpl` into out[size]: %p -> pid, %h -> hostname,
- *  %q{VAR} -> value of environment variable VAR (unset: empty, one warning), %% -> %.
+ *  %r -> the rank (pa_rank.h; none: empty, one warning), %q{VAR} -> value of environment
+ *  variable VAR (unset: empty, one warning), %% -> %.
  *  An unknown placeholder or an unclosed %q{ is kept literally with a warning.
  *  Returns 0, or -1 when the result does not fit (out then holds a truncated string). */
 int pa_outname_expand(const char *tmpl, char *out, size_t size);

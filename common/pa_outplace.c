@@ -80,7 +80,7 @@ static const char *dir_problem(int e)
 int pa_outname_place(const char *var, const char *value, const char *path, char *out, size_t size)
 {
     char dflt[NAME_MAX + 1], dir[PATH_MAX], want[PATH_MAX];
-    if (pa_outname_expand(PA_OUTNAME_DEFAULT, dflt, sizeof dflt) < 0)
+    if (pa_outname_expand(pa_outname_default(), dflt, sizeof dflt) < 0)
         return -1;
     size_t len = strlen(path);
     struct stat st;

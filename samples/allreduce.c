@@ -1,7 +1,11 @@
 /* allreduce.c - sample: ITER all-reduce (sum) iterations over two devices where device 1 starts
  * late (host sleep, or a busy_ns kernel queued before it); checks both buffers hold the sum.
+ * Each device's launch is an operator range "AllReduce, p:0, c:N, d:7, r:0, w:2, ..." with the
+ * stage "Post, ch:<device>, TX" in HGTX domain PCCL (docs/collectives.md).
  * usage: allreduce [ITER [N [sleep|busy [LATE_US]]]]  (default 5, 4096, sleep, 2000 us) */
 #include "common.h"
+
+#include <profagent/hgtx.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,14 +104,29 @@ int main(int argc, char **argv)
     if (!want)
         sample_die("out of host memory");
 
+    hgtxDomainHandle_t pccl = hgtxDomainCreateA(HGTX_PCCL_DOMAIN);
+    char op[NRANKS][192], stage[NRANKS][48];
+    for (uint32_t r = 0; r < NRANKS; r++) {
+        snprintf(op[r], sizeof op[r], "AllReduce, p:0, c:%u, d:7, r:0, w:%u, h:%016llx, t:1, b:%p/%p", n, NRANKS,
+                 (unsigned long long)KEY, (void *)rk[r].buf, (void *)rk[r].buf);
+        hgtxPcclStageName(stage[r], sizeof stage[r], "Post", r, 1);
+    }
     size_t bad = 0;
     for (uint32_t it = 0; it < iters && !bad; it++) {
+        hgtxRangePushA(op[0]);
+        hgtxDomainRangePushA(pccl, stage[0]);
         rank_launch(&rk[0], 0, it, n, 0, done[0]);
+        hgtxDomainRangePop(pccl);
+        hgtxRangePop();
         if (!use_busy && late_us) {
             struct timespec ts = {(time_t)(late_us / 1000000), (long)(late_us % 1000000) * 1000};
             nanosleep(&ts, NULL);
         }
+        hgtxRangePushA(op[1]);
+        hgtxDomainRangePushA(pccl, stage[1]);
         rank_launch(&rk[1], 1, it, n, use_busy ? late_us * 1000 : 0, done[1]);
+        hgtxDomainRangePop(pccl);
+        hgtxRangePop();
         for (uint32_t r = 0; r < NRANKS; r++) {
             SAMPLE_CHECK(zeEventHostSynchronize(done[r], UINT64_MAX));
             SAMPLE_CHECK(zeEventHostReset(done[r]));

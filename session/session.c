@@ -72,10 +72,7 @@ static void record_meta(void)
     meta.cmdline = cmdline;
     meta.start_wall_ns = clock_ns(CLOCK_REALTIME);
     meta.start_mono_ns = pa_clock_ns();
-    const char *rank = getenv("PMI_RANK");
-    if (!rank)
-        rank = getenv("OMPI_COMM_WORLD_RANK");
-    meta.rank = rank ? atoi(rank) : -1;
+    pa_session_identity(&meta);
 }
 
 /* A per-process unique tag for the spool name: two processes expanding the same template
@@ -94,7 +91,9 @@ static unsigned spool_tag(void)
 static int choose_paths(void)
 {
     char expanded[PATH_MAX];
-    if (pa_outname_expand(pa_config.output, expanded, sizeof expanded) < 0 ||
+    /* the default name carries the rank in a parallel job (pa_outname_default()) */
+    const char *tmpl = strcmp(pa_config.output, PA_OUTNAME_DEFAULT) == 0 ? pa_outname_default() : pa_config.output;
+    if (pa_outname_expand(tmpl, expanded, sizeof expanded) < 0 ||
         pa_outname_place("PROFAGENT_OUTPUT", pa_config.output, expanded, db_path, sizeof db_path) < 0) {
         pa_err("output", "PROFAGENT_OUTPUT=\"%s\" gives no usable file name (too long); profiling is off",
                pa_config.output);

@@ -25,6 +25,11 @@
  *  async-signal-safe: see pa_exitpaths_finish_bounded(). */
 void pa_finish(void);
 
+struct pa_session_meta;
+/*! pa_session_identity() : rank (common/pa_rank.h, warnings logged once), boot id and the
+ *  wall-clock anchor (session/identity.c) into *m, at session start. */
+void pa_session_identity(struct pa_session_meta *m);
+
 /*! pa_session_active() : 1 in the owning process while the session has not been finalized. */
 int pa_session_active(void);
 

@@ -318,6 +318,18 @@ static int pa_write_meta(sqlite3 *db, const pa_session_meta_t *m, const pa_agg_r
     rc |= pa_meta_set_int(db, "start_wall_ns", m ? (int64_t)m->start_wall_ns : 0);
     rc |= pa_meta_set_int(db, "start_mono_ns", m ? (int64_t)m->start_mono_ns : 0);
     rc |= pa_meta_set_int(db, "end_mono_ns", m ? (int64_t)m->end_mono_ns : 0);
+    if (m && m->rank_var)
+        rc |= pa_meta_set_text(db, "rank_source", m->rank_var);
+    if (m && m->boot_id && m->boot_id[0])
+        rc |= pa_meta_set_text(db, "boot_id", m->boot_id);
+    if (m && m->anchor_mono_ns) { /* the wall-clock anchor `profagent merge` aligns hosts with */
+        rc |= pa_meta_set_int(db, "clock_anchor_wall_ns", (int64_t)m->anchor_wall_ns);
+        rc |= pa_meta_set_int(db, "clock_anchor_mono_ns", (int64_t)m->anchor_mono_ns);
+        rc |= pa_meta_set_int(db, "clock_anchor_err_ns", (int64_t)m->anchor_err_ns);
+        rc |= pa_meta_set_int(db, "clock_wall_esterror_ns", m->wall_esterror_ns);
+        rc |= pa_meta_set_int(db, "clock_wall_maxerror_ns", m->wall_maxerror_ns);
+        rc |= pa_meta_set_int(db, "clock_wall_synced", m->wall_synced);
+    }
     if (res) {
         rc |= pa_meta_set_int(db, "records", (int64_t)res->records_total);
         rc |= pa_meta_set_int(db, "drops", (int64_t)res->drops_total);
@@ -350,7 +362,7 @@ static int pa_run_sources(sqlite3 *db, int finish)
 {
     const pa_writer_source_t *srcs[] = {&pa_writer_source_ze, &pa_writer_source_mem,
                                         &pa_writer_source_proj, &pa_writer_source_hc, &pa_writer_source_pcs,
-                                        &pa_writer_source_dm};
+                                        &pa_writer_source_dm, &pa_writer_source_rank};
     int rc = 0;
     for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
         int (*fn)(sqlite3 *) = finish ? srcs[i]->finish : srcs[i]->create_schema;

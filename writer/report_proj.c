@@ -77,12 +77,11 @@ static void add_pid_tid(pa_table_t *t, sqlite3_stmt *st, int col)
 #define STANDALONE_WHERE \
     " FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1 AND NOT EXISTS (SELECT 1" \
     " FROM HGTX_OP_ASSOC x WHERE x.opId = o.rowid%s)"
-#define PID_SQL "(SELECT CAST(value AS INTEGER) FROM META WHERE key = 'pid')"
 /* TID of a (range, kernel) row (spec 2.3.9: rows per "thread, range name, kernel name", a kernel
  * being associated with a range when launched from that thread in it): the launching thread of
  * the kernel, which differs from the range's starting thread for a start/end range ended on
  * another thread; through a graph (how 1): the appending thread, which is the range's. */
-#define ROW_GTID_SQL "CASE x.how WHEN 1 THEN r.globalTid ELSE (" PID_SQL " << 32) | (o.tid & 4294967295) END"
+#define ROW_GTID_SQL "CASE x.how WHEN 1 THEN r.globalTid ELSE " PA_SQL_GTID("o.tid") " END"
 
 /* ---- hgtx_kern_sum (2.3.9) ---- */
 
@@ -122,7 +121,7 @@ static int produce_kern_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t 
         mode, assoc_src(req), dev);
     if (flag(req, "standalone")) {
         n += snprintf(sql + n, sizeof sql - (size_t)n,
-            " UNION ALL SELECT 1, NULL, NULL, (" PID_SQL " << 32) | (o.tid & 4294967295), NULL, count(*),"
+            " UNION ALL SELECT 1, NULL, NULL, " PA_SQL_GTID("o.tid") ", NULL, count(*),"
             " sum(o.end - o.start) AS total, sum(o.end - o.start) * 1.0 / count(*), median(o.end - o.start),"
             " min(o.end - o.start), max(o.end - o.start), stddev(o.end - o.start), ze_kname(s.value, %d)",
             mode);
@@ -186,8 +185,8 @@ static int produce_kern_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_
     int n = snprintf(sql, sizeof sql, "SELECT r.name, r.style, " ROW_GTID_SQL ", x.rangeId, x.how, r.start AS rs,"
                      TRACE_OP_COLS ASSOC_FROM "%s", mode, assoc_src(req), dev);
     if (flag(req, "standalone")) {
-        n += snprintf(sql + n, sizeof sql - (size_t)n, " UNION ALL SELECT NULL, NULL, (" PID_SQL
-                      " << 32) | (o.tid & 4294967295), NULL, 0, NULL," TRACE_OP_COLS, mode);
+        n += snprintf(sql + n, sizeof sql - (size_t)n, " UNION ALL SELECT NULL, NULL, " PA_SQL_GTID("o.tid")
+                      ", NULL, 0, NULL," TRACE_OP_COLS, mode);
         n += snprintf(sql + n, sizeof sql - (size_t)n, STANDALONE_WHERE, how_filter(req));
         n += snprintf(sql + n, sizeof sql - (size_t)n, "%s", dev);
     }

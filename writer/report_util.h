@@ -104,6 +104,12 @@ void pa_range_tree_free(pa_range_tree_t *t);
 
 /* Statistics columns of pa_report_stat_rows() over the SQL expression x (ns or bytes): total,
  * count, avg, median, min, max, stddev (median/stddev from report_sqlfn.c). */
+/* The pid of a row from its globalTid column `c` (pid << 32 | tid); a DB of schema version 1 stored
+ * the bare tid in ZE_API/ZE_OPS, whose pid is the session's (META). Merged DBs hold many pids. */
+#define PA_SQL_PID(c) "COALESCE(NULLIF((" c ") >> 32, 0), (SELECT CAST(value AS INTEGER) FROM META WHERE key = 'pid'))"
+/* The globalTid of a row from such a column. */
+#define PA_SQL_GTID(c) "(" PA_SQL_PID(c) " << 32 | ((" c ") & 4294967295))"
+
 #define PA_SQL_STATS(x) "sum(" x "), count(*), sum(" x ") * 1.0 / count(*), median(" x "), min(" x "), max(" x "), stddev(" x ")"
 
 /*! pa_report_opts_rows_pid_tid : the options rows=, process=, thread= (3 entries), for reports

@@ -83,7 +83,7 @@ static int produce_kern_gb_trace(sqlite3 *db, const pa_report_req_t *req, pa_tab
 {
     char sql[2048], kn[512];
     snprintf(sql, sizeof sql,
-             "SELECT o.start, o.end - o.start, (SELECT value FROM META WHERE key = 'pid'), o.deviceId,"
+             "SELECT o.start, o.end - o.start, " PA_SQL_PID("o.tid") ", o.deviceId,"
              " o.contextId, o.queueId,"
              " " XYZ("grid") ", " XYZ("block") ","
              " %s FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1",
@@ -101,7 +101,7 @@ static int produce_kern_exec_trace(sqlite3 *db, const pa_report_req_t *req, pa_t
              " CASE WHEN o.start > o.apiEnd THEN o.apiEnd END,"
              " CASE WHEN o.start > o.apiEnd THEN o.start - o.apiEnd END,"
              " o.start, o.end - o.start, o.end - o.apiStart,"
-             " (SELECT value FROM META WHERE key = 'pid'), o.tid & 4294967295, o.deviceId, a.value,"
+             " " PA_SQL_PID("o.tid") ", o.tid & 4294967295, o.deviceId, a.value,"
              " " XYZ("grid") ", " XYZ("block") ","
              " ze_kname(s.value, %d) FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId"
              " LEFT JOIN STRING_IDS a ON a.id = o.apiNameId WHERE o.kind = 1",
@@ -153,10 +153,21 @@ static int produce_mem_size_sum(sqlite3 *db, const pa_report_req_t *req, pa_tabl
 static int produce_device_attribute(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err,
                                     size_t errsz)
 {
+    /* a merged DB: the host of the input whose device-id range holds the device */
+    static const char merged[] = "SELECT d.deviceId, d.name, d.pciBusId, (SELECT m.hostname FROM MERGE_INPUTS m WHERE"
+                                 " d.deviceId >= m.deviceOffset AND d.deviceId < m.deviceOffset + m.deviceCount LIMIT 1),"
+                                 " d.uuid, d.ccMajor, d.ccMinor, d.ceCount, d.cuCount, d.totalMem, d.cuClockHz,"
+                                 " d.memClockHz FROM ZE_DEVICES d ORDER BY d.deviceId";
     static const char sql[] = "SELECT deviceId, name, pciBusId, (SELECT value FROM META WHERE key = 'hostname'),"
                               " uuid, ccMajor, ccMinor, ceCount, cuCount, totalMem, cuClockHz, memClockHz"
                               " FROM ZE_DEVICES ORDER BY deviceId";
-    return run_rows(db, req, sql, 0, t, err, errsz);
+    sqlite3_stmt *st;
+    int is_merged = 0;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = 'MERGE_INPUTS'", -1, &st, NULL) == SQLITE_OK) {
+        is_merged = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+    }
+    return run_rows(db, req, is_merged ? merged : sql, 0, t, err, errsz);
 }
 
 /* ---- ze_api_sum (2.3.2) / ze_api_trace (2.3.3) ---- */
@@ -170,9 +181,9 @@ static int produce_api_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t
 {
     /* spec 2.3.3: one row per call, by duration ascending (ties by start) */
     static const char sql[] =
-        "SELECT a.start, a.end - a.start, s.value, a.corrId, (SELECT value FROM META WHERE key = 'pid'),"
+        "SELECT a.start, a.end - a.start, s.value, a.corrId, " PA_SQL_PID("a.tid") ","
         " a.tid & 4294967295, coalesce((SELECT n.value FROM THREADS th JOIN STRING_IDS n ON n.id = th.nameId"
-        "  WHERE th.tid = (a.tid & 4294967295) LIMIT 1), '')"
+        "  WHERE th.globalTid = " PA_SQL_GTID("a.tid") "), '')"
         " FROM ZE_API a JOIN STRING_IDS s ON s.id = a.nameId ORDER BY a.end - a.start, a.start";
     return run_rows(db, req, sql, 0, t, err, errsz);
 }

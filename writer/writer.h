@@ -18,6 +18,15 @@ typedef struct pa_session_meta {
     uint64_t end_mono_ns;
     int rank;                    /* -1 when unknown */
     int complete;                /* 0: the session did not finish (marked in META) */
+    /* identity for merging DBs of several processes (all optional: 0/NULL = not known) */
+    const char *rank_var;        /* the launcher variable the rank came from (common/pa_rank.h) */
+    const char *boot_id;         /* /proc/sys/kernel/random/boot_id: equal = one CLOCK_MONOTONIC */
+    uint64_t anchor_wall_ns;     /* CLOCK_REALTIME read between two CLOCK_MONOTONIC reads ... */
+    uint64_t anchor_mono_ns;     /* ... whose midpoint this is */
+    uint64_t anchor_err_ns;      /* half their distance (+1): the anchor's read error */
+    int64_t wall_esterror_ns;    /* adjtimex(): the kernel's estimated wall-clock error; -1 unknown */
+    int64_t wall_maxerror_ns;    /* adjtimex(): its maximum error; -1 unknown */
+    int wall_synced;             /* adjtimex(): 1 synchronized (NTP/PTP), 0 not, -1 unknown */
 } pa_session_meta_t;
 
 /*! pa_writer_write_db() : creates `db_path` (must not exist), loads every spool record,
@@ -40,6 +49,28 @@ int pa_writer_recover(const char *spool_path, const char *db_path, uint32_t pid)
 /*! pa_summary_print() : the human summary printed at exit. */
 void pa_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res,
                       const char *db_path);
+
+/* ---- merging DBs of several processes (writer/merge*.c) ---- */
+
+typedef struct pa_merge_opts {
+    int overwrite;   /* 1: an existing regular file `out` is replaced */
+    char *tmp_path;  /* NULL, or PATH_MAX bytes: the temporary file's name while it exists ("" else),
+                      * for a signal handler that removes it */
+    FILE *log;       /* notes (a pid renumbered); NULL: stderr */
+} pa_merge_opts_t;
+
+/*! pa_merge_dbs() : one DB `out` from the profagent DBs paths[0..n): pids kept (one taken by an
+ *  earlier input renumbered, see MERGE_INPUTS), device ids offset per input (unique per host,
+ *  process and device), threads as globalTid, strings re-interned, every time moved onto input
+ *  0's clock (same boot: CLOCK_MONOTONIC is shared, offset 0; other hosts: by the wall-clock
+ *  anchors in META, residual uncertainty in META merge_clock_uncertainty_ns), SUMMARY_STATS
+ *  combined, SESSION_COUNTERS summed. Written under a temporary name in out's directory and
+ *  renamed: `out` is never half-written. Returns PA_REP_OK; PA_REP_EUSAGE when the inputs are
+ *  refused before anything is written (none, a file given twice, truncated, not a profagent DB,
+ *  different schema versions, out exists); PA_REP_EDATA when writing failed (temporary removed).
+ *  One message in err either way. */
+int pa_merge_dbs(const char *out, const char *const *paths, size_t n, const pa_merge_opts_t *o, char *err,
+                 size_t errsz);
 
 /* ---- report engine (writer/report*.c), used by the profagent CLI ---- */
 

@@ -105,6 +105,7 @@ extern const pa_writer_source_t pa_writer_source_pcs;  /* writer/writer_pcs.c: P
 extern const pa_writer_source_t pa_writer_source_hc;   /* writer/writer_hc.c: PA_SP_HC_* host counters */
 extern const pa_writer_source_t pa_writer_source_itt;  /* writer/writer_itt.c: PA_SP_ITT_COUNTS */
 extern const pa_writer_source_t pa_writer_source_dm;   /* writer/writer_dm.c: PA_SP_DM_* device metrics */
+extern const pa_writer_source_t pa_writer_source_rank; /* writer/writer_rank.c: RANK_DEVICE_MAP (finish only) */
 
 /* ---- SQL functions (report_sqlfn.c) ---- */
 
