@@ -1,5 +1,6 @@
 /* writer_dm.c - device metric streams: METRIC_DEVICES, METRIC_NAMES, METRIC_INTERVALS (one row per
- * device and interval, the group's values as columns v0..), the METRIC_SAMPLES view (one row per
+ * device and interval [startNs, startNs + durationNs) on host ns, the group's values as columns
+ * v0..v63; consecutive intervals of a device tile its stream), the METRIC_SAMPLES view (one row per
  * device, metric and interval), METRIC_SYSMAN; the exit summary's utilization section. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,84 +22,50 @@ static const char dm_schema_sql[] =
     /* the group's metrics in the driver's order, with their result units; value column v<metricId> */
     "CREATE TABLE METRIC_NAMES(deviceId INTEGER, metricId INTEGER, name TEXT, unit TEXT,"
     " PRIMARY KEY(deviceId, metricId));"
-    /* one row per device and interval [startNs, startNs + durationNs) (host ns), consecutive
-     * intervals of a device tile its stream; v<k> = value of metric k (METRIC_NAMES) */
     /* sysman readings beside the stream (zes_api.h counters as read; NULL = not given) */
     "CREATE TABLE METRIC_SYSMAN(deviceId INTEGER, hostNs INTEGER, engineTimestampUs INTEGER,"
     " allActiveUs INTEGER, computeActiveUs INTEGER, copyActiveUs INTEGER, memTimestampUs INTEGER,"
     " memReadBytes INTEGER, memWriteBytes INTEGER, pciTimestampUs INTEGER, pciRxBytes INTEGER,"
     " pciTxBytes INTEGER);";
 
+#define DM_VCOLS 64 /* value columns v0..v63: the reader's bound on a group's metrics (a fixed layout
+                        * every session shares, so DBs merge; unused columns hold NULL) */
+
 static struct {
     sqlite3_stmt *ins; /* one-row INSERT into METRIC_INTERVALS (a short statement prepares fast) */
-    int created;    /* METRIC_INTERVALS exists */
-    int ncols;      /* value columns v0..v<ncols-1> in METRIC_INTERVALS */
     char *ranges;   /* the summary's busiest-ranges lines, rendered at finish */
     size_t ranges_len;
 } wd;
 
-/* METRIC_SAMPLES: the narrow view of METRIC_INTERVALS (pure SQL, any SQLite client reads it). */
-static int make_view(sqlite3 *db, int ncols)
+/* METRIC_INTERVALS (one row per device and interval, v<k> = value of metric k of METRIC_NAMES)
+ * and its narrow view METRIC_SAMPLES (pure SQL, any SQLite client reads it). */
+static int make_intervals(sqlite3 *db)
 {
-    size_t cap = 512 + (size_t)ncols * 40;
-    char *sql = malloc(cap);
-    if (!sql)
-        return -1;
-    size_t l = (size_t)snprintf(sql, cap, "DROP VIEW IF EXISTS METRIC_SAMPLES; CREATE VIEW METRIC_SAMPLES(deviceId,"
-                                " startNs, durationNs, metricId, value) AS SELECT i.deviceId, i.startNs, i.durationNs,"
-                                " n.metricId, %s", ncols ? "CASE n.metricId" : "NULL");
-    for (int k = 0; k < ncols; k++)
-        l += (size_t)snprintf(sql + l, cap - l, " WHEN %d THEN i.v%d", k, k);
-    snprintf(sql + l, cap - l, "%s FROM METRIC_INTERVALS i JOIN METRIC_NAMES n ON n.deviceId = i.deviceId;",
-             ncols ? " END" : "");
-    int rc = pa_db_exec(db, sql);
-    free(sql);
-    return rc;
+    char sql[8192];
+    size_t l = (size_t)snprintf(sql, sizeof sql, "CREATE TABLE METRIC_INTERVALS(deviceId INTEGER, startNs INTEGER,"
+                                " durationNs INTEGER");
+    for (int k = 0; k < DM_VCOLS; k++)
+        l += (size_t)snprintf(sql + l, sizeof sql - l, ", v%d REAL", k);
+    l += (size_t)snprintf(sql + l, sizeof sql - l, "); CREATE VIEW METRIC_SAMPLES(deviceId, startNs, durationNs, metricId,"
+                          " value) AS SELECT i.deviceId, i.startNs, i.durationNs, n.metricId, CASE n.metricId");
+    for (int k = 0; k < DM_VCOLS; k++)
+        l += (size_t)snprintf(sql + l, sizeof sql - l, " WHEN %d THEN i.v%d", k, k);
+    snprintf(sql + l, sizeof sql - l, " END FROM METRIC_INTERVALS i JOIN METRIC_NAMES n ON n.deviceId = i.deviceId"
+             " AND n.metricId < %d;", DM_VCOLS);
+    return pa_db_exec(db, sql);
 }
 
 static int dm_create_schema(sqlite3 *db)
 {
-    wd.ncols = 0;
-    wd.created = 0;
     wd.ins = NULL;
-    return pa_db_exec(db, dm_schema_sql);
-}
-
-/* METRIC_INTERVALS with n value columns, created at the first device's record (one statement;
- * a later device with more metrics widens it), its view and its INSERT. */
-static int grow_columns(sqlite3 *db, int n)
-{
-    if (wd.created && n <= wd.ncols)
-        return 0;
-    sqlite3_finalize(wd.ins);
-    wd.ins = NULL;
-    size_t cap = 128 + (size_t)n * 24;
-    char *sql = malloc(cap);
-    if (!sql)
+    if (pa_db_exec(db, dm_schema_sql) != 0 || make_intervals(db) != 0)
         return -1;
-    size_t l = 0;
-    if (!wd.created)
-        l += (size_t)snprintf(sql, cap, "CREATE TABLE METRIC_INTERVALS(deviceId INTEGER, startNs INTEGER,"
-                              " durationNs INTEGER");
-    for (int k = wd.ncols; k < n; k++)
-        l += (size_t)snprintf(sql + l, cap - l, wd.created ? "ALTER TABLE METRIC_INTERVALS ADD COLUMN v%d REAL;"
-                              : ", v%d REAL", k);
-    if (!wd.created)
-        snprintf(sql + l, cap - l, ");");
-    int rc = l ? pa_db_exec(db, sql) : 0;
-    wd.created = 1;
-    if (rc == 0 && n > wd.ncols)
-        wd.ncols = n;
-    if (rc == 0)
-        rc = make_view(db, wd.ncols);
-    l = (size_t)snprintf(sql, cap, "INSERT INTO METRIC_INTERVALS VALUES(?,?,?");
-    for (int k = 0; k < wd.ncols; k++)
-        l += (size_t)snprintf(sql + l, cap - l, ",?");
-    snprintf(sql + l, cap - l, ")");
-    if (rc == 0 && sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &wd.ins, NULL) != SQLITE_OK)
-        rc = -1;
-    free(sql);
-    return rc;
+    char sql[1024];
+    size_t l = (size_t)snprintf(sql, sizeof sql, "INSERT INTO METRIC_INTERVALS VALUES(?,?,?");
+    for (int k = 0; k < DM_VCOLS; k++)
+        l += (size_t)snprintf(sql + l, sizeof sql - l, ",?");
+    snprintf(sql + l, sizeof sql - l, ")");
+    return sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &wd.ins, NULL) == SQLITE_OK ? 0 : -1;
 }
 
 static int step_done(sqlite3_stmt *st)
@@ -143,7 +110,7 @@ static int on_device(sqlite3 *db, const pa_record_t *r, const uint8_t *p)
         sqlite3_reset(st);
     }
     sqlite3_finalize(st);
-    return rc ? rc : grow_columns(db, k > 1024 ? 1024 : k);
+    return rc;
 }
 
 static int on_samples(sqlite3 *db, const pa_record_t *r, const uint8_t *p)
@@ -152,9 +119,9 @@ static int on_samples(sqlite3 *db, const pa_record_t *r, const uint8_t *p)
     size_t esz = 16 + 8 * (size_t)nm;
     if (!p || nm == 0 || nm > 1024 || (uint64_t)r->len < n * esz)
         return 0; /* truncated/malformed record: its intervals are not stored */
-    if (grow_columns(db, (int)nm) != 0)
-        return -1;
     sqlite3_stmt *ins = wd.ins;
+    if (!ins)
+        return -1;
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *e = p + i * esz;
         uint64_t start, dur;
@@ -163,7 +130,7 @@ static int on_samples(sqlite3 *db, const pa_record_t *r, const uint8_t *p)
         sqlite3_bind_int64(ins, 1, (int64_t)dev);
         sqlite3_bind_int64(ins, 2, (int64_t)start);
         sqlite3_bind_int64(ins, 3, (int64_t)dur);
-        for (uint64_t k = 0; k < (uint64_t)wd.ncols; k++) {
+        for (uint64_t k = 0; k < DM_VCOLS; k++) {
             double v;
             if (k >= nm) {
                 sqlite3_bind_null(ins, 4 + (int)k);
@@ -246,7 +213,7 @@ static int dm_on_record(sqlite3 *db, const pa_record_t *r, const uint8_t *p)
 
 static int dm_finish(sqlite3 *db)
 {
-    int rc = grow_columns(db, 0); /* a session without metrics still has the table and the view */
+    int rc = 0;
     sqlite3_finalize(wd.ins);
     wd.ins = NULL;
     rc |= pa_db_exec(db, "CREATE INDEX METRIC_INTERVALS_dev ON METRIC_INTERVALS(deviceId, startNs);");

@@ -217,6 +217,15 @@ db4, _, e4 = run([GEMM], {"PROFAGENT_METRICS": "ComputeBasic", "PROFAGENT_PC_SAM
 check(q(db4, "SELECT count(*) FROM METRIC_DEVICES WHERE state = 1")[0][0] == 2 and
       q(db4, "SELECT count(*) FROM PCS_DEVICES WHERE state = 1")[0][0] == 2, f"both streams: {e4[-600:]}")
 
+# merge carries the metric tables (fixed layout) and the view: the merged DB has every interval
+mdb = os.path.join(tempfile.mkdtemp(prefix="pa_dm_m_"), "m.db")
+p = subprocess.run([PROF, "merge", "-o", mdb, db, db3], capture_output=True, text=True, timeout=120)
+check(p.returncode == 0, f"merge: {p.returncode} {p.stderr[-600:]}")
+if p.returncode == 0:
+    n_in = q(db, "SELECT count(*) FROM METRIC_SAMPLES")[0][0] + q(db3, "SELECT count(*) FROM METRIC_SAMPLES")[0][0]
+    check(q(mdb, "SELECT count(*) FROM METRIC_SAMPLES")[0][0] == n_in and
+          q(mdb, "SELECT count(DISTINCT deviceId) FROM METRIC_DEVICES")[0][0] == 4, f"merged metric samples != {n_in}")
+
 # bytes per metric sample in the DB (figure, not an assert)
 sz = os.path.getsize(db)
 print(f"figure: DB {sz} B, {nsamp} metric samples, whole DB / samples = {sz / nsamp:.1f} B")
