@@ -95,7 +95,10 @@ typedef struct pa_agg_results {
     pa_stat_row_t *rows; size_t nrows;
     pa_thread_info_t *threads; size_t nthreads;
     uint64_t records_total, drops_total;
-    uint64_t late_records;          /* produced after the final drain (counted, not stored) */
+    uint64_t late_records;          /* produced after the session's end (counted, not stored):
+                                       after a ring's exit-time cut-off, plus late_no_ring */
+    uint64_t late_no_ring;          /* of those: events of threads without a ring once the exit
+                                       path began (pa_late_no_ring as of the final drain) */
     uint64_t hgtx_misuse_pop_empty; /* pop on an empty stack */
     uint64_t hgtx_misuse_bad_end;   /* end of an unknown or already-ended id */
     uint64_t hgtx_unterminated;     /* ranges still open at exit */

@@ -9,6 +9,7 @@
 
 /* collector/thread.c: events that found no ring (weak: absent when a test links agg alone) */
 extern _Atomic uint64_t pa_unrecorded __attribute__((weak));
+extern _Atomic uint64_t pa_late_no_ring __attribute__((weak));
 
 pa_agg_t *pa_agg_create(const pa_agg_config_t *cfg)
 {
@@ -292,7 +293,10 @@ static size_t agg_drain_pass_mode(pa_agg_t *a, size_t batch, int final)
         if (final) {
             if (!r->cut) /* 0 while the ring is still empty: looked at again next pass */
                 r->cut = atomic_load_explicit(&r->tail, memory_order_acquire);
-            total += pa_ring_drain_upto(r, agg_sink, a, a->scratch, batch, r->cut);
+            /* a ring retired meanwhile cannot grow (its thread exited): drained to its end */
+            uint64_t upto = atomic_load_explicit(&r->retired, memory_order_acquire)
+                                ? atomic_load_explicit(&r->tail, memory_order_acquire) : r->cut;
+            total += pa_ring_drain_upto(r, agg_sink, a, a->scratch, batch, upto);
         } else {
             total += pa_ring_drain(r, agg_sink, a, a->scratch, batch);
         }
@@ -421,6 +425,8 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
     res->hgtx_misuse_bad_domain = a->bad_domain;
     /* weak: unit tests link the aggregator without the collector's thread.c */
     res->unrecorded = &pa_unrecorded ? atomic_load_explicit(&pa_unrecorded, memory_order_relaxed) : 0;
+    res->late_no_ring = &pa_late_no_ring ? atomic_load_explicit(&pa_late_no_ring, memory_order_relaxed) : 0;
+    res->late_records += res->late_no_ring;
     res->first_ns = a->first_ns;
     res->last_ns = a->last_ns;
     if (a->spool) {

@@ -10,6 +10,8 @@ extern __typeof__(pa_agg_proj_range) pa_agg_proj_range __attribute__((weak));
 /* weak too: host counter deltas (agg_hc.c) */
 extern __typeof__(pa_agg_hc_hgtx) pa_agg_hc_hgtx __attribute__((weak));
 extern __typeof__(pa_agg_hc_range) pa_agg_hc_range __attribute__((weak));
+/* collector/hgtx.c: domain names as created (weak: absent when a test links agg alone) */
+const char *pa_hgtx_domain_lookup(uint32_t id, size_t *len) __attribute__((weak));
 
 /* "domain:name" (or just the name) as one interned string: the statistics key. */
 static uint32_t display_id(pa_agg_t *a, uint32_t domain_id, uint32_t name_id)
@@ -46,7 +48,15 @@ static uint32_t domain_name_id(pa_agg_t *a, uint32_t domain)
     if (!domain)
         return 0;
     uint32_t *v = pa_map_get(&a->domains, domain);
-    return v ? *v : 0; /* a domain whose create record was dropped shows as the default one */
+    if (v)
+        return *v;
+    /* its DOMAIN record is still in the creator's ring (drained later): the name as created */
+    size_t len;
+    const char *s = pa_hgtx_domain_lookup ? pa_hgtx_domain_lookup(domain, &len) : NULL;
+    uint32_t id = s ? pa_agg_intern(a, s, len) : 0;
+    if (id)
+        pa_map_put(&a->domains, domain, id);
+    return id; /* 0: a domain whose create record was dropped shows as the default one */
 }
 
 typedef struct range_out {
@@ -314,7 +324,8 @@ void pa_agg_hgtx_record(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t 
     }
     case PA_REC_HGTX_DOMAIN: {
         uint32_t nid = rec_name_id(a, rec, payload);
-        if (rec->u.hgtx.domain && nid)
+        /* put once: ranges already named from the creator's table keep the same key */
+        if (rec->u.hgtx.domain && nid && !pa_map_get(&a->domains, rec->u.hgtx.domain))
             pa_map_put(&a->domains, rec->u.hgtx.domain, nid);
         break;
     }

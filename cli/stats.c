@@ -102,6 +102,17 @@ static int pa_names_report(const char *s, size_t len)
  * holding a comma (range=a,b) stays whole. */
 static int pa_stats_add_reports(pa_stats_args_t *a, const char *v)
 {
+    /* an empty element (",b", "a,", "a,,b"): one message, not "unknown report 'a,'" */
+    size_t vl = strlen(v);
+    int empty = vl == 0 || v[0] == ',' || v[vl - 1] == ',';
+    for (const char *c = strstr(v, ",,"); c && !empty; c = strstr(c + 1, ",,"))
+        empty = pa_names_report(c + 2, strlen(c + 2)) || c[2] == ',';
+    if (empty) {
+        pa_cli_error("stats: -r '%s': empty report name in the list (a comma at the start or the end, or two"
+                     " in a row); accepted: report names separated by single commas, e.g. -r ze_api_sum,osrt_sum"
+                     " (profagent stats --help-reports lists them)", v);
+        return PA_CLI_EUSAGE;
+    }
     const char *p = v;
     while (1) {
         const char *q = p;

@@ -60,9 +60,13 @@ extern __thread pa_tls_t pa_tls __attribute__((tls_model("initial-exec")));
  * PROFAGENT_ENABLE=0, in a fork child, and after the exit path started. */
 extern _Atomic uint32_t pa_sources;
 
-/* Events that could not get a ring at all (allocation failed, or first event of a thread
- * after the session ended). Ring-full drops are counted per ring instead. */
+/* Events that could not get a ring during the session (allocation failed, an agent thread, a
+ * signal handler that interrupted pa_emit): losses. Ring-full drops are counted per ring. */
 extern _Atomic uint64_t pa_unrecorded;
+/* Events of threads that had no ring once the exit path began (no new rings then): produced
+ * after the session's end, like the records a ring gets after its exit-time cut-off ("late"). */
+extern _Atomic uint64_t pa_late_no_ring;
+extern _Atomic int pa_thread_no_new_rings; /* set when the exit path starts */
 
 /*! pa_agent_collecting() : nonzero when source `src` (PA_SRC_*) records on this thread now.
  *  A relaxed load and two TLS reads. */
@@ -84,7 +88,7 @@ extern _Atomic int pa_agent_threads; /* threads of the agent's own (they never e
 
 /*! pa_thread_ring_slow() : first event of a thread (or first after retirement): creates and
  *  registers the ring, records the thread name. NULL when no ring can be had (counted in
- *  pa_unrecorded by pa_emit). */
+ *  pa_unrecorded, or pa_late_no_ring once the exit path began, by pa_emit). */
 pa_ring_t *pa_thread_ring_slow(void);
 
 /*! pa_thread_ring() : the calling thread's ring, created on first use; NULL when none. */
@@ -105,6 +109,15 @@ static inline uint32_t pa_emit_max_payload(const pa_ring_t *r)
     return (uint32_t)(slots * PA_SLOT_SIZE);
 }
 
+/* The exit path began and this thread has no ring: late, not lost (see pa_late_no_ring). */
+static inline void pa_emit_unrecorded(const pa_ring_t *r)
+{
+    if (!r && atomic_load_explicit(&pa_thread_no_new_rings, memory_order_relaxed))
+        atomic_fetch_add_explicit(&pa_late_no_ring, 1, memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&pa_unrecorded, 1, memory_order_relaxed);
+}
+
 /*! pa_emit() : appends *rec (caller sets kind, flags, t0, t1, u) plus `len` payload bytes to
  *  the calling thread's ring; nslots, len and tid are filled here. A payload longer than
  *  pa_emit_max_payload() is cut to it and flagged PA_RF_TRUNCATED. Returns 0, or -1 when the
@@ -114,7 +127,7 @@ static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t 
 {
     pa_ring_t *r = pa_thread_ring();
     if (PA_UNLIKELY(r == NULL || pa_tls.emitting)) { /* no ring, or re-entered from a signal handler */
-        atomic_fetch_add_explicit(&pa_unrecorded, 1, memory_order_relaxed);
+        pa_emit_unrecorded(r);
         return -1;
     }
     pa_tls.emitting = 1;
@@ -164,9 +177,12 @@ void pa_hgtx_mark_ex(uint32_t dom, const char *name, size_t len, uint64_t t0);
 uint32_t pa_hgtx_domain_new(const char *name);
 /*! pa_hgtx_domain_name() : (re)emits the name record of domain `id` on this thread's ring. */
 void pa_hgtx_domain_name(uint32_t id, const char *name);
+/*! pa_hgtx_domain_lookup() : the name (`*len` bytes, not recorded through a ring) of domain `id`
+ *  as created; NULL when unknown (id beyond the table, or no memory). For the aggregator, when
+ *  a record using the domain is drained before the creator's DOMAIN record. */
+const char *pa_hgtx_domain_lookup(uint32_t id, size_t *len);
 
 /* Lifecycle internals (thread.c; driven by session/). */
-extern _Atomic int pa_thread_no_new_rings; /* set when the exit path starts */
 /* Called on an application thread's first event, right after its ring was registered, with
  * the guard raised: the session sets it to run the sources' thread_attach() hooks
  * (common/pa_source.h). NULL when no source has one. */

@@ -2,6 +2,8 @@
 #include "collector.h"
 #include "../common/pa_source.h"
 
+#include <stdlib.h>
+
 #include <profagent/hgtx.h>
 
 #define PA_HGTX_NAME_MAX HGTX_MESSAGE_MAX /* bytes of a name kept; longer ones are cut, flagged */
@@ -13,6 +15,42 @@ static _Atomic uint32_t next_domain_id; /* domain ids, > 0; 0 = default domain *
  * destroyed handle is then still accepted; documented in hgtx.h). */
 #define PA_HGTX_DEAD_IDS 4096u
 static _Atomic uint64_t dead_domains[PA_HGTX_DEAD_IDS / 64];
+
+/* Domain names by id (ids below PA_HGTX_DEAD_IDS), published before the id is handed out. The
+ * aggregator drains the rings one after the other, newest first, so a thread that uses a domain
+ * right after another thread created it can be drained before the creator's DOMAIN record: it
+ * then takes the name from here (pa_hgtx_domain_lookup). Set once, never freed (names of
+ * destroyed domains stay valid for records drained later). */
+typedef struct domain_name { uint32_t len; char s[]; } domain_name_t;
+static _Atomic(domain_name_t *) domain_names[PA_HGTX_DEAD_IDS];
+
+static void domain_publish(uint32_t id, const char *name)
+{
+    if (!id || id >= PA_HGTX_DEAD_IDS || atomic_load_explicit(&domain_names[id], memory_order_relaxed))
+        return;
+    size_t n = name ? strnlen(name, PA_HGTX_NAME_MAX) : 0;
+    pa_guard_enter(); /* the agent's own allocation: not recorded */
+    domain_name_t *d = malloc(sizeof *d + n + 1), *none = NULL;
+    if (d) {
+        d->len = (uint32_t)n;
+        if (n)
+            memcpy(d->s, name, n);
+        d->s[n] = '\0';
+        if (!atomic_compare_exchange_strong_explicit(&domain_names[id], &none, d, memory_order_release,
+                                                     memory_order_relaxed))
+            free(d);
+    }
+    pa_guard_leave();
+}
+
+const char *pa_hgtx_domain_lookup(uint32_t id, size_t *len)
+{
+    domain_name_t *d = id < PA_HGTX_DEAD_IDS ? atomic_load_explicit(&domain_names[id], memory_order_acquire) : NULL;
+    if (!d)
+        return NULL;
+    *len = d->len;
+    return d->s;
+}
 
 /* A handle is valid when hgtxDomainCreateA returned it and it was not destroyed. Handles are
  * small integers, so anything above the last id handed out is garbage. Returns the domain id,
@@ -182,6 +220,7 @@ PA_EXPORT hgtxDomainHandle_t hgtxDomainCreateA(const char *name)
         return NULL;
     pa_record_t rec = {.kind = PA_REC_HGTX_DOMAIN};
     uint32_t id = atomic_fetch_add_explicit(&next_domain_id, 1, memory_order_relaxed) + 1;
+    domain_publish(id, name);
     rec.u.hgtx.domain = id;
     emit_named(&rec, name);
     return (hgtxDomainHandle_t)(uintptr_t)id;
@@ -265,6 +304,7 @@ void pa_hgtx_mark_ex(uint32_t dom, const char *name, size_t len, uint64_t t0)
 
 void pa_hgtx_domain_name(uint32_t id, const char *name)
 {
+    domain_publish(id, name);
     pa_record_t rec = {.kind = PA_REC_HGTX_DOMAIN};
     rec.u.hgtx.domain = id;
     emit_named(&rec, name);

@@ -11,6 +11,7 @@
 __thread pa_tls_t pa_tls __attribute__((tls_model("initial-exec")));
 _Atomic uint32_t pa_sources;
 _Atomic uint64_t pa_unrecorded;
+_Atomic uint64_t pa_late_no_ring;
 
 /* Set when the session's exit path began: no new rings from then on (nobody would drain them). */
 _Atomic int pa_thread_no_new_rings;

@@ -384,7 +384,7 @@ static void flight_emit(flight_t *f, const ze_kernel_timestamp_result_t *ts)
         nlen = 4096;
     pa_ring_t *r = pa_thread_ring();
     if (!r) {
-        atomic_fetch_add(&pa_unrecorded, 1);
+        pa_emit_unrecorded(r);
         return;
     }
     uint32_t len = (uint32_t)(sizeof(pa_ze_op_t) + nlen);

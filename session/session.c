@@ -211,18 +211,19 @@ static void pipe_restore(pipe_guard_t *g)
     pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
 
-/* The summary (or, for an empty session, one line) at PROFAGENT_SUMMARY's destination. */
-static void print_summary(const pa_agg_results_t *res, const char *db, int empty)
+/* The summary (or, for an empty session, one line) at PROFAGENT_SUMMARY's destination.
+ * Returns 1 when a summary was printed. */
+static int print_summary(const pa_agg_results_t *res, const char *db, int empty)
 {
     int close_it;
     FILE *out;
     /* an empty session (the shell or pyenv shims exec'd on the way to the real program) says so
      * only at PROFAGENT_LOG=info or above: a launch through three shims then prints one summary */
     if (empty && pa_log_level < PA_LOG_INFO)
-        return;
+        return 0;
     out = summary_stream(&close_it);
     if (!out)
-        return;
+        return 0;
     for (;;) {
         if (empty)
             fprintf(out, "profagent: %s (pid %u): nothing recorded, no database written\n", cmdline, meta.pid);
@@ -231,14 +232,14 @@ static void print_summary(const pa_agg_results_t *res, const char *db, int empty
         fflush(out);
         if (!close_it) {
             clearerr(out); /* EPIPE: ignored, the stream stays usable for the application */
-            return;
+            return 1;
         }
         /* a summary file that cannot take it (full disk, /dev/full, file size limit) is not lost */
         int bad = ferror(out), e = errno;
         if (fclose(out) != 0 && !bad)
             bad = 1, e = errno;
         if (!bad)
-            return;
+            return 1;
         pa_warn("summary", "PROFAGENT_SUMMARY=file:%s: writing %s failed: %s; the summary goes to stderr",
                 pa_config.summary_path, summary_path, strerror(e));
         out = stderr;
@@ -289,10 +290,12 @@ void pa_finish(void)
         unlink(spool_path);
     else
         db_failed_message();
-    print_summary(res, wrote ? final_path : NULL, 0);
-    if (atomic_load(&pa_unrecorded))
-        pa_warn("agent", "%llu events had no ring (no memory, or produced after the exit path began)",
-                (unsigned long long)atomic_load(&pa_unrecorded));
+    int shown = print_summary(res, wrote ? final_path : NULL, 0);
+    /* the summary named the losses it saw: one message, here only for what it could not show */
+    uint64_t unrec = atomic_load(&pa_unrecorded);
+    if (unrec > (shown ? res->unrecorded : 0))
+        pa_warn("agent", "%llu events were NOT recorded (no memory for a thread's ring, or produced inside a"
+                " signal handler that interrupted the agent)", (unsigned long long)unrec);
     pipe_restore(&pg);
 out:
     atomic_store(&pa_finish_state, 2);

@@ -214,6 +214,20 @@ int pa_sd_engine_submit_one(pa_sd_engine *eng, pa_sd_cmd *c, pa_sd_cmdlist *list
     return pa_sd_engine_push(eng, j);
 }
 
+/* At exit the queued work is abandoned and waits give up, but a command a worker is already
+ * executing still reads and writes the application's memory. A wait that gives up therefore
+ * returns only once no worker runs any more (they stop after their current command, which
+ * itself checks the shutdown; bounded like engine_fini: ~1 s): otherwise a synchronous append
+ * returns, the application frees the buffer, and the worker's fill writes into freed memory.
+ * Called without any simdev lock held (job_finish takes the engine's). */
+static void shutdown_settle(void)
+{
+    for (int i = 0; i < 1000 && atomic_load(&g_active_workers) > 0; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
 /* Wait on eng->done_cv until *done reaches target; UINT64_MAX infinite, 0 polls. */
 ze_result_t pa_sd_engine_wait(pa_sd_engine *eng, const uint64_t *done, uint64_t target, const bool *flag,
                            uint64_t timeout_ns)
@@ -221,9 +235,11 @@ ze_result_t pa_sd_engine_wait(pa_sd_engine *eng, const uint64_t *done, uint64_t 
     struct timespec dl;
     pa_sd_deadline(timeout_ns, &dl);
     ze_result_t r = ZE_RESULT_SUCCESS;
+    int settle = 0;
     pthread_mutex_lock(&eng->mu);
     while (flag ? !*flag : *done < target) {
         if (timeout_ns == 0 || pa_sd_shutting_down()) {
+            settle = pa_sd_shutting_down();
             r = ZE_RESULT_NOT_READY;
             break;
         }
@@ -235,6 +251,8 @@ ze_result_t pa_sd_engine_wait(pa_sd_engine *eng, const uint64_t *done, uint64_t 
         }
     }
     pthread_mutex_unlock(&eng->mu);
+    if (settle)
+        shutdown_settle();
     return r;
 }
 
@@ -252,14 +270,18 @@ ze_result_t pa_sd_list_wait_idle(pa_sd_cmdlist *l, uint64_t timeout_ns)
     pa_sd_deadline(timeout_ns, &dl);
     ze_result_t r = ZE_RESULT_SUCCESS;
     pthread_once(&g_list_once, list_cv_init);
+    int settle = 0;
     pthread_mutex_lock(&g_list_mu);
     while (l->inflight > 0) {
         if (pa_sd_shutting_down() || pthread_cond_timedwait(&g_list_cv, &g_list_mu, &dl) == ETIMEDOUT) {
             r = l->inflight > 0 ? ZE_RESULT_NOT_READY : ZE_RESULT_SUCCESS;
+            settle = r != ZE_RESULT_SUCCESS && pa_sd_shutting_down();
             break;
         }
     }
     pthread_mutex_unlock(&g_list_mu);
+    if (settle)
+        shutdown_settle();
     return r;
 }
 

@@ -269,9 +269,10 @@ static int pa_load_summary(sqlite3 *db, const pa_agg_results_t *res)
         pa_bulk_int(&t, (int64_t)row->st.total);
         pa_bulk_int(&t, (int64_t)row->st.min);
         pa_bulk_int(&t, (int64_t)row->st.max);
-        pa_bulk_double(&t, row->st.count ? (double)row->st.total / (double)row->st.count : 0.0);
-        pa_bulk_double(&t, med);
-        pa_bulk_double(&t, pa_writer_stddev(&row->st));
+        /* avg, median, stddev as every report and the summary print them (pa_stat_trunc) */
+        pa_bulk_int(&t, pa_stat_trunc(row->st.count ? (double)row->st.total / (double)row->st.count : 0.0));
+        pa_bulk_int(&t, pa_stat_trunc(med));
+        pa_bulk_int(&t, pa_stat_trunc(pa_writer_stddev(&row->st)));
         pa_bulk_int(&t, exact);
     }
     rc |= pa_bulk_finish(&s);
@@ -295,6 +296,7 @@ static int pa_load_counters(sqlite3 *db, const pa_agg_results_t *res, uint64_t u
         {"hgtx_depth_overflow", res->hgtx_depth_overflow},
         {"spool_errors", res->spool_errors},
         {"unrecorded", res->unrecorded},
+        {"late_no_ring", res->late_no_ring},
     };
     pa_bulk_t b;
     int rc = pa_bulk_init(&b, db, "INSERT OR REPLACE INTO SESSION_COUNTERS(name, value)", 2, 16);

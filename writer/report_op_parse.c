@@ -1,6 +1,7 @@
 /* report_op_parse.c - operator range names (spec "PPU operator summary" grammar) -> type, merge
  * key with the minor parameters masked, and workload (FLOPs, HBM bytes) per docs/operators.md. */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,10 +99,22 @@ static int num_of(const char *p, size_t n, double *out)
     b[n] = '\0';
     char *e;
     double v = strtod(b, &e);
-    if (*e || e == b)
+    if (*e || e == b || !isfinite(v) || v < 0) /* "inf", "nan", "-8": no size */
         return 0;
     *out = v;
     return 1;
+}
+
+/* A workload is a count of FLOPs or bytes: one that does not fit 64 bits (parameters like
+ * M_99999999999999999999) is no real operator's, and its Util % would be absurd: unknown. */
+#define PA_OP_WORK_MAX 9223372036854775807.0
+
+static void work_sane(pa_op_work_t *w)
+{
+    double *v[3] = {&w->flops, &w->load_bytes, &w->store_bytes};
+    for (int i = 0; i < 3; i++)
+        if (!isfinite(*v[i]) || *v[i] > PA_OP_WORK_MAX)
+            *v[i] = -1;
 }
 
 /* Rebuilds the name with the fields whose key is in `minor` (NULL-terminated) as "key:*". */
@@ -389,6 +402,9 @@ int pa_op_parse(const char *name, size_t len, const char *domain, const pa_op_me
         out->family = PA_OP_NONE;
         return PA_OP_NONE;
     }
+    work_sane(&out->work);
+    work_sane(&out->gemm[0]);
+    work_sane(&out->gemm[1]);
     return out->family;
 }
 

@@ -160,6 +160,16 @@ static void pa_regexp_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_int(ctx, rc >= 0);
 }
 
+/* stat_trunc(x): pa_stat_trunc() in SQL (NULL stays NULL), the rule every printed statistic follows */
+static void pa_stat_trunc_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+        sqlite3_result_null(ctx);
+    else
+        sqlite3_result_int64(ctx, pa_stat_trunc(sqlite3_value_double(argv[0])));
+}
+
 int pa_sqlfn_register(sqlite3 *db)
 {
     int f = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
@@ -167,7 +177,8 @@ int pa_sqlfn_register(sqlite3 *db)
             != SQLITE_OK ||
         sqlite3_create_function(db, "stddev", 1, f, NULL, NULL, pa_stddev_step, pa_stddev_final)
             != SQLITE_OK ||
-        sqlite3_create_function(db, "regexp", 2, f, NULL, pa_regexp_fn, NULL, NULL) != SQLITE_OK)
+        sqlite3_create_function(db, "regexp", 2, f, NULL, pa_regexp_fn, NULL, NULL) != SQLITE_OK ||
+        sqlite3_create_function(db, "stat_trunc", 1, f, NULL, pa_stat_trunc_fn, NULL, NULL) != SQLITE_OK)
         return -1;
     return 0;
 }

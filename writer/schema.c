@@ -24,7 +24,8 @@ static const char pa_schema_sql[] =
     "CREATE TABLE OSRT_API(start INTEGER, end INTEGER, globalTid INTEGER, nameId INTEGER,"
     " ret INTEGER, errno INTEGER);"
     /* the aggregator's online statistics; category = enum pa_stat_cat (agg.h), nameId the
-     * key (display name), tag the category's extra key (HGTX: style) */
+     * key (display name), tag the category's extra key (HGTX: style); avg, median and stddev
+     * hold the values the reports and the summary print: truncated (pa_stat_trunc) */
     "CREATE TABLE SUMMARY_STATS(category INTEGER, nameId INTEGER, tag INTEGER,"
     " count INTEGER, total INTEGER, min INTEGER, max INTEGER, avg REAL, median REAL,"
     " stddev REAL, medianExact INTEGER);"

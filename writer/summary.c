@@ -158,7 +158,7 @@ static void pa_summary_counters(FILE *out, sqlite3 *db, const pa_agg_results_t *
      * that a "0 dropped" header never looks clean when they happened */
     uint64_t ze_unc = 0, ze_full = 0;
     pa_ze_counts(&ze_unc, &ze_full);
-    fprintf(out, "Records: %llu recorded, %llu dropped, %llu late (after the final drain, not"
+    fprintf(out, "Records: %llu recorded, %llu dropped, %llu late (after the exit drain began, not"
             " stored), %llu device operations uncollected\n", (unsigned long long)res->records_total,
             (unsigned long long)res->drops_total, (unsigned long long)res->late_records,
             (unsigned long long)(ze_unc + ze_full));
@@ -173,9 +173,8 @@ static void pa_summary_counters(FILE *out, sqlite3 *db, const pa_agg_results_t *
         fprintf(out, "WARNING: %llu HGTX pushes beyond the maximum nesting depth were NOT recorded"
                 " (nor their pops)\n", (unsigned long long)res->hgtx_depth_overflow);
     if (res->unrecorded)
-        fprintf(out, "WARNING: %llu events were NOT recorded (produced after the exit path began by"
-                " threads that had no ring yet, e.g. threads blocked in a call until exit; or no"
-                " memory for a ring; or inside a signal handler that interrupted the agent)\n",
+        fprintf(out, "WARNING: %llu events were NOT recorded (no memory for a thread's ring, or"
+                " produced inside a signal handler that interrupted the agent)\n",
                 (unsigned long long)res->unrecorded);
     if (res->spool_errors)
         fprintf(out, "WARNING: %llu spool write errors: the DB lacks trace rows from the first"

@@ -21,6 +21,8 @@
 __thread pa_tls_t pa_tls __attribute__((tls_model("initial-exec")));
 _Atomic uint32_t pa_sources = PA_SRC_ALL;
 _Atomic uint64_t pa_unrecorded;
+_Atomic uint64_t pa_late_no_ring;
+_Atomic int pa_thread_no_new_rings;
 
 static pa_ring_t *rings[256];
 static _Atomic int nrings;

@@ -16,6 +16,8 @@
 __thread pa_tls_t pa_tls __attribute__((tls_model("initial-exec")));
 _Atomic uint32_t pa_sources = ~0u;
 _Atomic uint64_t pa_unrecorded;
+_Atomic uint64_t pa_late_no_ring;
+_Atomic int pa_thread_no_new_rings;
 _Atomic int pa_thread_no_new_rings;
 pa_config_t pa_config;
 static pa_ring_t *test_ring;

@@ -97,12 +97,44 @@ static void test_gemm_pccl_onednn(void **state)
     pa_op_info_free(&o);
 }
 
+/* parameters no real operator has (beyond 64 bits, inf, negative): workload unknown, so the
+ * reports show '-' instead of an absurd Util % */
+static void test_overflowing_params(void **state)
+{
+    (void)state;
+    pa_op_info_t o;
+    assert_int_equal(parse("ACBLAS:GemmEx,t,n,99999999999999999999,99999999999999999999,99999999999999999999,"
+                           "2048,2048,1280,1,0,1,DEFAULT,BF16", "", NULL, &o), PA_OP_GEMM);
+    assert_true(o.work.flops < 0 && o.work.load_bytes < 0 && o.work.store_bytes < 0);
+    pa_op_info_free(&o);
+    /* each parameter fits, the FLOPs (2 x 4e18 x 8 x 8) do not */
+    assert_int_equal(parse("ACBLAS:GemmEx,t,n,4000000000000000000,8,8,8,8,8,1,0,1,DEFAULT,BF16", "", NULL, &o),
+                     PA_OP_GEMM);
+    assert_true(o.work.flops < 0 && o.work.load_bytes < 0);
+    pa_op_info_free(&o);
+    assert_int_equal(parse("ACBLAS:GemmEx,t,n,inf,8,8,8,8,8,1,0,1,DEFAULT,BF16", "", NULL, &o), PA_OP_GEMM);
+    assert_true(o.work.flops < 0);
+    pa_op_info_free(&o);
+    assert_int_equal(parse("ACBLAS:GemmEx,t,n,-8,-8,8,8,8,8,1,0,1,DEFAULT,BF16", "", NULL, &o), PA_OP_GEMM);
+    assert_true(o.work.flops < 0); /* two negative sizes made a positive product */
+    pa_op_info_free(&o);
+    assert_int_equal(parse("MoE:M_99999999999999999999_E_128_H_99999999999999_In_384_topk_8_unique_4", "", NULL, &o),
+                     PA_OP_MOE);
+    assert_true(o.work.flops < 0 && o.gemm[0].flops < 0 && o.gemm[1].flops < 0 && o.work.load_bytes < 0);
+    pa_op_info_free(&o);
+    /* a large but real one stays */
+    assert_int_equal(parse("ACBLAS:GemmEx,t,n,65536,65536,65536,8,8,8,1,0,1,DEFAULT,BF16", "", NULL, &o), PA_OP_GEMM);
+    assert_true(o.work.flops == 2.0 * 65536 * 65536 * 65536);
+    pa_op_info_free(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_moe),
         cmocka_unit_test(test_fmha),
         cmocka_unit_test(test_gemm_pccl_onednn),
+        cmocka_unit_test(test_overflowing_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

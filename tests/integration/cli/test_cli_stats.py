@@ -224,6 +224,11 @@ def bad(args, status, needle, what):
           "%s: rc=%d err=%r" % (what, rc, err))
 
 bad(["stats", "-r", "nosuch", db], 2, b"unknown report 'nosuch'; valid reports: hgtx_sum", "unknown report")
+for lst in ("hgtx_sum,,osrt_sum", ",hgtx_sum", "hgtx_sum,", "hgtx_sum,,,osrt_sum", ""):
+    bad(["stats", "-r", lst, db], 2, b"stats: -r '%s': empty report name in the list" % lst.encode(),
+        "empty element in -r %r" % lst)
+rc, out, err = run("stats", "-r", "osrt_sum,hgtx_pushpop_trace:range=a,b", db)  # a regex's comma stays in it
+check(rc == 0 and b"empty report name" not in err, "-r with a comma inside a regex option: rc=%d %r" % (rc, err))
 bad(["stats", "-r", "hgtx_sum:bogus=1", db], 2, b"unknown option 'bogus=1'; accepted options: rows=<limit>", "bad option")
 bad(["stats", "-r", "hgtx_sum:rows=abc", db], 2, b"rows='abc' is not a non-negative integer", "bad rows")
 bad(["stats", "-r", "hgtx_sum:thread=1/x", db], 2, b"'x' is not a numeric id", "bad thread list")

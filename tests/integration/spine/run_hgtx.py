@@ -4,7 +4,7 @@ per-domain push/pop stacks, bad domain handles, deep nesting, long names, loss c
 STRING_IDS uniqueness, checked in the DB, the exit summary and `profagent stats`."""
 import csv, glob, io, os, shutil, sqlite3, subprocess, sys, tempfile
 
-from spine_util import FAILS, check, preload as spine_preload
+from spine_util import FAILS, check, preload as spine_preload, summary_stats_match_report
 
 BUILD, TEST = sys.argv[1], sys.argv[2]
 LIB = os.path.join(BUILD, "lib", "libprofagent.so")
@@ -85,6 +85,9 @@ def test_deep():
     check(counter(c, "hgtx_depth_overflow") == 0, "hgtx_depth_overflow stored, 0")
     check(counter(c, "unrecorded") == 0 and counter(c, "spool_errors") == 0, "other loss counters stored, 0")
     check(b"nesting depth" not in p.stderr and b"0 dropped" in p.stderr, "summary: nothing lost")
+    bad, n = summary_stats_match_report(CLI, db)
+    check(n >= 1 and not bad, "SUMMARY_STATS avg/median/stddev = hgtx_sum's printed (truncated) values:"
+          " %d rows, mismatches %r" % (n, bad[:3]))
 
 
 def test_names():
@@ -111,5 +114,21 @@ def test_names():
     check(b"nanosleep" in out.split(b"\n\n")[-1], "osrt_sum names nanosleep (the shared string)")
 
 
-{"domains": test_domains, "deep": test_deep, "names": test_names}[TEST]()
+def test_domain_order():
+    """50 domains, each created on main and used at once by a new thread (push/pop, mark,
+    start/end): every range and mark carries its domain's name, though the user's ring is
+    drained before the creator's DOMAIN record."""
+    p, c, db = run("domain_order", "50")
+    want = sorted(b"D%d:%s" % (i, n) for i in range(50) for n in (b"r", b"s"))
+    got = sorted(n for (n,) in c.execute("SELECT name FROM HGTX_RANGES_NAMED"))
+    lost = [n for n in got if b":" not in n]
+    check(got == want, "100 ranges named domain:range (%d without their domain, e.g. %r)" % (len(lost), lost[:3]))
+    marks = c.execute("SELECT count(*) FROM HGTX_MARKS m JOIN STRING_IDS s ON s.id = m.nameId"
+                      " WHERE s.value = 'm' AND m.domainId != 0").fetchone()[0]
+    check(marks == 50, "50 marks with their domain (got %d)" % marks)
+    out = subprocess.run([CLI, "stats", "-r", "hgtx_sum", db], capture_output=True).stdout
+    check(b'"D7:r"' in out and b'"r"' not in out, "hgtx_sum keys the ranges by domain:name")
+
+
+{"domains": test_domains, "deep": test_deep, "names": test_names, "domain_order": test_domain_order}[TEST]()
 finish()

@@ -4,7 +4,7 @@
 config mistakes and `profagent run` on a static binary (qa2 defects 1, 2, 3, 9, 10, 12)."""
 import glob, os, re, shutil, signal, sqlite3, subprocess, sys, tempfile, time
 
-from spine_util import FAILS, check, preload as spine_preload
+from spine_util import FAILS, check, preload as spine_preload, summary_stats_match_report
 
 BUILD, TEST = sys.argv[1], sys.argv[2]
 LIB = os.path.join(BUILD, "lib", "libprofagent.so")
@@ -155,6 +155,9 @@ def t_recover():
         want = c.execute("SELECT count(*), sum(end - start), min(end - start), max(end - start)"
                          " FROM HGTX_RANGES").fetchone()
         check(row == want, "%s: SUMMARY_STATS equals the trace rows (%s vs %s)" % (mode, row, want))
+        bad, n = summary_stats_match_report(CLI, db)
+        check(n >= 1 and not bad, "%s: recovered SUMMARY_STATS avg/median/stddev = hgtx_sum's: %d rows, %r"
+              % (mode, n, bad[:3]))
         check(c.execute("SELECT count(*) FROM THREADS").fetchone()[0] == 1, "%s: THREADS from the rows" % mode)
 
 

@@ -1,6 +1,8 @@
 /* spine_hgtx_sem.c - HGTX semantics under the agent: per-domain stacks, bad handles, deep
  * nesting, long names (run_hgtx.py checks the DB, the summary and the reports). */
 #include <profagent/hgtx.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,34 @@ static int domains(void)
     hgtxDomainDestroy(b);
     hgtxDomainMarkA(b, "after destroy");
     return la == 0 && lb == 0 ? 0 : 1;
+}
+
+/* A domain created on one thread and used at once on a newer one: the newer thread's ring is
+ * drained first (rings are drained newest first), before the creator's DOMAIN record. */
+static void *use_domain(void *arg)
+{
+    hgtxDomainHandle_t d = arg;
+    hgtxDomainRangePushA(d, "r");
+    hgtxDomainRangePop(d);
+    hgtxDomainMarkA(d, "m");
+    hgtxRangeId_t id = hgtxDomainRangeStartA(d, "s");
+    hgtxDomainRangeEnd(d, id);
+    return NULL;
+}
+
+static int domain_order(int n)
+{
+    hgtxMarkA("main has a ring"); /* the creator's ring is older than every user's */
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "D%d", i);
+        hgtxDomainHandle_t d = hgtxDomainCreateA(name);
+        pthread_t t;
+        if (pthread_create(&t, NULL, use_domain, d) != 0)
+            return 1;
+        pthread_join(t, NULL);
+    }
+    return 0;
 }
 
 /* `n` nested pushes, then as many pops. */
@@ -80,5 +110,7 @@ int main(int argc, char **argv)
         return deep(argc > 2 ? atoi(argv[2]) : 3000);
     if (strcmp(mode, "names") == 0)
         return names();
+    if (strcmp(mode, "domain_order") == 0)
+        return domain_order(argc > 2 ? atoi(argv[2]) : 50);
     return 2;
 }

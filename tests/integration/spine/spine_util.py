@@ -17,3 +17,29 @@ def preload(lib):
     out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
     asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
     return ":".join(asan + [lib])
+
+
+def summary_stats_match_report(cli, db):
+    """SUMMARY_STATS' avg, median, stddev of the HGTX (category 1) and OSRT (2) rows against the
+    Avg/Med/StdDev that hgtx_sum and osrt_sum print for the same name: equal (both truncated).
+    Returns a list of mismatches (empty: consistent) and the number of rows compared."""
+    import csv, io, sqlite3
+    c = sqlite3.connect(db)
+    stored = {}
+    for cat, name, tag, avg, med, sd in c.execute(
+            "SELECT s.category, k.value, s.tag, s.avg, s.median, s.stddev FROM SUMMARY_STATS s"
+            " JOIN STRING_IDS k ON k.id = s.nameId WHERE s.category IN (1, 2)"):
+        stored[(cat, name if isinstance(name, str) else name.decode(errors="replace"))] = (avg, med, sd)
+    c.close()
+    bad, n = [], 0
+    for cat, rep, key in ((1, "hgtx_sum", "Range"), (2, "osrt_sum", "Name")):
+        out = subprocess.run([cli, "stats", "-r", rep, db], capture_output=True, text=True).stdout
+        for r in csv.DictReader(io.StringIO(out)):
+            s = stored.get((cat, r.get(key)))
+            if s is None:
+                continue
+            n += 1
+            got = tuple(int(r[k]) for k in ("Avg (ns)", "Med (ns)", "StdDev (ns)"))
+            if tuple(s) != got:
+                bad.append((rep, r.get(key), s, got))
+    return bad, n
