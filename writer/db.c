@@ -361,6 +361,17 @@ static int pa_create_exclusive(const char *path)
     return 0;
 }
 
+static void pa_detach_sources(sqlite3 *db)
+{
+    const pa_writer_source_t *srcs[] = {&pa_writer_source_ze, &pa_writer_source_mem, &pa_writer_source_proj,
+                                        &pa_writer_source_hc, &pa_writer_source_pcs, &pa_writer_source_dm,
+                                        &pa_writer_source_itt, &pa_writer_source_rank};
+    for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++)
+        if (srcs[i]->detach)
+            srcs[i]->detach(db);
+    pa_bulk_detach_all(db);
+}
+
 static int pa_run_sources(sqlite3 *db, int finish)
 {
     const pa_writer_source_t *srcs[] = {&pa_writer_source_ze, &pa_writer_source_mem,
@@ -462,7 +473,7 @@ int pa_dbw_suspend(pa_dbw_t *w)
         return 0;
     int rc = pa_dbw_commit(w);
     pa_db_exec(w->db, "COMMIT"); /* the transaction the commit opened */
-    pa_bulk_detach_all(w->db);
+    pa_detach_sources(w->db);
     if (sqlite3_close(w->db) != SQLITE_OK) {
         pa_err("writer", "internal: %s cannot be closed between batches: %s", w->path, sqlite3_errmsg(w->db));
         sqlite3_close_v2(w->db);
@@ -482,7 +493,7 @@ int pa_dbw_rename(pa_dbw_t *w, const char *to)
     /* everything into the main file (an empty WAL is left), then the file alone moves */
     int rc = pa_bulk_flush_all(w->db); /* (nothing is loaded yet: not counted as a commit) */
     rc |= pa_db_exec(w->db, "COMMIT; PRAGMA wal_checkpoint(TRUNCATE);");
-    pa_bulk_detach_all(w->db);
+    pa_detach_sources(w->db);
     rc |= sqlite3_close(w->db) != SQLITE_OK;
     w->db = NULL;
     w->l.db = NULL;

@@ -55,17 +55,31 @@ static int make_intervals(sqlite3 *db)
     return pa_db_exec(db, sql);
 }
 
-static int dm_create_schema(sqlite3 *db)
+static int dm_prepare_ins(sqlite3 *db)
 {
-    wd.ins = NULL;
-    if (pa_db_exec(db, dm_schema_sql) != 0 || make_intervals(db) != 0)
-        return -1;
     char sql[1024];
     size_t l = (size_t)snprintf(sql, sizeof sql, "INSERT INTO METRIC_INTERVALS VALUES(?,?,?");
     for (int k = 0; k < DM_VCOLS; k++)
         l += (size_t)snprintf(sql + l, sizeof sql - l, ",?");
     snprintf(sql + l, sizeof sql - l, ")");
     return sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &wd.ins, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+static int dm_create_schema(sqlite3 *db)
+{
+    wd.ins = NULL;
+    if (pa_db_exec(db, dm_schema_sql) != 0 || make_intervals(db) != 0)
+        return -1;
+    return dm_prepare_ins(db);
+}
+
+/* The connection closes between two batches (the DB is written while the program runs): the
+ * statement goes with it and is prepared again on the next one. */
+static void dm_detach(sqlite3 *db)
+{
+    (void)db;
+    sqlite3_finalize(wd.ins);
+    wd.ins = NULL;
 }
 
 static int step_done(sqlite3_stmt *st)
@@ -119,9 +133,9 @@ static int on_samples(sqlite3 *db, const pa_record_t *r, const uint8_t *p)
     size_t esz = 16 + 8 * (size_t)nm;
     if (!p || nm == 0 || nm > 1024 || (uint64_t)r->len < n * esz)
         return 0; /* truncated/malformed record: its intervals are not stored */
-    sqlite3_stmt *ins = wd.ins;
-    if (!ins)
+    if (!wd.ins && dm_prepare_ins(db) != 0)
         return -1;
+    sqlite3_stmt *ins = wd.ins;
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *e = p + i * esz;
         uint64_t start, dur;
@@ -244,5 +258,6 @@ const pa_writer_source_t pa_writer_source_dm = {
     .create_schema = dm_create_schema,
     .on_record = dm_on_record,
     .finish = dm_finish,
+    .detach = dm_detach,
     .summary = dm_summary,
 };

@@ -144,6 +144,9 @@ typedef struct pa_writer_source {
     int (*on_record)(sqlite3 *db, const pa_record_t *rec, const uint8_t *payload);
     int (*finish)(sqlite3 *db);
     void (*summary)(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res);
+    /* the connection is about to close between two batches of a DB written while the program runs:
+     * finalize any statement kept across records (bulks are handled by pa_bulk_detach_all) */
+    void (*detach)(sqlite3 *db);
 } pa_writer_source_t;
 
 extern const pa_writer_source_t pa_writer_source_ze;   /* writer/writer_ze.c */

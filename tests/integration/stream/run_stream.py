@@ -141,12 +141,19 @@ def t_same():
     zviews, zreports = [], []
     for mode, extra in (("exit", {"PROFAGENT_DB_COMMIT_MS": "0"}), ("stream", {"PROFAGENT_DB_COMMIT_MS": "1"})):
         db = os.path.join(WORK, "gemm-%s.db" % mode)
-        p = run([gemm, "20", "32"], db, dict(extra, PROFAGENT_TRACE="ze,hgtx"))
+        # with device metric intervals: a source that keeps a statement across records (writer_dm.c)
+        p = run([gemm, "60", "128"], db, dict(extra, PROFAGENT_TRACE="ze,hgtx", PROFAGENT_METRICS="ComputeBasic"))
         check(p.returncode == 0 and os.path.exists(db), "gemm %s: exit 0 and a DB" % mode)
         if not os.path.exists(db):
             return
+        c = ro(db)
+        commits = c.execute("SELECT value FROM META WHERE key = 'db_commits'").fetchone()[0]
+        nint = c.execute("SELECT count(*) FROM METRIC_INTERVALS").fetchone()[0]
+        c.close()
+        check(nint > 0 and (commits == 0 if mode == "exit" else commits >= 2),
+              "gemm %s: %d metric intervals, %d commits while it ran" % (mode, nint, commits))
         v = db_view(db)
-        zviews.append({t: v[t] for t in v if t.startswith("ZE_") or t == "schema"})
+        zviews.append({t: v[t] for t in v if t.startswith("ZE_") or t == "schema" or t == "METRIC_NAMES"})
         zreports.append({r: report_view(db, r) for r in ("ze_api_sum", "kern_sum", "mem_size_sum")})
     for t in zviews[0]:
         check(zviews[0][t] == zviews[1].get(t), "gemm %s: same (times, ids and handles aside)" % t)
