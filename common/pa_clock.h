@@ -150,7 +150,7 @@ static inline uint64_t pa_clock_slow_(uint64_t t)
             if (err > PA_TSC_STEP_NS || err < -PA_TSC_STEP_NS) {
                 g = (pa_tsc_seg_t){pt, pn, rate, pt + period};
             } else {
-                __int128 corr = ((__int128)err << 32) / (__int128)period; /* per tick << 32 */
+                __int128 corr = (__int128)err * 4294967296 / (__int128)period; /* per tick << 32 */
                 __int128 lim = (__int128)rate * PA_TSC_SLEW_PPM / 1000000;
                 corr = corr > lim ? lim : corr < -lim ? -lim : corr;
                 g = (pa_tsc_seg_t){pt, est, (uint64_t)((__int128)rate + corr), pt + period};

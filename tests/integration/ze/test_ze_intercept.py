@@ -20,6 +20,12 @@ def check(cond, msg):
         print("FAIL:", msg)
 
 
+def preload(lib):
+    """LD_PRELOAD for `lib`: libasan first when lib was built with -fsanitize=address."""
+    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
+    return ":".join([l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l] + [lib])
+
+
 def run(prog, args, extra, agent=True):
     """Runs prog (under the agent unless agent=False); returns (db, stdout values, stderr)."""
     db = os.path.join(tempfile.mkdtemp(prefix="pa_zeint_"), "t.db")
@@ -27,8 +33,8 @@ def run(prog, args, extra, agent=True):
            if not k.startswith("PROFAGENT_") and not k.startswith("ZE_ENABLE") and k != "LD_PRELOAD"}
     env["ZE_ENABLE_ALT_DRIVERS"] = os.path.join(B, "lib", "libze_simdev.so")
     if agent:
-        env.update(LD_PRELOAD=os.path.join(B, "lib", "libprofagent.so"), PROFAGENT_OUTPUT=db,
-                   PROFAGENT_SUMMARY="stderr")
+        env.update(LD_PRELOAD=preload(os.path.join(B, "lib", "libprofagent.so")), PROFAGENT_OUTPUT=db,
+                   PROFAGENT_SUMMARY="stderr", ASAN_OPTIONS="detect_leaks=0")
     env.update(extra)
     p = subprocess.run([prog] + [str(a) for a in args], env=env, capture_output=True, text=True, timeout=120)
     check(p.returncode == 0, f"{os.path.basename(prog)} {extra}: exit {p.returncode}: {p.stderr[-500:]}")
