@@ -21,9 +21,10 @@ def check(cond, msg):
 
 
 def preload(lib):
-    """LD_PRELOAD for `lib`: libasan first when lib was built with -fsanitize=address."""
+    """LD_PRELOAD for `lib`: the ASan runtime first when lib is a sanitizer build."""
     out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
-    return ":".join([l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l] + [lib])
+    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
+    return ":".join(asan + [lib])
 
 
 def run(prog, args, extra, agent=True):
@@ -34,7 +35,7 @@ def run(prog, args, extra, agent=True):
     env["ZE_ENABLE_ALT_DRIVERS"] = os.path.join(B, "lib", "libze_simdev.so")
     if agent:
         env.update(LD_PRELOAD=preload(os.path.join(B, "lib", "libprofagent.so")), PROFAGENT_OUTPUT=db,
-                   PROFAGENT_SUMMARY="stderr", ASAN_OPTIONS="detect_leaks=0")
+                   PROFAGENT_SUMMARY="stderr")
     env.update(extra)
     p = subprocess.run([prog] + [str(a) for a in args], env=env, capture_output=True, text=True, timeout=120)
     check(p.returncode == 0, f"{os.path.basename(prog)} {extra}: exit {p.returncode}: {p.stderr[-500:]}")
