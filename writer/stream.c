@@ -27,7 +27,7 @@ void pa_thread_mark_agent(void) __attribute__((weak));
 #define STREAM_CREATE_NS 500000000ull  /* a small session gets its DB this long after its first frame */
 #define STREAM_CHECK_EVERY 4096u       /* records between two looks at the clock */
 #define STREAM_YIELD_MAX_NS 20000000ull /* longest step aside per STREAM_CHECK_EVERY records */
-#define STREAM_NICE 5                  /* the DB thread's nice value (weight ~1/3 of a nice-0 thread) */
+#define STREAM_NICE 5                  /* the DB thread's nice above the process's (weight ~1/3) */
 
 /* Why the spool stays between the aggregator and the DB: it is the unbounded buffer with a
  * bounded memory (the aggregator never waits for SQLite and never drops for it), and after a
@@ -182,6 +182,7 @@ static int stream_step(void)
     uint64_t now = pa_clock_ns();
     if (s.failed || !pub || pub == s.read_up)
         return 1;
+    stream_yield(); /* the rings first */
     if (!s.w) {
         /* the page size follows the size: a session that stays small gets 4 KiB pages */
         if (!s.first_frame_ns)
@@ -273,7 +274,11 @@ static void *stream_main(void *arg)
         pa_thread_mark_agent();
     /* below the application's threads and the aggregator: when the cores are busy they go first
      * (the rings never wait for SQLite); the DB catches up when a core is free and at exit */
-    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), STREAM_NICE);
+    id_t tid = (id_t)syscall(SYS_gettid);
+    errno = 0;
+    int nice_now = getpriority(PRIO_PROCESS, tid); /* relative: never above the application's */
+    if (errno == 0)
+        setpriority(PRIO_PROCESS, tid, nice_now + STREAM_NICE > 19 ? 19 : nice_now + STREAM_NICE);
     pthread_mutex_lock(&s.mu);
     while (!s.stop) {
         pthread_mutex_unlock(&s.mu);
