@@ -420,6 +420,8 @@ static int pa_dbw_connect(pa_dbw_t *w, int create)
         w->db = NULL;
         return -1;
     }
+    /* a reader of the DB (another process while the program runs) can hold a lock for a moment */
+    sqlite3_busy_timeout(w->db, 2000);
     /* closed between batches: the WAL stays (copied back by the auto-checkpoint, and at the end) */
     sqlite3_db_config(w->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
     /* 16 MiB: the writer's share of peak RSS */
