@@ -16,6 +16,13 @@ RUNS, TIMEOUT = 20, 60
 fails = []
 
 
+def preload(lib):
+    """LD_PRELOAD for the agent: the ASan runtime first when it is a sanitizer build."""
+    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
+    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
+    return ":".join(asan + [lib])
+
+
 def check(cond, msg):
     if not cond:
         fails.append(msg)
@@ -25,9 +32,9 @@ def check(cond, msg):
 def run(args, agent=True, extra=None):
     d = tempfile.mkdtemp(prefix="pa_dml_")
     db = os.path.join(d, "l.db")
-    env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=SIMDEV)
+    env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=SIMDEV, ASAN_OPTIONS="detect_leaks=0")
     if agent:
-        env.update(LD_PRELOAD=AGENT, PROFAGENT_OUTPUT=db, PROFAGENT_SUMMARY="none", PROFAGENT_METRICS="ComputeBasic")
+        env.update(LD_PRELOAD=preload(AGENT), PROFAGENT_OUTPUT=db, PROFAGENT_SUMMARY="none", PROFAGENT_METRICS="ComputeBasic")
     env.update(extra or {})
     t0 = time.monotonic()
     try:
