@@ -56,7 +56,7 @@ int main(int argc, char **argv)
         fflush(stdout);
         abort();
     } else if (strcmp(mode, "exit-running") == 0) {
-        busy(300000000, 0);
+        busy(100000000, 0);
         exit(0);
     } else if (strcmp(mode, "status") == 0 && argc > 2) {
         exit(atoi(argv[2]));
