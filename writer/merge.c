@@ -243,6 +243,11 @@ int pa_merge_dbs(const char *out, const char *const *paths, size_t n, const pa_m
                     " the merged DB says session_complete=0\n", paths[i]);
     }
     pa_merge_clock_plan(in, n);
+    for (size_t i = 0; i < n; i++)
+        if (in[i].clock_guess && in[i].clock_ref == (int)i)
+            fprintf(o && o->log ? o->log : stderr, "profagent: merge: warning: '%s' has no wall-clock anchor (a DB"
+                    " recovered from a spool?) and another host or boot than '%s': its times are taken as on that"
+                    " clock, uncertainty unknown (META merge_clock_uncertainty_ns -1)\n", paths[i], paths[0]);
     if (make_temp(out, tmp, PATH_MAX) != 0) {
         snprintf(err, errsz, "cannot create a temporary file next to '%s': %s", out, strerror(errno));
         tmp[0] = '\0';

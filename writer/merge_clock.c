@@ -35,11 +35,18 @@ void pa_merge_clock_plan(pa_minput_t *in, size_t n)
         if (r != i) { /* the domain's first input has the offset of the whole domain */
             in[i].clock_off = in[r].clock_off;
             in[i].clock_unc = in[r].clock_unc;
+            in[i].clock_guess = in[r].clock_guess;
             continue;
         }
         if (i == 0 || same_clock(&in[i], &in[0])) {
             in[i].clock_off = 0;
             in[i].clock_unc = 0;
+            continue;
+        }
+        if (in[i].anchor_wall <= 0 || in[i].anchor_mono <= 0 || in[0].anchor_wall <= 0 || in[0].anchor_mono <= 0) {
+            in[i].clock_off = 0; /* nothing to align by: most likely the same machine (recovered there) */
+            in[i].clock_unc = -1;
+            in[i].clock_guess = 1;
             continue;
         }
         /* t_ref = t_i + (wall_i - mono_i) - (wall_0 - mono_0): both anchors map their monotonic

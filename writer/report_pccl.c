@@ -408,7 +408,7 @@ static int stage_parse(const char *s, size_t len, size_t *stage_len, int64_t *ch
     return have_ch && have_dir ? 0 : -1;
 }
 
-typedef struct stage { int64_t pid, dev, tid, ch, dur; int tx; size_t name; } stage_t;
+typedef struct stage { int64_t pid, dev, tid, ch, dur, gtid, start, end; int tx; size_t name; } stage_t;
 
 static names_t *g_stage_names; /* for the qsort comparator: the names being sorted */
 
@@ -457,17 +457,76 @@ static const pa_report_col_t cols_stage[] = {
     {"Stdev (ns)", "Population standard deviation of the stage durations"},
 };
 
+/* stages in (thread, start) order; ranges with kernels (candidates for a stage's device) likewise,
+ * each with the device of its first kernel */
 #define STAGE_SQL \
-    "SELECT r.globalTid, n.value, r.end - r.start, (SELECT o.deviceId FROM HGTX_RANGES p" \
-    " JOIN HGTX_OP_ASSOC x ON x.rangeId = p.id JOIN ZE_OPS o ON o.rowid = x.opId WHERE o.kind = 1" \
-    " AND p.globalTid = r.globalTid AND p.start <= r.start AND p.end >= r.end AND p.unterminated = 0" \
-    " ORDER BY p.start DESC, p.id DESC, o.start LIMIT 1) FROM HGTX_RANGES r JOIN STRING_IDS n ON n.id = r.nameId" \
+    "SELECT r.globalTid, n.value, r.start, r.end FROM HGTX_RANGES r JOIN STRING_IDS n ON n.id = r.nameId" \
     " JOIN STRING_IDS d ON d.id = r.domainId WHERE r.domainId != 0 AND d.value = 'PCCL' AND r.unterminated = 0" \
-    " ORDER BY r.id"
-#define STAGE_SQL_NOZE \
-    "SELECT r.globalTid, n.value, r.end - r.start, NULL FROM HGTX_RANGES r JOIN STRING_IDS n ON n.id = r.nameId" \
-    " JOIN STRING_IDS d ON d.id = r.domainId WHERE r.domainId != 0 AND d.value = 'PCCL' AND r.unterminated = 0" \
-    " ORDER BY r.id"
+    " ORDER BY r.globalTid, r.start, r.id"
+#define CAND_SQL \
+    "SELECT p.globalTid, p.start, p.end, p.id, (SELECT o.deviceId FROM HGTX_OP_ASSOC x JOIN ZE_OPS o" \
+    " ON o.rowid = x.opId WHERE x.rangeId = p.id AND o.kind = 1 ORDER BY o.start, o.rowid LIMIT 1) AS dev" \
+    " FROM HGTX_RANGES p WHERE p.unterminated = 0 AND dev IS NOT NULL ORDER BY p.globalTid, p.start, p.id"
+
+typedef struct cand { int64_t gtid, start, end, id, dev; } cand_t;
+
+/* Device of each stage (v in (thread, start) order): the range of its thread with kernels that
+ * holds it (itself included) and started last, by one sweep with the set of candidates open at
+ * the stage's start (pruned as they end: a range that ended before a stage starts holds no later
+ * stage). Returns 0, or -1 when out of memory. */
+static int stage_devices(sqlite3 *db, stage_t *v, size_t n)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, CAND_SQL, -1, &st, NULL) != SQLITE_OK)
+        return 0; /* no projection in this DB: every device '-' */
+    cand_t *act = NULL, next;
+    size_t nact = 0, cap = 0;
+    int have = sqlite3_step(st) == SQLITE_ROW, rc = 0;
+    int64_t cur_gtid = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        stage_t *s = &v[i];
+        if (s->gtid != cur_gtid) {
+            cur_gtid = s->gtid;
+            nact = 0;
+        }
+        while (have) {
+            next = (cand_t){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                            sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)};
+            if (next.gtid > s->gtid || (next.gtid == s->gtid && next.start > s->start))
+                break;
+            if (next.gtid == s->gtid) {
+                if (nact == cap) {
+                    cap = cap ? cap * 2 : 16;
+                    cand_t *na = realloc(act, cap * sizeof *na);
+                    if (!na) {
+                        rc = -1;
+                        have = 0;
+                        break;
+                    }
+                    act = na;
+                }
+                act[nact++] = next;
+            }
+            have = sqlite3_step(st) == SQLITE_ROW;
+        }
+        size_t k = 0;
+        const cand_t *best = NULL;
+        for (size_t j = 0; j < nact; j++) {
+            if (act[j].end < s->start)
+                continue;
+            act[k++] = act[j];
+        }
+        nact = k;
+        for (size_t j = 0; j < nact; j++)
+            if (act[j].end >= s->end && (!best || act[j].start > best->start ||
+                                         (act[j].start == best->start && act[j].id > best->id)))
+                best = &act[j];
+        s->dev = best ? best->dev : -1;
+    }
+    sqlite3_finalize(st);
+    free(act);
+    return rc;
+}
 
 static int has_table(sqlite3 *db, const char *name)
 {
@@ -485,7 +544,7 @@ static int produce_stage(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t,
 {
     int ze = has_table(db, "ZE_OPS") && has_table(db, "HGTX_OP_ASSOC");
     sqlite3_stmt *st;
-    int rc = pa_report_prepare(db, ze ? STAGE_SQL : STAGE_SQL_NOZE, &st, req->def->name, err, errsz);
+    int rc = pa_report_prepare(db, STAGE_SQL, &st, req->def->name, err, errsz);
     if (rc)
         return rc;
     stage_t *v = NULL;
@@ -510,8 +569,11 @@ static int produce_stage(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t,
         int64_t gtid = sqlite3_column_int64(st, 0);
         s.pid = gtid >> 32;
         s.tid = gtid & 0xffffffffll;
-        s.dur = sqlite3_column_int64(st, 2);
-        s.dev = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 3);
+        s.gtid = gtid;
+        s.start = sqlite3_column_int64(st, 2);
+        s.end = sqlite3_column_int64(st, 3);
+        s.dur = s.end - s.start;
+        s.dev = -1;
         s.name = names_add(&names, nm, sl, &oom);
         v[n++] = s;
     }
@@ -521,6 +583,8 @@ static int produce_stage(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t,
         return pa_report_step_error(db, st, req->def->name, err, errsz);
     }
     sqlite3_finalize(st);
+    if (!oom && ze && stage_devices(db, v, n) != 0)
+        oom = 1;
     stage_row_t *rows = malloc((n ? n : 1) * sizeof *rows);
     if (oom || !rows) {
         free(v);
