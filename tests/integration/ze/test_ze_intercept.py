@@ -8,6 +8,9 @@ application dlopen()s; the summary line and SESSION_COUNTERS name the active pat
 usage: test_ze_intercept.py BUILD_DIR"""
 import os, sqlite3, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "spine"))
+from spine_util import preload  # noqa: E402  (libasan first in the sanitizer build)
+
 B = sys.argv[1]
 ZT = os.path.join(B, "tests", "ze")
 N = 2000
@@ -27,7 +30,7 @@ def run(prog, args, extra, agent=True):
            if not k.startswith("PROFAGENT_") and not k.startswith("ZE_ENABLE") and k != "LD_PRELOAD"}
     env["ZE_ENABLE_ALT_DRIVERS"] = os.path.join(B, "lib", "libze_simdev.so")
     if agent:
-        env.update(LD_PRELOAD=os.path.join(B, "lib", "libprofagent.so"), PROFAGENT_OUTPUT=db,
+        env.update(LD_PRELOAD=preload(os.path.join(B, "lib", "libprofagent.so")), PROFAGENT_OUTPUT=db,
                    PROFAGENT_SUMMARY="stderr")
     env.update(extra)
     p = subprocess.run([prog] + [str(a) for a in args], env=env, capture_output=True, text=True, timeout=120)
