@@ -115,7 +115,7 @@ static int write_meta(pa_mctx_t *m, const pa_minput_t *in, size_t n)
     rc |= meta_set(m->db, "merge_clock_uncertainty_ns", NULL, unc);
     rc |= meta_set(m->db, "session_complete", NULL, complete);
     rc |= pa_merge_exec(m->db, "INSERT OR IGNORE INTO main.META SELECT key, value FROM main.MERGE_META WHERE input ="
-                        " (SELECT min(input) FROM main.MERGE_META) AND key != 'pid'", "writing META", m->err, m->errsz);
+                        " (SELECT min(input) FROM main.MERGE_META) AND key NOT IN ('pid', 'rank_source')", "writing META", m->err, m->errsz);
     rc |= meta_set(m->db, "db_complete", NULL, 1);
     if (rc && !m->err[0])
         snprintf(m->err, m->errsz, "writing META: %s", sqlite3_errmsg(m->db));

@@ -98,12 +98,14 @@ p = prof("merge", "-o", ALL, *INS)
 check(p.returncode == 0 and os.path.exists(ALL), f"merge: exit {p.returncode} {p.stderr}")
 check(not [f for f in os.listdir(W) if ".merge-" in f], f"merge left a temporary file: {os.listdir(W)}")
 pids = [meta(d)["pid"] for d in INS]
-mi = q(ALL, "SELECT input, pid, mergedPid, rank, deviceOffset, deviceCount, clockOffsetNs FROM MERGE_INPUTS ORDER BY input")
-check([(r[0], r[1], r[2], r[3], r[6]) for r in mi] == [(i, pids[i], pids[i], i, 0) for i in range(3)], f"MERGE_INPUTS {mi}")
+mi = q(ALL, "SELECT input, pid, mergedPid, rank, deviceOffset, deviceCount, clockOffsetNs, clockUncertaintyNs FROM"
+          " MERGE_INPUTS ORDER BY input")
+check([(r[0], r[1], r[2], r[3], r[6], r[7]) for r in mi] == [(i, pids[i], pids[i], i, 0, 2000 if i else 0) for i in range(3)],
+      f"MERGE_INPUTS {mi}")
 offs = {pids[r[0]]: r[4] for r in mi}
 m = meta(ALL)
 check(m.get("merged_inputs") == 3 and m.get("ranks") == "0,1,2" and m.get("session_complete") == 1 and
-      m.get("merge_clock_uncertainty_ns") == 0 and m.get("merge_clock_domains") == 1, f"merged META {m}")
+      m.get("merge_clock_uncertainty_ns") == 2000 and m.get("merge_clock_domains") == 1, f"merged META {m}")
 check(m.get("start_mono_ns") == min(meta(d)["start_mono_ns"] for d in INS) and
       m.get("end_mono_ns") == max(meta(d)["end_mono_ns"] for d in INS), "merged META start/end")
 check(m.get("records") == sum(meta(d)["records"] for d in INS), "merged META records = sum")
@@ -252,9 +254,12 @@ check(p.returncode == 0, f"cross-host merge: {p.returncode} {p.stderr}")
 check("renumbered" in p.stderr or "it is pid" in p.stderr, f"no note on the pid collision: {p.stderr}")
 pid1, npid = pids[1], pids[1] + (1 << 22)
 mx = q(X, "SELECT mergedPid, clockOffsetNs, clockUncertaintyNs, hostname FROM MERGE_INPUTS ORDER BY input")
-check(mx == [(pid1, 0, 0, meta(R1)["hostname"]), (npid, 5000000000, 30 + 2000 + 50 + 1000, "farhost")], f"MERGE_INPUTS {mx}")
+# residual: both anchors' read errors + both estimated wall-clock errors + 2 x 1 us (each process's
+# TSC clock follows CLOCK_MONOTONIC within ~1 us, common/pa_clock.h)
+check(mx == [(pid1, 0, 0, meta(R1)["hostname"]), (npid, 5000000000, 30 + 2000 + 50 + 1000 + 2000, "farhost")],
+      f"MERGE_INPUTS {mx}")
 mxm = meta(X)
-check(mxm.get("merge_clock_uncertainty_ns") == 3080 and mxm.get("merge_clock_domains") == 2, f"cross META {mxm}")
+check(mxm.get("merge_clock_uncertainty_ns") == 5080 and mxm.get("merge_clock_domains") == 2, f"cross META {mxm}")
 a0 = sorted(q(R1, "SELECT start, end FROM ZE_API"))
 check(sorted(q(X, "SELECT start, end FROM ZE_API WHERE tid >> 32 = ?", (pid1,))) == a0, "reference input's times moved")
 check(sorted(q(X, "SELECT start - 5000000000, end - 5000000000 FROM ZE_API WHERE tid >> 32 = ?", (npid,))) == a0,

@@ -8,9 +8,6 @@ application dlopen()s; the summary line and SESSION_COUNTERS name the active pat
 usage: test_ze_intercept.py BUILD_DIR"""
 import os, sqlite3, subprocess, sys, tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "spine"))
-from spine_util import preload  # noqa: E402  (libasan first in the sanitizer build)
-
 B = sys.argv[1]
 ZT = os.path.join(B, "tests", "ze")
 N = 2000
@@ -21,6 +18,13 @@ def check(cond, msg):
     if not cond:
         fails.append(msg)
         print("FAIL:", msg)
+
+
+def preload(lib):
+    """LD_PRELOAD for `lib`: the ASan runtime first when lib is a sanitizer build."""
+    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
+    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
+    return ":".join(asan + [lib])
 
 
 def run(prog, args, extra, agent=True):
