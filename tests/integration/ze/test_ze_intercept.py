@@ -27,7 +27,10 @@ def run(prog, args, extra, agent=True):
            if not k.startswith("PROFAGENT_") and not k.startswith("ZE_ENABLE") and k != "LD_PRELOAD"}
     env["ZE_ENABLE_ALT_DRIVERS"] = os.path.join(B, "lib", "libze_simdev.so")
     if agent:
-        env.update(LD_PRELOAD=os.path.join(B, "lib", "libprofagent.so"), PROFAGENT_OUTPUT=db,
+        agent_lib = os.path.join(B, "lib", "libprofagent.so")  # the sanitizer runtime first when built with it
+        ldd = subprocess.run(["ldd", agent_lib], capture_output=True, text=True).stdout
+        asan = [l.split("=>")[1].split()[0] for l in ldd.splitlines() if "libasan" in l and "=>" in l]
+        env.update(LD_PRELOAD=":".join(asan + [agent_lib]), PROFAGENT_OUTPUT=db,
                    PROFAGENT_SUMMARY="stderr")
     env.update(extra)
     p = subprocess.run([prog] + [str(a) for a in args], env=env, capture_output=True, text=True, timeout=120)
