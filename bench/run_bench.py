@@ -17,13 +17,55 @@ import time
 
 # Full and smoke sizes: smoke only checks that every figure is produced (tests/integration/bench_smoke).
 SIZES = {
-    "full": dict(runs=5, ze_calls=1000000, hgtx_pairs=500000, osrt_calls=20000, mem_allocs=2000,
+    "full": dict(runs=5, ze_calls=1000000, ze_whole_calls=1000000, hgtx_pairs=500000, osrt_calls=20000, mem_allocs=2000,
                  mem_live=(1000, 1000000), drain_rounds=25, write_events=1000000, exit_pairs=500000,
                  rss_pairs=(500000, 5000000, 15000000), rss_runs=1, gemm=(300, 128), mt=(4, 2000, 65536), pcs_entries=20000000),
-    "smoke": dict(runs=1, ze_calls=20000, hgtx_pairs=20000, osrt_calls=200, mem_allocs=50,
+    "smoke": dict(runs=1, ze_calls=20000, ze_whole_calls=20000, hgtx_pairs=20000, osrt_calls=200, mem_allocs=50,
                   mem_live=(10, 1000), drain_rounds=2, write_events=30000, exit_pairs=5000,
                   rss_pairs=(5000, 50000, 150000), rss_runs=1, gemm=(5, 16), mt=(2, 5, 256), pcs_entries=100000),
 }
+
+
+# The goal table (issue "Overhead: the whole run, not just the call"): figure, what it is, the
+# value before, the comparison and the goal, the unit shown. Each gets a "met" / "missed by" line.
+GOALS = [
+    ("slowdown_ze_calls_1M", "whole-process slowdown, 1 M ze calls, every event kept", "78.8x", "<=", 20.0, "x"),
+    ("exit_time_per_1M_events", "exit time after 1 M recorded events", "0.49 s", "<=", 0.050, "s"),
+    ("ze_call_agent_callbacks_ns", "our ze callback cost (agent - empty tracer)", "74 ns", "<=", 35.0, "ns"),
+    ("ze_call_added_ns", "ze call added over a loader without any tracer", "172 ns", "<=", 50.0, "ns"),
+    ("hgtx_pushpop_added_ns", "HGTX push+pop added", "92 ns", "<=", 50.0, "ns"),
+    ("agg_drain_rate", "aggregator drain incl. spool/DB work, one core", "21.3 M/s", ">=", 40e6, "events/s"),
+    ("db_write_rate", "DB rows/s", "1.44 M/s", ">=", 3e6, "rows/s"),
+    ("rss_growth_30x_events", "peak RSS growth, 30 M vs 1 M events", "+85 MiB", "<=", 10.0, "MiB"),
+    ("slowdown_multithread", "slowdown of samples/multithread", "1.17", "<=", 1.03, "x"),
+    ("slowdown_gemm", "slowdown of samples/gemm", "0.99", "<=", 1.02, "x"),
+]
+
+
+def goal_lines(values):
+    """One line per goal: figure, value, goal, verdict ('met' or 'missed by X')."""
+    out = []
+    for name, what, before, op, goal, unit in GOALS:
+        if name not in values:
+            out.append("%-28s %-52s %14s  goal %s %-10g %s" % (name, what, "-", op, goal, "not measured"))
+            continue
+        v = values[name]
+        met = v <= goal if op == "<=" else v >= goal
+        gap = v - goal if op == "<=" else goal - v
+        verdict = "met" if met else "missed by %s" % fmt_unit(gap, unit)
+        out.append("%-28s %-52s %14s  goal %s %-10s (before %s): %s" % (name, what, fmt_unit(v, unit), op,
+                                                                      fmt_unit(goal, unit), before, verdict))
+    return out
+
+
+def fmt_unit(v, unit):
+    if unit in ("events/s", "rows/s"):
+        return "%.2f M/s" % (v / 1e6)
+    if unit == "x":
+        return "%.3fx" % v
+    if unit == "s":
+        return "%.3f s" % v
+    return "%.1f %s" % (v, unit)
 
 
 # Cost runs: batches of BATCH calls timed, with an untimed pause of PAUSE_US after each so the
@@ -90,6 +132,12 @@ class Bench:
         return self.run(["bench_rss", os.path.join(self.bin, argv[0])] + argv[1:], env)[0]["maxrss_kib"]
 
 
+def ze_path(summary):
+    """The summary's 'Level Zero interception: ...' wording ('?' when absent)."""
+    m = re.search(r"Level Zero interception: (.*)", summary)
+    return m.group(1).strip() if m else "?"
+
+
 def recorded(summary):
     """(recorded, dropped) from the agent's summary 'Records: N recorded, M dropped' line."""
     m = re.search(r"Records: (\d+) recorded, (\d+) dropped", summary)
@@ -128,26 +176,53 @@ def main():
     t_start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="profagent-bench-") as tmp:
         b = Bench(args.build, tmp)
-        # 1. ze call: baseline = tracing layer only.
+        # 1. ze call on the default path (the loader's entry points): baseline = the loader without
+        #    any tracer or tracing layer, no agent.
         argv = ["bench_ze_calls", S["ze_calls"], BATCH, PAUSE_US]
-        base_ns, ag_ns, d, summ = interleave(b, R, (argv, b.env(False, ze=True, tracing=True)),
-                                             (argv, b.env(True, ze=True)), "call_ns")
-        rec, drop = recorded(summ)
-        fig("ze_call_added_ns", d, "ns", "target <=100 (aim 50); base %.1f ns, agent %.1f ns, drops %d"
-            % (base_ns, ag_ns, drop))
-        # 1b. the same split in two: the loader's tracing layer once any tracer is enabled (a
-        # tracer of the bench's own with empty callbacks) and the agent's callbacks on top of it.
-        base2, empty_ns, layer_d, _ = interleave(
-            b, R, (argv, b.env(False, ze=True, tracing=True)),
-            (argv, b.env(False, ze=True, tracing=True, extra={"BENCH_ZE_EMPTY_TRACER": "1"})), "call_ns")
-        fig("ze_call_tracing_layer_ns", layer_d, "ns", "loader tracing layer with an empty tracer vs layer only"
-            " (base %.1f, empty tracer %.1f)" % (base2, empty_ns))
-        fig("ze_call_agent_callbacks_ns", ag_ns - empty_ns, "ns", "agent run minus empty-tracer run (medians)")
+        base_ns, ag_ns, d, summ = interleave(b, R, (argv, b.env(False, ze=True)), (argv, b.env(True, ze=True)), "call_ns")
+        fig("ze_call_added_ns", d, "ns", "agent (%s) vs plain loader: base %.1f ns, agent %.1f ns, drops %d"
+            % (ze_path(summ), base_ns, ag_ns, recorded(summ)[1]))
+        # 1b. the tracing-layer path (PROFAGENT_ZE_INTERCEPT=tracer) split in two: the loader's tracing
+        #     layer once any tracer is enabled (a tracer of the bench's own with empty callbacks) vs the
+        #     layer alone, and the agent's callbacks on top of it (agent minus empty tracer).
+        layer = b.env(False, ze=True, tracing=True)
+        empty = b.env(False, ze=True, tracing=True, extra={"BENCH_ZE_EMPTY_TRACER": "1"})
+        tracer = b.env(True, ze=True, extra={"PROFAGENT_ZE_INTERCEPT": "tracer"})
+        bl, be, bt, dl, dt = [], [], [], [], []
+        for _ in range(R):
+            vl = b.run(argv, layer)[0]["call_ns"]
+            ve = b.run(argv, empty)[0]["call_ns"]
+            vt = b.run(argv, tracer)[0]["call_ns"]
+            bl.append(vl), be.append(ve), bt.append(vt), dl.append(ve - vl), dt.append(vt - ve)
+        med = statistics.median
+        fig("ze_call_tracing_layer_ns", med(dl), "ns", "loader tracing layer with an empty tracer vs layer only"
+            " (layer %.1f, empty tracer %.1f)" % (med(bl), med(be)))
+        fig("ze_call_agent_callbacks_ns", med(dt), "ns", "tracing-layer path: agent minus empty tracer"
+            " (agent %.1f ns)" % med(bt))
+        fig("ze_call_tracer_path_added_ns", med(bt) - med(bl), "ns", "tracing-layer path vs layer only")
+        # 1c. whole process: 1 M ze calls (no pauses), every event kept in the DB, vs the plain loader
+        argv = ["bench_ze_calls", S["ze_whole_calls"], BATCH, 0]
+        ratios, drops = [], 0
+        for _ in range(R):
+            tb = b.run(argv, b.env(False, ze=True))[1]
+            _, ta, _, summ = b.run(argv, b.env(True, ze=True))
+            ratios.append(ta / tb)
+            drops += recorded(summ)[1]
+        fig("slowdown_ze_calls_1M", statistics.median(ratios), "ratio", "%d calls, whole process incl. exit, vs plain"
+            " loader; drops %d" % (S["ze_whole_calls"], drops))
         # 2. HGTX push+pop: baseline = the libhgtx stub.
         argv = ["bench_hgtx", S["hgtx_pairs"], BATCH, PAUSE_US]
-        base_ns, ag_ns, d, summ = interleave(b, R, (argv, b.env(False)), (argv, b.env(True)), "pair_ns")
-        fig("hgtx_pushpop_added_ns", d, "ns", "target <=100 per range; stub %.1f ns, agent %.1f ns, drops %d"
-            % (base_ns, ag_ns, recorded(summ)[1]))
+        bs, ag, diff, tsc, cg, summ = [], [], [], [], [], ""
+        for _ in range(R):
+            vb = b.run(argv, b.env(False))[0]
+            va, _, _, summ = b.run(argv, b.env(True))
+            bs.append(vb["pair_ns"]), ag.append(va["pair_ns"]), diff.append(va["pair_ns"] - vb["pair_ns"])
+            tsc.append(vb["tsc_read_ns"]), cg.append(vb["clock_gettime_ns"])
+        base_ns, ag_ns, d = statistics.median(bs), statistics.median(ag), statistics.median(diff)
+        fig("hgtx_pushpop_added_ns", d, "ns", "stub %.1f ns, agent %.1f ns, drops %d (two TSC reads: %.1f ns)"
+            % (base_ns, ag_ns, recorded(summ)[1], 2 * statistics.median(tsc)))
+        fig("tsc_read_ns", statistics.median(tsc), "ns", "one rdtsc: each event's clock read (the floor)")
+        fig("clock_gettime_ns", statistics.median(cg), "ns", "one vDSO clock_gettime(CLOCK_MONOTONIC), for comparison")
         # 2b. the same pair with two software host counters read at each push and pop (one read()
         # of the group each) vs the agent without host counters
         hc = {"PROFAGENT_HOST_COUNTERS": "task-clock,page-faults"}
@@ -240,6 +315,9 @@ def main():
     print("-" * 100)
     for name, v, unit, note in rows:
         print("%-30s %16.3f  %-9s %s" % (name, v, unit, note))
+    print("\n# goals: figure, value, goal (before): verdict")
+    for line in goal_lines({name: v for name, v, _, _ in rows}):
+        print(line)
     print("\n# machine-readable: name value unit (%d runs per figure, %.0f s)" % (R, time.monotonic() - t_start))
     for name, v, unit, _ in rows:
         print("%s %.3f %s" % (name, v, unit))

@@ -318,8 +318,8 @@ static int attach_locked(void *lib)
     else if (register_all(lib) != 0)
         return 0;
     atomic_store(&pa_ze_attached, 1);
-    pa_info("ze", "%s attached (%s), %u device(s)", entry ? "loader entry points" : "tracer",
-            pa_ze_path_text(pa_ze_path, pa_ze_path_reason), pa_ze_ndevs);
+    pa_info("ze", "attached, %u device(s); interception: %s%s", pa_ze_ndevs, entry ? "" : "tracing layer, ",
+            pa_ze_path_text(pa_ze_path, pa_ze_path_reason));
     return 1;
 }
 

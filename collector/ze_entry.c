@@ -52,13 +52,13 @@ static ze_result_t ZE_APICALL entry_uninit(void)
 typedef void *(*pa_dlsym_fn)(void *, const char *);
 static _Atomic(pa_dlsym_fn) real_dlsym_ptr;
 
-/* The sanitizer runtime's own start-up calls dlsym (our hook, preloaded after it) before it has
- * mapped its shadow memory: the functions on that path must not be instrumented (their stack
- * poisoning would write to the unmapped shadow: SIGSEGV before main in every sanitizer run). */
-#define PA_NO_ASAN __attribute__((no_sanitize_address))
+/* Uninstrumented: the sanitizer runtime resolves its interceptors through dlsym (ours) while it
+ * initializes, before its shadow memory exists, so the functions on the dlsym path must not carry
+ * sanitizer checks. */
+#define PA_DLSYM_PATH __attribute__((no_sanitize("address", "undefined")))
 
 /* glibc's dlsym (the exported one is our hook), NULL if it cannot be found. */
-PA_NO_ASAN static pa_dlsym_fn real_dlsym_get(void)
+PA_DLSYM_PATH static pa_dlsym_fn real_dlsym_get(void)
 {
     pa_dlsym_fn f = atomic_load_explicit(&real_dlsym_ptr, memory_order_acquire);
     if (PA_UNLIKELY(!f)) {
@@ -70,7 +70,7 @@ PA_NO_ASAN static pa_dlsym_fn real_dlsym_get(void)
     return f;
 }
 
-void *pa_ze_real_dlsym(void *h, const char *name)
+PA_DLSYM_PATH void *pa_ze_real_dlsym(void *h, const char *name)
 {
     pa_dlsym_fn f = real_dlsym_get();
     return f ? f(h, name) : NULL;
@@ -306,7 +306,7 @@ static void *pa_dlsym_ze(void *h, const char *name)
 
 /*! pa_dlsym_route() : where the exported dlsym jumps: pa_dlsym_ze for ze* names looked up in a
  *  given handle by the application, glibc's dlsym otherwise. */
-__attribute__((used)) PA_NO_ASAN void *pa_dlsym_route(void *h, const char *name)
+PA_DLSYM_PATH __attribute__((used)) void *pa_dlsym_route(void *h, const char *name)
 {
     if (h != RTLD_DEFAULT && h != RTLD_NEXT && name && name[0] == 'z' && name[1] == 'e' && !pa_tls.guard &&
         !pa_tls.agent)

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/pa_clock.h"
 #include "../common/pa_rank.h"
 #include "../writer/writer.h"
 #include "session.h"
@@ -32,7 +33,8 @@ static void read_boot_id(void)
     boot_id[n] = '\0';
 }
 
-/* CLOCK_REALTIME bracketed by two CLOCK_MONOTONIC reads, the tightest of 5 tries (a preemption
+/* CLOCK_REALTIME bracketed by two reads of the clock every time is recorded on (pa_clock_ns():
+ * CLOCK_MONOTONIC, through the TSC once warmed up), the tightest of 5 tries (a preemption
  * between the reads widens one try only): the anchor maps this host's monotonic clock onto the
  * wall clock to within anchor_err_ns. The kernel's own estimate of the wall clock's error
  * (adjtimex, read-only) bounds how well two hosts' wall clocks agree. */
@@ -40,7 +42,7 @@ static void take_anchor(pa_session_meta_t *m)
 {
     uint64_t best = UINT64_MAX;
     for (int i = 0; i < 5; i++) {
-        uint64_t a = now(CLOCK_MONOTONIC), w = now(CLOCK_REALTIME), b = now(CLOCK_MONOTONIC);
+        uint64_t a = pa_clock_ns(), w = now(CLOCK_REALTIME), b = pa_clock_ns();
         if (b - a < best) {
             best = b - a;
             m->anchor_mono_ns = a + (b - a) / 2;

@@ -115,7 +115,7 @@ static int write_meta(pa_mctx_t *m, const pa_minput_t *in, size_t n)
     rc |= meta_set(m->db, "merge_clock_uncertainty_ns", NULL, unc);
     rc |= meta_set(m->db, "session_complete", NULL, complete);
     rc |= pa_merge_exec(m->db, "INSERT OR IGNORE INTO main.META SELECT key, value FROM main.MERGE_META WHERE input ="
-                        " (SELECT min(input) FROM main.MERGE_META) AND key != 'pid'", "writing META", m->err, m->errsz);
+                        " (SELECT min(input) FROM main.MERGE_META) AND key NOT IN ('pid', 'rank_source')", "writing META", m->err, m->errsz);
     rc |= meta_set(m->db, "db_complete", NULL, 1);
     if (rc && !m->err[0])
         snprintf(m->err, m->errsz, "writing META: %s", sqlite3_errmsg(m->db));
@@ -243,6 +243,11 @@ int pa_merge_dbs(const char *out, const char *const *paths, size_t n, const pa_m
                     " the merged DB says session_complete=0\n", paths[i]);
     }
     pa_merge_clock_plan(in, n);
+    for (size_t i = 0; i < n; i++)
+        if (in[i].clock_guess && in[i].clock_ref == (int)i)
+            fprintf(o && o->log ? o->log : stderr, "profagent: merge: warning: '%s' has no wall-clock anchor (a DB"
+                    " recovered from a spool?) and another host or boot than '%s': its times are taken as on that"
+                    " clock, uncertainty unknown (META merge_clock_uncertainty_ns -1)\n", paths[i], paths[0]);
     if (make_temp(out, tmp, PATH_MAX) != 0) {
         snprintf(err, errsz, "cannot create a temporary file next to '%s': %s", out, strerror(errno));
         tmp[0] = '\0';

@@ -1,6 +1,7 @@
 /* merge_check.c - refuses merge inputs that cannot be merged, with one message each, before writing. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -125,15 +126,32 @@ out:
     return rc;
 }
 
+static int check_all(const char *out, const struct stat *ost, const char *const *paths, size_t n, pa_minput_t *in,
+                     struct stat *st, char *err, size_t errsz);
+
 int pa_merge_check_inputs(const char *out, const char *const *paths, size_t n, pa_minput_t *in,
                           char *err, size_t errsz)
 {
-    struct stat ost, st[n ? n : 1];
+    struct stat ost;
     int have_out = out && stat(out, &ost) == 0;
     if (n == 0) {
         snprintf(err, errsz, "no input DB given (usage: profagent merge -o OUT.db IN.db [IN.db ...])");
         return -1;
     }
+    struct stat *st = calloc(n, sizeof *st);
+    if (!st) {
+        snprintf(err, errsz, "out of memory");
+        return -1;
+    }
+    int rc = check_all(out, have_out ? &ost : NULL, paths, n, in, st, err, errsz);
+    free(st);
+    return rc;
+}
+
+/* pa_merge_check_inputs() with the inputs' stat buffers st[0..n). */
+static int check_all(const char *out, const struct stat *ost, const char *const *paths, size_t n, pa_minput_t *in,
+                     struct stat *st, char *err, size_t errsz)
+{
     for (size_t i = 0; i < n; i++) {
         memset(&in[i], 0, sizeof in[i]);
         in[i].path = paths[i];
@@ -145,7 +163,7 @@ int pa_merge_check_inputs(const char *out, const char *const *paths, size_t n, p
             snprintf(err, errsz, "'%s' is not a regular file (a profagent database is)", paths[i]);
             return -1;
         }
-        if (have_out && st[i].st_dev == ost.st_dev && st[i].st_ino == ost.st_ino) {
+        if (ost && st[i].st_dev == ost->st_dev && st[i].st_ino == ost->st_ino) {
             snprintf(err, errsz, "the output '%s' is the input '%s': write the merged DB to a new file", out, paths[i]);
             return -1;
         }

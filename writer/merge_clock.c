@@ -32,20 +32,28 @@ void pa_merge_clock_plan(pa_minput_t *in, size_t n)
                 break;
             }
         in[i].clock_ref = (int)r;
+        if (i == 0) {
+            in[i].clock_off = in[i].clock_unc = 0;
+            continue;
+        }
         if (r != i) { /* the domain's first input has the offset of the whole domain */
             in[i].clock_off = in[r].clock_off;
             in[i].clock_unc = in[r].clock_unc;
+            in[i].clock_guess = in[r].clock_guess;
+            if (r == 0)
+                in[i].clock_unc = 2 * PA_MERGE_CLOCK_FOLLOW_NS;
             continue;
         }
-        if (i == 0 || same_clock(&in[i], &in[0])) {
-            in[i].clock_off = 0;
-            in[i].clock_unc = 0;
+        if (in[i].anchor_wall <= 0 || in[i].anchor_mono <= 0 || in[0].anchor_wall <= 0 || in[0].anchor_mono <= 0) {
+            in[i].clock_off = 0; /* nothing to align by: most likely the same machine (recovered there) */
+            in[i].clock_unc = -1;
+            in[i].clock_guess = 1;
             continue;
         }
         /* t_ref = t_i + (wall_i - mono_i) - (wall_0 - mono_0): both anchors map their monotonic
          * clock onto the wall clock, which NTP keeps common to both hosts */
         in[i].clock_off = (in[i].anchor_wall - in[i].anchor_mono) - (in[0].anchor_wall - in[0].anchor_mono);
         int64_t a = anchor_bound(&in[i]), b = anchor_bound(&in[0]);
-        in[i].clock_unc = a < 0 || b < 0 ? -1 : a + b;
+        in[i].clock_unc = a < 0 || b < 0 ? -1 : a + b + 2 * PA_MERGE_CLOCK_FOLLOW_NS;
     }
 }

@@ -34,6 +34,11 @@ int pa_merge_spec_col(const pa_mtable_t *t, const char *col, size_t len);
 /* Per-process id kinds that get an offset per input (merge_spec.c letters). */
 #define PA_MERGE_ID_KINDS "RCXQLEHOkdn"
 
+/* How closely one session's recorded times follow its host's CLOCK_MONOTONIC: pa_clock_ns()
+ * reads the TSC on a linear segment kept "within ~1 us of CLOCK_MONOTONIC" (common/pa_clock.h).
+ * Two sessions of one machine therefore agree to 2x this; it is part of every input's residual. */
+#define PA_MERGE_CLOCK_FOLLOW_NS 1000
+
 /* One input DB: its identity from META, and what the plan decided for it. */
 typedef struct pa_minput {
     const char *path;
@@ -50,6 +55,8 @@ typedef struct pa_minput {
     int clock_ref;                 /* index of the first input of this input's clock domain */
     int64_t clock_off;             /* ns added to every time of this input */
     int64_t clock_unc;             /* residual uncertainty of clock_off, ns (0: same clock); -1 unknown */
+    int clock_guess;               /* 1: no wall-clock anchor to align it by (a DB recovered from a spool):
+                                    * taken as on input 0's clock (offset 0, uncertainty unknown) */
 } pa_minput_t;
 
 /*! pa_merge_check_inputs() : validates paths[0..n) and `out` before anything is written: each a
@@ -62,10 +69,12 @@ int pa_merge_check_inputs(const char *out, const char *const *paths, size_t n, p
 
 /*! pa_merge_clock_plan() : the clock offset of every input onto input 0's clock. Inputs of one
  *  clock domain (same boot id, or same host name when a boot id is missing) share CLOCK_MONOTONIC:
- *  offset 0 relative to the first input of the domain. Another domain is aligned by the
+ *  offset 0, uncertainty 2 x PA_MERGE_CLOCK_FOLLOW_NS (input 0 itself: 0). Another domain is aligned by the
  *  wall-clock anchors: off = (wall - mono)_domain - (wall - mono)_ref; uncertainty = both
- *  anchors' read errors + both hosts' estimated wall-clock errors (-1 when one is unknown or
- *  not synchronized). Sets clock_ref/clock_off/clock_unc of in[0..n). */
+ *  anchors' read errors + both hosts' estimated wall-clock errors + 2 x PA_MERGE_CLOCK_FOLLOW_NS
+ *  (-1 when one is unknown or not synchronized). A domain without an anchor (start wall time 0: a DB recovered from a spool)
+ *  is taken as on input 0's clock: offset 0, uncertainty -1, clock_guess 1. Sets
+ *  clock_ref/clock_off/clock_unc/clock_guess of in[0..n). */
 void pa_merge_clock_plan(pa_minput_t *in, size_t n);
 
 /* The merge in progress (merge.c), with what the current input needs (merge_input.c). */

@@ -107,20 +107,31 @@ static void test_clock_plan(void **state)
     pa_merge_clock_plan(in, 5);
     assert_int_equal(in[0].clock_off, 0);
     assert_int_equal(in[1].clock_off, 0);
-    assert_int_equal(in[1].clock_unc, 0);
+    assert_int_equal(in[0].clock_unc, 0);
+    assert_int_equal(in[1].clock_unc, 2 * PA_MERGE_CLOCK_FOLLOW_NS); /* two processes following one clock */
     assert_int_equal(in[1].clock_ref, 0);
     assert_int_equal(in[2].clock_off, (1000000000000 - 7000) - (1000000000000 - 5000));
-    assert_int_equal(in[2].clock_unc, 10 + 1000 + 20 + 3000);
+    assert_int_equal(in[2].clock_unc, 10 + 1000 + 20 + 3000 + 2 * PA_MERGE_CLOCK_FOLLOW_NS);
     assert_int_equal(in[3].clock_ref, 2);
     assert_int_equal(in[3].clock_off, in[2].clock_off);
     assert_int_equal(in[4].clock_ref, 4);
     assert_int_equal(in[4].clock_off, 4900);
     assert_int_equal(in[4].clock_unc, -1);
+    /* no anchor (recovered from a spool: start wall time 0, no host): input 0's clock, unknown */
+    pa_minput_t rec[3] = {host("a", "b1", 1000000000000, 5000, 10, 1000, 1), host("", "", 0, 7000, -1, -1, -1),
+                          host("", "", 0, 9000, -1, -1, -1)};
+    pa_merge_clock_plan(rec, 3);
+    assert_int_equal(rec[1].clock_off, 0);
+    assert_int_equal(rec[1].clock_unc, -1);
+    assert_int_equal(rec[1].clock_guess, 1);
+    assert_int_equal(rec[2].clock_ref, 1);
+    assert_int_equal(rec[2].clock_guess, 1);
+    assert_int_equal(rec[0].clock_guess, 0);
     /* no boot ids (older DBs): the host name decides */
     pa_minput_t old[2] = {host("x", "", 10, 5, -1, -1, -1), host("x", "", 20, 6, -1, -1, -1)};
     pa_merge_clock_plan(old, 2);
     assert_int_equal(old[1].clock_off, 0);
-    assert_int_equal(old[1].clock_unc, 0);
+    assert_int_equal(old[1].clock_unc, 2 * PA_MERGE_CLOCK_FOLLOW_NS);
 }
 
 int main(void)

@@ -8,6 +8,8 @@ import sys
 
 EXPECTED = [
     ("ze_call_added_ns", "ns"), ("ze_call_tracing_layer_ns", "ns"), ("ze_call_agent_callbacks_ns", "ns"),
+    ("ze_call_tracer_path_added_ns", "ns"), ("slowdown_ze_calls_1M", "ratio"), ("tsc_read_ns", "ns"),
+    ("clock_gettime_ns", "ns"),
     ("hgtx_pushpop_added_ns", "ns"), ("hgtx_hostctr_added_ns", "ns"), ("itt_task_added_ns", "ns"),
     ("osrt_call_added_ns", "ns"),
     ("mem_alloc_added_ns_live10", "ns"), ("mem_alloc_added_ns_live1k", "ns"),
@@ -18,6 +20,11 @@ EXPECTED = [
     ("slowdown_gemm_pc_sampling", "ratio"), ("pcs_agg_ns_per_entry", "ns"), ("pcs_agg_samples_per_s", "samples/s"),
 ]
 
+# every figure of the overhead goal table gets a verdict line
+GOAL_FIGURES = ["slowdown_ze_calls_1M", "exit_time_per_1M_events", "ze_call_agent_callbacks_ns", "ze_call_added_ns",
+                "hgtx_pushpop_added_ns", "agg_drain_rate", "db_write_rate", "rss_growth_30x_events",
+                "slowdown_multithread", "slowdown_gemm"]
+
 
 def main():
     build, src = sys.argv[1], sys.argv[2]
@@ -25,6 +32,9 @@ def main():
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
     if p.returncode != 0:
         sys.exit("run_bench.py --smoke failed (%d):\n%s\n%s" % (p.returncode, p.stdout, p.stderr))
+    # the goal table: one verdict line per goal figure
+    goals = p.stdout.split("# goals:")[-1].split("# machine-readable")[0].splitlines()[1:]
+    verdicts = {l.split()[0]: l for l in goals if l.strip()}
     lines = p.stdout.split("# machine-readable")[-1].splitlines()[1:]
     got = {}
     for line in lines:
@@ -43,6 +53,10 @@ def main():
             ok = False
         if not ok or u != unit:
             bad.append("%s: value %r unit %r (want a number in %s)" % (name, value, u, unit))
+    for name in GOAL_FIGURES:
+        line = verdicts.get(name, "")
+        if not (line.endswith(": met") or ": missed by " in line):
+            bad.append("goal %s: no 'met' / 'missed by' verdict line (%r)" % (name, line))
     if len(got) != len(EXPECTED):
         bad.append("%d figure lines, expected %d: %s" % (len(got), len(EXPECTED), sorted(got)))
     if bad:

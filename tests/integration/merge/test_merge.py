@@ -98,12 +98,14 @@ p = prof("merge", "-o", ALL, *INS)
 check(p.returncode == 0 and os.path.exists(ALL), f"merge: exit {p.returncode} {p.stderr}")
 check(not [f for f in os.listdir(W) if ".merge-" in f], f"merge left a temporary file: {os.listdir(W)}")
 pids = [meta(d)["pid"] for d in INS]
-mi = q(ALL, "SELECT input, pid, mergedPid, rank, deviceOffset, deviceCount, clockOffsetNs FROM MERGE_INPUTS ORDER BY input")
-check([(r[0], r[1], r[2], r[3], r[6]) for r in mi] == [(i, pids[i], pids[i], i, 0) for i in range(3)], f"MERGE_INPUTS {mi}")
+mi = q(ALL, "SELECT input, pid, mergedPid, rank, deviceOffset, deviceCount, clockOffsetNs, clockUncertaintyNs FROM"
+          " MERGE_INPUTS ORDER BY input")
+check([(r[0], r[1], r[2], r[3], r[6], r[7]) for r in mi] == [(i, pids[i], pids[i], i, 0, 2000 if i else 0) for i in range(3)],
+      f"MERGE_INPUTS {mi}")
 offs = {pids[r[0]]: r[4] for r in mi}
 m = meta(ALL)
 check(m.get("merged_inputs") == 3 and m.get("ranks") == "0,1,2" and m.get("session_complete") == 1 and
-      m.get("merge_clock_uncertainty_ns") == 0 and m.get("merge_clock_domains") == 1, f"merged META {m}")
+      m.get("merge_clock_uncertainty_ns") == 2000 and m.get("merge_clock_domains") == 1, f"merged META {m}")
 check(m.get("start_mono_ns") == min(meta(d)["start_mono_ns"] for d in INS) and
       m.get("end_mono_ns") == max(meta(d)["end_mono_ns"] for d in INS), "merged META start/end")
 check(m.get("records") == sum(meta(d)["records"] for d in INS), "merged META records = sum")
@@ -252,9 +254,12 @@ check(p.returncode == 0, f"cross-host merge: {p.returncode} {p.stderr}")
 check("renumbered" in p.stderr or "it is pid" in p.stderr, f"no note on the pid collision: {p.stderr}")
 pid1, npid = pids[1], pids[1] + (1 << 22)
 mx = q(X, "SELECT mergedPid, clockOffsetNs, clockUncertaintyNs, hostname FROM MERGE_INPUTS ORDER BY input")
-check(mx == [(pid1, 0, 0, meta(R1)["hostname"]), (npid, 5000000000, 30 + 2000 + 50 + 1000, "farhost")], f"MERGE_INPUTS {mx}")
+# residual: both anchors' read errors + both estimated wall-clock errors + 2 x 1 us (each process's
+# TSC clock follows CLOCK_MONOTONIC within ~1 us, common/pa_clock.h)
+check(mx == [(pid1, 0, 0, meta(R1)["hostname"]), (npid, 5000000000, 30 + 2000 + 50 + 1000 + 2000, "farhost")],
+      f"MERGE_INPUTS {mx}")
 mxm = meta(X)
-check(mxm.get("merge_clock_uncertainty_ns") == 3080 and mxm.get("merge_clock_domains") == 2, f"cross META {mxm}")
+check(mxm.get("merge_clock_uncertainty_ns") == 5080 and mxm.get("merge_clock_domains") == 2, f"cross META {mxm}")
 a0 = sorted(q(R1, "SELECT start, end FROM ZE_API"))
 check(sorted(q(X, "SELECT start, end FROM ZE_API WHERE tid >> 32 = ?", (pid1,))) == a0, "reference input's times moved")
 check(sorted(q(X, "SELECT start - 5000000000, end - 5000000000 FROM ZE_API WHERE tid >> 32 = ?", (npid,))) == a0,
@@ -264,6 +269,20 @@ check(q(X, "SELECT count(*) FROM THREADS WHERE pid = ? AND globalTid >> 32 = ?",
 check(q(X, "SELECT count(*) FROM HGTX_RANGES WHERE globalTid >> 32 = ? AND start - 5000000000 IN (SELECT start FROM"
            " HGTX_RANGES WHERE globalTid >> 32 = ?)", (npid, pid1))[0][0] == q(R1, "SELECT count(*) FROM HGTX_RANGES")[0][0],
       "HGTX ranges of the far input")
+# a DB recovered from a spool (no host, no anchor, start wall time 0): kept on the first input's
+# clock with one warning, uncertainty unknown
+RC = os.path.join(W, "recovered.db")
+shutil.copy(R1, RC)
+c = sqlite3.connect(RC)
+c.executescript("DELETE FROM META WHERE key LIKE 'clock_%' OR key = 'boot_id'; UPDATE META SET value = '' WHERE"
+                " key = 'hostname'; UPDATE META SET value = 0 WHERE key = 'start_wall_ns';")
+c.commit(), c.close()
+XR = os.path.join(W, "with_recovered.db")
+p = prof("merge", "-o", XR, R0, RC)
+check(p.returncode == 0 and p.stderr.count("no wall-clock anchor") == 1 and
+      meta(XR).get("merge_clock_uncertainty_ns") == -1 and
+      sorted(q(XR, "SELECT start FROM ZE_API WHERE tid >> 32 = ?", (pid1,))) == sorted(q(R1, "SELECT start FROM ZE_API")),
+      f"recovered input: {p.returncode} {p.stderr} {meta(XR).get('merge_clock_uncertainty_ns')}")
 # a merged DB merges again (ids, pids and input numbers offset once more)
 XX = os.path.join(W, "again.db")
 p = prof("merge", "-o", XX, ALL, X)
@@ -348,23 +367,51 @@ p = subprocess.run([PROF, "merge", "-o", os.path.join(W, "big.db"), R0, R1], cap
                    timeout=120, preexec_fn=small_fsize)
 check(p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1 and set(os.listdir(W)) == before,
       f"merge over the file size limit: exit {p.returncode} {p.stderr!r}, left {set(os.listdir(W)) - before}")
+# killed while writing (SIGTERM, SIGINT): the temporary file goes with it, no output appears
+MKBIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export", "mkbig.py")
+BIG = os.path.join(W, "big.db")
+subprocess.run([sys.executable, MKBIG, R1, BIG, "400000"], check=True, capture_output=True, timeout=120)
+for sig in (signal.SIGTERM, signal.SIGINT):
+    before = set(os.listdir(W))
+    mp = subprocess.Popen([PROF, "merge", "-o", os.path.join(W, "killed.db"), R0, BIG], stderr=subprocess.PIPE)
+    seen = False
+    for _ in range(20000):
+        if any(".merge-" in f for f in os.listdir(W)):
+            seen = True
+            break
+        if mp.poll() is not None:
+            break
+    mp.send_signal(sig)
+    rc = mp.wait(timeout=60)
+    check(not seen or (rc == -sig and set(os.listdir(W)) == before),
+          f"merge killed by {sig}: exit {rc}, left {set(os.listdir(W)) - before}")
+os.unlink(BIG)
 # --force-overwrite replaces an existing output
 p = prof("merge", "-o", os.path.join(W, "copy.db"), "--force-overwrite", R0, R1)
 check(p.returncode == 0 and meta(os.path.join(W, "copy.db")).get("merged_inputs") == 2, f"--force-overwrite: {p.stderr}")
 
-# ---- the real launcher when Open MPI is installed: mpirun -np 2 profagent run -- allreduce ----
+# ---- the real launcher when Open MPI is installed: mpirun -np 2 profagent run -- hello_ze ----
+# (not allreduce: under one mpirun its two devices per process would meet the other process's in
+# one communicator; the collective job is pccl_integration's)
 if shutil.which("mpirun"):
     md = os.path.join(W, "mpi")
     os.mkdir(md)
     env = base_env()
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_plm_rsh_agent="")
-    p = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", PROF, "run", "--", os.path.join(B, "bin", "allreduce"),
-                        "2"], cwd=md, env=env, capture_output=True, text=True, timeout=180)
+    p = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", PROF, "run", "--", os.path.join(B, "bin", "hello_ze")],
+                       cwd=md, env=env, capture_output=True, text=True, timeout=180)
     dbs = sorted(os.listdir(md))
     check(p.returncode == 0 and len(dbs) == 2 and "-rank0-" in dbs[0] and "-rank1-" in dbs[1],
           f"mpirun: exit {p.returncode} DBs {dbs} {p.stderr[-300:]}")
     if len(dbs) == 2:
-        check([meta(os.path.join(md, d)).get("rank_source") for d in dbs] == ["OMPI_COMM_WORLD_RANK"] * 2, "mpirun ranks")
+        mdbs = [os.path.join(md, d) for d in dbs]
+        check([(meta(d).get("rank"), meta(d).get("rank_source")) for d in mdbs] ==
+              [(0, "OMPI_COMM_WORLD_RANK"), (1, "OMPI_COMM_WORLD_RANK")], "mpirun ranks")
+        _, k2 = report(mdbs, "kern_sum")
+        _, ka = report(mdbs[:1], "kern_sum")
+        _, kb = report(mdbs[1:], "kern_sum")
+        check(len(k2) == 1 and int(k2[0][1]) == int(ka[0][1]) + int(kb[0][1]) and
+              int(k2[0][2]) == int(ka[0][2]) + int(kb[0][2]), f"mpirun kern_sum {k2} vs {ka} + {kb}")
 else:
     print("SKIP: no mpirun (Open MPI not installed): the rank path is covered by the variables set above")
 

@@ -20,6 +20,13 @@ def check(cond, msg):
         print("FAIL:", msg)
 
 
+def preload(lib):
+    """LD_PRELOAD for `lib`: the ASan runtime first when lib is a sanitizer build."""
+    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
+    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
+    return ":".join(asan + [lib])
+
+
 def run(prog, args, extra, agent=True):
     """Runs prog (under the agent unless agent=False); returns (db, stdout values, stderr)."""
     db = os.path.join(tempfile.mkdtemp(prefix="pa_zeint_"), "t.db")
@@ -27,10 +34,7 @@ def run(prog, args, extra, agent=True):
            if not k.startswith("PROFAGENT_") and not k.startswith("ZE_ENABLE") and k != "LD_PRELOAD"}
     env["ZE_ENABLE_ALT_DRIVERS"] = os.path.join(B, "lib", "libze_simdev.so")
     if agent:
-        agent_lib = os.path.join(B, "lib", "libprofagent.so")  # the sanitizer runtime first when built with it
-        ldd = subprocess.run(["ldd", agent_lib], capture_output=True, text=True).stdout
-        asan = [l.split("=>")[1].split()[0] for l in ldd.splitlines() if "libasan" in l and "=>" in l]
-        env.update(LD_PRELOAD=":".join(asan + [agent_lib]), PROFAGENT_OUTPUT=db,
+        env.update(LD_PRELOAD=preload(os.path.join(B, "lib", "libprofagent.so")), PROFAGENT_OUTPUT=db,
                    PROFAGENT_SUMMARY="stderr")
     env.update(extra)
     p = subprocess.run([prog] + [str(a) for a in args], env=env, capture_output=True, text=True, timeout=120)
