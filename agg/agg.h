@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/pa_devmetrics.h"
 #include "../common/pa_hostctr.h"
 #include "../common/pa_record.h"
 
@@ -73,6 +74,23 @@ typedef struct pa_hc_results {
     uint64_t ranges_with, ranges_without, cross_thread; /* ranges with deltas / without / ended elsewhere */
 } pa_hc_results_t;
 
+/* Device metric streams (agg/agg_dm.c): per device, the sums of every metric over all its
+ * intervals (the online utilization's inputs, docs/utilization.md), the peaks' properties and the
+ * first and last sysman readings. Strings and arrays valid until pa_agg_free(). */
+typedef struct pa_dm_dev_res {
+    uint32_t device, state, nmetrics;   /* state: PA_DM_* of its streamer */
+    uint32_t result;                    /* ze_result_t of a failed streamer */
+    uint64_t period_ns, intervals, dropped_reads;
+    uint64_t first_ns, last_ns;         /* start of the first interval, end of the last */
+    const char *group;
+    const char **names, **units;        /* nmetrics each, the group's order */
+    const double *sums;                 /* nmetrics: Σ value over the intervals */
+    int have_peaks;
+    pa_dm_peaks_t peaks;
+    uint32_t nsysman;                   /* sysman readings */
+    pa_dm_sysman_t sm_first, sm_last;
+} pa_dm_dev_res_t;
+
 typedef struct pa_agg_results {
     pa_stat_row_t *rows; size_t nrows;
     pa_thread_info_t *threads; size_t nthreads;
@@ -92,6 +110,8 @@ typedef struct pa_agg_results {
     uint64_t unrecorded;            /* events the collector could not put in any ring
                                        (pa_unrecorded as of the final drain) */
     const pa_hc_results_t *hc;      /* host counters, NULL when none were asked */
+    const pa_dm_dev_res_t *dm;      /* device metric streams, ndm devices (NULL: none) */
+    size_t ndm;
 } pa_agg_results_t;
 
 typedef struct pa_agg_config {

@@ -192,13 +192,14 @@ static void consume_itt(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t 
     out.len = p ? rec->len : 0;
     pa_agg_spool(a, &out, p);
 }
-/* Device metric intervals pass through: the writer stores them per device/metric/interval
- * (writer/writer_dm.c); utilization is computed from the DB by the reports. */
+/* Device metric records pass through to the writer (one DB row per interval, writer/writer_dm.c)
+ * and feed the online per-device sums the exit summary prints (agg_dm.c). */
 static void consume_dm(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec, const uint8_t *p)
 {
     (void)t;
-    if (rec->kind != PA_REC_DM_DEVICE && rec->kind != PA_REC_DM_SAMPLES)
+    if (rec->kind < PA_REC_DM_DEVICE || rec->kind > PA_REC_DM_SYSMAN)
         return;
+    pa_agg_dm_record(a, rec, p);
     pa_record_t out = *rec;
     out.kind = (uint16_t)(0x1000u | rec->kind);
     out.len = p ? rec->len : 0;
@@ -413,6 +414,7 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
     pa_agg_ze_finish(a);
     pa_agg_mem_finish(a);
     pa_agg_pcs_finish(a);
+    pa_agg_dm_finish(a);
     results_threads(a);
     results_rows(a);
     pa_agg_results_t *res = &a->res;
@@ -460,6 +462,7 @@ void pa_agg_destroy(pa_agg_t *a)
     free(a->res.rows);
     free(a->res.threads);
     free((void *)a->res.hc);
+    pa_agg_dm_free(a);
     free(a->se);
     free(a->tmp);
     free(a->scratch);

@@ -51,7 +51,7 @@ size_t pa_agg_hgtx_stack(pa_agg_t *a, uint32_t tid, const pa_agg_open_range_t **
 
 /* Per-source private state slots, so ze/mem keep their tables without globals. */
 enum pa_agg_source { PA_AGG_SRC_ZE = 0, PA_AGG_SRC_MEM = 1, PA_AGG_SRC_PROJ = 2, PA_AGG_SRC_HC = 3,
-                     PA_AGG_SRC_PCS = 4, PA_AGG_SRC_COUNT };
+                     PA_AGG_SRC_PCS = 4, PA_AGG_SRC_DM = 5, PA_AGG_SRC_COUNT };
 
 /*! pa_agg_source_state() : address of the source's state pointer (NULL initially). */
 void **pa_agg_source_state(pa_agg_t *a, int source);
@@ -77,6 +77,11 @@ void pa_agg_mem_finish(pa_agg_t *a);
 void pa_agg_pcs_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload);
 /*! pa_agg_pcs_finish() : at stop: spools devices, kernels and per-instruction counts. */
 void pa_agg_pcs_finish(pa_agg_t *a);
+/*! pa_agg_dm_record() : a device metric record (PA_REC_DM_*, agg_dm.c): per-device interval sums. */
+void pa_agg_dm_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload);
+/*! pa_agg_dm_finish() : at stop: a->res.dm (freed by pa_agg_dm_free). */
+void pa_agg_dm_finish(pa_agg_t *a);
+void pa_agg_dm_free(pa_agg_t *a);
 /*! pa_agg_hc_record() : a ring record of kind [PA_REC_HC_FIRST, PA_REC_HC_LAST] (agg_hc.c). */
 void pa_agg_hc_record(pa_agg_t *a, uint32_t tid, const pa_record_t *rec, const uint8_t *payload);
 /*! pa_agg_hc_hgtx() : before an HGTX push/pop/start/end of thread `tid` is paired: claims the

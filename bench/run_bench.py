@@ -9,6 +9,7 @@ import argparse
 import glob
 import os
 import re
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -99,8 +100,9 @@ class Bench:
         e.update(extra or {})
         return e
 
-    def run(self, argv, env):
-        """Runs argv; returns (stdout key->float, wall s, exit s after main_end_ns, maxrss KiB, summary)."""
+    def run(self, argv, env, inspect=None):
+        """Runs argv; returns (stdout key->float, wall s, exit s after main_end_ns, maxrss KiB, summary).
+        inspect(db_path) is called before the run's files are removed (its result in vals["inspect"])."""
         argv = [os.path.join(self.bin, argv[0])] + [str(a) for a in argv[1:]]
         t0 = time.monotonic_ns()
         p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -123,6 +125,8 @@ class Bench:
         if path.startswith("file:") and os.path.exists(path[5:]):
             with open(path[5:]) as f:
                 summary = f.read()
+        if inspect:
+            vals["inspect"] = inspect(env.get("PROFAGENT_OUTPUT", ""))
         for f in glob.glob(os.path.join(self.tmp, "run*")):
             os.unlink(f)
         return vals, (t1 - t0) / 1e9, exit_s, summary
@@ -306,6 +310,29 @@ def main():
             ton = b.run(argv, b.env(True, ze=True, extra={"PROFAGENT_PC_SAMPLING": "1"}))[1]
             ratios.append(ton / toff)
         fig("slowdown_gemm_pc_sampling", statistics.median(ratios), "ratio", "sampling on vs off, target <=1.03")
+        # 11. device metrics: gemm with PROFAGENT_METRICS=ComputeBasic at the default period vs the
+        #     agent without; DB bytes per metric sample (one value of one metric in one interval).
+        def db_info(path):
+            n = 0
+            if os.path.exists(path):
+                c = sqlite3.connect(path)
+                try:
+                    n = c.execute("SELECT coalesce(sum(intervals * (SELECT count(*) FROM METRIC_NAMES m"
+                                  " WHERE m.deviceId = d.deviceId)), 0) FROM METRIC_DEVICES d").fetchone()[0]
+                except sqlite3.Error:
+                    n = 0
+                c.close()
+            return (os.path.getsize(path) if os.path.exists(path) else 0, n)
+        ratios, per = [], []
+        for _ in range(R):
+            voff, toff = b.run(argv, b.env(True, ze=True), inspect=db_info)[:2]
+            von, ton = b.run(argv, b.env(True, ze=True, extra={"PROFAGENT_METRICS": "ComputeBasic"}), inspect=db_info)[:2]
+            ratios.append(ton / toff)
+            if von["inspect"][1]:
+                per.append((von["inspect"][0] - voff["inspect"][0]) / von["inspect"][1])
+        fig("slowdown_gemm_metrics", statistics.median(ratios), "ratio", "ComputeBasic on vs off, target <=1.03")
+        fig("metric_db_bytes_per_sample", statistics.median(per) if per else 0.0, "bytes",
+            "DB growth / (intervals x metrics), METRIC_INTERVALS")
         v = [b.run(["bench_pcs_agg", S["pcs_entries"]], b.env(False))[0] for _ in range(R)]
         fig("pcs_agg_ns_per_entry", statistics.median(x["pcs_agg_ns_per_entry"] for x in v), "ns",
             "IP + 9 counts mapped and counted, one core")

@@ -1,4 +1,6 @@
 /* run.c - `profagent run`: sets PROFAGENT_* and LD_PRELOAD (the agent beside the binary), execs. */
+#define _GNU_SOURCE 1
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -86,17 +88,35 @@ static int pa_setenv(const char *name, const char *value)
     return 0;
 }
 
-/* LD_PRELOAD = agent, then whatever the user preloads already. */
+#if defined(__SANITIZE_ADDRESS__)
+extern void __asan_init(void) __attribute__((weak));
+#endif
+
+/* The sanitizer runtime this binary runs with ("" in a normal build). The agent of a sanitizer
+ * build links the same runtime, which must come first in the initial library list, so it is
+ * preloaded before the agent (as the tests do for a preloaded sanitizer agent). */
+static const char *pa_sanitizer_runtime(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    Dl_info di;
+    if (__asan_init && dladdr((void *)__asan_init, &di) && di.dli_fname && strchr(di.dli_fname, '/'))
+        return di.dli_fname;
+#endif
+    return "";
+}
+
+/* LD_PRELOAD = [sanitizer runtime:]agent, then whatever the user preloads already. */
 static int pa_set_preload(const char *agent)
 {
     const char *old = getenv("LD_PRELOAD");
-    if (!old || !*old)
-        return pa_setenv("LD_PRELOAD", agent);
-    size_t n = strlen(agent) + strlen(old) + 2;
+    const char *san = pa_sanitizer_runtime();
+    if (old && *san && strstr(old, san))
+        san = ""; /* already preloaded by the user */
+    size_t n = strlen(san) + strlen(agent) + (old ? strlen(old) : 0) + 3;
     char *v = malloc(n);
     if (!v)
         return -1;
-    snprintf(v, n, "%s:%s", agent, old);
+    snprintf(v, n, "%s%s%s%s%s", san, *san ? ":" : "", agent, old && *old ? ":" : "", old && *old ? old : "");
     int rc = pa_setenv("LD_PRELOAD", v);
     free(v);
     return rc;

@@ -73,34 +73,51 @@ static void api_aux(int api, void *params, int32_t result, uint64_t aux[2])
 }
 
 /* APIs whose hooks need the ops layer (prologue or epilogue); everything else only gets
- * the API record. Built once from the ids; read-only afterwards. */
-static int needs_ops(int api)
+ * the API record. A table: one load per check. IPC pools (EventCreate, Open/CloseIpcHandle):
+ * no timestamps. */
+static const uint8_t ops_api[PA_ZE_API_COUNT] = {
+    [PA_ZE_API_CommandListAppendLaunchKernel] = 1,
+    [PA_ZE_API_CommandListAppendLaunchCooperativeKernel] = 1,
+    [PA_ZE_API_CommandListAppendLaunchKernelIndirect] = 1,
+    [PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect] = 1,
+    [PA_ZE_API_CommandListAppendMemoryCopy] = 1,
+    [PA_ZE_API_CommandListAppendMemoryCopyRegion] = 1,
+    [PA_ZE_API_CommandListAppendMemoryCopyFromContext] = 1,
+    [PA_ZE_API_CommandListAppendMemoryFill] = 1,
+    [PA_ZE_API_CommandListAppendBarrier] = 1,
+    [PA_ZE_API_CommandListAppendMemoryRangesBarrier] = 1,
+    [PA_ZE_API_CommandQueueExecuteCommandLists] = 1,
+    [PA_ZE_API_CommandQueueCreate] = 1,
+    [PA_ZE_API_CommandListCreate] = 1,
+    [PA_ZE_API_CommandListCreateImmediate] = 1,
+    [PA_ZE_API_CommandListReset] = 1,
+    [PA_ZE_API_CommandListDestroy] = 1,
+    [PA_ZE_API_KernelCreate] = 1,
+    [PA_ZE_API_KernelSetGroupSize] = 1,
+    [PA_ZE_API_KernelDestroy] = 1,
+    [PA_ZE_API_KernelSetArgumentValue] = 1,
+    [PA_ZE_API_EventPoolCreate] = 1,
+    [PA_ZE_API_EventHostReset] = 1,
+    [PA_ZE_API_EventDestroy] = 1,
+    [PA_ZE_API_EventPoolDestroy] = 1,
+    [PA_ZE_API_EventCreate] = 1,
+    [PA_ZE_API_EventPoolOpenIpcHandle] = 1,
+    [PA_ZE_API_EventPoolCloseIpcHandle] = 1,
+    [PA_ZE_API_CommandListAppendEventReset] = 1,
+    [PA_ZE_API_CommandQueueSynchronize] = 1,
+    [PA_ZE_API_EventHostSynchronize] = 1,
+    [PA_ZE_API_FenceHostSynchronize] = 1,
+    [PA_ZE_API_EventQueryStatus] = 1,
+    [PA_ZE_API_MemAllocDevice] = 1,
+    [PA_ZE_API_MemAllocHost] = 1,
+    [PA_ZE_API_MemAllocShared] = 1,
+    [PA_ZE_API_MemFree] = 1,
+    [PA_ZE_API_MemFreeExt] = 1,
+};
+
+static inline int needs_ops(int api)
 {
-    switch (api) {
-    case PA_ZE_API_CommandListAppendLaunchKernel: case PA_ZE_API_CommandListAppendLaunchCooperativeKernel:
-    case PA_ZE_API_CommandListAppendLaunchKernelIndirect:
-    case PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect:
-    case PA_ZE_API_CommandListAppendMemoryCopy: case PA_ZE_API_CommandListAppendMemoryCopyRegion:
-    case PA_ZE_API_CommandListAppendMemoryCopyFromContext: case PA_ZE_API_CommandListAppendMemoryFill:
-    case PA_ZE_API_CommandListAppendBarrier: case PA_ZE_API_CommandListAppendMemoryRangesBarrier:
-    case PA_ZE_API_CommandQueueExecuteCommandLists: case PA_ZE_API_CommandQueueCreate:
-    case PA_ZE_API_CommandListCreate: case PA_ZE_API_CommandListCreateImmediate:
-    case PA_ZE_API_CommandListReset: case PA_ZE_API_CommandListDestroy:
-    case PA_ZE_API_KernelCreate: case PA_ZE_API_KernelSetGroupSize: case PA_ZE_API_KernelDestroy:
-    case PA_ZE_API_KernelSetArgumentValue:
-    case PA_ZE_API_EventPoolCreate: case PA_ZE_API_EventHostReset: case PA_ZE_API_EventDestroy:
-    case PA_ZE_API_EventPoolDestroy: case PA_ZE_API_EventCreate: /* IPC pools: no timestamps */
-    case PA_ZE_API_EventPoolOpenIpcHandle: case PA_ZE_API_EventPoolCloseIpcHandle:
-    case PA_ZE_API_CommandListAppendEventReset:
-    case PA_ZE_API_CommandQueueSynchronize: case PA_ZE_API_EventHostSynchronize:
-    case PA_ZE_API_FenceHostSynchronize:
-    case PA_ZE_API_EventQueryStatus:
-    case PA_ZE_API_MemAllocDevice: case PA_ZE_API_MemAllocHost: case PA_ZE_API_MemAllocShared:
-    case PA_ZE_API_MemFree: case PA_ZE_API_MemFreeExt:
-        return 1;
-    default:
-        return 0;
-    }
+    return ops_api[api];
 }
 
 static inline int is_mem_api(int api)
@@ -117,16 +134,17 @@ void pa_ze_on_enter(int api, void *params, void **inst)
             *inst = (void *)(uintptr_t)pa_clock_ns();
         return;
     }
-    int saved = errno;
+    /* errno: only the ops hooks can change it (pa_clock_ns and pa_emit keep it) */
     uint64_t t0 = pa_clock_ns();
     cur_corr = corr_new();
     if (PA_UNLIKELY(needs_ops(api))) {
+        int saved = errno;
         if (api == PA_ZE_API_CommandListReset || api == PA_ZE_API_CommandListDestroy)
             cur_list_serial = regular_serial(**(ze_command_list_handle_t **)params);
         pa_ze_ops_prologue(api, params, cur_corr, t0);
+        errno = saved;
     }
     *inst = (void *)(uintptr_t)t0;
-    errno = saved;
 }
 
 void pa_ze_on_exit(int api, void *params, int32_t result, void **inst)
@@ -139,7 +157,6 @@ void pa_ze_on_exit(int api, void *params, int32_t result, void **inst)
             pa_ze_mem_hooks(api, params, result, t0, pa_clock_ns());
         return;
     }
-    int saved = errno;
     uint64_t t1 = pa_clock_ns();
     pa_record_t rec;
     rec.kind = PA_REC_ZE_API;
@@ -150,13 +167,16 @@ void pa_ze_on_exit(int api, void *params, int32_t result, void **inst)
     rec.u.ze.api = (uint32_t)api;
     rec.u.ze.result = result;
     rec.u.ze.aux[0] = rec.u.ze.aux[1] = 0;
-    if (PA_UNLIKELY(needs_ops(api)))
+    int ops = needs_ops(api);
+    if (PA_UNLIKELY(ops))
         api_aux(api, params, result, rec.u.ze.aux);
     pa_emit(&rec, NULL, 0);
     pa_ze_emit_devices();
-    if (PA_UNLIKELY(needs_ops(api)))
+    if (PA_UNLIKELY(ops)) {
+        int saved = errno;
         pa_ze_ops_epilogue(api, params, result, cur_corr, t0, t1);
-    errno = saved;
+        errno = saved;
+    }
 }
 
 /*! pa_ze_api_name() : "zeCommandListAppendLaunchKernel" for an enum pa_ze_api_id, NULL

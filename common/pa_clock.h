@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <time.h>
 #if defined(__x86_64__)
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -105,8 +106,8 @@ static inline int pa_tsc_usable(void)
     return n >= 3 && memcmp(buf, "tsc", 3) == 0 && (buf[3] == '\n' || buf[3] == 0);
 }
 
-/*! pa_clock_slow() : warm-up (clock_gettime) and recalibration; `t` the tsc just read. */
-__attribute__((weak, noinline)) uint64_t pa_clock_slow(uint64_t t)
+/* pa_clock_slow()'s work: warm-up (clock_gettime) and recalibration; `t` the tsc just read. */
+static inline uint64_t pa_clock_slow_(uint64_t t)
 {
     pa_tsc_clock_t *c = &pa_tsc;
     int on = atomic_load_explicit(&c->on, memory_order_acquire);
@@ -149,7 +150,7 @@ __attribute__((weak, noinline)) uint64_t pa_clock_slow(uint64_t t)
             if (err > PA_TSC_STEP_NS || err < -PA_TSC_STEP_NS) {
                 g = (pa_tsc_seg_t){pt, pn, rate, pt + period};
             } else {
-                __int128 corr = ((__int128)err << 32) / (__int128)period; /* per tick << 32 */
+                __int128 corr = (__int128)err * 4294967296 / (__int128)period; /* per tick << 32 */
                 __int128 lim = (__int128)rate * PA_TSC_SLEW_PPM / 1000000;
                 corr = corr > lim ? lim : corr < -lim ? -lim : corr;
                 g = (pa_tsc_seg_t){pt, est, (uint64_t)((__int128)rate + corr), pt + period};
@@ -166,6 +167,15 @@ __attribute__((weak, noinline)) uint64_t pa_clock_slow(uint64_t t)
     }
     atomic_store_explicit(&c->lock, 0, memory_order_release);
     return now;
+}
+
+/*! pa_clock_slow() : warm-up and recalibration (out of line); keeps errno. */
+__attribute__((weak, noinline)) uint64_t pa_clock_slow(uint64_t t)
+{
+    int saved_errno = errno; /* callers rely on pa_clock_ns() keeping errno (the syscalls below) */
+    uint64_t r = pa_clock_slow_(t);
+    errno = saved_errno;
+    return r;
 }
 #endif
 

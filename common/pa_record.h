@@ -90,6 +90,8 @@ enum pa_rec_kind {
                                     ze_result}; payload = group "\0" then nmetrics x name "\0" unit "\0" */
     PA_REC_DM_SAMPLES = 0xd1,    /* u.raw = {device, nmetrics, nsamples, dropped reads}; payload =
                                     nsamples x {start ns, duration ns (uint64), nmetrics doubles} */
+    PA_REC_DM_PEAKS = 0xd2,      /* payload = pa_dm_peaks_t (common/pa_devmetrics.h) */
+    PA_REC_DM_SYSMAN = 0xd3,     /* payload = pa_dm_sysman_t: one sysman reading of a device */
 };
 
 /* PA_REC_DM_DEVICE states */
@@ -156,6 +158,8 @@ enum pa_sp_kind {
     PA_SP_DM_LAST = 0x10df,
     PA_SP_DM_DEVICE = 0x10d0,    /* as PA_REC_DM_DEVICE */
     PA_SP_DM_SAMPLES = 0x10d1,   /* as PA_REC_DM_SAMPLES */
+    PA_SP_DM_PEAKS = 0x10d2,     /* as PA_REC_DM_PEAKS */
+    PA_SP_DM_SYSMAN = 0x10d3,    /* as PA_REC_DM_SYSMAN */
     PA_SP_HC_COUNTS = 0x10c3,    /* u.raw = {threads opened, threads failed, samples unmatched,
                                     ranges without counters} */
 };

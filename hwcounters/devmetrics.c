@@ -34,7 +34,7 @@ static struct {
     DM_FN(zeInit); DM_FN(zeDriverGet); DM_FN(zeDeviceGet); DM_FN(zeDeviceGetProperties);
     DM_FN(zeDeviceGetGlobalTimestamps); DM_FN(zeContextCreate); DM_FN(zeEventPoolCreate);
     DM_FN(zeEventPoolDestroy); DM_FN(zeEventCreate); DM_FN(zeEventDestroy); DM_FN(zeEventHostSynchronize);
-    DM_FN(zeEventHostReset); DM_FN(zetMetricGroupGet); DM_FN(zetMetricGroupGetProperties); DM_FN(zetMetricGet);
+    DM_FN(zeEventHostReset); DM_FN(zeEventHostSignal); DM_FN(zetMetricGroupGet); DM_FN(zetMetricGroupGetProperties); DM_FN(zetMetricGet);
     DM_FN(zetMetricGetProperties); DM_FN(zetContextActivateMetricGroups); DM_FN(zetMetricStreamerOpen);
     DM_FN(zetMetricStreamerReadData); DM_FN(zetMetricStreamerClose); DM_FN(zetMetricGroupCalculateMetricValues);
 } ze;
@@ -65,7 +65,11 @@ typedef struct dm_dev {
     uint64_t pend_start, pend_dur;
     double pend_vals[DM_MAX_METRICS];
     uint64_t dropped_reads;
+    pa_dm_sysman_dev_t sm;                            /* sysman beside the stream */
+    uint64_t sm_last_ns;                              /* host ns of the last sysman reading */
 } dm_dev_t;
+
+#define DM_SYSMAN_EVERY_NS 10000000ull /* sysman readings while streaming: one per 10 ms at most */
 
 static dm_dev_t devs[DM_MAX_DEVICES];
 static uint32_t ndevs;
@@ -80,7 +84,7 @@ static int resolve(void)
 #define R(n) if (!(*(void **)&ze.n = dlsym(lib, #n))) return -1;
     R(zeInit) R(zeDriverGet) R(zeDeviceGet) R(zeDeviceGetProperties) R(zeDeviceGetGlobalTimestamps)
     R(zeContextCreate) R(zeEventPoolCreate) R(zeEventPoolDestroy) R(zeEventCreate) R(zeEventDestroy)
-    R(zeEventHostSynchronize) R(zeEventHostReset) R(zetMetricGroupGet) R(zetMetricGroupGetProperties)
+    R(zeEventHostSynchronize) R(zeEventHostReset) R(zeEventHostSignal) R(zetMetricGroupGet) R(zetMetricGroupGetProperties)
     R(zetMetricGet) R(zetMetricGetProperties) R(zetContextActivateMetricGroups) R(zetMetricStreamerOpen)
     R(zetMetricStreamerReadData) R(zetMetricStreamerClose) R(zetMetricGroupCalculateMetricValues)
 #undef R
@@ -210,6 +214,29 @@ static void emit_device(dm_dev_t *d, uint32_t state, ze_result_t res, const char
     free(buf);
 }
 
+/* A sysman reading of device d into its ring (after the stream's reports up to now were read, so
+ * both cover the same time). */
+static void emit_sysman(dm_dev_t *d)
+{
+    if (!d->sm.device)
+        return;
+    pa_dm_sysman_t v;
+    pa_dm_sysman_read(&d->sm, d->index, &v);
+    d->sm_last_ns = v.host_ns;
+    pa_record_t rec = {.kind = PA_REC_DM_SYSMAN, .t0 = v.host_ns};
+    rec.u.raw[0] = d->index;
+    pa_dm_ring_emit(d->ring, &rec, &v, sizeof v);
+}
+
+static void emit_peaks(dm_dev_t *d)
+{
+    pa_dm_peaks_t pk;
+    pa_dm_peaks_read(&d->sm, d->h, d->index, &pk);
+    pa_record_t rec = {.kind = PA_REC_DM_PEAKS, .t0 = pa_clock_ns()};
+    rec.u.raw[0] = d->index;
+    pa_dm_ring_emit(d->ring, &rec, &pk, sizeof pk);
+}
+
 static void flush_out(dm_dev_t *d)
 {
     if (!d->nout)
@@ -303,12 +330,15 @@ static void *reader_main(void *arg)
         if (ze.zeEventHostSynchronize(d->ev, DM_WAIT_NS) == ZE_RESULT_SUCCESS)
             ze.zeEventHostReset(d->ev);
         read_once(d);
+        if (pa_clock_ns() - d->sm_last_ns >= DM_SYSMAN_EVERY_NS)
+            emit_sysman(d);
     }
     read_once(d); /* what the device wrote until the stop */
     if (d->has_pending)
         push_pending(d);
     d->has_pending = 0;
     flush_out(d);
+    emit_sysman(d);
     ze.zetMetricStreamerClose(d->s);
     ze.zetContextActivateMetricGroups(d->ctx, d->h, 0, NULL);
     ze.zeEventDestroy(d->ev);
@@ -358,6 +388,9 @@ static int reader_start(dm_dev_t *d, const char *group, uint32_t period_ns)
     if (res == ZE_RESULT_SUCCESS) {
         d->period_ns = sd.samplingPeriod;
         emit_device(d, PA_DM_STREAMING, res, group);
+        pa_dm_sysman_open(d->h, &d->sm);
+        emit_peaks(d);
+        emit_sysman(d);
         if (pthread_create(&d->th, NULL, reader_main, d) == 0) {
             d->running = 1;
             return 0;
@@ -385,6 +418,7 @@ static int reader_start(dm_dev_t *d, const char *group, uint32_t period_ns)
  * the session's table); a user's other value is kept and said. */
 static void metrics_env(void)
 {
+    setenv("ZES_ENABLE_SYSMAN", "1", 0); /* sysman on the core device handles (API 1.4), read beside */
     const char *m = getenv("ZET_ENABLE_METRICS");
     if (!m)
         setenv("ZET_ENABLE_METRICS", "1", 0);
@@ -427,8 +461,11 @@ int pa_dm_start(const char *group, uint64_t period_us)
 
 void pa_dm_stop(void)
 {
-    for (uint32_t i = 0; i < ndevs; i++)
+    for (uint32_t i = 0; i < ndevs; i++) {
         atomic_store(&devs[i].stop, 1);
+        if (devs[i].running) /* wakes a reader waiting for the streamer's notification */
+            ze.zeEventHostSignal(devs[i].ev);
+    }
     for (uint32_t i = 0; i < ndevs; i++) {
         dm_dev_t *d = &devs[i];
         if (!d->running)

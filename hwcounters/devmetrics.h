@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "../common/pa_devmetrics.h"
 #include "../common/pa_record.h"
 #include "../common/pa_ring.h"
 
@@ -17,6 +18,24 @@ int pa_dm_start(const char *group, uint64_t period_us);
 void pa_dm_stop(void);
 /*! pa_dm_after_fork_child() : readers do not exist in a fork child: forget them. */
 void pa_dm_after_fork_child(void);
+
+/* A device's sysman handles (devmetrics_sysman.c); NULL/0 where the device has none. */
+typedef struct pa_dm_sysman_dev {
+    void *device;              /* ze_device_handle_t, NULL when sysman answered nothing */
+    void *engine[3];           /* zes_engine_handle_t of the ALL, COMPUTE_ALL, COPY_ALL groups */
+    void *mem;                 /* zes_mem_handle_t of the first memory module */
+    int pci, pci_counters;     /* PCI properties read / bandwidth counters exist */
+    uint64_t pcie_peak_bps;    /* maxSpeed.maxBandwidth, B/s */
+} pa_dm_sysman_dev_t;
+/*! pa_dm_sysman_open() : finds the engine groups, memory module and PCI counters of `device` (a
+ *  ze_device_handle_t). Returns 0, or -1 when sysman gives nothing for it (readings then hold
+ *  PA_DM_SYSMAN_NONE). */
+int pa_dm_sysman_open(void *device, pa_dm_sysman_dev_t *s);
+/*! pa_dm_sysman_read() : one reading of the counters (PA_DM_SYSMAN_NONE where missing). */
+void pa_dm_sysman_read(const pa_dm_sysman_dev_t *s, uint32_t index, pa_dm_sysman_t *out);
+/*! pa_dm_peaks_read() : XVE count, threads, clock (zeDeviceGetProperties), memory peak (sysman
+ *  maxBandwidth, else zeDeviceGetMemoryProperties), PCIe peak (sysman); 0 where unknown. */
+void pa_dm_peaks_read(const pa_dm_sysman_dev_t *s, void *device, uint32_t index, pa_dm_peaks_t *out);
 
 /* Reader rings (devmetrics_source.c). */
 pa_ring_t *pa_dm_ring_open(uint32_t device);

@@ -1,6 +1,7 @@
 /* devmetrics_source.c - the device metric source's descriptor (common/pa_source.h) and reader rings. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -24,7 +25,20 @@ pa_ring_t *pa_dm_ring_open(uint32_t device)
     return r;
 }
 
-/* Never blocks: a full ring drops the record (counted in the ring's drops). */
+#define DM_RING_WAIT_NS 1000000L /* a reader waits for room in 1 ms steps ... */
+#define DM_RING_WAITS 200          /* ... at most 200 ms a record, then drops it (counted) */
+
+/* Room for nslots in r without counting a drop. */
+static int ring_has_room(pa_ring_t *r, uint32_t nslots)
+{
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    return tail + nslots - head <= r->mask + 1;
+}
+
+/* Runs on a reader thread of ours, never on the application's: a full ring (the aggregator late
+ * on a loaded host) is waited for, bounded, since the device's buffer holds the reports meanwhile;
+ * after the bound the record is dropped (counted in the ring's drops). */
 void pa_dm_ring_emit(pa_ring_t *r, const pa_record_t *rec, const void *payload, uint32_t len)
 {
     if (!r)
@@ -35,6 +49,10 @@ void pa_dm_ring_emit(pa_ring_t *r, const pa_record_t *rec, const void *payload, 
         flags |= PA_RF_TRUNCATED;
     }
     uint32_t ns = pa_record_slots(len);
+    for (int i = 0; i < DM_RING_WAITS && !ring_has_room(r, ns) && atomic_load(&rings_ok); i++) {
+        struct timespec ts = {0, DM_RING_WAIT_NS};
+        nanosleep(&ts, NULL);
+    }
     pa_record_t *slot = pa_ring_reserve(r, ns);
     if (!slot)
         return;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "report_util.h"
+#include "writer_dm.h"
 
 #define C(t, h) {t, h}
 static const pa_report_col_t cols_trace[] = {
@@ -93,67 +94,92 @@ static const pa_report_opt_t opts_util[] = {
      "from an HGTX range whose name matches (each interval counted once).", NULL},
 };
 
-/* One device's sums over the selected intervals. */
+/* One device's sums over the selected intervals (METRIC_INTERVALS columns v<metricId>). */
+#define DM_MAXM 128
 typedef struct dm_sums {
-    int64_t dev, nint, eus;
-    double gputime, clocks, mem_bps;
-    struct { char name[64]; double v; int have; } m[64];
-    int nm;
+    int64_t dev, nint;
+    pa_dm_peaks_t pk;
+    uint32_t nm;
+    char names[DM_MAXM][64];
+    const char *np[DM_MAXM];
+    double v[DM_MAXM];
 } dm_sums_t;
 
-static double sum_of(const dm_sums_t *s, const char *name, int *have)
+/* Devices streaming, their metric names and the properties of their peaks (METRIC_DEVICES; a DB
+ * without them falls back on ZE_DEVICES' XVE count and memory bus). */
+static int load_devices(sqlite3 *db, const char *dev, dm_sums_t *out, int maxdev, int *ndev)
 {
-    for (int i = 0; i < s->nm; i++)
-        if (strcmp(s->m[i].name, name) == 0) {
-            *have = 1;
-            return s->m[i].v;
+    char sql[1024];
+    snprintf(sql, sizeof sql, "SELECT o.deviceId, coalesce(o.xveCount, z.cuCount, 0), coalesce(o.coreClockMHz, 0),"
+             " coalesce(o.memPeakBps, z.memClockHz * 2.0 * z.memBusWidth / 8, 0), coalesce(o.pciePeakBps, 0)"
+             " FROM METRIC_DEVICES o LEFT JOIN ZE_DEVICES z ON z.deviceId = o.deviceId WHERE o.state = 1 %s"
+             " ORDER BY o.deviceId", dev);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) { /* no ZE_DEVICES (ze not traced) */
+        snprintf(sql, sizeof sql, "SELECT o.deviceId, coalesce(o.xveCount, 0), coalesce(o.coreClockMHz, 0),"
+                 " coalesce(o.memPeakBps, 0), coalesce(o.pciePeakBps, 0) FROM METRIC_DEVICES o WHERE o.state = 1 %s"
+                 " ORDER BY o.deviceId", dev);
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+            return -1;
+    }
+    *ndev = 0;
+    while (sqlite3_step(st) == SQLITE_ROW && *ndev < maxdev) {
+        dm_sums_t *s = &out[(*ndev)++];
+        memset(s, 0, sizeof *s);
+        s->dev = sqlite3_column_int64(st, 0);
+        s->pk.xve_count = (uint32_t)sqlite3_column_int64(st, 1);
+        s->pk.core_mhz = (uint32_t)sqlite3_column_int64(st, 2);
+        s->pk.mem_peak_bps = (uint64_t)sqlite3_column_double(st, 3);
+        s->pk.pcie_peak_bps = (uint64_t)sqlite3_column_int64(st, 4);
+    }
+    sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(db, "SELECT metricId, name FROM METRIC_NAMES WHERE deviceId = ? ORDER BY metricId", -1, &st,
+                           NULL) != SQLITE_OK)
+        return -1;
+    for (int i = 0; i < *ndev; i++) {
+        sqlite3_bind_int64(st, 1, out[i].dev);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            int k = sqlite3_column_int(st, 0);
+            const char *n = (const char *)sqlite3_column_text(st, 1);
+            if (k < 0 || k >= DM_MAXM)
+                continue;
+            snprintf(out[i].names[k], sizeof out[i].names[k], "%s", n ? n : "");
+            if ((uint32_t)k + 1 > out[i].nm)
+                out[i].nm = (uint32_t)k + 1;
         }
-    *have = 0;
+        for (uint32_t k = 0; k < out[i].nm; k++)
+            out[i].np[k] = out[i].names[k];
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
     return 0;
 }
 
-/* Kernel and metric times are both converted from device ticks, each with its own clock pair, so
- * an edge may be off by a tick or so: "overlaps" allows two device ticks (ZE_DEVICES.timerHz). */
-static long long slack_ns(sqlite3 *db)
-{
-    sqlite3_stmt *st;
-    long long ns = 2;
-    if (sqlite3_prepare_v2(db, "SELECT min(timerHz) FROM ZE_DEVICES WHERE timerHz > 0", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
-            ns = 2000000000ll / sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    return ns;
-}
-
-/* The intervals kept: every one, or those overlapping the kernels / ranges' device work asked. */
+/* The intervals kept: every one, or those overlapping the kernels / ranges' device work asked
+ * (each interval once); sums of every value column per device. */
 static int load_sums(sqlite3 *db, const pa_report_req_t *req, dm_sums_t *out, int maxdev, int *ndev, char *err,
                      size_t errsz)
 {
-    char dev[600] = "", sql[4096], sel[1024] = "";
+    char dev[600] = "", sql[4096], sel[1200] = "";
     if (pa_report_device_clause(req, dev, sizeof dev, err, errsz) != PA_REP_OK)
         return PA_REP_EDATA;
+    if (load_devices(db, dev, out, maxdev, ndev) != 0) {
+        snprintf(err, errsz, "report '%s': the database has no device metric tables (PROFAGENT_METRICS)",
+                 req->def->name);
+        return PA_REP_EDATA;
+    }
     const pa_opt_val_t *kv = pa_req_opt(req, "kernel"), *rv = pa_req_opt(req, "range");
     int kre = kv && kv->s, rre = rv && rv->s;
+    long long sl = pa_dm_slack_ns(db);
     if (kre || rre)
         snprintf(sel, sizeof sel,
                  " AND EXISTS (SELECT 1 FROM ZE_OPS z WHERE z.deviceId = o.deviceId AND z.kind != 4"
-                 " AND z.start < o.startNs + o.durationNs + %lld AND z.end + %lld > o.startNs AND (%s%s%s))", slack_ns(db),
-                 slack_ns(db),
+                 " AND z.start < o.startNs + o.durationNs + %lld AND z.end + %lld > o.startNs AND (%s%s%s))", sl, sl,
                  kre ? "(z.kind = 1 AND (SELECT ze_kname(value, 0) FROM STRING_IDS WHERE id = z.nameId) REGEXP ?1)" : "",
                  kre && rre ? " OR " : "",
                  rre ? "z.rowid IN (SELECT a.opId FROM HGTX_OP_ASSOC a JOIN HGTX_RANGES r ON r.id = a.rangeId"
                        " JOIN STRING_IDS rs ON rs.id = r.nameId WHERE rs.value REGEXP ?2)" : "");
-    snprintf(sql, sizeof sql,
-             "WITH iv AS (SELECT o.deviceId, o.startNs FROM METRIC_SAMPLES o JOIN METRIC_NAMES n"
-             " ON n.deviceId = o.deviceId AND n.metricId = o.metricId WHERE n.name = 'GpuTime' %s%s)"
-             " SELECT o.deviceId, n.name, sum(o.value), count(*), coalesce(d.cuCount, 0),"
-             " coalesce(d.memClockHz * 2.0 * d.memBusWidth / 8, 0)"
-             " FROM METRIC_SAMPLES o %s JOIN METRIC_NAMES n"
-             " ON n.deviceId = o.deviceId AND n.metricId = o.metricId LEFT JOIN ZE_DEVICES d ON d.deviceId = o.deviceId"
-             " GROUP BY o.deviceId, n.metricId ORDER BY o.deviceId, n.metricId", dev, sel,
-             /* unrestricted: every interval, no join (the CTE is not indexed) */
-             kre || rre ? "JOIN iv USING (deviceId, startNs)" : "");
+    snprintf(sql, sizeof sql, "SELECT * FROM METRIC_INTERVALS o WHERE 1 %s%s", dev, sel);
     sqlite3_stmt *st;
     if (pa_report_prepare_ze(db, req, sql, &st, err, errsz) != PA_REP_OK)
         return PA_REP_EDATA;
@@ -161,31 +187,18 @@ static int load_sums(sqlite3 *db, const pa_report_req_t *req, dm_sums_t *out, in
         sqlite3_bind_text(st, 1, kv->s, -1, SQLITE_TRANSIENT);
     if (rre)
         sqlite3_bind_text(st, 2, rv->s, -1, SQLITE_TRANSIENT);
-    int rc;
-    *ndev = 0;
+    int rc, ncol = sqlite3_column_count(st) - 3;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t d = sqlite3_column_int64(st, 0);
-        if (!*ndev || out[*ndev - 1].dev != d) {
-            if (*ndev == maxdev)
-                continue;
-            dm_sums_t *s = &out[(*ndev)++];
-            memset(s, 0, sizeof *s);
-            s->dev = d;
-            s->nint = sqlite3_column_int64(st, 3);
-            s->eus = sqlite3_column_int64(st, 4);
-            s->mem_bps = sqlite3_column_double(st, 5);
-        }
-        dm_sums_t *s = &out[*ndev - 1];
-        const char *name = (const char *)sqlite3_column_text(st, 1);
-        double v = sqlite3_column_double(st, 2);
-        if (name && strcmp(name, "GpuTime") == 0)
-            s->gputime = v;
-        if (name && strcmp(name, "GpuCoreClocks") == 0)
-            s->clocks = v;
-        if (name && s->nm < 64) {
-            snprintf(s->m[s->nm].name, sizeof s->m[s->nm].name, "%s", name);
-            s->m[s->nm++].v = v;
-        }
+        dm_sums_t *s = NULL;
+        for (int i = 0; i < *ndev && !s; i++)
+            if (out[i].dev == d)
+                s = &out[i];
+        if (!s)
+            continue;
+        s->nint++;
+        for (int k = 0; k < ncol && k < (int)s->nm; k++)
+            s->v[k] += sqlite3_column_double(st, 3 + k);
     }
     if (rc != SQLITE_DONE)
         return pa_report_step_error(db, st, req->def->name, err, errsz);
@@ -201,45 +214,39 @@ static void add_util(pa_table_t *t, double achieved, double peak)
         pa_table_add_none(t);
 }
 
-/* TPU viewer units (spec/tpu-utilization-viewer.ja.txt) -> Intel pipes (notes/utilization.md):
- * rate = instructions per cycle per XVE the peak assumes. */
-static const struct { const char *unit, *m1, *m2, *label; double rate; } units[] = {
-    {"Scalar Unit", "XVE_INST_EXECUTED_CONTROL_ALL", NULL, "XVE_INST_EXECUTED_CONTROL_ALL", 1},
-    {"Vector ALU", "XVE_INST_EXECUTED_ALU0_ALL", "XVE_INST_EXECUTED_ALU1_ALL",
-     "XVE_INST_EXECUTED_ALU0_ALL+ALU1_ALL", 2},
-    {"Vector Load/Store", "XVE_INST_EXECUTED_SEND_ALL", NULL, "XVE_INST_EXECUTED_SEND_ALL", 1},
-    {"MXU", "XVE_INST_EXECUTED_XMX_ALL", NULL, "XVE_INST_EXECUTED_XMX_ALL", 1},
-    {"XU", NULL, NULL, NULL, 0},
-    {"RPU", NULL, NULL, NULL, 0},
-};
+static double sum_of(const dm_sums_t *s, const char *name, int *have)
+{
+    return pa_dm_sum(s->np, s->v, s->nm, name, have);
+}
 
 static int produce_unit(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
 {
     static dm_sums_t sums[16];
-    int n;
+    int n, h = 0;
     int rc = load_sums(db, req, sums, 16, &n, err, errsz);
     if (rc != PA_REP_OK)
         return rc;
     for (int i = 0; i < n; i++)
-        for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
+        for (size_t u = 0; u < pa_dm_nunits; u++) {
             const dm_sums_t *s = &sums[i];
+            const pa_dm_unit_t *un = &pa_dm_units[u];
             int h1 = 0, h2 = 0;
-            double a = units[u].m1 ? sum_of(s, units[u].m1, &h1) : 0;
-            if (units[u].m2)
-                a += sum_of(s, units[u].m2, &h2);
+            double a = un->m1 ? sum_of(s, un->m1, &h1) : 0;
+            if (un->m2)
+                a += sum_of(s, un->m2, &h2);
             pa_table_add_int(t, s->dev);
-            pa_table_add_str(t, units[u].unit, strlen(units[u].unit));
+            pa_table_add_str(t, un->unit, strlen(un->unit));
             if (!h1) { /* no Intel counterpart (or the group lacks it): shown as such */
                 pa_table_add_str(t, "-", 1);
                 pa_table_add_none(t);
                 pa_table_add_none(t);
-                const char *na = units[u].m1 ? "n/a (counter not in group)" : "n/a (no Intel counterpart)";
+                const char *na = un->m1 ? "n/a (counter not in group)" : "n/a (no Intel counterpart)";
                 pa_table_add_str(t, na, strlen(na));
                 pa_table_add_none(t);
                 continue;
             }
-            double peak = units[u].rate * (double)s->eus * s->clocks;
-            pa_table_add_str(t, units[u].label, strlen(units[u].label));
+            double peak = un->rate * (double)s->pk.xve_count * sum_of(s, "GpuCoreClocks", &h);
+            pa_table_add_str(t, un->label, strlen(un->label));
             pa_table_add_int(t, (int64_t)a);
             if (peak > 0)
                 pa_table_add_int(t, (int64_t)peak);
@@ -252,39 +259,29 @@ static int produce_unit(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, 
     return PA_REP_OK;
 }
 
-/* DMA paths: peak bandwidth in B/s; 0 = not known from what the DB holds. */
-static const struct { const char *path, *metric; int mem_peak; } paths[] = {
-    {"HBM read (HBM->VMem)", "GPU_MEMORY_BYTE_READ", 1},
-    {"HBM write (VMem->HBM)", "GPU_MEMORY_BYTE_WRITE", 1},
-    {"HIB->HBM (host to device)", "COPY_BYTE_H2D", 0},
-    {"HBM->HIB (device to host)", "COPY_BYTE_D2H", 0},
-    {"HBM->HBM (device to device)", "COPY_BYTE_D2D", 1},
-    {"ICI (peer device)", "COPY_BYTE_PEER", 0},
-    {"Fill", "FILL_BYTE", 1},
-};
-
 static int produce_dma(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
 {
     static dm_sums_t sums[16];
-    int n;
+    int n, h = 0;
     int rc = load_sums(db, req, sums, 16, &n, err, errsz);
     if (rc != PA_REP_OK)
         return rc;
     for (int i = 0; i < n; i++)
-        for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        for (size_t p = 0; p < pa_dm_npaths; p++) {
             const dm_sums_t *s = &sums[i];
+            const pa_dm_path_t *pa = &pa_dm_paths[p];
             int have = 0;
-            double b = sum_of(s, paths[p].metric, &have);
+            double b = sum_of(s, pa->metric, &have);
             pa_table_add_int(t, s->dev);
-            pa_table_add_str(t, paths[p].path, strlen(paths[p].path));
-            pa_table_add_str(t, have ? paths[p].metric : "-", have ? strlen(paths[p].metric) : 1);
+            pa_table_add_str(t, pa->path, strlen(pa->path));
+            pa_table_add_str(t, have ? pa->metric : "-", have ? strlen(pa->metric) : 1);
             if (!have) {
                 pa_table_add_none(t);
                 pa_table_add_none(t);
                 pa_table_add_none(t);
                 continue;
             }
-            double peak = paths[p].mem_peak ? s->mem_bps * s->gputime / 1e9 : 0;
+            double peak = pa_dm_path_bps(pa, &s->pk) * sum_of(s, "GpuTime", &h) / 1e9;
             pa_table_add_int(t, (int64_t)b);
             if (peak > 0)
                 pa_table_add_int(t, (int64_t)peak);
@@ -298,7 +295,7 @@ static int produce_dma(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, c
 
 PA_REPORT_DEF(r_dm_unit, "unit_util_sum", "Execution Unit Utilization Summary", NULL, NULL,
     "Per device and TPU-viewer execution unit: instructions achieved over the device metric intervals\n"
-    "(PROFAGENT_METRICS=ComputeBasic) against the peak rate per cycle x XVE count (ZE_DEVICES.cuCount)\n"
+    "(PROFAGENT_METRICS=ComputeBasic) against the peak rate per cycle x XVE count (METRIC_DEVICES.xveCount)\n"
     "x GpuCoreClocks of those intervals. Mapping (docs/utilization.md): Scalar Unit = CONTROL pipe\n"
     "(1/cycle), Vector ALU = ALU0 + ALU1 (2/cycle), Vector Load/Store = SEND pipe (1/cycle, loads and\n"
     "stores not split), MXU = XMX (1/cycle); XU and RPU have no Intel counterpart and are shown as\n"
@@ -308,9 +305,10 @@ PA_REPORT_DEF(r_dm_unit, "unit_util_sum", "Execution Unit Utilization Summary", 
 PA_REPORT_DEF(r_dm_dma, "dma_util_sum", "DMA Path Utilization Summary", NULL, NULL,
     "Per device and DMA path: bytes over the device metric intervals against the peak bytes over\n"
     "those intervals. Device memory paths (GPU_MEMORY_BYTE_READ/WRITE, device-to-device copies, fills)\n"
-    "use the memory bus peak memClockHz x 2 (DDR) x memBusWidth / 8 (ZE_DEVICES), which reads and\n"
-    "writes share; host<->device and peer paths have no peak in the DB (PCIe and link peaks come from\n"
-    "sysman, not collected) and show '-'. Options as unit_util_sum.",
+    "use the memory bus peak (METRIC_DEVICES.memPeakBps: sysman maxBandwidth, else memory clock x 2\n"
+    "x bus width / 8), which reads and writes share; host<->device paths the PCIe peak per direction\n"
+    "(METRIC_DEVICES.pciePeakBps: sysman zesDevicePciGetProperties maxSpeed.maxBandwidth); the peer\n"
+    "path has no peak in Level Zero and shows '-'. Options as unit_util_sum.",
     opts_util, cols_dma, produce_dma);
 
 const pa_report_def_t *const pa_reports_dm[] = {&r_dm_trace, &r_dm_unit, &r_dm_dma, NULL};

@@ -1,39 +1,71 @@
-/* writer_dm.c - device metric streams (METRIC_DEVICES, METRIC_NAMES, METRIC_SAMPLES): one row per
- * device, metric and sample interval, as the driver's calculator gave the values. */
+/* writer_dm.c - device metric streams: METRIC_DEVICES, METRIC_NAMES, METRIC_INTERVALS (one row per
+ * device and interval [startNs, startNs + durationNs) on host ns, the group's values as columns
+ * v0..v63; consecutive intervals of a device tile its stream), the METRIC_SAMPLES view (one row per
+ * device, metric and interval), METRIC_SYSMAN; the exit summary's utilization section. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/pa_devmetrics.h"
 #include "../common/pa_log.h"
+#include "writer_dm.h"
 #include "writer_internal.h"
 
 static const char dm_schema_sql[] =
     /* one row per device whose streamer was tried; state 1 streaming, 3 failed (result = the
      * ze_result_t); periodNs = the period the driver chose; droppedReads = reads answered
-     * ZE_RESULT_WARNING_DROPPED_DATA (intervals were lost before them) */
+     * ZE_RESULT_WARNING_DROPPED_DATA (intervals were lost before them); the properties the peaks
+     * come from (docs/utilization.md; NULL = the device did not say) */
     "CREATE TABLE METRIC_DEVICES(deviceId INTEGER PRIMARY KEY, groupName TEXT, state INTEGER,"
-    " periodNs INTEGER, result INTEGER, intervals INTEGER DEFAULT 0, droppedReads INTEGER DEFAULT 0);"
-    /* the group's metrics in the driver's order, with their result units */
+    " periodNs INTEGER, result INTEGER, intervals INTEGER DEFAULT 0, droppedReads INTEGER DEFAULT 0,"
+    " xveCount INTEGER, threadsPerXve INTEGER, coreClockMHz INTEGER, memPeakBps INTEGER, pciePeakBps INTEGER);"
+    /* the group's metrics in the driver's order, with their result units; value column v<metricId> */
     "CREATE TABLE METRIC_NAMES(deviceId INTEGER, metricId INTEGER, name TEXT, unit TEXT,"
     " PRIMARY KEY(deviceId, metricId));"
-    /* one row per device, metric and interval [startNs, startNs + durationNs) (host ns);
-     * consecutive intervals of a device tile its stream */
-    "CREATE TABLE METRIC_SAMPLES(deviceId INTEGER, startNs INTEGER, durationNs INTEGER, metricId INTEGER,"
-    " value REAL);";
+    /* sysman readings beside the stream (zes_api.h counters as read; NULL = not given) */
+    "CREATE TABLE METRIC_SYSMAN(deviceId INTEGER, hostNs INTEGER, engineTimestampUs INTEGER,"
+    " allActiveUs INTEGER, computeActiveUs INTEGER, copyActiveUs INTEGER, memTimestampUs INTEGER,"
+    " memReadBytes INTEGER, memWriteBytes INTEGER, pciTimestampUs INTEGER, pciRxBytes INTEGER,"
+    " pciTxBytes INTEGER);";
+
+#define DM_VCOLS 64 /* value columns v0..v63: the reader's bound on a group's metrics (a fixed layout
+                        * every session shares, so DBs merge; unused columns hold NULL) */
 
 static struct {
-    pa_bulk_t samples;
-    int open;
-    char *summary;
-    size_t summary_len;
+    sqlite3_stmt *ins; /* one-row INSERT into METRIC_INTERVALS (a short statement prepares fast) */
+    char *ranges;   /* the summary's busiest-ranges lines, rendered at finish */
+    size_t ranges_len;
 } wd;
+
+/* METRIC_INTERVALS (one row per device and interval, v<k> = value of metric k of METRIC_NAMES)
+ * and its narrow view METRIC_SAMPLES (pure SQL, any SQLite client reads it). */
+static int make_intervals(sqlite3 *db)
+{
+    char sql[8192];
+    size_t l = (size_t)snprintf(sql, sizeof sql, "CREATE TABLE METRIC_INTERVALS(deviceId INTEGER, startNs INTEGER,"
+                                " durationNs INTEGER");
+    for (int k = 0; k < DM_VCOLS; k++)
+        l += (size_t)snprintf(sql + l, sizeof sql - l, ", v%d REAL", k);
+    l += (size_t)snprintf(sql + l, sizeof sql - l, "); CREATE VIEW METRIC_SAMPLES(deviceId, startNs, durationNs, metricId,"
+                          " value) AS SELECT i.deviceId, i.startNs, i.durationNs, n.metricId, CASE n.metricId");
+    for (int k = 0; k < DM_VCOLS; k++)
+        l += (size_t)snprintf(sql + l, sizeof sql - l, " WHEN %d THEN i.v%d", k, k);
+    snprintf(sql + l, sizeof sql - l, " END FROM METRIC_INTERVALS i JOIN METRIC_NAMES n ON n.deviceId = i.deviceId"
+             " AND n.metricId < %d;", DM_VCOLS);
+    return pa_db_exec(db, sql);
+}
 
 static int dm_create_schema(sqlite3 *db)
 {
-    if (pa_db_exec(db, dm_schema_sql) != 0)
+    wd.ins = NULL;
+    if (pa_db_exec(db, dm_schema_sql) != 0 || make_intervals(db) != 0)
         return -1;
-    wd.open = pa_bulk_init(&wd.samples, db, "METRIC_SAMPLES(deviceId,startNs,durationNs,metricId,value)", 5, 200) == 0;
-    return wd.open ? 0 : -1;
+    char sql[1024];
+    size_t l = (size_t)snprintf(sql, sizeof sql, "INSERT INTO METRIC_INTERVALS VALUES(?,?,?");
+    for (int k = 0; k < DM_VCOLS; k++)
+        l += (size_t)snprintf(sql + l, sizeof sql - l, ",?");
+    snprintf(sql + l, sizeof sql - l, ")");
+    return sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &wd.ins, NULL) == SQLITE_OK ? 0 : -1;
 }
 
 static int step_done(sqlite3_stmt *st)
@@ -48,8 +80,9 @@ static int on_device(sqlite3 *db, const pa_record_t *r, const uint8_t *p)
     const char *s = (const char *)p, *end = s + r->len;
     const char *group = s && r->len ? s : "";
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO METRIC_DEVICES(deviceId,groupName,state,periodNs,result)"
-                           " VALUES(?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, "INSERT INTO METRIC_DEVICES(deviceId,groupName,state,periodNs,result) VALUES(?,?,?,?,?)"
+                           " ON CONFLICT(deviceId) DO UPDATE SET groupName = excluded.groupName, state = excluded.state,"
+                           " periodNs = excluded.periodNs, result = excluded.result", -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_int64(st, 1, (int64_t)r->u.raw[0]);
     sqlite3_bind_text(st, 2, group, (int)strnlen(group, r->len), SQLITE_TRANSIENT);
@@ -62,8 +95,8 @@ static int on_device(sqlite3 *db, const pa_record_t *r, const uint8_t *p)
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     s += strnlen(s, r->len) + 1;
-    int rc = 0;
-    for (int64_t k = 0; s < end && rc == 0; k++) {
+    int rc = 0, k = 0;
+    for (; s < end && rc == 0; k++) {
         const char *name = s;
         s += strnlen(s, (size_t)(end - s)) + 1;
         const char *unit = s < end ? s : "";
@@ -86,20 +119,30 @@ static int on_samples(sqlite3 *db, const pa_record_t *r, const uint8_t *p)
     size_t esz = 16 + 8 * (size_t)nm;
     if (!p || nm == 0 || nm > 1024 || (uint64_t)r->len < n * esz)
         return 0; /* truncated/malformed record: its intervals are not stored */
+    sqlite3_stmt *ins = wd.ins;
+    if (!ins)
+        return -1;
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *e = p + i * esz;
         uint64_t start, dur;
         memcpy(&start, e, 8);
         memcpy(&dur, e + 8, 8);
-        for (uint64_t k = 0; k < nm; k++) {
+        sqlite3_bind_int64(ins, 1, (int64_t)dev);
+        sqlite3_bind_int64(ins, 2, (int64_t)start);
+        sqlite3_bind_int64(ins, 3, (int64_t)dur);
+        for (uint64_t k = 0; k < DM_VCOLS; k++) {
             double v;
+            if (k >= nm) {
+                sqlite3_bind_null(ins, 4 + (int)k);
+                continue;
+            }
             memcpy(&v, e + 16 + 8 * k, 8);
-            pa_bulk_int(&wd.samples, (int64_t)dev);
-            pa_bulk_int(&wd.samples, (int64_t)start);
-            pa_bulk_int(&wd.samples, (int64_t)dur);
-            pa_bulk_int(&wd.samples, (int64_t)k);
-            pa_bulk_double(&wd.samples, v);
+            sqlite3_bind_double(ins, 4 + (int)k, v);
         }
+        int rc = sqlite3_step(ins);
+        sqlite3_reset(ins);
+        if (rc != SQLITE_DONE)
+            return -1;
     }
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "UPDATE METRIC_DEVICES SET intervals = intervals + ?, droppedReads = max(droppedReads, ?)"
@@ -111,67 +154,89 @@ static int on_samples(sqlite3 *db, const pa_record_t *r, const uint8_t *p)
     return step_done(st);
 }
 
+static void bind_u64(sqlite3_stmt *st, int i, uint64_t v)
+{
+    if (v == PA_DM_SYSMAN_NONE)
+        sqlite3_bind_null(st, i);
+    else
+        sqlite3_bind_int64(st, i, (int64_t)v);
+}
+
+static int on_peaks(sqlite3 *db, const pa_record_t *r, const uint8_t *p)
+{
+    pa_dm_peaks_t pk;
+    if (!p || r->len < sizeof pk)
+        return 0;
+    memcpy(&pk, p, sizeof pk);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "UPDATE METRIC_DEVICES SET xveCount = nullif(?1, 0), threadsPerXve = nullif(?2, 0),"
+                           " coreClockMHz = nullif(?3, 0), memPeakBps = nullif(?4, 0), pciePeakBps = nullif(?5, 0)"
+                           " WHERE deviceId = ?6", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, pk.xve_count);
+    sqlite3_bind_int64(st, 2, pk.threads_per_xve);
+    sqlite3_bind_int64(st, 3, pk.core_mhz);
+    sqlite3_bind_int64(st, 4, (int64_t)pk.mem_peak_bps);
+    sqlite3_bind_int64(st, 5, (int64_t)pk.pcie_peak_bps);
+    sqlite3_bind_int64(st, 6, (int64_t)r->u.raw[0]);
+    return step_done(st);
+}
+
+static int on_sysman(sqlite3 *db, const pa_record_t *r, const uint8_t *p)
+{
+    pa_dm_sysman_t v;
+    if (!p || r->len < sizeof v)
+        return 0;
+    memcpy(&v, p, sizeof v);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "INSERT INTO METRIC_SYSMAN VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, v.device);
+    sqlite3_bind_int64(st, 2, (int64_t)v.host_ns);
+    const uint64_t col[] = {v.engine_ts_us, v.active_us[0], v.active_us[1], v.active_us[2], v.mem_ts_us,
+                            v.mem_read, v.mem_write, v.pci_ts_us, v.pci_rx, v.pci_tx};
+    for (int i = 0; i < 10; i++)
+        bind_u64(st, 3 + i, col[i]);
+    return step_done(st);
+}
+
 static int dm_on_record(sqlite3 *db, const pa_record_t *r, const uint8_t *p)
 {
     switch (r->kind) {
     case PA_SP_DM_DEVICE: return on_device(db, r, p);
     case PA_SP_DM_SAMPLES: return on_samples(db, r, p);
+    case PA_SP_DM_PEAKS: return on_peaks(db, r, p);
+    case PA_SP_DM_SYSMAN: return on_sysman(db, r, p);
     default: return 0;
     }
-}
-
-/* The exit-summary section: per device, one line per unit and path (the reports themselves). */
-static void render_summary(sqlite3 *db)
-{
-    free(wd.summary);
-    wd.summary = NULL;
-    sqlite3_stmt *st = NULL;
-    int64_t n = 0;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM METRIC_DEVICES WHERE state = 1", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    if (!n)
-        return;
-    FILE *m = open_memstream(&wd.summary, &wd.summary_len);
-    if (!m)
-        return;
-    fprintf(m, "\n== Device utilization (achieved / peak over the metric intervals of %lld device(s)) ==\n",
-            (long long)n);
-    static const char *const specs[] = {"unit_util_sum", "dma_util_sum"};
-    pa_sqlfn_register(db);
-    for (int i = 0; i < 2; i++) {
-        pa_report_req_t *req = NULL;
-        char err[256];
-        if (pa_report_parse(specs[i], &req, err, sizeof err) != PA_REP_OK)
-            continue;
-        if (pa_report_run(db, req, PA_FMT_TABLE, m, err, sizeof err) != PA_REP_OK)
-            fprintf(m, "  (%s)\n", err);
-        pa_report_req_free(req);
-    }
-    fclose(m);
-}
-
-static void dm_summary(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res)
-{
-    (void)meta;
-    (void)res;
-    if (wd.summary)
-        fwrite(wd.summary, 1, wd.summary_len, out);
-    free(wd.summary);
-    wd.summary = NULL;
 }
 
 static int dm_finish(sqlite3 *db)
 {
     int rc = 0;
-    if (wd.open) {
-        rc |= pa_bulk_finish(&wd.samples);
-        wd.open = 0;
+    sqlite3_finalize(wd.ins);
+    wd.ins = NULL;
+    rc |= pa_db_exec(db, "CREATE INDEX METRIC_INTERVALS_dev ON METRIC_INTERVALS(deviceId, startNs);");
+    free(wd.ranges);
+    wd.ranges = NULL;
+    wd.ranges_len = 0;
+    FILE *m = open_memstream(&wd.ranges, &wd.ranges_len);
+    if (m) {
+        pa_dm_summary_ranges(db, m);
+        fclose(m);
     }
-    rc |= pa_db_exec(db, "CREATE INDEX METRIC_SAMPLES_dev ON METRIC_SAMPLES(deviceId, startNs, metricId);");
-    render_summary(db);
     return rc ? -1 : 0;
+}
+
+static void dm_summary(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res)
+{
+    (void)meta;
+    if (res && res->ndm)
+        pa_dm_summary_units(out, res->dm, res->ndm);
+    if (wd.ranges && res && res->ndm)
+        fwrite(wd.ranges, 1, wd.ranges_len, out);
+    free(wd.ranges);
+    wd.ranges = NULL;
 }
 
 const pa_writer_source_t pa_writer_source_dm = {

@@ -17,7 +17,8 @@ EXPECTED = [
     ("spool_compress_rate", "MB/s"), ("spool_compress_event_rate", "events/s"),
     ("exit_time_per_1M_events", "s"), ("rss_growth_vs_none", "MiB"), ("rss_growth_10x_events", "MiB"), ("rss_growth_30x_events", "MiB"),
     ("slowdown_gemm", "ratio"), ("slowdown_multithread", "ratio"),
-    ("slowdown_gemm_pc_sampling", "ratio"), ("pcs_agg_ns_per_entry", "ns"), ("pcs_agg_samples_per_s", "samples/s"),
+    ("slowdown_gemm_pc_sampling", "ratio"), ("slowdown_gemm_metrics", "ratio"), ("metric_db_bytes_per_sample", "bytes"),
+    ("pcs_agg_ns_per_entry", "ns"), ("pcs_agg_samples_per_s", "samples/s"),
 ]
 
 # every figure of the overhead goal table gets a verdict line

@@ -1,0 +1,46 @@
+/* writer_dm.h - the device-utilization model shared by the exit summary and the reports: TPU
+ * viewer units and DMA paths mapped to Intel counters (docs/utilization.md). */
+#ifndef PA_WRITER_DM_H
+#define PA_WRITER_DM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+#include "../agg/agg.h"
+
+/* An execution unit (spec/tpu-utilization-viewer.ja.txt) and its Intel pipe counter(s): achieved =
+ * m1 (+ m2) instructions, peak = rate x XVE count x GpuCoreClocks; m1 NULL = no Intel counterpart. */
+typedef struct pa_dm_unit { const char *unit, *m1, *m2, *label; double rate; } pa_dm_unit_t;
+/* A DMA path: achieved = metric bytes, peak = bandwidth x GpuTime (PA_DM_PEAK_*). */
+enum { PA_DM_PEAK_NONE = 0, PA_DM_PEAK_MEM = 1, PA_DM_PEAK_PCIE = 2 };
+typedef struct pa_dm_path { const char *path, *metric; int peak; } pa_dm_path_t;
+
+extern const pa_dm_unit_t pa_dm_units[];
+extern const size_t pa_dm_nunits;
+extern const pa_dm_path_t pa_dm_paths[];
+extern const size_t pa_dm_npaths;
+
+/*! pa_dm_sum() : the sum of metric `name` among n (names, sums); *have = 0 when the group lacks it. */
+double pa_dm_sum(const char *const *names, const double *sums, uint32_t n, const char *name, int *have);
+/*! pa_dm_path_bps() : peak bandwidth (B/s) of path p from a device's peaks; 0 = none known. */
+double pa_dm_path_bps(const pa_dm_path_t *p, const pa_dm_peaks_t *pk);
+
+/*! pa_dm_slack_ns() : how far apart a kernel's and a metric interval's edges may be and still
+ *  "overlap" (ns): kernel times and metric intervals are placed on host time with separate clock
+ *  pairs — the ze source's is the midpoint of its own clock around zeDeviceGetGlobalTimestamps
+ *  (uncertain by half that call, ~0.5-1 us measured under load), the reader's the driver's pair —
+ *  so two device ticks (ZE_DEVICES.timerHz) plus PA_DM_PAIR_SLACK_NS. */
+#define PA_DM_PAIR_SLACK_NS 5000
+long long pa_dm_slack_ns(sqlite3 *db);
+
+/*! pa_dm_summary_units() : the exit summary's utilization section from the aggregator's online
+ *  sums: per device, one line per unit and DMA path with achieved / peak, Util % and a text bar. */
+void pa_dm_summary_units(FILE *out, const pa_dm_dev_res_t *dm, size_t n);
+/*! pa_dm_summary_ranges() : the busiest HGTX ranges by compute utilization (the busiest unit over
+ *  the metric intervals overlapping each range's device work, counted once), from the DB; prints
+ *  nothing without ranges or metric intervals. */
+void pa_dm_summary_ranges(sqlite3 *db, FILE *out);
+
+#endif
