@@ -138,9 +138,17 @@ int pa_cli_export(int argc, char **argv)
         if (rc && !dev)
             remove(tmp);
     }
-    if (rc == PA_CLI_OK && !to_stdout)
-        fprintf(stderr, "profagent: export: %s: %ld events on %zu tracks (%zu flows, %zu counter samples)\n",
-                out_path, n, tl.ntracks, tl.nflows, tl.ncounters);
+    if (rc == PA_CLI_OK && !to_stdout) {
+        /* the timeline's own counts, the same whatever the format; the format's unit after
+         * them (a slice is one "X" event in JSON, a begin and an end TrackEvent in the proto,
+         * a flow two JSON events but a field of the slices in the proto) */
+        size_t marks = 0;
+        for (size_t i = 0; i < tl.nslices; i++)
+            marks += tl.slices[i].cat == PA_TL_MARK;
+        fprintf(stderr, "profagent: export: %s: %zu slices, %zu instants, %zu counter samples, %zu flows on %zu"
+                " tracks (%ld %s)\n", out_path, tl.nslices - marks, marks, tl.ncounters, tl.nflows, tl.ntracks, n,
+                proto ? "TrackEvents" : "JSON trace events");
+    }
     pa_tl_free(&tl);
     return rc;
 }

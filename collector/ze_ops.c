@@ -513,12 +513,21 @@ static uint8_t mem_kind(void *ctx, const void *ptr)
 /* ---- append hooks ---- */
 static __thread uint32_t cur_cmd __attribute__((tls_model("initial-exec"))) = PA_ZE_CMD_NONE;
 
+/* A barrier's own event, substituted by an agent event (append_begin): signalled by a second
+ * barrier appended right after it (append_end). */
+static __thread ze_event_handle_t cur_app_signal __attribute__((tls_model("initial-exec")));
+
 /* Prologue of every append: a command describing the operation; substitutes an agent
- * timestamp event when the application passed none. */
+ * timestamp event when the application passed none, or when it passed one to a barrier: an
+ * application waits on a barrier's event and host-resets it at once, which in a re-executed
+ * regular list could come before the harvest list copied its timestamps (lost). The barrier
+ * then signals an agent event the application never sees, and a barrier appended after it
+ * signals the application's event (append_end): same order, same waits. */
 static void append_begin(int api, ze_command_list_handle_t list, ze_event_handle_t *signal,
                          uint32_t kind, ze_kernel_handle_t kernel, const ze_group_count_t *groups)
 {
     cur_cmd = PA_ZE_CMD_NONE;
+    cur_app_signal = NULL;
     pa_ze_obj_info_t *li = pa_ze_obj_get(list);
     uint32_t ci = cmd_alloc();
     if (ci == PA_ZE_CMD_NONE) {
@@ -549,7 +558,8 @@ static void append_begin(int api, ze_command_list_handle_t list, ze_event_handle
             c->op.grid[2] = groups->groupCountZ;
         }
     }
-    if (*signal) {
+    ze_event_handle_t app_ev = kind == PA_ZE_OP_BARRIER && li && pa_ze.zeCommandListAppendBarrier ? *signal : NULL;
+    if (*signal && !app_ev) {
         /* an IPC pool's event carries no device times: no event, the op is counted uncollected */
         pa_ze_obj_info_t *ei = pa_ze_obj_get(*signal);
         c->event = ei && ei->type == PA_ZE_OBJ_NOTS_EVENT ? NULL : *signal;
@@ -562,6 +572,10 @@ static void append_begin(int api, ze_command_list_handle_t list, ze_event_handle
             c->ev_index = idx;
             c->event = p->ev[idx];
             *signal = c->event;  /* the driver signals our event; the app never sees it */
+            cur_app_signal = app_ev;
+        } else if (app_ev) { /* no agent event: the barrier keeps the application's */
+            pa_ze_obj_info_t *ei = pa_ze_obj_get(app_ev);
+            c->event = ei && ei->type == PA_ZE_OBJ_NOTS_EVENT ? NULL : app_ev;
         }
         pa_guard_leave();
     }
@@ -578,12 +592,18 @@ static void cmd_release(uint32_t ci)
 static void append_end(void *list_h, int32_t result, uint64_t corr, uint64_t t0, uint64_t t1)
 {
     uint32_t ci = cur_cmd;
+    ze_event_handle_t app_ev = cur_app_signal;
     cur_cmd = PA_ZE_CMD_NONE;
+    cur_app_signal = NULL;
     if (ci == PA_ZE_CMD_NONE)
         return;
     pa_ze_cmd_t *c = &cmds[ci];
     pa_ze_obj_info_t *li = pa_ze_obj_get(list_h);
     pa_guard_enter();
+    /* the application's barrier event, after the barrier that signals ours (append_begin); if
+     * even that append fails the result is the application's to see on its next call */
+    if (app_ev && result == ZE_RESULT_SUCCESS)
+        pa_ze.zeCommandListAppendBarrier(list_h, app_ev, 0, NULL);
     if (result != ZE_RESULT_SUCCESS || (!c->event && (!li || li->immediate))) {
         if (result == ZE_RESULT_SUCCESS)
             atomic_fetch_add(&pa_ze_uncollected, 1); /* no event could be had */

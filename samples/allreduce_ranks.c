@@ -14,7 +14,7 @@
 #include <time.h>
 
 static const char *MODULE_TEXT = "SIMDEV-MODULE 1\nkernel allreduce_sum_f32\n";
-#define KEY 7u   /* the communicator: one per job (the driver scopes keys to the mpirun launch) */
+#define KEY 7u   /* the communicator, within the job SIMDEV_COMM_JOB names */
 
 static float input(uint32_t r, uint32_t it, uint32_t i) { return (float)((r + 1) * (i % 13) + it); }
 
@@ -59,6 +59,16 @@ int main(int argc, char **argv)
     if (rank_from_env(&rank, &size) != 0)
         return 2;
     uint32_t late = (uint32_t)sample_arg_u64(argc, argv, 4, "LATE_RANK", size - 1, 0, size - 1);
+    /* the communicator spans the job: name it before the driver is loaded (a NCCL program would
+     * broadcast its unique id); the launch id of mpirun unless the user named one */
+    const char *jobid = getenv("PMIX_NAMESPACE") ? getenv("PMIX_NAMESPACE") : getenv("OMPI_MCA_ess_base_jobid");
+    if (!getenv("SIMDEV_COMM_JOB") && jobid)
+        setenv("SIMDEV_COMM_JOB", jobid, 0);
+    if (!getenv("SIMDEV_COMM_JOB") && size > 1) {
+        fprintf(stderr, "allreduce_ranks: no job id (PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid) and no SIMDEV_COMM_JOB: "
+                        "set SIMDEV_COMM_JOB to the same name in every rank\n");
+        return 2;
+    }
     sample_env_t env;
     sample_env_init(&env, rank + 1); /* rank r runs on device r */
     ze_device_handle_t dev = env.devices[rank];

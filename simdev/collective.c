@@ -19,9 +19,10 @@
 #include "pa_sd_internal.h"
 
 /*
- * A communicator is (job, key). The job is SIMDEV_COMM_JOB, else the id of the mpirun launch
- * (PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid: set per launch, unlike a batch allocation's id), else
- * the process itself: then the segment is private memory and only devices of this process meet.
+ * A communicator is (job, key). The job is SIMDEV_COMM_JOB, set by the application (as a NCCL
+ * application broadcasts its unique id; samples/allreduce_ranks takes its mpirun launch's id) or
+ * the user; without it the communicator is the process's own: private memory, only devices of
+ * this process meet (a single-process program run N times under mpirun stays N programs).
  * A job segment is the POSIX shared memory object /simdev-ar-<uid>-<job>-<key>.
  *
  * Each operation: every rank stores its element count, barrier, n = the smallest count; then per
@@ -78,10 +79,6 @@ static const char *coll_job(char *buf, size_t sz)
 {
     const char *v;
     if ((v = getenv("SIMDEV_COMM_JOB")) && *v)
-        snprintf(buf, sz, "%s", v);
-    else if ((v = getenv("PMIX_NAMESPACE")) && *v)
-        snprintf(buf, sz, "%s", v);
-    else if ((v = getenv("OMPI_MCA_ess_base_jobid")) && *v)
         snprintf(buf, sz, "%s", v);
     else
         buf[0] = '\0';

@@ -14,6 +14,13 @@ GEMM = os.path.join(B, "bin", "gemm")
 fails = []
 
 
+def preload(lib):
+    """LD_PRELOAD for the agent: the ASan runtime first when it is a sanitizer build."""
+    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
+    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
+    return ":".join(asan + [lib])
+
+
 def check(cond, msg):
     if not cond:
         fails.append(msg)
@@ -23,7 +30,7 @@ def check(cond, msg):
 def run(argv, env_extra=None, want_rc=0):
     d = tempfile.mkdtemp(prefix="pa_dm_")
     db = os.path.join(d, "t.db")
-    env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=SIMDEV, PROFAGENT_OUTPUT=db, LD_PRELOAD=AGENT,
+    env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=SIMDEV, PROFAGENT_OUTPUT=db, LD_PRELOAD=preload(AGENT), ASAN_OPTIONS="detect_leaks=0",
                PROFAGENT_SUMMARY="none")
     env.update(env_extra or {})
     p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)

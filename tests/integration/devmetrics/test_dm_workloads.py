@@ -18,6 +18,13 @@ APP = os.path.join(B, "bin", "utilization")
 SPV = os.path.join(B, "share")
 fails = []
 
+
+def preload(lib):
+    """LD_PRELOAD for the agent: the ASan runtime first when it is a sanitizer build."""
+    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
+    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
+    return ":".join(asan + [lib])
+
 N_XVE, CLOCK_MHZ, TRIPS, SIMD = 256, 1600, 16, 8      # simdev README "Peaks", "ISA model"
 MEM_BPS, PCIE_BPS = 1600e6 * 2 * 256 / 8, 31.5e9       # 102.4e9 B/s, PCIe 4.0 x16 per direction
 SEND_CLASSES = (3, 4, 5, 6, 7, 8)                      # LOAD STORE SLM_LOAD SLM_STORE ATOMIC BARRIER
@@ -42,7 +49,7 @@ def q(db, sql, args=()):
 
 d = tempfile.mkdtemp(prefix="pa_dmw_")
 db = os.path.join(d, "w.db")
-env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=SIMDEV, PROFAGENT_OUTPUT=db, LD_PRELOAD=AGENT,
+env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=SIMDEV, PROFAGENT_OUTPUT=db, LD_PRELOAD=preload(AGENT), ASAN_OPTIONS="detect_leaks=0",
            PROFAGENT_METRICS="ComputeBasic", PROFAGENT_SUMMARY="stderr")
 p = subprocess.run([APP, SPV], env=env, capture_output=True, text=True, timeout=300)
 check(p.returncode == 0 and "utilization: OK" in p.stdout, f"utilization rc {p.returncode}: {p.stderr[-1500:]}")

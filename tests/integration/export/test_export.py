@@ -10,7 +10,7 @@ kernels per device = kern_sum:device=N instances; slices on one track never over
 slice and ends at a device slice, one flow per device operation; HGTX push/pop nesting (depth,
 parent) = hgtx_pushpop_trace's Lvl and ParentId; times relative to the session start with the
 META anchor. The synthetic DB of the CLI tests (MKDB) adds domains, start/end ranges and marks."""
-import csv, io, json, os, stat, shutil, sqlite3, subprocess, sys
+import re, csv, io, json, os, stat, shutil, sqlite3, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pftrace  # noqa: E402
@@ -192,8 +192,24 @@ def check_db(name, db):
             kern_per_dev[d] = n
     ranges = pushpop(db)
     js, pb = os.path.join(WORK, name + ".json"), os.path.join(WORK, name + ".pftrace")
-    export(db, js)
-    export(db, pb, "--format", "perfetto-proto")
+    pj = export(db, js)
+    pp = export(db, pb, "--format", "perfetto-proto")
+    # one summary line per export: the timeline's counts agree between the formats, and with the
+    # JSON file's content; the format's own unit comes after them
+    rx = re.compile(rb"export: .*: (\d+) slices, (\d+) instants, (\d+) counter samples, (\d+) flows on (\d+)"
+                    rb" tracks \((\d+) (JSON trace events|TrackEvents)\)")
+    mj, mp = rx.search(pj.stderr), rx.search(pp.stderr)
+    check(mj and mp and mj.groups()[:5] == mp.groups()[:5],
+          "%s: export counts agree between JSON and proto: %r vs %r" % (name, pj.stderr, pp.stderr))
+    if mj:
+        ev = json.load(open(js))["traceEvents"]
+        per = {ph: sum(1 for e in ev if e["ph"] == ph) for ph in ("X", "i", "C", "s")}
+        got = tuple(int(x) for x in mj.groups()[:4])
+        check(got == (per["X"], per["i"], per["C"], per["s"]), "%s: export counts %r = JSON file %r" % (name, got, per))
+        check(int(mj.group(6)) == per["X"] + per["i"] + per["C"] + 2 * per["s"], "%s: JSON trace events count" % name)
+    if mp:
+        sl, ins = int(mp.group(1)), int(mp.group(2))
+        check(int(mp.group(6)) == 2 * sl + ins + int(mp.group(3)), "%s: TrackEvents = 2 per slice + instants + counters" % name)
     nj = check_json(name, db, js, meta, nops, kern_per_dev, ranges)
     npk = check_pb(name, pb, nops, kern_per_dev, ranges, meta)
     # last memory counter values equal the unreleased bytes per device

@@ -155,12 +155,14 @@ ks = report(db, "kern_sum")
 check(len(ks) == 1 and ks[0][3] == "15", f"reexec kern_sum: {ks}")
 
 # IPC event pool: the agent must not add KERNEL_TIMESTAMP (the spec forbids it, simdev rejects it);
-# the ops signalling an IPC event (the kernel, and the barrier of drain() on the pool's second event:
-# barriers are device operations too) have no device times: counted uncollected, the other one a row
+# the kernel signalling an IPC event has no device times: counted uncollected, the other one a row.
+# The barrier of drain() on the pool's second event signals an agent event instead (a barrier
+# after it signals the IPC event), so it is a row too
 db, _ = run(os.path.join(ZT, "ze_ops_check"), ["ipc"], {"PROFAGENT_SUMMARY": "none"})
 r = q(db, "SELECT end - start FROM ZE_OPS WHERE kind = 1") if db else None
 check(r == [(100000,)], f"ipc: one kernel row of 100 us: {r}")
-check(db and counters(db).get("ze_uncollected_ops") == 2, f"ipc counters: {counters(db) if db else None}")
+check(db and counters(db).get("ze_uncollected_ops") == 1, f"ipc counters: {counters(db) if db else None}")
+check(db and q(db, "SELECT count(*) FROM ZE_OPS WHERE kind = 4") == [(1,)], "ipc: the barrier is a row")
 
 # app event reset on the device while its kernel runs: both kernels, right durations
 db, _ = run(os.path.join(ZT, "ze_ops_check"), ["devreset"], {"PROFAGENT_SUMMARY": "none"})
