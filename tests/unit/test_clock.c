@@ -1,4 +1,5 @@
-/* test_clock.c - pa_clock_ns() (TSC segments following CLOCK_MONOTONIC): close to clock_gettime
+/* test_clock.c - pa_clock_ns() (clock_gettime by default; TSC segments following CLOCK_MONOTONIC
+ * when built with PA_CLOCK_TSC, off for now: a recalibration can leave them ms off): close to clock_gettime
  * through the warm-up and several recalibrations, monotonic on each of 4 threads, segment
  * conversion exact at its start and linear, a recalibration continuous with the old segment. */
 #include <setjmp.h>

@@ -51,7 +51,15 @@ def tiles(db):
 
 
 worst = {}
-for args in (["fork"], ["exit-running"], ["status", "7"], ["segv"], ["abort"]):
+# The fork ending is left out of the sanitizer build: GCC 12's ASan allocator lock is not taken
+# around fork, so a child forked while another thread (here the agent's DB thread in SQLite)
+# allocates can block for ever in its first malloc (seen: the child's simdev engine thread in
+# __sanitizer::Mutex::Lock of the allocator, 1 run in ~60). The release build runs it 20 times.
+ENDINGS = [["fork"], ["exit-running"], ["status", "7"], ["segv"], ["abort"]]
+if "libasan" in preload(AGENT):
+    print("SKIP fork ending in the sanitizer build (its allocator is not fork-safe with threads)")
+    ENDINGS = ENDINGS[1:]
+for args in ENDINGS:
     want, _, e0, _, _ = run(args, agent=False)
     check(want is not None, f"{args} without the agent: {e0[-300:]}")
     for i in range(RUNS):

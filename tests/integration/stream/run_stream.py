@@ -124,7 +124,8 @@ def t_same():
         for (name, style) in sorted(by):
             v = sorted(by[(name, style)])
             k = len(v)
-            med = v[k // 2] if k % 2 else (v[k // 2 - 1] + v[k // 2]) / 2.0
+            # SUMMARY_STATS keeps the median as printed: truncated toward zero (pa_stat_trunc)
+            med = v[k // 2] if k % 2 else (v[k // 2 - 1] + v[k // 2]) // 2
             raw.append((name, style, k, sum(v), v[0], v[-1], float(med)))
         check(agg == raw, "det %s: SUMMARY_STATS of every range = count/total/min/max/median of its rows (%d keys)"
               % (mode, len(raw)))
