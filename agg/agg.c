@@ -2,7 +2,6 @@
 #define _GNU_SOURCE /* pthread_cond_clockwait */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -11,6 +10,7 @@
 
 #include "../common/pa_clock.h"
 #include "../common/pa_log.h"
+#include "../common/pa_thread.h"
 #include "agg_priv.h"
 
 /* Provided by the collector when linked into the agent: marks the calling thread as the
@@ -92,18 +92,7 @@ int pa_agg_start(const pa_agg_config_t *cfg)
     g.agg = a;
     g.poll_ns = cfg->poll_interval_ns ? cfg->poll_interval_ns : PA_AGG_DEFAULT_POLL_NS;
 
-    /* The thread starts with every signal blocked so the application's signals keep going to
-     * the application's threads. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    pthread_t th;
-    int rc = pthread_create(&th, &at, agg_main, a);
-    pthread_attr_destroy(&at);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = pa_thread_spawn(NULL, 0, agg_main, a);
     if (rc != 0) {
         pa_err("agg", "cannot start the aggregator thread: %s", strerror(rc));
         g.agg = NULL;

@@ -18,6 +18,7 @@
 #include "../collector/collector.h"
 #include "../common/pa_clock.h"
 #include "../common/pa_log.h"
+#include "../common/pa_thread.h"
 #include "../common/pa_source.h"
 #include "devmetrics.h"
 
@@ -442,7 +443,7 @@ static int reader_start(dm_dev_t *d, const char *group, uint32_t period_ns)
         pa_dm_sysman_open(d->h, &d->sm);
         emit_peaks(d);
         emit_sysman(d);
-        if (pthread_create(&d->th, NULL, reader_main, d) == 0) {
+        if (pa_thread_spawn(&d->th, 0, reader_main, d) == 0) {
             d->running = 1;
             return 0;
         }

@@ -10,6 +10,7 @@
 #include "pcs_internal.h"
 #include "../common/pa_clock.h"
 #include "../common/pa_log.h"
+#include "../common/pa_thread.h"
 
 #define PCS_WAIT_NS 50000000ull      /* event wait per loop: bounds the stop latency */
 #define PCS_NOTIFY_EVERY 32768u      /* PTI's notifyEveryNReports */
@@ -262,7 +263,7 @@ static int reader_start(reader_t *r, pcs_dev_t *d, uint32_t period)
         return -1;
     }
     emit_dev(r, PA_PCS_DEV_SAMPLING, res);
-    if (pthread_create(&r->th, NULL, reader_main, r) != 0) {
+    if (pa_thread_spawn(&r->th, 0, reader_main, r) != 0) {
         pcs_ze.zetMetricStreamerClose(r->s);
         pcs_ze.zetContextActivateMetricGroups(d->ctx, d->h, 0, NULL);
         pcs_ze.zeEventDestroy(r->ev);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../collector/collector.h"
+#include "../common/pa_thread.h"
 #include "session.h"
 
 /* Why a finisher thread: a signal handler (or _exit called from one) interrupts a thread
@@ -121,17 +122,8 @@ PA_EXPORT void pthread_exit(void *retval)
 
 static void start_finisher(void)
 {
-    sigset_t all, old;
-    sigfillset(&all); /* signals keep going to the application's threads */
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&at, 1u << 20); /* SQLite + summary: well below 1 MiB */
-    pthread_t th;
-    finisher_started = pthread_create(&th, &at, finisher_main, NULL) == 0;
-    pthread_attr_destroy(&at);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* SQLite + summary: well below 1 MiB of stack */
+    finisher_started = pa_thread_spawn(NULL, 1u << 20, finisher_main, NULL) == 0;
 }
 
 int pa_exitpaths_finish_bounded(int sig)

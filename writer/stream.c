@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 
 #include "../common/pa_clock.h"
 #include "../common/pa_log.h"
+#include "../common/pa_thread.h"
 #include "../common/pa_outname.h"
 #include "../common/pa_spool.h"
 #include "writer_internal.h"
@@ -322,18 +322,8 @@ int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&s.cv, &ca);
     pthread_condattr_destroy(&ca);
-    /* every signal blocked: the application's signals go to its threads, and a file size limit
-     * makes a write fail with EFBIG instead of raising SIGXFSZ */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    pthread_t th;
-    int rc = pthread_create(&th, &at, stream_main, NULL);
-    pthread_attr_destroy(&at);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* every signal blocked: a file size limit makes a write fail with EFBIG, no SIGXFSZ */
+    int rc = pa_thread_spawn(NULL, 0, stream_main, NULL);
     if (rc != 0) {
         pa_warn("writer", "cannot start the DB thread (%s): the DB is written at exit", strerror(rc));
         s.commit_ns = 0;
