@@ -207,9 +207,7 @@ static int pa_load_res_threads(sqlite3 *db, uint32_t pid, const pa_agg_results_t
     return rc ? -1 : 0;
 }
 
-/* The median of one summary key recomputed from the trace rows (spec: even count = mean of
- * the two middle values). Returns 0 and *out, or -1 when the category has no trace table here. */
-static int pa_median_from_rows(sqlite3 *db, const pa_stat_row_t *row, double *out)
+int pa_median_from_rows(sqlite3 *db, int cat, const char *key, size_t key_len, int64_t tag, double *out)
 {
     /* Not the median() aggregate: it holds every value of the key in memory, which made the exit
      * RSS grow with the run length exactly when the aggregator's sample budget had run out.
@@ -218,11 +216,14 @@ static int pa_median_from_rows(sqlite3 *db, const pa_stat_row_t *row, double *ou
     "WITH v(d) AS (" from_where ") SELECT avg(d) FROM (SELECT d FROM v ORDER BY d"             \
     " LIMIT 2 - (SELECT count(*) FROM v) % 2 OFFSET ((SELECT count(*) FROM v) - 1) / 2)"
     const char *sql;
-    if (row->cat == PA_CAT_HGTX_RANGE) /* unterminated ranges are left out, as in the aggregates */
+    if (cat == PA_CAT_HGTX_RANGE) /* unterminated ranges are left out, as in the aggregates */
         sql = PA_MEDIAN_SQL("SELECT end - start FROM HGTX_RANGES_NAMED WHERE name = ?1 AND style = ?2"
                             " AND unterminated = 0");
-    else if (row->cat == PA_CAT_OSRT)
+    else if (cat == PA_CAT_OSRT)
         sql = PA_MEDIAN_SQL("SELECT o.end - o.start FROM OSRT_API o JOIN STRING_IDS s ON s.id = o.nameId"
+                            " WHERE s.value = ?1 AND ?2 >= 0");
+    else if (cat == PA_CAT_ZE_API) /* the aggregator's duration: t1 - t0, 0 when t1 <= t0 */
+        sql = PA_MEDIAN_SQL("SELECT max(a.end - a.start, 0) FROM ZE_API a JOIN STRING_IDS s ON s.id = a.nameId"
                             " WHERE s.value = ?1 AND ?2 >= 0");
     else
         return -1;
@@ -231,8 +232,8 @@ static int pa_median_from_rows(sqlite3 *db, const pa_stat_row_t *row, double *ou
     int rc = -1;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return -1;
-    sqlite3_bind_text64(st, 1, row->key, row->key_len, SQLITE_STATIC, SQLITE_UTF8);
-    sqlite3_bind_int64(st, 2, row->tag);
+    sqlite3_bind_text64(st, 1, key, key_len, SQLITE_STATIC, SQLITE_UTF8);
+    sqlite3_bind_int64(st, 2, tag);
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
         *out = sqlite3_column_double(st, 0);
         rc = 0;
@@ -248,7 +249,7 @@ static double pa_writer_stddev(const pa_stat_t *s)
 
 /* SUMMARY_STATS from the aggregates; keys keep the aggregator's STRING id (the spool stored the
  * same bytes under it: OR IGNORE), or PA_WRITER_STRING_SUMMARY + index for rows without one. */
-static int pa_load_summary(sqlite3 *db, const pa_agg_results_t *res)
+static int pa_load_summary(sqlite3 *db, const pa_agg_results_t *res, size_t *npending)
 {
     pa_bulk_t s, t;
     int rc = pa_bulk_init(&s, db, "INSERT OR IGNORE INTO STRING_IDS(id, value)", 2, PA_BATCH);
@@ -258,9 +259,15 @@ static int pa_load_summary(sqlite3 *db, const pa_agg_results_t *res)
         const pa_stat_row_t *row = &res->rows[i];
         int64_t id = pa_writer_summary_key_id(res, row);
         double med = row->st.median;
-        int exact = row->st.median_exact;
-        if (!exact && pa_median_from_rows(db, row, &med) == 0)
+        int exact = row->st.median_exact, pending = 0;
+        /* a key past the sample budget: from its rows now when that is cheap, else by the
+         * first reader (pa_db_prepare_for_readers): the exit does not sort the run's rows */
+        if (!exact && row->st.count <= PA_MEDIAN_EXIT_ROWS &&
+            pa_median_from_rows(db, row->cat, row->key, row->key_len, row->tag, &med) == 0)
             exact = 1;
+        else if (!exact && pa_median_recomputable(row->cat))
+            pending = 1;
+        *npending += (size_t)pending;
         pa_bulk_int(&s, id);
         pa_bulk_text(&s, row->key, row->key_len);
         pa_bulk_int(&t, row->cat);
@@ -272,7 +279,10 @@ static int pa_load_summary(sqlite3 *db, const pa_agg_results_t *res)
         pa_bulk_int(&t, (int64_t)row->st.max);
         /* avg, median, stddev as every report and the summary print them (pa_stat_trunc) */
         pa_bulk_int(&t, pa_stat_trunc(row->st.count ? (double)row->st.total / (double)row->st.count : 0.0));
-        pa_bulk_int(&t, pa_stat_trunc(med));
+        if (pending)
+            pa_bulk_null(&t);
+        else
+            pa_bulk_int(&t, pa_stat_trunc(med));
         pa_bulk_int(&t, pa_stat_trunc(pa_writer_stddev(&row->st)));
         pa_bulk_int(&t, exact);
     }
@@ -452,8 +462,6 @@ pa_dbw_t *pa_dbw_create(const char *db_path, int page_size, int wal, const pa_se
     rc |= pa_db_exec(w->db, "BEGIN");
     rc |= pa_schema_create(w->db);
     rc |= pa_run_sources(w->db, 0);
-    /* indexes exist from the start: they grow with the rows instead of being built at exit */
-    rc |= pa_schema_create_indexes(w->db);
     rc |= pa_write_meta(w->db, meta, NULL);
     w->l.pid_shift = (uint64_t)(meta ? meta->pid : 0) << 32;
     rc |= pa_load_init(&w->l);
@@ -581,8 +589,11 @@ static int pa_dbw_finish_body(pa_dbw_t *w, int truncated, const pa_session_meta_
         rc |= pa_load_counters(db, res, w->l.unknown_kinds);
     }
     rc |= pa_run_sources(db, 1);
+    size_t pending = 0;
     if (res)
-        rc |= pa_load_summary(db, res);
+        rc |= pa_load_summary(db, res, &pending);
+    /* medians left to the first reader (median NULL, medianExact 0 in SUMMARY_STATS) */
+    rc |= pa_meta_set_int(db, "medians_pending", (int64_t)pending);
     return rc ? -1 : 0;
 }
 

@@ -2,8 +2,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "writer_internal.h"
+#include "../common/pa_stddev.h"
 
 /* Reads the 16-byte SQLite header; returns 0 when it is a SQLite 3 file, else err is set. */
 static int pa_check_sqlite_header(const char *path, char *err, size_t errsz)
@@ -91,12 +93,93 @@ static void pa_warn_incomplete(sqlite3 *db, const char *path)
                 path, why);
 }
 
+/* The medians the exit left to the first reader, from the trace rows, stored truncated as the
+ * exit stores them. Returns 0 or -1. */
+static int pa_fill_pending_medians(sqlite3 *db)
+{
+    sqlite3_stmt *sel = NULL, *upd = NULL;
+    int rc = -1;
+    if (sqlite3_prepare_v2(db, "SELECT s.rowid, s.category, s.tag, k.value FROM SUMMARY_STATS s JOIN STRING_IDS k"
+                           " ON k.id = s.nameId WHERE s.median IS NULL AND s.medianExact = 0", -1, &sel, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "UPDATE SUMMARY_STATS SET median = ?2, medianExact = 1 WHERE rowid = ?1", -1, &upd,
+                           NULL) != SQLITE_OK)
+        goto out;
+    int step;
+    while ((step = sqlite3_step(sel)) == SQLITE_ROW) {
+        const char *key = (const char *)sqlite3_column_text(sel, 3);
+        double med;
+        if (!pa_median_recomputable(sqlite3_column_int(sel, 1)) ||
+            pa_median_from_rows(db, sqlite3_column_int(sel, 1), key, (size_t)sqlite3_column_bytes(sel, 3),
+                                sqlite3_column_int64(sel, 2), &med) != 0)
+            continue;
+        sqlite3_reset(upd);
+        sqlite3_bind_int64(upd, 1, sqlite3_column_int64(sel, 0));
+        sqlite3_bind_int64(upd, 2, (int64_t)pa_stat_trunc(med));
+        if (sqlite3_step(upd) != SQLITE_DONE)
+            goto out;
+    }
+    rc = step == SQLITE_DONE ? 0 : -1;
+out:
+    sqlite3_finalize(sel);
+    sqlite3_finalize(upd);
+    return rc;
+}
+
+/* 1 when index `name` exists. */
+static int pa_have_index(sqlite3 *db, const char *name)
+{
+    sqlite3_stmt *st = NULL;
+    int have = 0;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?1", -1, &st, NULL)
+        == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+        have = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return have;
+}
+
+void pa_db_prepare_for_readers(const char *path)
+{
+    sqlite3 *db = NULL;
+    /* read-only first: a finished DB that has everything is not opened for writing at all */
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return;
+    }
+    int todo = pa_meta_int(db, "db_complete") == 1 &&
+               (pa_meta_int(db, "medians_pending") > 0 || !pa_have_index(db, "ZE_API_start"));
+    sqlite3_close(db);
+    db = NULL;
+    if (!todo || access(path, W_OK) != 0 ||
+        sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return;
+    }
+    sqlite3_busy_timeout(db, 2000);
+    /* IMMEDIATE: of two readers opening the DB at once, the second waits and then finds it done */
+    if (pa_sqlfn_register(db) != 0 || sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return;
+    }
+    int rc = 0;
+    if (pa_meta_int(db, "medians_pending") > 0) {
+        rc |= pa_fill_pending_medians(db);
+        rc |= rc ? 0 : pa_meta_set_int(db, "medians_pending", 0);
+    }
+    if (rc == 0 && !pa_have_index(db, "ZE_API_start") && pa_have_index(db, "ZE_OPS_start"))
+        rc |= pa_schema_create_reader_indexes(db);
+    sqlite3_exec(db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(db);
+}
+
 int pa_report_db_open(const char *path, sqlite3 **out, char *err, size_t errsz)
 {
     sqlite3 *db = NULL;
     *out = NULL;
     if (pa_check_sqlite_header(path, err, errsz) != 0)
         return PA_REP_EDATA;
+    pa_db_prepare_for_readers(path);
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         snprintf(err, errsz, "cannot open '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);

@@ -41,24 +41,34 @@ static int pa_cmp_rows(const void *a, const void *b)
     return (x->tag > y->tag) - (x->tag < y->tag);
 }
 
-/* The median of res->rows[idx]: the aggregate's when exact, else the one the writer
- * recomputed from the trace rows into SUMMARY_STATS (so the summary equals the reports). */
-static double pa_row_median(sqlite3 *db, const pa_agg_results_t *res, const pa_stat_row_t *row)
+void pa_summary_median_note(FILE *out, const char *report)
 {
-    double med = row->st.median;
+    fprintf(out, "(Med -: more samples than PROFAGENT_MEDIAN_BUDGET keeps; profagent stats -r %s computes it"
+            " exactly from the DB)\n", report);
+}
+
+/* The median of a row: the aggregate's when exact, else the one the writer recomputed from the
+ * trace rows into SUMMARY_STATS (so the summary equals the reports). Returns 0 when there is none
+ * (the key had more samples than the budget and its median is left to the reports). */
+static int pa_row_median(sqlite3 *db, const pa_agg_results_t *res, const pa_stat_row_t *row, double *med)
+{
     sqlite3_stmt *st = NULL;
-    if (row->st.median_exact || !db)
-        return med;
+    int have = row->st.median_exact;
+    *med = row->st.median;
+    if (have || !db)
+        return have;
     if (sqlite3_prepare_v2(db, "SELECT median FROM SUMMARY_STATS WHERE nameId = ?1 AND"
                            " category = ?2 AND tag = ?3 AND medianExact", -1, &st, NULL) != SQLITE_OK)
-        return med;
+        return 0;
     sqlite3_bind_int64(st, 1, pa_writer_summary_key_id(res, row));
     sqlite3_bind_int64(st, 2, row->cat);
     sqlite3_bind_int64(st, 3, row->tag);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        med = sqlite3_column_double(st, 0);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        *med = sqlite3_column_double(st, 0);
+        have = 1;
+    }
     sqlite3_finalize(st);
-    return med;
+    return have;
 }
 
 /* One statistics section (HGTX ranges or OSRT calls) in the hgtx_sum / osrt_sum layout. */
@@ -66,7 +76,7 @@ static void pa_summary_stats(FILE *out, sqlite3 *db, const pa_agg_results_t *res
                              const char *heading, const char *const *titles, int ncols,
                              const char *report)
 {
-    size_t n = 0;
+    size_t n = 0, nomed = 0;
     double grand = 0;
     const pa_stat_row_t **v = malloc((res->nrows + 1) * sizeof *v);
     if (!v)
@@ -91,7 +101,11 @@ static void pa_summary_stats(FILE *out, sqlite3 *db, const pa_agg_results_t *res
         pa_table_add_int(&t, (int64_t)s->total);
         pa_table_add_int(&t, (int64_t)s->count);
         pa_table_add_double(&t, (double)s->total / (double)s->count, 0);
-        pa_table_add_double(&t, pa_row_median(db, res, v[i]), 0);
+        double med;
+        if (pa_row_median(db, res, v[i], &med))
+            pa_table_add_double(&t, med, 0);
+        else
+            pa_table_add_str(&t, "-", 1), nomed++;
         pa_table_add_int(&t, (int64_t)s->min);
         pa_table_add_int(&t, (int64_t)s->max);
         pa_table_add_double(&t, pa_stddev_pop(s->count, s->m2), 0);
@@ -105,6 +119,8 @@ static void pa_summary_stats(FILE *out, sqlite3 *db, const pa_agg_results_t *res
     pa_table_write(&t, PA_FMT_TABLE, out);
     pa_table_free(&t);
     free(v);
+    if (nomed)
+        pa_summary_median_note(out, report);
 }
 
 static void pa_summary_threads(FILE *out, const pa_agg_results_t *res)

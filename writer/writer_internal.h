@@ -123,8 +123,33 @@ void pa_dbw_abandon(pa_dbw_t *w);
 /*! pa_schema_create() : creates every core table (META, STRING_IDS, THREADS, HGTX_*, OSRT_API,
  *  SUMMARY_STATS, SESSION_COUNTERS). Returns 0 or -1. */
 int pa_schema_create(sqlite3 *db);
-/*! pa_schema_create_indexes() : start-time indexes, created after the bulk load. */
-int pa_schema_create_indexes(sqlite3 *db);
+/* Rows of one key whose median the exit still computes from the DB when the aggregator's sample
+ * budget ran out (~10 ms); a larger key's median is left to the first reader. */
+#define PA_MEDIAN_EXIT_ROWS 65536u
+
+/*! pa_median_from_rows() : the exact median of summary key (cat, key, tag) from the trace rows
+ *  (even count: mean of the two middle values). 0 and *out; -1 when the category has no
+ *  trace table to compute it from (pa_median_recomputable() == 0) or it has no rows. */
+int pa_median_from_rows(sqlite3 *db, int cat, const char *key, size_t key_len, int64_t tag, double *out);
+
+/*! pa_median_recomputable() : 1 when pa_median_from_rows() serves category `cat`. */
+static inline int pa_median_recomputable(int cat)
+{
+    return cat == PA_CAT_HGTX_RANGE || cat == PA_CAT_OSRT || cat == PA_CAT_ZE_API;
+}
+
+/*! pa_summary_median_note() : the summary's note under a table with a "-" median. */
+void pa_summary_median_note(FILE *out, const char *report);
+
+/*! pa_db_prepare_for_readers() : the first reader's part of a finished DB: the readers' indexes
+ *  and the medians the exit left pending (META medians_pending), in one write transaction.
+ *  Does nothing for a DB being written, or one that cannot be opened for writing (the reports
+ *  run without the indexes; they compute medians from the rows anyway). */
+void pa_db_prepare_for_readers(const char *path);
+
+/*! pa_schema_create_reader_indexes() : the trace tables' indexes only readers need (IF NOT
+ *  EXISTS); created by the first reader of a finished DB, never while it is written. 0 or -1. */
+int pa_schema_create_reader_indexes(sqlite3 *db);
 /*! pa_meta_set_int/_text() : INSERT OR REPLACE into META. Return 0 or -1. */
 int pa_meta_set_int(sqlite3 *db, const char *key, int64_t v);
 int pa_meta_set_text(sqlite3 *db, const char *key, const char *v);

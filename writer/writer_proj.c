@@ -104,6 +104,18 @@ static int proj_complete_end_threads(sqlite3 *db, int *rc)
     return sqlite3_changes(db);
 }
 
+/* 1 when an association goes through a graph node's append call (how 1). */
+static int proj_has_graph_assoc(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    int have = 0;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM HGTX_OP_ASSOC WHERE how = 1 LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+        have = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+    }
+    return have;
+}
+
 static int proj_finish(sqlite3 *db)
 {
     int rc = 0;
@@ -116,8 +128,10 @@ static int proj_finish(sqlite3 *db)
      * thread right after another thread ended the range, drained before that end, was snapshotted
      * with the range still open. Now every end is known: such associations go (the launching call of
      * a graph node is its append, else the op's launch or execute call). */
-    if (pa_db_exec(db, "CREATE INDEX IF NOT EXISTS ZE_API_corrId ON ZE_API(corrId);"
-                       "DELETE FROM HGTX_OP_ASSOC WHERE rowid IN (SELECT x.rowid FROM HGTX_OP_ASSOC x"
+    /* ZE_API(corrId) (a sort of every call) only when a graph node's append is looked up */
+    if (proj_has_graph_assoc(db) && pa_db_exec(db, "CREATE INDEX IF NOT EXISTS ZE_API_corrId ON ZE_API(corrId);") != 0)
+        rc = -1;
+    if (pa_db_exec(db, "DELETE FROM HGTX_OP_ASSOC WHERE rowid IN (SELECT x.rowid FROM HGTX_OP_ASSOC x"
                        " JOIN HGTX_RANGES r ON r.id = x.rangeId AND r.style = 1 JOIN ZE_OPS o ON o.rowid = x.opId"
                        " WHERE coalesce(CASE WHEN x.how = 1 THEN (SELECT a.start FROM ZE_API a"
                        "  WHERE a.corrId = o.appendCorrId) END, o.apiStart) NOT BETWEEN r.start AND r.end);") != 0)

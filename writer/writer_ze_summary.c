@@ -43,7 +43,10 @@ static void stat_cells(pa_table_t *t, const pa_stat_t *s, double grand, int pct)
     pa_table_add_int(t, (int64_t)s->total);
     pa_table_add_int(t, (int64_t)s->count);
     pa_table_add_double(t, (double)s->total / (double)s->count, 0);
-    pa_table_add_double(t, s->median, 0);
+    if (s->median_exact)
+        pa_table_add_double(t, s->median, 0);
+    else
+        pa_table_add_str(t, "-", 1); /* past the sample budget: the reports compute it */
     pa_table_add_int(t, (int64_t)s->min);
     pa_table_add_int(t, (int64_t)s->max);
     pa_table_add_double(t, pa_stddev_pop(s->count, s->m2), 0);
@@ -69,8 +72,10 @@ static void section(FILE *out, const pa_agg_results_t *res, int cat, uint32_t ta
     memset(&t, 0, sizeof t);
     t.ncols = pct ? 9 : 8;
     t.titles = pct ? tpct : tbytes;
+    size_t nomed = 0;
     for (size_t i = 0; i < n && i < PA_ZE_TOP; i++) {
         stat_cells(&t, &v[i]->st, grand, pct);
+        nomed += !v[i]->st.median_exact;
         char *d = demangle ? pa_ze_demangle(v[i]->key) : NULL;
         if (d)
             pa_table_add_str(&t, d, strlen(d));
@@ -83,6 +88,8 @@ static void section(FILE *out, const pa_agg_results_t *res, int cat, uint32_t ta
     pa_table_write(&t, PA_FMT_TABLE, out);
     pa_table_free(&t);
     free(v);
+    if (nomed)
+        pa_summary_median_note(out, report);
 }
 
 /* Device busy time (ns) per device: the union of the [start, end) intervals of its ZE_OPS rows

@@ -9,6 +9,8 @@ live   another process opens the DB while the program runs: readable, integrity_
        stats` reads it; at the end every range is there and session_complete = 1
 kill   kill -9 at a random moment of a 10 M-event run: the DB passes integrity_check and holds
        every range the program reported done 1 s before the kill; recover still builds the whole
+reader  the first `profagent stats` of a finished DB creates the readers' indexes and the median the
+       exit left pending (a key past the sample budget)
 SCALE divides the event counts (the sanitizer build runs smaller sessions)."""
 import csv, glob, io, os, random, signal, sqlite3, subprocess, sys, tempfile, threading, time
 
@@ -149,7 +151,7 @@ def t_same():
             return
         c = ro(db)
         commits = c.execute("SELECT value FROM META WHERE key = 'db_commits'").fetchone()[0]
-        nint = c.execute("SELECT count(*) FROM METRIC_INTERVALS").fetchone()[0]
+        nint = c.execute("SELECT coalesce(sum(intervals), 0) FROM METRIC_CHUNKS").fetchone()[0]
         c.close()
         check(nint > 0 and (commits == 0 if mode == "exit" else commits >= 2),
               "gemm %s: %d metric intervals, %d commits while it ran" % (mode, nint, commits))
@@ -297,6 +299,52 @@ def t_kill():
             os.unlink(f)
 
 
-{"same": t_same, "live": t_live, "kill": t_kill}[TEST]()
+def t_reader():
+    """What the exit leaves to the first reader: the trace tables' indexes and the median of a key
+    past the sample budget with more rows than the exit sorts (PA_MEDIAN_EXIT_ROWS = 65536)."""
+    ranges = 100000 if SCALE == 1 else 70000
+    db = os.path.join(WORK, "reader.db")
+    p = run([APP, "progress", str(ranges), "2000000"], db, dict(RING, PROFAGENT_MEDIAN_BUDGET="1K",
+                                                               PROFAGENT_SUMMARY="file:" + db + ".txt"))
+    check(p.returncode == 0 and os.path.exists(db), "reader: exit 0 and a DB")
+    if not os.path.exists(db):
+        return
+    summary = open(db + ".txt").read()
+    row = [l.split() for l in summary.splitlines() if l.rstrip().endswith(" p")]
+    check(len(row) == 1 and row[0][3] == str(ranges) and row[0][5] == "-" and "PROFAGENT_MEDIAN_BUDGET" in summary,
+          "reader: the exit summary prints no median for the key past the budget: %r" % row)
+    c = ro(db)
+    idx = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    st = c.execute("SELECT median, medianExact, count FROM SUMMARY_STATS WHERE category = 1").fetchall()
+    pend = c.execute("SELECT value FROM META WHERE key = 'medians_pending'").fetchone()
+    d = sorted(r[0] for r in c.execute("SELECT end - start FROM HGTX_RANGES"))
+    c.close()
+    check("HGTX_RANGES_start" not in idx and "ZE_API_start" not in idx and "ZE_OPS_start" in idx,
+          "reader: the run built no reader index (%s)" % sorted(idx))
+    check(st == [(None, 0, ranges)] and pend == (1,) and len(d) == ranges,
+          "reader: median pending at exit (%s, META %s, %d rows)" % (st, pend, len(d)))
+    k = len(d)
+    med = d[k // 2] if k % 2 else (d[k // 2 - 1] + d[k // 2]) // 2
+    s = subprocess.run([CLI, "stats", "-r", "hgtx_sum", "-f", "csv", db], capture_output=True, text=True)
+    rows = list(csv.reader(io.StringIO(s.stdout)))
+    check(s.returncode == 0 and len(rows) == 2 and rows[1][5] == str(med),
+          "reader: hgtx_sum median %s = the rows' %d (%s)" % (rows[1][5] if len(rows) > 1 else None, med,
+                                                             s.stderr.strip()))
+    c = ro(db)
+    idx = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    st = c.execute("SELECT median, medianExact FROM SUMMARY_STATS WHERE category = 1").fetchall()
+    pend = c.execute("SELECT value FROM META WHERE key = 'medians_pending'").fetchone()
+    ic = c.execute("PRAGMA integrity_check").fetchone()[0]
+    c.close()
+    check({"HGTX_RANGES_start", "HGTX_RANGES_parent", "OSRT_API_start", "ZE_API_start", "ZE_API_corrId"} <= idx
+          and st == [(float(med), 1)] and pend == (0,) and ic == "ok",
+          "reader: the first reader created the indexes and stored the median (%s, %s, %s)" % (st, pend, ic))
+    # a second reader finds it done: nothing is written again
+    before = os.stat(db).st_mtime_ns
+    s = subprocess.run([CLI, "stats", "-r", "hgtx_sum", "-f", "csv", db], capture_output=True, text=True)
+    check(s.returncode == 0 and os.stat(db).st_mtime_ns == before, "reader: a second reader writes nothing")
+
+
+{"same": t_same, "live": t_live, "kill": t_kill, "reader": t_reader}[TEST]()
 print("%d failure(s)" % len(FAILS))
 sys.exit(1 if FAILS else 0)
