@@ -283,6 +283,43 @@ def check_page(ch, name, db, html, shots):
     return pg
 
 
+SESSION_JS = """(function(){ var out = {}; document.querySelectorAll('#sec-session table.kv tr').forEach(function(tr){
+  out[tr.children[0].textContent] = tr.children[1].textContent; }); return out; })()"""
+
+
+def meta_of(db, key):
+    c = sqlite3.connect(db)
+    r = c.execute("SELECT value FROM META WHERE key = ?", (key,)).fetchone()
+    c.close()
+    return r[0] if r else None
+
+
+def check_session_processes(ch, dbs):
+    """The session table names the process: its pid (and rank) for one DB; every input's pid for
+    a merged DB (which has no single pid: the page said 'Process 0')."""
+    gemm, leaks = dict(dbs).get("gemm"), dict(dbs).get("leaks")
+    if not (gemm and leaks):
+        return
+    html = os.path.join(WORK, "gemm.html")
+    ch.load(html)
+    rows = ch.eval(SESSION_JS)
+    check(rows.get("Process") == str(meta_of(gemm, "pid")), "session: Process %r = META pid %r" % (rows.get("Process"),
+                                                                                              meta_of(gemm, "pid")))
+    merged = os.path.join(WORK, "merged.db")
+    p = subprocess.run([PA, "merge", "-o", merged, gemm, leaks], capture_output=True, timeout=120)
+    if not check(p.returncode == 0, "merge gemm + leaks: %r" % p.stderr):
+        return
+    html = os.path.join(WORK, "merged.html")
+    p = subprocess.run([PA, "report", merged, "-o", html], capture_output=True, timeout=120)
+    if not check(p.returncode == 0, "merged: report: %r" % p.stderr):
+        return
+    ch.load(html)
+    rows = ch.eval(SESSION_JS)
+    want = "%d, %d" % (meta_of(gemm, "pid"), meta_of(leaks, "pid"))
+    check(rows.get("Processes") == want and "Process" not in rows,
+          "merged session: Processes %r = the inputs' pids %r (rows %r)" % (rows.get("Processes"), want, sorted(rows)))
+
+
 def check_sort(ch):
     """ze_api_sum of the loaded page: clicking 'Num Calls' sorts descending, again ascending."""
     js = """(function(){ var s = document.getElementById('sec-ze_api_sum'); if (!s) return null;
@@ -331,6 +368,7 @@ def main():
             check_page(ch, name, db, html, shots)
             if name == "gemm":
                 check_sort(ch)
+        check_session_processes(ch, dbs)
         # a 1 M-event DB: the report is written, and its page renders within the limit
         src = dict(dbs).get("multithread")
         if src:
