@@ -203,12 +203,19 @@ ze_result_t pa_sd_zeCommandListReset(ze_command_list_handle_t h)
             return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;                           \
     } while (0)
 
-/* Fault injection (SIMDEV_FAULT_LIST_APPENDS=N): a list's appends after its first N fail as a
- * driver out of host memory fails them. */
+/* Fault injection (SIMDEV_FAULT_LIST_APPENDS=N, SIMDEV_FAULT_LIST_BARRIERS=N): a list's appends
+ * (barrier appends) after its first N fail as a driver out of host memory fails them. */
 static bool append_refused(pa_sd_cmdlist *l)
 {
     uint64_t lim = pa_sd_config_get()->fault_list_appends;
     return lim && atomic_fetch_add(&l->appended, 1) >= lim;
+}
+
+static bool barrier_refused(ze_command_list_handle_t h)
+{
+    pa_sd_cmdlist *l = pa_sd_list_of(h);
+    uint64_t lim = pa_sd_config_get()->fault_list_barriers;
+    return l && lim && atomic_fetch_add(&l->barriers, 1) >= lim;
 }
 
 /* Shared prologue of every append: list and events checked, command allocated. */
@@ -238,6 +245,8 @@ ze_result_t pa_sd_zeCommandListAppendWriteGlobalTimestamp(ze_command_list_handle
 ze_result_t pa_sd_zeCommandListAppendBarrier(ze_command_list_handle_t hList, ze_event_handle_t hSignal,
                                           uint32_t nwait, ze_event_handle_t *phWait)
 {
+    if (barrier_refused(hList))
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     APPEND_BEGIN(PA_SD_CMD_BARRIER);
     return record(l, c);
 }

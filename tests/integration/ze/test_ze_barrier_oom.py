@@ -5,7 +5,8 @@ simdev's SIMDEV_FAULT_LIST_APPENDS) the application's event is still signalled, 
 application to wait on for ever. Lists immediate and regular, both interception paths; the
 refused case (every append after the application's fails: the agent's barrier and its signal
 command) 20 times per list kind, each run bounded; 2 appends allowed (the agent's barrier taken:
-no fallback, no warning) and the run without the agent once each.
+no fallback, no warning), only barriers refused (the agent's signal command taken, no warning) and
+the run without the agent once each.
 usage: test_ze_barrier_oom.py BUILD_DIR"""
 import os, subprocess, sys, tempfile
 
@@ -20,9 +21,10 @@ WORK = tempfile.mkdtemp(prefix="pa_barrier_oom_")
 WARN = "the application's event was signalled from the host"
 
 
-def run(mode, appends, agent=True, path="auto"):
+def run(mode, appends, agent=True, path="auto", fault="SIMDEV_FAULT_LIST_APPENDS"):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PROFAGENT_")}
-    env.update(ZE_ENABLE_ALT_DRIVERS=SIMDEV, SIMDEV_FAULT_LIST_APPENDS=str(appends), ASAN_OPTIONS="detect_leaks=0")
+    env.update(ZE_ENABLE_ALT_DRIVERS=SIMDEV, ASAN_OPTIONS="detect_leaks=0")
+    env[fault] = str(appends)
     if agent:
         env.update(LD_PRELOAD=preload(AGENT), PROFAGENT_OUTPUT=os.path.join(WORK, "b-%p.db"),
                    PROFAGENT_SUMMARY="none", PROFAGENT_ZE_INTERCEPT=path)
@@ -50,4 +52,9 @@ for mode in ("immediate", "regular"):
         check(rc == 0 and out == "barrier event: 0x0" and WARN not in err,
               "%s (%s), 2 appends allowed: the agent's barrier signals the event, no warning: %s, exit %s %s"
               % (mode, path, out, rc, err[-200:]))
+        # only the agent's barrier refused: its signal command is taken instead (no host signal)
+        rc, out, err = run(mode, 1, path=path, fault="SIMDEV_FAULT_LIST_BARRIERS")
+        check(rc == 0 and out == "barrier event: 0x0" and WARN not in err,
+              "%s (%s), only the agent's barrier refused: a signal command signals the event, no warning: %s,"
+              " exit %s %s" % (mode, path, out, rc, err[-200:]))
 sys.exit(1 if FAILS else 0)
