@@ -100,6 +100,10 @@ void pa_dm_unpack_init(pa_dm_unpack_t *u, const void *data, size_t len, uint64_t
 
 static int get_var(pa_dm_unpack_t *u, uint64_t *v)
 {
+    if (u->p < u->end && !(*u->p & 0x80)) { /* one byte: most values of a steady stream */
+        *v = *u->p++;
+        return 0;
+    }
     uint64_t x = 0;
     for (unsigned s = 0; s < 64; s += 7) {
         if (u->p >= u->end)

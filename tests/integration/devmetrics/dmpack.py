@@ -87,4 +87,5 @@ def connect(db, uri=False):
                   [(d, s, u) + tuple(v) + (None,) * (nm - len(v)) for d, s, u, v in rows])
     c.executemany("INSERT INTO temp.METRIC_SAMPLES VALUES(?,?,?,?,?)",
                   [(d, s, u, k, x) for d, s, u, v in rows for k, x in enumerate(v)])
-    return c
+    c.commit()  # no transaction left open: it would hold a read lock on the DB (profagent stats
+    return c    # creates the readers' indexes on a first open and would wait for it)
