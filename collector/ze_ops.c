@@ -1074,6 +1074,7 @@ void pa_ze_mem_hooks(int api, void *params, int32_t r, uint64_t t0, uint64_t t1)
     }
 }
 
+/* Called only for the APIs marked OPS_PRO in ze_api.c's ops_api: a case added here needs that mark. */
 void pa_ze_ops_prologue(int api, void *params, uint64_t corr, uint64_t t0)
 {
     (void)corr; (void)t0;
