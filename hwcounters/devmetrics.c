@@ -260,6 +260,7 @@ static void flush_out(dm_dev_t *d)
 {
     if (!d->pack.n)
         return;
+    pa_dm_pack_finish(&d->pack);
     size_t sl = 8 * (size_t)d->nmetrics, need = sl + d->pack.len;
     if (need > d->outcap) {
         uint8_t *nb = realloc(d->out, need);

@@ -235,17 +235,29 @@ void pa_sd_oa_close(pa_sd_device *dev, uint64_t gen)
     free(runs);
 }
 
-/* The raw report of interval j of run r. */
-static void write_report(uint8_t *out, const oa_run *r, uint64_t j, uint64_t mhz)
+/* Core clocks elapsed by host time ns: floor(ns * MHz / 1000). */
+static uint64_t clocks_at(uint64_t ns, uint64_t mhz)
 {
-    uint64_t b = r->begin_ns + j * r->dur_ns, e = b + r->dur_ns;
+    return ns < UINT64_MAX / mhz ? ns * mhz / 1000 : (uint64_t)((unsigned __int128)ns * mhz / 1000);
+}
+
+/* The device ticks and core clocks at a report's begin, carried to the next report of a run (its
+ * begin is this one's end). */
+typedef struct oa_edge { uint64_t ticks, clocks; } oa_edge;
+
+/* The raw report of interval j of run r; *at = its begin's edge in, its end's out. */
+static void write_report(uint8_t *out, const oa_run *r, uint64_t j, uint64_t mhz, oa_edge *at)
+{
+    uint64_t e = r->begin_ns + (j + 1) * r->dur_ns;
+    oa_edge end = {pa_sd_clock_ticks_at(e), clocks_at(e, mhz)};
     uint32_t magic = OA_MAGIC, size = SIMDEV_OA_REPORT_BYTES, flags = j == 0 ? r->flags : 0u;
     memcpy(out + OFF_MAGIC, &magic, 4);
     memcpy(out + OFF_SIZE, &size, 4);
-    put64(out, OFF_BEGIN_TICKS, pa_sd_clock_ticks_at(b));
-    put64(out, OFF_END_TICKS, pa_sd_clock_ticks_at(e));
+    put64(out, OFF_BEGIN_TICKS, at->ticks);
+    put64(out, OFF_END_TICKS, end.ticks);
     put64(out, OFF_GPU_NS, r->dur_ns);
-    put64(out, OFF_CLOCKS, (uint64_t)((unsigned __int128)e * mhz / 1000) - (uint64_t)((unsigned __int128)b * mhz / 1000));
+    put64(out, OFF_CLOCKS, end.clocks - at->clocks);
+    *at = end;
     if (r->zero)
         memset(out + OFF_COUNTERS, 0, OFF_FLAGS - OFF_COUNTERS);
     else {
@@ -271,8 +283,9 @@ uint32_t pa_sd_oa_read(pa_sd_device *dev, uint64_t gen, uint8_t *out, uint32_t m
     while (w < max && o->nruns) {
         oa_run *r = run_at(o, 0);
         uint64_t k = r->n < max - w ? r->n : max - w;
+        oa_edge at = {pa_sd_clock_ticks_at(r->begin_ns), clocks_at(r->begin_ns, mhz)};
         for (uint64_t j = 0; j < k; j++, w++)
-            write_report(out + (size_t)w * SIMDEV_OA_REPORT_BYTES, r, j, mhz);
+            write_report(out + (size_t)w * SIMDEV_OA_REPORT_BYTES, r, j, mhz, &at);
         if (k == r->n) {
             o->rhead = o->rhead + 1 == o->rcap ? 0 : o->rhead + 1;
             o->nruns--;
@@ -343,7 +356,15 @@ static const pa_sd_oa_metric g_metrics[PA_SD_OA_METRICS] = {
 
 const pa_sd_oa_metric *pa_sd_oa_metric_at(uint32_t i) { return i < PA_SD_OA_METRICS ? &g_metrics[i] : NULL; }
 
-static float pct(uint64_t num, uint64_t den) { return den ? (float)(100.0 * (double)num / (double)den) : 0.0f; }
+static float pct(uint64_t num, uint64_t den) { return num && den ? (float)(100.0 * (double)num / (double)den) : 0.0f; }
+
+/* floor(ticks * 1e9 / hz) without a 128-bit division: q * 1e9 + r * 1e9 / hz, ticks = q * hz + r. */
+static uint64_t ticks_ns(uint64_t ticks, uint64_t hz)
+{
+    if (hz > UINT64_MAX / 1000000000u)
+        return (uint64_t)((unsigned __int128)ticks * 1000000000u / hz);
+    return ticks / hz * 1000000000u + ticks % hz * 1000000000u / hz;
+}
 
 static void report_values(const uint8_t *r, zet_typed_value_t *v)
 {
@@ -353,7 +374,7 @@ static void report_values(const uint8_t *r, zet_typed_value_t *v)
     for (int k = 0; k < PA_SD_BUSY_COUNT; k++)
         busy[k] = get64(r, OFF_BUSY + 8 * k);
     uint64_t ns = get64(r, OFF_GPU_NS), clocks = get64(r, OFF_CLOCKS);
-    uint64_t begin_ns = (uint64_t)((unsigned __int128)get64(r, OFF_BEGIN_TICKS) * 1000000000ull / pa_sd_config_get()->timer_hz);
+    uint64_t begin_ns = ticks_ns(get64(r, OFF_BEGIN_TICKS), pa_sd_config_get()->timer_hz);
     uint64_t u[PA_SD_OA_METRICS] = {
         begin_ns, ns, clocks, ns ? clocks * 1000 / ns : 0, 0, 0, 0, 0,
         c[PA_SD_C_ALU0], c[PA_SD_C_ALU1], c[PA_SD_C_XMX], c[PA_SD_C_SEND], c[PA_SD_C_CONTROL],

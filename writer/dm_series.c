@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zstd.h>
+
 #include "../common/pa_devmetrics.h"
 #include "writer_dm.h"
 
@@ -29,13 +31,29 @@ static int grow(pa_dm_series_t *s, size_t want)
     return 0;
 }
 
-/* Appends one chunk's intervals to s; -1 when malformed (what decoded before stays). */
-static int add_chunk(pa_dm_series_t *s, uint64_t base, size_t n, const void *data, size_t len, int64_t *prev)
+/* Appends one chunk's intervals to s (data: a zstd frame of the pack); -1 when malformed (what
+ * decoded before stays). */
+static int add_chunk(pa_dm_series_t *s, uint64_t base, size_t n, const void *data, size_t len, pa_dm_mstate_t *prev)
 {
     if (grow(s, s->n + n) != 0)
         return -2;
+    static uint8_t *raw;   /* reports are made on one thread (the CLI, or the writer at exit) */
+    static size_t rawcap;
+    unsigned long long full = data ? ZSTD_getFrameContentSize(data, len) : 0;
+    if (!data || full == ZSTD_CONTENTSIZE_ERROR || full == ZSTD_CONTENTSIZE_UNKNOWN || full > (1ull << 31))
+        return -1;
+    if (full > rawcap || !raw) {
+        uint8_t *nr = realloc(raw, full ? full : 1);
+        if (!nr)
+            return -2;
+        raw = nr;
+        rawcap = full ? full : 1;
+    }
+    size_t got = ZSTD_decompress(raw, rawcap, data, len);
+    if (ZSTD_isError(got) || got != full)
+        return -1;
     pa_dm_unpack_t u;
-    pa_dm_unpack_init(&u, data, len, base, s->nmetrics, prev);
+    pa_dm_unpack_init(&u, raw, got, base, s->nmetrics, prev);
     for (size_t i = 0; i < n; i++) {
         size_t at = s->n;
         if (pa_dm_unpack_next(&u, &s->start[at], &s->dur[at], s->v + at * s->nmetrics) != 1)
@@ -154,7 +172,7 @@ static int series_load(sqlite3 *db, const char *dev_clause, const pa_dm_window_t
         return -1;
     pa_dm_series_t *v = NULL;
     size_t n = 0, cap = 0;
-    int64_t *prev = NULL;
+    pa_dm_mstate_t *prev = NULL;
     uint32_t prevcap = 0;
     int rc = 0;
     while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
@@ -183,7 +201,7 @@ static int series_load(sqlite3 *db, const char *dev_clause, const pa_dm_window_t
             n++;
         }
         if ((uint32_t)nm > prevcap) {
-            int64_t *np = realloc(prev, (size_t)nm * sizeof *np);
+            pa_dm_mstate_t *np = realloc(prev, (size_t)nm * sizeof *np);
             if (!np) {
                 rc = -1;
                 break;
