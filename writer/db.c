@@ -52,6 +52,15 @@ static int pa_load_finish(pa_load_t *l)
     return rc ? -1 : 0;
 }
 
+/* Start/end ranges ended on another thread among the records loaded into the DB being written
+ * (every DB is loaded from its spool's first record): the projection's exit work needs them. */
+static uint64_t cross_thread_ranges;
+
+uint64_t pa_writer_cross_thread_ranges(void)
+{
+    return cross_thread_ranges;
+}
+
 /* One spool record -> one row (or the owning source's callback). */
 static void pa_load_record(pa_load_t *l, const pa_record_t *r, const uint8_t *payload)
 {
@@ -74,6 +83,8 @@ static void pa_load_record(pa_load_t *l, const pa_record_t *r, const uint8_t *pa
     case PA_SP_HGTX_RANGE: {
         int startend = (r->flags & PA_RF_STARTEND) != 0;
         uint32_t end_tid = r->u.range.end_tid ? r->u.range.end_tid : r->tid;
+        if (startend && end_tid != r->tid && !(r->flags & PA_RF_UNTERMINATED))
+            cross_thread_ranges++;
         pa_bulk_int(&l->ranges, r->u.range.range_id);
         pa_bulk_int(&l->ranges, (int64_t)r->t0);
         pa_bulk_int(&l->ranges, (int64_t)r->t1);
@@ -464,6 +475,7 @@ pa_dbw_t *pa_dbw_create(const char *db_path, int page_size, int wal, const pa_se
     rc |= pa_run_sources(w->db, 0);
     rc |= pa_write_meta(w->db, meta, NULL);
     w->l.pid_shift = (uint64_t)(meta ? meta->pid : 0) << 32;
+    cross_thread_ranges = 0;
     rc |= pa_load_init(&w->l);
     if (rc == 0)
         rc = pa_db_exec(w->db, "COMMIT; BEGIN");
@@ -483,6 +495,12 @@ int pa_dbw_suspend(pa_dbw_t *w)
         return 0;
     int rc = pa_dbw_commit(w);
     pa_db_exec(w->db, "COMMIT"); /* the transaction the commit opened */
+    /* the batch into the main file and the WAL emptied: the next connection's first reader
+     * otherwise rebuilds the WAL index from every frame of the WAL (10-50 ms per batch, up to
+     * wal_autocheckpoint pages). Without waiting: a reader of the DB holding old frames makes it
+     * partial (SQLITE_BUSY), and the next reconnect pays the rebuild once. */
+    sqlite3_busy_timeout(w->db, 0);
+    sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     pa_detach_sources(w->db);
     if (sqlite3_close(w->db) != SQLITE_OK) {
         pa_err("writer", "internal: %s cannot be closed between batches: %s", w->path, sqlite3_errmsg(w->db));

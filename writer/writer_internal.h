@@ -138,6 +138,11 @@ static inline int pa_median_recomputable(int cat)
     return cat == PA_CAT_HGTX_RANGE || cat == PA_CAT_OSRT || cat == PA_CAT_ZE_API;
 }
 
+/*! pa_writer_cross_thread_ranges() : start/end ranges (terminated) that ended on another thread
+ *  than they started, among the records loaded into the DB being written (so the exit does not
+ *  scan HGTX_RANGES to learn there are none). */
+uint64_t pa_writer_cross_thread_ranges(void);
+
 /*! pa_summary_median_note() : the summary's note under a table with a "-" median. */
 void pa_summary_median_note(FILE *out, const char *report);
 
