@@ -76,31 +76,26 @@ static void on_device(dm_acc_t *d, const pa_record_t *rec, const uint8_t *p)
     d->r.nmetrics = n;
 }
 
-/* Interval samples: nsamples x {start, duration, nmetrics doubles}. */
+/* Packed intervals (hwcounters/devmetrics.c): u.raw = {device, nmetrics, intervals, dropped reads},
+ * [t0, t1) their span; the payload starts with the per-metric sums over them (nmetrics doubles), so
+ * the exit summary's totals cost O(metrics) a record; the intervals themselves go to the DB. */
 static void on_samples(dm_acc_t *d, const pa_record_t *rec, const uint8_t *p)
 {
     uint64_t nm = rec->u.raw[1], n = rec->u.raw[2];
-    size_t esz = 16 + 8 * (size_t)nm;
-    if (!p || nm == 0 || nm > DM_AGG_MAX_METRICS || (uint64_t)rec->len < n * esz)
+    if (!p || nm == 0 || nm > DM_AGG_MAX_METRICS || (uint64_t)rec->len < 8 * nm || (rec->flags & PA_RF_TRUNCATED))
         return; /* truncated: the writer drops it too */
     if (rec->u.raw[3] > d->r.dropped_reads)
         d->r.dropped_reads = rec->u.raw[3];
+    if (!d->r.intervals || rec->t0 < d->r.first_ns)
+        d->r.first_ns = rec->t0;
+    if (rec->t1 > d->r.last_ns)
+        d->r.last_ns = rec->t1;
+    d->r.intervals += n;
     uint32_t use = d->sums && nm <= d->r.nmetrics ? (uint32_t)nm : 0;
-    for (uint64_t i = 0; i < n; i++) {
-        const uint8_t *e = p + i * esz;
-        uint64_t start, dur;
-        memcpy(&start, e, 8);
-        memcpy(&dur, e + 8, 8);
-        if (!d->r.intervals || start < d->r.first_ns)
-            d->r.first_ns = start;
-        if (start + dur > d->r.last_ns)
-            d->r.last_ns = start + dur;
-        d->r.intervals++;
-        for (uint32_t k = 0; k < use; k++) {
-            double v;
-            memcpy(&v, e + 16 + 8 * (size_t)k, 8);
-            d->sums[k] += v;
-        }
+    for (uint32_t k = 0; k < use; k++) {
+        double v;
+        memcpy(&v, p + 8 * (size_t)k, 8);
+        d->sums[k] += v;
     }
 }
 

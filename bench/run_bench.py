@@ -341,7 +341,7 @@ def main():
                 per.append((von["inspect"][0] - voff["inspect"][0]) / von["inspect"][1])
         fig("slowdown_gemm_metrics", statistics.median(ratios), "ratio", "ComputeBasic on vs off, target <=1.03")
         fig("metric_db_bytes_per_sample", statistics.median(per) if per else 0.0, "bytes",
-            "DB growth / (intervals x metrics), METRIC_INTERVALS")
+            "DB growth / (intervals x metrics), METRIC_CHUNKS")
         v = [b.run(["bench_pcs_agg", S["pcs_entries"]], b.env(False))[0] for _ in range(R)]
         fig("pcs_agg_ns_per_entry", statistics.median(x["pcs_agg_ns_per_entry"] for x in v), "ns",
             "IP + 9 counts mapped and counted, one core")

@@ -2,6 +2,7 @@
 #ifndef PA_DEVMETRICS_REC_H
 #define PA_DEVMETRICS_REC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* PA_REC_DM_PEAKS payload: one device's properties the utilization peaks are computed from
@@ -32,5 +33,50 @@ typedef struct pa_dm_sysman {
 _Static_assert(sizeof(pa_dm_sysman_t) == 96, "pa_dm_sysman_t layout");
 
 #define PA_DM_SYSMAN_NONE UINT64_MAX
+
+/* ---- packed metric intervals (pa_dmpack.c): PA_REC_DM_SAMPLES payloads and METRIC_CHUNKS.data ----
+ * A chunk holds n consecutive intervals of one device with nmetrics values each, as varints
+ * (LEB128, 7 bits a byte, low first); zz(x) = zigzag (x << 1 ^ x >> 63). Per interval:
+ *   zz(start - previous end)   (the first interval: start - the chunk's base, its startNs)
+ *   zz(duration - previous duration)   (the first: duration - 0)
+ *   nmetrics values, each a varint h:
+ *     h even: an integral value (|v| < 2^53), v = previous integral value of that metric in the
+ *             chunk (0 at first) + unzigzag(h >> 1);
+ *     h == 1: a float32 (4 bytes little endian) follows; h == 3: a float64 (8 bytes) follows.
+ * Values are the calculated metric values as doubles (the DB's meaning); steady streams cost about
+ * one byte a value. Documented for other readers in docs/utilization.md ("METRIC_CHUNKS"). */
+typedef struct pa_dm_pack {
+    uint8_t *buf;                 /* encoded bytes (malloc'd, grows) */
+    size_t len, cap;
+    uint32_t nmetrics, n;         /* values per interval, intervals so far */
+    uint64_t base, prev_end, prev_dur;
+    int64_t *prev;                /* previous integral value per metric */
+} pa_dm_pack_t;
+
+/*! pa_dm_pack_init(p, nmetrics) : an empty chunk. Returns 0, -1 when out of memory. */
+int pa_dm_pack_init(pa_dm_pack_t *p, uint32_t nmetrics);
+/*! pa_dm_pack_reset(p) : empty the chunk (keeps its buffers). */
+void pa_dm_pack_reset(pa_dm_pack_t *p);
+/*! pa_dm_pack_add(p, start, dur, v) : append one interval [start, start + dur) ns with
+ *  nmetrics values. Returns 0, -1 when out of memory (the chunk is unchanged). */
+int pa_dm_pack_add(pa_dm_pack_t *p, uint64_t start, uint64_t dur, const double *v);
+/*! pa_dm_pack_free(p) : release the buffers. */
+void pa_dm_pack_free(pa_dm_pack_t *p);
+
+typedef struct pa_dm_unpack {
+    const uint8_t *p, *end;
+    uint32_t nmetrics;
+    uint64_t prev_end, prev_dur;
+    int64_t *prev;                /* caller's array of nmetrics */
+    int first;
+} pa_dm_unpack_t;
+
+/*! pa_dm_unpack_init(u, data, len, base, nmetrics, prev) : read a chunk whose first interval is
+ *  relative to base; prev = scratch of nmetrics int64 owned by the caller. */
+void pa_dm_unpack_init(pa_dm_unpack_t *u, const void *data, size_t len, uint64_t base, uint32_t nmetrics,
+                       int64_t *prev);
+/*! pa_dm_unpack_next(u, start, dur, v) : the next interval (v: nmetrics doubles, may be NULL to
+ *  skip the values). Returns 1, 0 at the end, -1 when the data is malformed (truncated). */
+int pa_dm_unpack_next(pa_dm_unpack_t *u, uint64_t *start, uint64_t *dur, double *v);
 
 #endif

@@ -23,11 +23,11 @@
 #include "devmetrics.h"
 
 #define DM_MAX_DEVICES 16
-#define DM_MAX_METRICS 64
+#define DM_MAX_METRICS 1024         /* a group's metrics (the aggregator's and writer's bound too) */
 #define DM_WAIT_NS 50000000ull      /* event wait per loop: bounds the stop latency */
 #define DM_JOIN_NS 2000000000ll     /* bound of a reader join at exit */
 #define DM_NOTIFY_EVERY 256u        /* reports per notification */
-#define DM_CHUNK 64u                /* samples per ring record */
+#define DM_CHUNK 4096u              /* intervals per ring record at most (one record per read) */
 #define DM_SNAP_NS 2                /* device ticks -> ns rounding between consecutive intervals */
 
 #define DM_FN(n) __typeof__(&n) n
@@ -46,8 +46,8 @@ typedef struct dm_dev {
     ze_context_handle_t ctx;
     zet_metric_group_handle_t group;
     uint32_t nmetrics, begin_metric, time_metric;   /* QueryBeginTime / GpuTime indexes */
-    char names[DM_MAX_METRICS][ZET_MAX_METRIC_NAME];
-    char units[DM_MAX_METRICS][ZET_MAX_METRIC_RESULT_UNITS];
+    char (*names)[ZET_MAX_METRIC_NAME];             /* nmetrics each (malloc'd) */
+    char (*units)[ZET_MAX_METRIC_RESULT_UNITS];
     int64_t ref_host_ns, ref_dev_ns;                 /* a zeDeviceGetGlobalTimestamps pair */
     uint64_t timer_hz;
     /* reader */
@@ -61,10 +61,12 @@ typedef struct dm_dev {
     uint32_t period_ns;
     uint8_t *raw; size_t rawcap;
     zet_typed_value_t *vals; size_t valcap;
-    uint8_t *out; uint32_t nout;                      /* samples ready for the ring */
+    pa_dm_pack_t pack;                                /* intervals ready for the ring, packed */
+    double *sums;                                     /* per metric over the packed intervals */
+    uint8_t *out; size_t outcap;                      /* the record's payload: sums, then the pack */
     int has_pending;                                  /* the last interval waits for its successor */
     uint64_t pend_start, pend_dur;
-    double pend_vals[DM_MAX_METRICS];
+    double *pend_vals, *cur;                          /* nmetrics each */
     uint64_t dropped_reads;
     pa_dm_sysman_dev_t sm;                            /* sysman beside the stream */
     uint64_t sm_last_ns;                              /* host ns of the last sysman reading */
@@ -127,10 +129,22 @@ static int find_group(dm_dev_t *d, const char *want, char *have, size_t havesz)
         if (found == 0 || strcmp(p.name, want) != 0 || !(p.samplingType & ZET_METRIC_GROUP_SAMPLING_TYPE_FLAG_TIME_BASED))
             continue;
         uint32_t nm = 0;
-        zet_metric_handle_t m[DM_MAX_METRICS];
-        if (ze.zetMetricGet(g[i], &nm, NULL) != ZE_RESULT_SUCCESS || nm == 0 || nm > DM_MAX_METRICS ||
-            ze.zetMetricGet(g[i], &nm, m) != ZE_RESULT_SUCCESS)
+        if (ze.zetMetricGet(g[i], &nm, NULL) != ZE_RESULT_SUCCESS || nm == 0)
             continue;
+        if (nm > DM_MAX_METRICS) {
+            pa_warn("metrics", "device %u: group %s has %u metrics; the first %u are collected", d->index, p.name, nm,
+                    DM_MAX_METRICS);
+            nm = DM_MAX_METRICS;
+        }
+        zet_metric_handle_t *m = malloc(nm * sizeof *m);
+        free(d->names);
+        free(d->units);
+        d->names = malloc(nm * sizeof *d->names);
+        d->units = malloc(nm * sizeof *d->units);
+        if (!m || !d->names || !d->units || ze.zetMetricGet(g[i], &nm, m) != ZE_RESULT_SUCCESS) {
+            free(m);
+            continue;
+        }
         d->begin_metric = d->time_metric = UINT32_MAX;
         for (uint32_t k = 0; k < nm; k++) {
             zet_metric_properties_t mp = {.stype = ZET_STRUCTURE_TYPE_METRIC_PROPERTIES};
@@ -143,6 +157,7 @@ static int find_group(dm_dev_t *d, const char *want, char *have, size_t havesz)
             if (mp.metricType == ZET_METRIC_TYPE_DURATION && d->time_metric == UINT32_MAX)
                 d->time_metric = k;
         }
+        free(m);
         if (d->begin_metric == UINT32_MAX || d->time_metric == UINT32_MAX)
             continue; /* no interval begin/length: values could not be placed on the timeline */
         d->group = g[i];
@@ -238,27 +253,42 @@ static void emit_peaks(dm_dev_t *d)
     pa_dm_ring_emit(d->ring, &rec, &pk, sizeof pk);
 }
 
+/* One ring record of the packed intervals: u.raw = {device, nmetrics, intervals, dropped reads},
+ * [t0, t1) = from the first start to the last end; payload = nmetrics sums (doubles) then the pack. */
 static void flush_out(dm_dev_t *d)
 {
-    if (!d->nout)
+    if (!d->pack.n)
         return;
-    pa_record_t rec = {.kind = PA_REC_DM_SAMPLES, .t0 = pa_clock_ns()};
+    size_t sl = 8 * (size_t)d->nmetrics, need = sl + d->pack.len;
+    if (need > d->outcap) {
+        uint8_t *nb = realloc(d->out, need);
+        if (!nb) { /* out of memory: these intervals are lost (the stream shows the gap) */
+            pa_dm_pack_reset(&d->pack);
+            memset(d->sums, 0, sl);
+            return;
+        }
+        d->out = nb;
+        d->outcap = need;
+    }
+    memcpy(d->out, d->sums, sl);
+    memcpy(d->out + sl, d->pack.buf, d->pack.len);
+    pa_record_t rec = {.kind = PA_REC_DM_SAMPLES, .t0 = d->pack.base, .t1 = d->pack.prev_end};
     rec.u.raw[0] = d->index;
     rec.u.raw[1] = d->nmetrics;
-    rec.u.raw[2] = d->nout;
+    rec.u.raw[2] = d->pack.n;
     rec.u.raw[3] = d->dropped_reads;
-    pa_dm_ring_emit(d->ring, &rec, d->out, d->nout * (16 + 8 * d->nmetrics));
-    d->nout = 0;
+    pa_dm_ring_emit(d->ring, &rec, d->out, (uint32_t)need);
+    pa_dm_pack_reset(&d->pack);
+    memset(d->sums, 0, sl);
 }
 
 static void push_pending(dm_dev_t *d)
 {
-    size_t esz = 16 + 8 * (size_t)d->nmetrics;
-    uint8_t *o = d->out + d->nout * esz;
-    memcpy(o, &d->pend_start, 8);
-    memcpy(o + 8, &d->pend_dur, 8);
-    memcpy(o + 16, d->pend_vals, 8 * (size_t)d->nmetrics);
-    if (++d->nout == DM_CHUNK)
+    if (pa_dm_pack_add(&d->pack, d->pend_start, d->pend_dur, d->pend_vals) != 0)
+        return;
+    for (uint32_t k = 0; k < d->nmetrics; k++)
+        d->sums[k] += d->pend_vals[k];
+    if (d->pack.n == DM_CHUNK)
         flush_out(d);
 }
 
@@ -268,8 +298,10 @@ static void push_pending(dm_dev_t *d)
  * gaps or overlaps; a larger gap (reports dropped) keeps the converted begin. */
 static void add_interval(dm_dev_t *d, const zet_typed_value_t *v)
 {
-    int64_t begin_dev = (int64_t)tval(&v[d->begin_metric]);
-    uint64_t dur = (uint64_t)tval(&v[d->time_metric]);
+    for (uint32_t k = 0; k < d->nmetrics; k++)
+        d->cur[k] = tval(&v[k]);
+    int64_t begin_dev = (int64_t)d->cur[d->begin_metric];
+    uint64_t dur = (uint64_t)d->cur[d->time_metric];
     int64_t host = d->ref_host_ns + (begin_dev - d->ref_dev_ns);
     uint64_t start = host > 0 ? (uint64_t)host : 0;
     if (d->has_pending) {
@@ -281,8 +313,7 @@ static void add_interval(dm_dev_t *d, const zet_typed_value_t *v)
     }
     d->pend_start = start;
     d->pend_dur = dur;
-    for (uint32_t k = 0; k < d->nmetrics; k++)
-        d->pend_vals[k] = tval(&v[k]);
+    memcpy(d->pend_vals, d->cur, 8 * (size_t)d->nmetrics);
     d->has_pending = 1;
 }
 
@@ -323,6 +354,8 @@ static void read_once(dm_dev_t *d)
     flush_out(d);
 }
 
+static void dev_buffers_free(dm_dev_t *d);
+
 static void *reader_main(void *arg)
 {
     dm_dev_t *d = arg;
@@ -346,11 +379,30 @@ static void *reader_main(void *arg)
     ze.zeEventPoolDestroy(d->pool);
     pa_dm_ring_close(d->ring);
     d->ring = NULL;
+    dev_buffers_free(d);
+    return NULL;
+}
+
+/* The reader's buffers (sized by the group's metric count). */
+static int dev_buffers_alloc(dm_dev_t *d)
+{
+    d->sums = calloc(d->nmetrics, sizeof *d->sums);
+    d->pend_vals = calloc(d->nmetrics, sizeof *d->pend_vals);
+    d->cur = calloc(d->nmetrics, sizeof *d->cur);
+    return d->sums && d->pend_vals && d->cur && pa_dm_pack_init(&d->pack, d->nmetrics) == 0 ? 0 : -1;
+}
+
+static void dev_buffers_free(dm_dev_t *d)
+{
     free(d->raw);
     free(d->vals);
     free(d->out);
-    d->raw = NULL, d->vals = NULL, d->out = NULL;
-    return NULL;
+    free(d->sums);
+    free(d->pend_vals);
+    free(d->cur);
+    pa_dm_pack_free(&d->pack);
+    d->raw = NULL, d->vals = NULL, d->out = NULL, d->sums = d->pend_vals = d->cur = NULL;
+    d->outcap = 0;
 }
 
 /* Opens device d's streamer and starts its reader; on failure says why once (the app runs on). */
@@ -368,8 +420,7 @@ static int reader_start(dm_dev_t *d, const char *group, uint32_t period_ns)
     d->timer_hz = p.timerResolution ? p.timerResolution : 1000000000ull;
     d->ref_host_ns = (int64_t)host;
     d->ref_dev_ns = (int64_t)((unsigned __int128)dev * 1000000000u / d->timer_hz);
-    d->out = malloc(DM_CHUNK * (16 + 8 * (size_t)d->nmetrics));
-    if (res == ZE_RESULT_SUCCESS && !d->out)
+    if (res == ZE_RESULT_SUCCESS && dev_buffers_alloc(d) != 0)
         res = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     if (res == ZE_RESULT_SUCCESS)
         res = ze.zetContextActivateMetricGroups(d->ctx, d->h, 1, &d->group);
@@ -408,8 +459,7 @@ static int reader_start(dm_dev_t *d, const char *group, uint32_t period_ns)
     if (have_pool)
         ze.zeEventPoolDestroy(d->pool);
     ze.zetContextActivateMetricGroups(d->ctx, d->h, 0, NULL);
-    free(d->out);
-    d->out = NULL;
+    dev_buffers_free(d);
     pa_dm_ring_close(d->ring);
     d->ring = NULL;
     return -1;

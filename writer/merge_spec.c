@@ -52,11 +52,8 @@ static const pa_mtable_t pa_merge_tables[] = {
     {"METRIC_DEVICES", PA_MT_ROWS, "deviceId:d groupName state periodNs result intervals droppedReads xveCount"
                                    " threadsPerXve coreClockMHz memPeakBps pciePeakBps"},
     {"METRIC_NAMES", PA_MT_ROWS, "deviceId:d metricId name unit"},
-    /* METRIC_SAMPLES is a view over METRIC_INTERVALS (carried as the inputs' views are) */
-    {"METRIC_INTERVALS", PA_MT_ROWS, "deviceId:d startNs:t durationNs"
-                                     " v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22"
-                                     " v23 v24 v25 v26 v27 v28 v29 v30 v31 v32 v33 v34 v35 v36 v37 v38 v39 v40 v41 v42 v43"
-                                     " v44 v45 v46 v47 v48 v49 v50 v51 v52 v53 v54 v55 v56 v57 v58 v59 v60 v61 v62 v63"},
+    /* data holds its intervals' times relative to startNs: shifting startNs/endNs shifts them */
+    {"METRIC_CHUNKS", PA_MT_ROWS, "deviceId:d startNs:t endNs:t intervals nmetrics data"},
     /* the sysman timestamps (us) are the driver's own clock: copied as they are */
     {"METRIC_SYSMAN", PA_MT_ROWS, "deviceId:d hostNs:t engineTimestampUs allActiveUs computeActiveUs copyActiveUs"
                                   " memTimestampUs memReadBytes memWriteBytes pciTimestampUs pciRxBytes pciTxBytes"},

@@ -2,6 +2,7 @@
  * interval), columns and order as the spec's "PPU metric trace" (asys-stats-reports.txt). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report_util.h"
@@ -31,33 +32,115 @@ static void add_value(pa_table_t *t, double v)
         pa_table_add_double(t, v, 1);
 }
 
-static int produce_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
+/* The metrics shown: (device, metricId, name, unit) of METRIC_NAMES, filtered by metrics=. */
+typedef struct dm_col { int64_t dev; int id; char *name, *unit; } dm_col_t;
+typedef struct dm_at { uint64_t start; int64_t dev; uint32_t s; uint32_t i; } dm_at_t;
+
+static int cmp_at(const void *a, const void *b)
 {
-    char dev[600] = "", sql[2048];
-    if (pa_report_device_clause(req, dev, sizeof dev, err, errsz) != PA_REP_OK)
-        return PA_REP_EDATA;
+    const dm_at_t *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int load_cols(sqlite3 *db, const pa_report_req_t *req, const char *dev, dm_col_t **out, size_t *n, char *err,
+                     size_t errsz)
+{
     const pa_opt_val_t *mv = pa_req_opt(req, "metrics");
-    snprintf(sql, sizeof sql,
-             "SELECT o.deviceId, o.startNs, o.durationNs, n.name, o.value, n.unit FROM METRIC_SAMPLES o"
-             " JOIN METRIC_NAMES n ON n.deviceId = o.deviceId AND n.metricId = o.metricId WHERE 1 %s%s"
-             " ORDER BY o.startNs, o.deviceId, o.metricId", dev, mv && mv->s ? " AND n.name REGEXP ?1" : "");
+    char sql[1024];
+    snprintf(sql, sizeof sql, "SELECT o.deviceId, o.metricId, o.name, o.unit FROM METRIC_NAMES o WHERE 1 %s%s"
+             " ORDER BY o.deviceId, o.metricId", dev, mv && mv->s ? " AND o.name REGEXP ?1" : "");
     sqlite3_stmt *st;
     if (pa_report_prepare(db, sql, &st, req->def->name, err, errsz) != PA_REP_OK)
         return PA_REP_EDATA;
     if (mv && mv->s)
         sqlite3_bind_text(st, 1, mv->s, -1, SQLITE_TRANSIENT);
+    size_t cap = 0;
     int rc;
+    *out = NULL;
+    *n = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        pa_table_add_int(t, sqlite3_column_int64(st, 0));
-        pa_table_add_int(t, sqlite3_column_int64(st, 1));
-        pa_table_add_int(t, sqlite3_column_int64(st, 2));
-        pa_table_add_sqlcol(t, st, 3, 0);
-        add_value(t, sqlite3_column_double(st, 4));
-        pa_table_add_sqlcol(t, st, 5, 0);
+        if (*n == cap) {
+            dm_col_t *nc = realloc(*out, (cap = cap ? cap * 2 : 64) * sizeof *nc);
+            if (!nc)
+                break;
+            *out = nc;
+        }
+        const char *nm = (const char *)sqlite3_column_text(st, 2), *un = (const char *)sqlite3_column_text(st, 3);
+        dm_col_t *c = &(*out)[(*n)++];
+        c->dev = sqlite3_column_int64(st, 0);
+        c->id = sqlite3_column_int(st, 1);
+        c->name = strdup(nm ? nm : "");
+        c->unit = strdup(un ? un : "");
     }
-    if (rc != SQLITE_DONE)
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
         return pa_report_step_error(db, st, req->def->name, err, errsz);
     sqlite3_finalize(st);
+    return PA_REP_OK;
+}
+
+static void free_cols(dm_col_t *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(c[i].name);
+        free(c[i].unit);
+    }
+    free(c);
+}
+
+static int produce_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
+{
+    char dev[600] = "";
+    if (pa_report_device_clause(req, dev, sizeof dev, err, errsz) != PA_REP_OK)
+        return PA_REP_EDATA;
+    dm_col_t *cols = NULL;
+    size_t ncols = 0, nser = 0, nat = 0;
+    int rc = load_cols(db, req, dev, &cols, &ncols, err, errsz);
+    if (rc != PA_REP_OK)
+        return rc;
+    pa_dm_series_t *ser = NULL;
+    if (pa_dm_series_load(db, dev, &ser, &nser, NULL) != 0) {
+        free_cols(cols, ncols);
+        snprintf(err, errsz, "report '%s': the database has no device metric intervals (METRIC_CHUNKS;"
+                 " PROFAGENT_METRICS)", req->def->name);
+        return PA_REP_EDATA;
+    }
+    for (size_t i = 0; i < nser; i++)
+        nat += ser[i].n;
+    dm_at_t *at = malloc((nat ? nat : 1) * sizeof *at);
+    if (!at) {
+        free_cols(cols, ncols);
+        pa_dm_series_free(ser, nser);
+        snprintf(err, errsz, "report '%s': out of memory", req->def->name);
+        return PA_REP_EDATA;
+    }
+    nat = 0;
+    for (size_t s = 0; s < nser; s++)
+        for (size_t i = 0; i < ser[s].n; i++)
+            at[nat++] = (dm_at_t){ser[s].start[i], ser[s].dev, (uint32_t)s, (uint32_t)i};
+    qsort(at, nat, sizeof *at, cmp_at); /* start, then device (each series is sorted) */
+    for (size_t a = 0; a < nat; a++) {
+        const pa_dm_series_t *s = &ser[at[a].s];
+        size_t c = 0;
+        while (c < ncols && cols[c].dev < s->dev) /* cols are by device, then metricId */
+            c++;
+        for (; c < ncols && cols[c].dev == s->dev; c++) {
+            if (cols[c].id < 0 || (uint32_t)cols[c].id >= s->nmetrics)
+                continue;
+            pa_table_add_int(t, s->dev);
+            pa_table_add_int(t, (int64_t)s->start[at[a].i]);
+            pa_table_add_int(t, (int64_t)s->dur[at[a].i]);
+            pa_table_add_str(t, cols[c].name, strlen(cols[c].name));
+            add_value(t, s->v[(size_t)at[a].i * s->nmetrics + (size_t)cols[c].id]);
+            pa_table_add_str(t, cols[c].unit, strlen(cols[c].unit));
+        }
+    }
+    free(at);
+    free_cols(cols, ncols);
+    pa_dm_series_free(ser, nser);
     pa_report_limit_rows(req, t);
     return PA_REP_OK;
 }
@@ -67,7 +150,7 @@ PA_REPORT_DEF(r_dm_trace, "ppu_metric_trace", "PPU Metric Trace", "metric_trace"
     "metric and sample interval, sorted by start time ascending (then device, then the group's metric\n"
     "order). Start and Duration are host ns; each device's intervals tile its stream without gaps or\n"
     "overlaps. Values are the driver's calculated values (integral values print as integers, others\n"
-    "with one decimal; METRIC_SAMPLES keeps them exact). device=<list> and metrics=<PCRE2 regex>\n"
+    "with one decimal; METRIC_CHUNKS keeps them exact). device=<list> and metrics=<PCRE2 regex>\n"
     "filter; a bad regex is a usage error.",
     opts_trace, cols_trace, produce_trace);
 
@@ -94,8 +177,8 @@ static const pa_report_opt_t opts_util[] = {
      "from an HGTX range whose name matches (each interval counted once).", NULL},
 };
 
-/* One device's sums over the selected intervals (METRIC_INTERVALS columns v<metricId>). */
-#define DM_MAXM 128
+/* One device's sums over the selected intervals (metric k = METRIC_NAMES.metricId k). */
+#define DM_MAXM 1024 /* the reader's bound on a group's metrics */
 typedef struct dm_sums {
     int64_t dev, nint;
     pa_dm_peaks_t pk;
@@ -155,55 +238,75 @@ static int load_devices(sqlite3 *db, const char *dev, dm_sums_t *out, int maxdev
     return 0;
 }
 
+static void add_interval(void *arg, const pa_dm_series_t *ser, size_t i)
+{
+    dm_sums_t *s = arg;
+    s->nint++;
+    const double *v = ser->v + i * ser->nmetrics;
+    for (uint32_t k = 0; k < ser->nmetrics && k < s->nm; k++)
+        s->v[k] += v[k];
+}
+
 /* The intervals kept: every one, or those overlapping the kernels / ranges' device work asked
- * (each interval once); sums of every value column per device. */
+ * (each interval once, pa_dm_series_mark); sums of every metric per device. */
 static int load_sums(sqlite3 *db, const pa_report_req_t *req, dm_sums_t *out, int maxdev, int *ndev, char *err,
                      size_t errsz)
 {
-    char dev[600] = "", sql[4096], sel[1200] = "";
+    char dev[600] = "", sql[4096];
     if (pa_report_device_clause(req, dev, sizeof dev, err, errsz) != PA_REP_OK)
         return PA_REP_EDATA;
-    if (load_devices(db, dev, out, maxdev, ndev) != 0) {
+    pa_dm_series_t *ser = NULL;
+    size_t nser = 0;
+    if (load_devices(db, dev, out, maxdev, ndev) != 0 || pa_dm_series_load(db, dev, &ser, &nser, NULL) != 0) {
         snprintf(err, errsz, "report '%s': the database has no device metric tables (PROFAGENT_METRICS)",
                  req->def->name);
         return PA_REP_EDATA;
     }
     const pa_opt_val_t *kv = pa_req_opt(req, "kernel"), *rv = pa_req_opt(req, "range");
-    int kre = kv && kv->s, rre = rv && rv->s;
+    int kre = kv && kv->s, rre = rv && rv->s, rc = PA_REP_OK;
+    if (!kre && !rre) {
+        for (int d = 0; d < *ndev; d++) {
+            pa_dm_series_t *se = pa_dm_series_find(ser, nser, out[d].dev);
+            for (size_t i = 0; se && i < se->n; i++)
+                add_interval(&out[d], se, i);
+        }
+        pa_dm_series_free(ser, nser);
+        return PA_REP_OK;
+    }
     long long sl = pa_dm_slack_ns(db);
-    if (kre || rre)
-        snprintf(sel, sizeof sel,
-                 " AND EXISTS (SELECT 1 FROM ZE_OPS z WHERE z.deviceId = o.deviceId AND z.kind != 4"
-                 " AND z.start < o.startNs + o.durationNs + %lld AND z.end + %lld > o.startNs AND (%s%s%s))", sl, sl,
-                 kre ? "(z.kind = 1 AND (SELECT ze_kname(value, 0) FROM STRING_IDS WHERE id = z.nameId) REGEXP ?1)" : "",
-                 kre && rre ? " OR " : "",
-                 rre ? "z.rowid IN (SELECT a.opId FROM HGTX_OP_ASSOC a JOIN HGTX_RANGES r ON r.id = a.rangeId"
-                       " JOIN STRING_IDS rs ON rs.id = r.nameId WHERE rs.value REGEXP ?2)" : "");
-    snprintf(sql, sizeof sql, "SELECT * FROM METRIC_INTERVALS o WHERE 1 %s%s", dev, sel);
+    snprintf(sql, sizeof sql,
+             "SELECT o.deviceId, o.start, o.end FROM ZE_OPS o WHERE o.kind != 4 %s AND (%s%s%s)", dev,
+             kre ? "(o.kind = 1 AND (SELECT ze_kname(value, 0) FROM STRING_IDS WHERE id = o.nameId) REGEXP ?1)" : "",
+             kre && rre ? " OR " : "",
+             rre ? "o.rowid IN (SELECT a.opId FROM HGTX_OP_ASSOC a JOIN HGTX_RANGES r ON r.id = a.rangeId"
+                   " JOIN STRING_IDS rs ON rs.id = r.nameId WHERE rs.value REGEXP ?2)" : "");
     sqlite3_stmt *st;
-    if (pa_report_prepare_ze(db, req, sql, &st, err, errsz) != PA_REP_OK)
+    if (pa_report_prepare_ze(db, req, sql, &st, err, errsz) != PA_REP_OK) {
+        pa_dm_series_free(ser, nser);
         return PA_REP_EDATA;
+    }
     if (kre)
         sqlite3_bind_text(st, 1, kv->s, -1, SQLITE_TRANSIENT);
     if (rre)
         sqlite3_bind_text(st, 2, rv->s, -1, SQLITE_TRANSIENT);
-    int rc, ncol = sqlite3_column_count(st) - 3;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t d = sqlite3_column_int64(st, 0);
+        pa_dm_series_t *se = pa_dm_series_find(ser, nser, d);
         dm_sums_t *s = NULL;
         for (int i = 0; i < *ndev && !s; i++)
             if (out[i].dev == d)
                 s = &out[i];
-        if (!s)
-            continue;
-        s->nint++;
-        for (int k = 0; k < ncol && k < (int)s->nm; k++)
-            s->v[k] += sqlite3_column_double(st, 3 + k);
+        if (se && s)
+            pa_dm_series_mark(se, (uint64_t)sqlite3_column_int64(st, 1), (uint64_t)sqlite3_column_int64(st, 2), sl, 1,
+                              add_interval, s);
     }
-    if (rc != SQLITE_DONE)
-        return pa_report_step_error(db, st, req->def->name, err, errsz);
-    sqlite3_finalize(st);
-    return PA_REP_OK;
+    if (step != SQLITE_DONE)
+        rc = pa_report_step_error(db, st, req->def->name, err, errsz);
+    else
+        sqlite3_finalize(st);
+    pa_dm_series_free(ser, nser);
+    return rc;
 }
 
 static void add_util(pa_table_t *t, double achieved, double peak)

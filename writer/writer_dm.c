@@ -1,7 +1,6 @@
-/* writer_dm.c - device metric streams: METRIC_DEVICES, METRIC_NAMES, METRIC_INTERVALS (one row per
- * device and interval [startNs, startNs + durationNs) on host ns, the group's values as columns
- * v0..v63; consecutive intervals of a device tile its stream), the METRIC_SAMPLES view (one row per
- * device, metric and interval), METRIC_SYSMAN; the exit summary's utilization section. */
+/* writer_dm.c - device metric streams: METRIC_DEVICES, METRIC_NAMES, METRIC_CHUNKS (one row per
+ * device and chunk of consecutive intervals, packed: common/pa_devmetrics.h; a device's intervals
+ * tile its stream), METRIC_SYSMAN; the exit summary's utilization section. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,56 +18,37 @@ static const char dm_schema_sql[] =
     "CREATE TABLE METRIC_DEVICES(deviceId INTEGER PRIMARY KEY, groupName TEXT, state INTEGER,"
     " periodNs INTEGER, result INTEGER, intervals INTEGER DEFAULT 0, droppedReads INTEGER DEFAULT 0,"
     " xveCount INTEGER, threadsPerXve INTEGER, coreClockMHz INTEGER, memPeakBps INTEGER, pciePeakBps INTEGER);"
-    /* the group's metrics in the driver's order, with their result units; value column v<metricId> */
+    /* the group's metrics in the driver's order, with their result units; metricId = the value's
+     * position in each interval of METRIC_CHUNKS.data */
     "CREATE TABLE METRIC_NAMES(deviceId INTEGER, metricId INTEGER, name TEXT, unit TEXT,"
     " PRIMARY KEY(deviceId, metricId));"
     /* sysman readings beside the stream (zes_api.h counters as read; NULL = not given) */
     "CREATE TABLE METRIC_SYSMAN(deviceId INTEGER, hostNs INTEGER, engineTimestampUs INTEGER,"
     " allActiveUs INTEGER, computeActiveUs INTEGER, copyActiveUs INTEGER, memTimestampUs INTEGER,"
     " memReadBytes INTEGER, memWriteBytes INTEGER, pciTimestampUs INTEGER, pciRxBytes INTEGER,"
-    " pciTxBytes INTEGER);";
-
-#define DM_VCOLS 64 /* value columns v0..v63: the reader's bound on a group's metrics (a fixed layout
-                        * every session shares, so DBs merge; unused columns hold NULL) */
+    " pciTxBytes INTEGER);"
+    /* the intervals [startNs, endNs) of one device, `intervals` of them with nmetrics values each,
+     * packed in data (format: common/pa_devmetrics.h, docs/utilization.md "METRIC_CHUNKS"); times
+     * in data are relative to startNs, so a clock shift of startNs/endNs shifts them all */
+    "CREATE TABLE METRIC_CHUNKS(deviceId INTEGER, startNs INTEGER, endNs INTEGER, intervals INTEGER,"
+    " nmetrics INTEGER, data BLOB);";
 
 static struct {
-    sqlite3_stmt *ins; /* one-row INSERT into METRIC_INTERVALS (a short statement prepares fast) */
+    sqlite3_stmt *ins; /* INSERT into METRIC_CHUNKS, kept across records (see dm_detach) */
     char *ranges;   /* the summary's busiest-ranges lines, rendered at finish */
     size_t ranges_len;
 } wd;
 
-/* METRIC_INTERVALS (one row per device and interval, v<k> = value of metric k of METRIC_NAMES)
- * and its narrow view METRIC_SAMPLES (pure SQL, any SQLite client reads it). */
-static int make_intervals(sqlite3 *db)
-{
-    char sql[8192];
-    size_t l = (size_t)snprintf(sql, sizeof sql, "CREATE TABLE METRIC_INTERVALS(deviceId INTEGER, startNs INTEGER,"
-                                " durationNs INTEGER");
-    for (int k = 0; k < DM_VCOLS; k++)
-        l += (size_t)snprintf(sql + l, sizeof sql - l, ", v%d REAL", k);
-    l += (size_t)snprintf(sql + l, sizeof sql - l, "); CREATE VIEW METRIC_SAMPLES(deviceId, startNs, durationNs, metricId,"
-                          " value) AS SELECT i.deviceId, i.startNs, i.durationNs, n.metricId, CASE n.metricId");
-    for (int k = 0; k < DM_VCOLS; k++)
-        l += (size_t)snprintf(sql + l, sizeof sql - l, " WHEN %d THEN i.v%d", k, k);
-    snprintf(sql + l, sizeof sql - l, " END FROM METRIC_INTERVALS i JOIN METRIC_NAMES n ON n.deviceId = i.deviceId"
-             " AND n.metricId < %d;", DM_VCOLS);
-    return pa_db_exec(db, sql);
-}
-
 static int dm_prepare_ins(sqlite3 *db)
 {
-    char sql[1024];
-    size_t l = (size_t)snprintf(sql, sizeof sql, "INSERT INTO METRIC_INTERVALS VALUES(?,?,?");
-    for (int k = 0; k < DM_VCOLS; k++)
-        l += (size_t)snprintf(sql + l, sizeof sql - l, ",?");
-    snprintf(sql + l, sizeof sql - l, ")");
-    return sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &wd.ins, NULL) == SQLITE_OK ? 0 : -1;
+    return sqlite3_prepare_v3(db, "INSERT INTO METRIC_CHUNKS VALUES(?,?,?,?,?,?)", -1, SQLITE_PREPARE_PERSISTENT,
+                              &wd.ins, NULL) == SQLITE_OK ? 0 : -1;
 }
 
 static int dm_create_schema(sqlite3 *db)
 {
     wd.ins = NULL;
-    if (pa_db_exec(db, dm_schema_sql) != 0 || make_intervals(db) != 0)
+    if (pa_db_exec(db, dm_schema_sql) != 0)
         return -1;
     return dm_prepare_ins(db);
 }
@@ -127,37 +107,27 @@ static int on_device(sqlite3 *db, const pa_record_t *r, const uint8_t *p)
     return rc;
 }
 
+/* A packed chunk (hwcounters/devmetrics.c flush_out): payload = nmetrics sums, then the pack,
+ * stored as it is (the aggregator used the sums). */
 static int on_samples(sqlite3 *db, const pa_record_t *r, const uint8_t *p)
 {
     uint64_t dev = r->u.raw[0], nm = r->u.raw[1], n = r->u.raw[2];
-    size_t esz = 16 + 8 * (size_t)nm;
-    if (!p || nm == 0 || nm > 1024 || (uint64_t)r->len < n * esz)
+    if (!p || nm == 0 || nm > 1024 || (uint64_t)r->len < 8 * nm || (r->flags & PA_RF_TRUNCATED))
         return 0; /* truncated/malformed record: its intervals are not stored */
     if (!wd.ins && dm_prepare_ins(db) != 0)
         return -1;
     sqlite3_stmt *ins = wd.ins;
-    for (uint64_t i = 0; i < n; i++) {
-        const uint8_t *e = p + i * esz;
-        uint64_t start, dur;
-        memcpy(&start, e, 8);
-        memcpy(&dur, e + 8, 8);
-        sqlite3_bind_int64(ins, 1, (int64_t)dev);
-        sqlite3_bind_int64(ins, 2, (int64_t)start);
-        sqlite3_bind_int64(ins, 3, (int64_t)dur);
-        for (uint64_t k = 0; k < DM_VCOLS; k++) {
-            double v;
-            if (k >= nm) {
-                sqlite3_bind_null(ins, 4 + (int)k);
-                continue;
-            }
-            memcpy(&v, e + 16 + 8 * k, 8);
-            sqlite3_bind_double(ins, 4 + (int)k, v);
-        }
-        int rc = sqlite3_step(ins);
-        sqlite3_reset(ins);
-        if (rc != SQLITE_DONE)
-            return -1;
-    }
+    sqlite3_bind_int64(ins, 1, (int64_t)dev);
+    sqlite3_bind_int64(ins, 2, (int64_t)r->t0);
+    sqlite3_bind_int64(ins, 3, (int64_t)r->t1);
+    sqlite3_bind_int64(ins, 4, (int64_t)n);
+    sqlite3_bind_int64(ins, 5, (int64_t)nm);
+    sqlite3_bind_blob(ins, 6, p + 8 * nm, (int)(r->len - 8 * nm), SQLITE_STATIC);
+    int rc = sqlite3_step(ins);
+    sqlite3_reset(ins);
+    sqlite3_clear_bindings(ins);
+    if (rc != SQLITE_DONE)
+        return -1;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "UPDATE METRIC_DEVICES SET intervals = intervals + ?, droppedReads = max(droppedReads, ?)"
                            " WHERE deviceId = ?", -1, &st, NULL) != SQLITE_OK)
@@ -230,7 +200,7 @@ static int dm_finish(sqlite3 *db)
     int rc = 0;
     sqlite3_finalize(wd.ins);
     wd.ins = NULL;
-    rc |= pa_db_exec(db, "CREATE INDEX METRIC_INTERVALS_dev ON METRIC_INTERVALS(deviceId, startNs);");
+    rc |= pa_db_exec(db, "CREATE INDEX METRIC_CHUNKS_dev ON METRIC_CHUNKS(deviceId, startNs);");
     free(wd.ranges);
     wd.ranges = NULL;
     wd.ranges_len = 0;

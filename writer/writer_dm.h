@@ -35,6 +35,33 @@ double pa_dm_path_bps(const pa_dm_path_t *p, const pa_dm_peaks_t *pk);
 #define PA_DM_PAIR_SLACK_NS 5000
 long long pa_dm_slack_ns(sqlite3 *db);
 
+/* One device's metric intervals decoded from METRIC_CHUNKS (writer/dm_series.c): n intervals
+ * sorted by start, v[i * nmetrics + k] = value of metric k in interval i. */
+typedef struct pa_dm_series {
+    int64_t dev;
+    uint32_t nmetrics;
+    size_t n, cap;
+    uint64_t *start, *dur;
+    double *v;
+    uint32_t *mark;      /* per interval: the last selection that counted it (pa_dm_series_mark) */
+} pa_dm_series_t;
+
+/*! pa_dm_series_load(db, dev_clause, out, nout) : every device's intervals (dev_clause: "" or
+ *  " AND o.deviceId IN (...)", as pa_report_device_clause gives). *out is malloc'd (free with
+ *  pa_dm_series_free), one entry per device with chunks, by device id. Returns 0, -1 when the DB
+ *  has no METRIC_CHUNKS or out of memory; a malformed chunk keeps the intervals decoded before the
+ *  damage and *bad counts it (may be NULL). */
+int pa_dm_series_load(sqlite3 *db, const char *dev_clause, pa_dm_series_t **out, size_t *nout, size_t *bad);
+void pa_dm_series_free(pa_dm_series_t *s, size_t n);
+/*! pa_dm_series_find(s, n, dev) : the series of device dev, NULL when none. */
+pa_dm_series_t *pa_dm_series_find(pa_dm_series_t *s, size_t n, int64_t dev);
+/*! pa_dm_series_mark(s, start, end, slack, stamp, fn, arg) : every interval overlapping
+ *  [start, end) with the slack of pa_dm_slack_ns (start < iv end + slack, end + slack > iv start)
+ *  whose mark is not stamp yet gets it and is passed to fn(arg, s, i): each interval once per
+ *  stamp. O(log n + hits). */
+void pa_dm_series_mark(pa_dm_series_t *s, uint64_t start, uint64_t end, long long slack, uint32_t stamp,
+                       void (*fn)(void *arg, const pa_dm_series_t *s, size_t i), void *arg);
+
 /*! pa_dm_summary_units() : the exit summary's utilization section from the aggregator's online
  *  sums: per device, one line per unit and DMA path with achieved / peak, Util % and a text bar. */
 void pa_dm_summary_units(FILE *out, const pa_dm_dev_res_t *dm, size_t n);

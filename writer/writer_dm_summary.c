@@ -155,65 +155,95 @@ static int rrow_cmp(const void *a, const void *b)
     return x->busiest < y->busiest ? 1 : x->busiest > y->busiest ? -1 : strcmp(x->name, y->name);
 }
 
+/* Sums of one (range name, device) over the intervals its ops overlap, each interval once. */
+typedef struct racc { const int *col; int64_t nint; double v[6]; } racc_t;
+
+static void racc_add(void *arg, const pa_dm_series_t *s, size_t i)
+{
+    racc_t *r = arg;
+    const double *v = s->v + i * s->nmetrics;
+    r->nint++;
+    for (int k = 0; k < 6; k++)
+        if ((uint32_t)r->col[k] < s->nmetrics)
+            r->v[k] += v[r->col[k]];
+}
+
 void pa_dm_summary_ranges(sqlite3 *db, FILE *out)
 {
-    int clk = metric_col(db, "GpuCoreClocks"), c[5];
-    const char *m[5] = {"XVE_INST_EXECUTED_CONTROL_ALL", "XVE_INST_EXECUTED_ALU0_ALL", "XVE_INST_EXECUTED_ALU1_ALL",
-                        "XVE_INST_EXECUTED_SEND_ALL", "XVE_INST_EXECUTED_XMX_ALL"};
-    for (int i = 0; i < 5; i++)
-        if ((c[i] = metric_col(db, m[i])) < 0)
+    int col[6]; /* GpuCoreClocks, CONTROL, ALU0, ALU1, SEND, XMX */
+    const char *m[6] = {"GpuCoreClocks", "XVE_INST_EXECUTED_CONTROL_ALL", "XVE_INST_EXECUTED_ALU0_ALL",
+                        "XVE_INST_EXECUTED_ALU1_ALL", "XVE_INST_EXECUTED_SEND_ALL", "XVE_INST_EXECUTED_XMX_ALL"};
+    for (int i = 0; i < 6; i++)
+        if ((col[i] = metric_col(db, m[i])) < 0)
             return;
-    if (clk < 0)
-        return;
     sqlite3_stmt *st;
-    long long slack = pa_dm_slack_ns(db), maxdur = 0;
-    if (sqlite3_prepare_v2(db, "SELECT max(durationNs) FROM METRIC_INTERVALS", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW)
-            maxdur = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    if (!maxdur)
-        return;
-    char sql[2048];
-    snprintf(sql, sizeof sql,
-             "WITH sel AS (SELECT DISTINCT r.nameId AS nid, i.rowid AS iid FROM HGTX_RANGES r"
-             " JOIN HGTX_OP_ASSOC a ON a.rangeId = r.id JOIN ZE_OPS z ON z.rowid = a.opId AND z.kind != 4"
-             " JOIN METRIC_INTERVALS i ON i.deviceId = z.deviceId AND i.startNs >= z.start - %lld - %lld"
-             " AND i.startNs < z.end + %lld AND i.startNs + i.durationNs + %lld > z.start)"
-             " SELECT s.value, i.deviceId, count(*), sum(i.v%d), sum(i.v%d), sum(i.v%d) + sum(i.v%d), sum(i.v%d),"
-             " sum(i.v%d), d.xveCount FROM sel JOIN METRIC_INTERVALS i ON i.rowid = sel.iid JOIN STRING_IDS s"
-             " ON s.id = sel.nid LEFT JOIN METRIC_DEVICES d ON d.deviceId = i.deviceId GROUP BY sel.nid, i.deviceId",
-             slack, maxdur, slack, slack, clk, c[0], c[1], c[2], c[3], c[4]);
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, "SELECT s.value, z.deviceId, z.start, z.end, (SELECT xveCount FROM METRIC_DEVICES d"
+                           " WHERE d.deviceId = z.deviceId), r.nameId FROM HGTX_RANGES r JOIN HGTX_OP_ASSOC a ON a.rangeId = r.id"
+                           " JOIN ZE_OPS z ON z.rowid = a.opId AND z.kind != 4 JOIN STRING_IDS s ON s.id = r.nameId"
+                           " ORDER BY r.nameId, z.deviceId", -1, &st, NULL) != SQLITE_OK)
         return; /* no HGTX/ZE tables in this session: no section */
+    pa_dm_series_t *ser = NULL;
+    size_t nser = 0;
+    if (pa_dm_series_load(db, "", &ser, &nser, NULL) != 0 || !nser) {
+        sqlite3_finalize(st);
+        pa_dm_series_free(ser, nser);
+        return;
+    }
+    long long slack = pa_dm_slack_ns(db);
     rrow_t *rows = NULL;
     size_t nr = 0, cap = 0;
     static const char *const uname[4] = {"Scalar Unit", "Vector ALU", "Vector Load/Store", "MXU"};
     static const double rate[4] = {1, 2, 1, 1};
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        double clocks = sqlite3_column_double(st, 3), xve = sqlite3_column_double(st, 8);
-        if (clocks <= 0 || xve <= 0)
-            continue;
-        if (nr == cap) {
-            rrow_t *nrw = realloc(rows, (cap = cap ? cap * 2 : 16) * sizeof *rows);
-            if (!nrw)
-                break;
-            rows = nrw;
-        }
-        rrow_t *r = &rows[nr++];
-        memset(r, 0, sizeof *r);
-        const char *nm = (const char *)sqlite3_column_text(st, 0);
-        snprintf(r->name, sizeof r->name, "%s", nm ? nm : "");
-        r->dev = sqlite3_column_int64(st, 1);
-        r->nint = sqlite3_column_int64(st, 2);
-        for (int u = 0; u < 4; u++) {
-            r->util[u] = 100.0 * sqlite3_column_double(st, 4 + u) / (rate[u] * xve * clocks);
-            if (r->util[u] > r->busiest || u == 0) {
-                r->busiest = r->util[u];
-                r->unit = u;
+    char cur[64] = "";
+    int64_t cdev = -1, cname = -1;
+    double xve = 0;
+    uint32_t stamp = 0;
+    racc_t acc = {col, 0, {0}};
+    int more = 1;
+    while (more) {
+        more = sqlite3_step(st) == SQLITE_ROW;
+        const char *nm = more ? (const char *)sqlite3_column_text(st, 0) : NULL;
+        int64_t dev = more ? sqlite3_column_int64(st, 1) : -1, name = more ? sqlite3_column_int64(st, 5) : -1;
+        if (!more || dev != cdev || name != cname) {
+            /* one (name, device) group is complete */
+            double clocks = acc.v[0];
+            if (stamp && clocks > 0 && xve > 0 && acc.nint) {
+                if (nr == cap) {
+                    rrow_t *nrw = realloc(rows, (cap = cap ? cap * 2 : 16) * sizeof *rows);
+                    if (!nrw)
+                        break;
+                    rows = nrw;
+                }
+                rrow_t *r = &rows[nr++];
+                memset(r, 0, sizeof *r);
+                snprintf(r->name, sizeof r->name, "%s", cur);
+                r->dev = cdev;
+                r->nint = acc.nint;
+                double a4[4] = {acc.v[1], acc.v[2] + acc.v[3], acc.v[4], acc.v[5]};
+                for (int u = 0; u < 4; u++) {
+                    r->util[u] = 100.0 * a4[u] / (rate[u] * xve * clocks);
+                    if (r->util[u] > r->busiest || u == 0) {
+                        r->busiest = r->util[u];
+                        r->unit = u;
+                    }
+                }
             }
+            if (!more)
+                break;
+            snprintf(cur, sizeof cur, "%s", nm ? nm : "");
+            cdev = dev;
+            cname = name;
+            xve = sqlite3_column_double(st, 4);
+            stamp++;
+            memset(&acc, 0, sizeof acc);
+            acc.col = col;
         }
+        pa_dm_series_t *se = pa_dm_series_find(ser, nser, dev);
+        if (se)
+            pa_dm_series_mark(se, (uint64_t)sqlite3_column_int64(st, 2), (uint64_t)sqlite3_column_int64(st, 3), slack,
+                              stamp, racc_add, &acc);
     }
+    pa_dm_series_free(ser, nser);
     sqlite3_finalize(st);
     if (nr) {
         qsort(rows, nr, sizeof *rows, rrow_cmp);

@@ -6,6 +6,9 @@ from simdev's ISA model; bad configuration gives one warning and the app runs un
 usage: test_devmetrics.py BUILD_DIR"""
 import csv, io, os, re, sqlite3, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dmpack  # noqa: E402  (METRIC_CHUNKS decoded in Python into METRIC_INTERVALS / METRIC_SAMPLES)
+
 B = sys.argv[1]
 PROF = os.path.join(B, "bin", "profagent")
 SIMDEV = os.path.join(B, "lib", "libze_simdev.so")
@@ -46,7 +49,7 @@ def stats(db, spec, want_rc=0):
 
 
 def q(db, sql):
-    return sqlite3.connect(db).execute(sql).fetchall()
+    return dmpack.connect(db).execute(sql).fetchall()
 
 
 # ---- collection on the gemm sample (2 devices, kernels on device 0) ----

@@ -8,6 +8,9 @@ text) with an exit status: one warning each, the status unchanged.
 usage: test_dm_life.py BUILD_DIR"""
 import os, re, sqlite3, subprocess, sys, tempfile, time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dmpack  # noqa: E402  (METRIC_CHUNKS decoded in Python into METRIC_INTERVALS / METRIC_SAMPLES)
+
 B = sys.argv[1]
 SIMDEV = os.path.join(B, "lib", "libze_simdev.so")
 AGENT = os.path.join(B, "lib", "libprofagent.so")
@@ -45,7 +48,7 @@ def run(args, agent=True, extra=None):
 
 
 def tiles(db):
-    c = sqlite3.connect(db)
+    c = dmpack.connect(db)
     iv = c.execute("SELECT startNs, durationNs FROM METRIC_INTERVALS WHERE deviceId = 0 ORDER BY startNs").fetchall()
     return len(iv) > 0 and all(a[0] + a[1] == b[0] for a, b in zip(iv, iv[1:])), len(iv)
 

@@ -10,6 +10,9 @@ agrees with the stream's engine busy within a stated tolerance.
 usage: test_dm_workloads.py BUILD_DIR"""
 import csv, io, os, re, sqlite3, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dmpack  # noqa: E402  (METRIC_CHUNKS decoded in Python into METRIC_INTERVALS / METRIC_SAMPLES)
+
 B = sys.argv[1]
 PROF = os.path.join(B, "bin", "profagent")
 SIMDEV = os.path.join(B, "lib", "libze_simdev.so")
@@ -44,7 +47,7 @@ def stats(db, spec):
 
 
 def q(db, sql, args=()):
-    return sqlite3.connect(db).execute(sql, args).fetchall()
+    return dmpack.connect(db).execute(sql, args).fetchall()
 
 
 d = tempfile.mkdtemp(prefix="pa_dmw_")

@@ -119,7 +119,7 @@ for t in tables:
     n_in = sum(q(d, f"SELECT count(*) FROM {t}")[0][0] for d in INS if t in {r[0] for r in q(d, "SELECT name FROM sqlite_master")})
     n_out = q(ALL, f"SELECT count(*) FROM {t}")[0][0]
     check(n_in == n_out, f"{t}: {n_out} merged rows, inputs {n_in}")
-for t in ("ZE_OPS", "HGTX_RANGES", "DEVICE_MEMORY", "METRIC_SAMPLES", "PCS_SAMPLES", "HOST_COUNTER_RANGES", "RANK_DEVICE_MAP"):
+for t in ("ZE_OPS", "HGTX_RANGES", "DEVICE_MEMORY", "METRIC_CHUNKS", "PCS_SAMPLES", "HOST_COUNTER_RANGES", "RANK_DEVICE_MAP"):
     check(q(ALL, f"SELECT count(*) FROM {t}")[0][0] > 0, f"{t}: no rows to check")
 check(q(ALL, "SELECT count(*) FROM HOST_COUNTERS")[0][0] == 2, "HOST_COUNTERS: the two ranks' equal events shared")
 check(q(ALL, "SELECT count(*) FROM STRING_IDS")[0][0] == q(ALL, "SELECT count(DISTINCT value) FROM STRING_IDS")[0][0],

@@ -1,0 +1,110 @@
+/* test_dmpack.c - packed device metric intervals (common/pa_dmpack.c): exact round trips of
+ * integral, negative-delta, float32, float64, NaN and 2^53+ values; byte counts of a steady stream;
+ * malformed data is refused, never over-read. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "pa_devmetrics.h"
+
+static void round_trip(void **state)
+{
+    (void)state;
+    enum { NM = 5, N = 4 };
+    const double v[N][NM] = {
+        {0, 100, 1.5, 9007199254740993.0, 1e300},
+        {7, 50, -2.25, -3, 0.1},
+        {1e15, 0, NAN, INFINITY, -0.0},
+        {1e15 - 1, 9007199254740991.0, 3.0f, -9007199254740991.0, 42},
+    };
+    const uint64_t start[N] = {1000, 1100, 1100 + 90, 5000}, dur[N] = {100, 90, 0, 7};
+    pa_dm_pack_t p;
+    assert_int_equal(pa_dm_pack_init(&p, NM), 0);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(pa_dm_pack_add(&p, start[i], dur[i], v[i]), 0);
+    assert_int_equal(p.n, N);
+    assert_int_equal(p.base, 1000);
+    assert_int_equal(p.prev_end, 5007);
+    int64_t prev[NM];
+    pa_dm_unpack_t u;
+    pa_dm_unpack_init(&u, p.buf, p.len, p.base, NM, prev);
+    for (int i = 0; i < N; i++) {
+        uint64_t s, d;
+        double got[NM];
+        assert_int_equal(pa_dm_unpack_next(&u, &s, &d, got), 1);
+        assert_int_equal(s, start[i]);
+        assert_int_equal(d, dur[i]);
+        for (int k = 0; k < NM; k++) {
+            if (isnan(v[i][k]))
+                assert_true(isnan(got[k]));
+            else
+                assert_memory_equal(&got[k], &v[i][k], 8); /* bit-exact (-0.0 too) */
+        }
+    }
+    uint64_t s, d;
+    assert_int_equal(pa_dm_unpack_next(&u, &s, &d, NULL), 0);
+    /* every truncation of the data gives fewer intervals (a cut at an interval's end reads as a
+     * shorter chunk: readers compare with the row's count), never a read past the end */
+    for (size_t cut = 0; cut < p.len; cut++) {
+        pa_dm_unpack_init(&u, p.buf, cut, p.base, NM, prev);
+        int r, n = 0;
+        while ((r = pa_dm_unpack_next(&u, &s, &d, NULL)) == 1)
+            n++;
+        assert_true(n < N);
+        assert_true(r == -1 || r == 0);
+    }
+    pa_dm_pack_free(&p);
+}
+
+/* A steady stream: tiling intervals of one duration, counters that repeat: 1 byte a value, 2 a
+ * header after the first interval. */
+static void steady_bytes(void **state)
+{
+    (void)state;
+    enum { NM = 26, N = 1000 };
+    pa_dm_pack_t p;
+    assert_int_equal(pa_dm_pack_init(&p, NM), 0);
+    double v[NM];
+    for (int k = 0; k < NM; k++)
+        v[k] = 1000 + k;
+    for (int i = 0; i < N; i++)
+        assert_int_equal(pa_dm_pack_add(&p, 5000 + (uint64_t)i * 53333, 53333, v), 0);
+    size_t first = 1 + 3 + NM * 2; /* start 0: 1 byte, duration 53333: 3, values 1000..1025: 2 */
+    assert_int_equal(p.len, first + (size_t)(N - 1) * (2 + NM));
+    pa_dm_pack_reset(&p);
+    assert_int_equal(p.n, 0);
+    assert_int_equal(p.len, 0);
+    assert_int_equal(pa_dm_pack_add(&p, 9, 1, v), 0);
+    assert_int_equal(p.base, 9);
+    pa_dm_pack_free(&p);
+}
+
+static void bad_header(void **state)
+{
+    (void)state;
+    const uint8_t data[] = {0, 0, 5}; /* value header 5: neither even, 1 nor 3 */
+    int64_t prev[1];
+    pa_dm_unpack_t u;
+    uint64_t s, d;
+    double x;
+    pa_dm_unpack_init(&u, data, sizeof data, 0, 1, prev);
+    assert_int_equal(pa_dm_unpack_next(&u, &s, &d, &x), -1);
+    const uint8_t endless[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+    pa_dm_unpack_init(&u, endless, sizeof endless, 0, 1, prev);
+    assert_int_equal(pa_dm_unpack_next(&u, &s, &d, &x), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(round_trip),
+        cmocka_unit_test(steady_bytes),
+        cmocka_unit_test(bad_header),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
