@@ -180,7 +180,7 @@ void pa_statset_add(pa_statset_t *s, size_t row, uint64_t v)
         return;
     }
     if (r->nsamples == r->cap) {
-        size_t ncap = r->cap ? r->cap * 2 : 16;
+        size_t ncap = r->cap ? r->cap * 2 : 4; /* reserved from the budget: small for the many rare keys */
         if (ncap - r->nsamples > s->budget - s->used) /* never reserve past the budget */
             ncap = r->nsamples + (s->budget - s->used);
         uint32_t *ns = ncap > r->cap ? realloc(r->samples, ncap * sizeof *ns) : NULL;

@@ -260,8 +260,15 @@ static double pa_writer_stddev(const pa_stat_t *s)
 
 /* SUMMARY_STATS from the aggregates; keys keep the aggregator's STRING id (the spool stored the
  * same bytes under it: OR IGNORE), or PA_WRITER_STRING_SUMMARY + index for rows without one. */
-static int pa_load_summary(sqlite3 *db, const pa_agg_results_t *res, size_t *npending)
+static int pa_load_summary(sqlite3 *db, const pa_agg_results_t *res, uint64_t nrec, size_t *npending)
 {
+    /* a key past the sample budget gets its median from its rows now only when that is cheap: each
+     * such query scans its whole trace table (no index on the name while the DB is written); else
+     * the first reader computes every pending median in one pass per table */
+    size_t inexact = 0;
+    for (size_t i = 0; i < res->nrows; i++)
+        inexact += !res->rows[i].st.median_exact;
+    int now = nrec <= PA_MEDIAN_EXIT_ROWS && inexact <= PA_MEDIAN_EXIT_KEYS;
     pa_bulk_t s, t;
     int rc = pa_bulk_init(&s, db, "INSERT OR IGNORE INTO STRING_IDS(id, value)", 2, PA_BATCH);
     rc |= pa_bulk_init(&t, db, "INSERT INTO SUMMARY_STATS(category, nameId, tag, count, total,"
@@ -271,10 +278,7 @@ static int pa_load_summary(sqlite3 *db, const pa_agg_results_t *res, size_t *npe
         int64_t id = pa_writer_summary_key_id(res, row);
         double med = row->st.median;
         int exact = row->st.median_exact, pending = 0;
-        /* a key past the sample budget: from its rows now when that is cheap, else by the
-         * first reader (pa_db_prepare_for_readers): the exit does not sort the run's rows */
-        if (!exact && row->st.count <= PA_MEDIAN_EXIT_ROWS &&
-            pa_median_from_rows(db, row->cat, row->key, row->key_len, row->tag, &med) == 0)
+        if (!exact && now && pa_median_from_rows(db, row->cat, row->key, row->key_len, row->tag, &med) == 0)
             exact = 1;
         else if (!exact && pa_median_recomputable(row->cat))
             pending = 1;
@@ -610,7 +614,7 @@ static int pa_dbw_finish_body(pa_dbw_t *w, int truncated, const pa_session_meta_
     rc |= pa_run_sources(db, 1);
     size_t pending = 0;
     if (res)
-        rc |= pa_load_summary(db, res, &pending);
+        rc |= pa_load_summary(db, res, w->nrec, &pending);
     /* medians left to the first reader (median NULL, medianExact 0 in SUMMARY_STATS) */
     rc |= pa_meta_set_int(db, "medians_pending", (int64_t)pending);
     return rc ? -1 : 0;

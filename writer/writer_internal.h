@@ -123,9 +123,11 @@ void pa_dbw_abandon(pa_dbw_t *w);
 /*! pa_schema_create() : creates every core table (META, STRING_IDS, THREADS, HGTX_*, OSRT_API,
  *  SUMMARY_STATS, SESSION_COUNTERS). Returns 0 or -1. */
 int pa_schema_create(sqlite3 *db);
-/* Rows of one key whose median the exit still computes from the DB when the aggregator's sample
- * budget ran out (~10 ms); a larger key's median is left to the first reader. */
+/* When the aggregator's sample budget ran out, the exit still computes the medians from the DB
+ * when it holds at most PA_MEDIAN_EXIT_ROWS records and at most PA_MEDIAN_EXIT_KEYS keys are
+ * concerned (each key is one scan of its table: ~10 ms); else they are left to the first reader. */
 #define PA_MEDIAN_EXIT_ROWS 65536u
+#define PA_MEDIAN_EXIT_KEYS 64u
 
 /*! pa_median_from_rows() : the exact median of summary key (cat, key, tag) from the trace rows
  *  (even count: mean of the two middle values). 0 and *out; -1 when the category has no
