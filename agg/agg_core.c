@@ -10,6 +10,8 @@
 /* collector/thread.c: events that found no ring (weak: absent when a test links agg alone) */
 extern _Atomic uint64_t pa_unrecorded __attribute__((weak));
 extern _Atomic uint64_t pa_late_no_ring __attribute__((weak));
+/* test seam (tests/unit/test_agg_pairing.c): runs between the exit drain's loop and its last pass */
+extern void pa_agg_test_after_final_drain(void) __attribute__((weak));
 
 pa_agg_t *pa_agg_create(const pa_agg_config_t *cfg)
 {
@@ -280,7 +282,9 @@ static void agg_on_retire(void *ctx, const pa_ring_t *r)
 
 /* batch: records per ring (0 = all visible); final: drain each ring only up to its cut-off,
  * its tail as first seen by the final drain, so producers that keep writing at exit cannot
- * keep the drain going (what they write after it is counted late, not stored). */
+ * keep the drain going (what they write after it is counted late, not stored); catch_up: each
+ * ring up to its tail now, once (pa_agg_finish). */
+enum { DRAIN_RUN, DRAIN_FINAL, DRAIN_CATCH_UP };
 static size_t agg_drain_pass_mode(pa_agg_t *a, size_t batch, int final)
 {
     size_t total = 0;
@@ -294,7 +298,10 @@ static size_t agg_drain_pass_mode(pa_agg_t *a, size_t batch, int final)
             a->scratch_cap = need;
         }
         a->cur_ring = r;
-        if (final) {
+        if (final == DRAIN_CATCH_UP) {
+            total += pa_ring_drain_upto(r, agg_sink, a, a->scratch, 0,
+                                        atomic_load_explicit(&r->tail, memory_order_acquire));
+        } else if (final) {
             if (!r->cut) /* 0 while the ring is still empty: looked at again next pass */
                 r->cut = atomic_load_explicit(&r->tail, memory_order_acquire);
             /* a ring retired meanwhile cannot grow (its thread exited): drained to its end */
@@ -312,7 +319,7 @@ static size_t agg_drain_pass_mode(pa_agg_t *a, size_t batch, int final)
 
 static size_t agg_drain_pass(pa_agg_t *a, size_t batch)
 {
-    return agg_drain_pass_mode(a, batch, 0);
+    return agg_drain_pass_mode(a, batch, DRAIN_RUN);
 }
 
 size_t pa_agg_drain_once(pa_agg_t *a)
@@ -402,15 +409,25 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
      * drain first sees it), in batches, until nothing is left below the cut-offs or the
      * deadline passed (a slow machine: what is left is counted late, the DB is still written) */
     uint64_t deadline = atomic_load_explicit(&a->drain_deadline_ns, memory_order_relaxed);
+    int timed_out = 0;
     for (;;) {
-        if (agg_drain_pass_mode(a, PA_AGG_BATCH, 1) == 0)
+        if (agg_drain_pass_mode(a, PA_AGG_BATCH, DRAIN_FINAL) == 0)
             break;
         if (deadline && pa_clock_ns() > deadline) {
             pa_warn("agg", "the exit drain reached its time limit (half of PROFAGENT_EXIT_TIMEOUT_MS): "
                     "the records still in the rings are counted as late");
+            timed_out = 1;
             break;
         }
     }
+    /* one last pass to each ring's tail now: what a thread wrote after its cut-off before this
+     * point is stored, e.g. a driver thread's last calls as it exits just after the loop above
+     * ended (its ring retired too late to be drained there). One pass, bounded by the rings'
+     * size: producers still cannot keep the drain going. */
+    if (pa_agg_test_after_final_drain)
+        pa_agg_test_after_final_drain();
+    if (!timed_out)
+        agg_drain_pass_mode(a, 0, DRAIN_CATCH_UP);
     uint64_t now = pa_clock_ns();
     a->end_ns = now > a->last_ns ? now : a->last_ns;
     pa_agg_hgtx_finish(a);

@@ -366,6 +366,11 @@ static void pa_html_data(FILE *out, sqlite3 *db, const char *db_path, size_t lim
     fprintf(out, ",\"pid\":%lld,\"rank\":%lld,\"start\":\"%s\",\"duration_ns\":%lld,\"complete\":%lld",
             (long long)pa_html_meta_int(db, "pid", 0), (long long)pa_html_meta_int(db, "rank", -1), when,
             (long long)(end - start), (long long)pa_html_meta_int(db, "session_complete", 1));
+    /* a merged DB (profagent merge) has no single pid: its processes' pids and ranks, "," separated */
+    fputs(",\"pids\":", out);
+    pa_html_meta_str(out, db, "pids");
+    fputs(",\"ranks\":", out);
+    pa_html_meta_str(out, db, "ranks");
     pa_html_losses(out, db);
     fputc('}', out);
     pa_html_busy(out, db, start, end);

@@ -160,6 +160,50 @@ static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t 
     return 0;
 }
 
+/*! pa_emit1_begin() : the header slot of a one-slot record (no payload) to fill in place, or NULL
+ *  when it cannot be stored (counted as pa_emit() counts it). The caller writes every field
+ *  (kind, nslots = 1, len = 0, tid = pa_tls.tid, flags, t0, t1, u) straight into the ring, then
+ *  calls pa_emit1_end(): no copy of a record built on the stack (whose 2- and 4-byte field
+ *  stores, read back as 16-byte loads, stall store forwarding). Async-signal-safe. */
+static inline pa_record_t *pa_emit1_begin(void)
+{
+    pa_ring_t *r = pa_thread_ring();
+    if (PA_UNLIKELY(r == NULL || pa_tls.emitting)) {
+        pa_emit_unrecorded(r);
+        return NULL;
+    }
+    pa_tls.emitting = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    uint32_t keep = pa_tls.hgtx_open; /* as pa_emit(): the pops of open pushes keep their room */
+    uint64_t half = (r->mask + 1) / 2;
+    pa_record_t *slot = pa_ring_reserve_keep(r, 1, keep < half ? keep : (uint32_t)half);
+    if (PA_UNLIKELY(slot == NULL))
+        pa_tls.emitting = 0;
+    return slot;
+}
+
+/*! pa_emit1_end() : publishes the record pa_emit1_begin() returned. */
+static inline void pa_emit1_end(void)
+{
+    pa_ring_commit(pa_tls.ring, 1);
+    atomic_signal_fence(memory_order_seq_cst);
+    pa_tls.emitting = 0;
+}
+
+/*! pa_emit1_head() : the first 16 bytes of a one-slot header as two 8-byte words. */
+static inline void pa_emit1_head(pa_record_t *s, uint16_t kind, uint32_t flags)
+{
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "pa_emit1_head() assumes a little-endian layout"
+#endif
+    uint64_t w0 = (uint64_t)kind | (uint64_t)1 << 16; /* nslots 1, len 0 */
+    uint64_t w1 = (uint64_t)pa_tls.tid | (uint64_t)flags << 32;
+    _Static_assert(offsetof(pa_record_t, len) == 4 && offsetof(pa_record_t, tid) == 8 &&
+                   offsetof(pa_record_t, flags) == 12, "pa_record_t header layout");
+    memcpy((char *)s, &w0, 8);
+    memcpy((char *)s + 8, &w1, 8);
+}
+
 /* Host counters (hwcounters/hostctr.h): nonzero while on; then every HGTX push/pop/start/end
  * calls pa_hc_sample(t0) with the record's t0 just before emitting it. */
 extern int pa_hc_active;

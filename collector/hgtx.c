@@ -142,6 +142,24 @@ static inline uint64_t range_time(uint64_t t0)
     return t0;
 }
 
+/* A push or pop record written in place (one slot; a push's name inline, `len` bytes): the
+ * common case of push()/pop(); a record that cannot be stored is counted as pa_emit() counts it. */
+static inline void emit_pushpop(uint16_t kind, uint32_t flags, uint32_t dom, int level, uint64_t t0,
+                                const char *name, size_t len)
+{
+    pa_record_t *s = pa_emit1_begin();
+    if (PA_UNLIKELY(s == NULL))
+        return;
+    pa_emit1_head(s, kind, kind == PA_REC_HGTX_PUSH ? flags | PA_RF_INLINE | (uint32_t)len << 16 : flags);
+    s->t0 = t0;
+    s->t1 = 0;
+    uint64_t w = dom | (uint64_t)(uint32_t)level << 32; /* u.hgtx.domain, u.hgtx.level */
+    memcpy((char *)s + offsetof(pa_record_t, u.hgtx.domain), &w, 8);
+    if (len)
+        memcpy((char *)s + offsetof(pa_record_t, u.hgtx.id), name, len);
+    pa_emit1_end();
+}
+
 static inline int push(hgtxDomainHandle_t d, const char *message)
 {
     uint32_t flags = 0;
@@ -149,10 +167,16 @@ static inline int push(hgtxDomainHandle_t d, const char *message)
     int level = (*depth_of(dom))++;
     pa_tls.hgtx_open++; /* before the emit: this push keeps room for its own pop */
     if (hgtx_collecting()) {
-        pa_record_t rec = {.kind = PA_REC_HGTX_PUSH, .flags = flags};
-        rec.u.hgtx.domain = dom;
-        rec.u.hgtx.level = level;
-        emit_named_at(&rec, message, range_time(0));
+        uint64_t t0 = range_time(0);
+        size_t len = message ? strnlen(message, PA_HGTX_NAME_MAX + 1) : 0;
+        if (PA_LIKELY(len <= PA_SLOT_SIZE - pa_hgtx_inline_off(PA_REC_HGTX_PUSH))) {
+            emit_pushpop(PA_REC_HGTX_PUSH, flags, dom, level, t0, message, len);
+        } else {
+            pa_record_t rec = {.kind = PA_REC_HGTX_PUSH, .flags = flags};
+            rec.u.hgtx.domain = dom;
+            rec.u.hgtx.level = level;
+            emit_named_len(&rec, message, len, t0);
+        }
     }
     return level;
 }
@@ -167,12 +191,8 @@ static inline int pop(hgtxDomainHandle_t d)
     int level = *depth > 0 ? --*depth : -1;
     if (level >= 0 && pa_tls.hgtx_open) /* before the emit: the pop uses the room its push kept */
         pa_tls.hgtx_open--;
-    if (hgtx_collecting()) {
-        pa_record_t rec = {.kind = PA_REC_HGTX_POP, .flags = flags, .t0 = range_time(0)};
-        rec.u.hgtx.domain = dom;
-        rec.u.hgtx.level = level;
-        pa_emit(&rec, NULL, 0);
-    }
+    if (hgtx_collecting())
+        emit_pushpop(PA_REC_HGTX_POP, flags, dom, level, range_time(0), NULL, 0);
     return level;
 }
 

@@ -72,52 +72,60 @@ static void api_aux(int api, void *params, int32_t result, uint64_t aux[2])
     }
 }
 
-/* APIs whose hooks need the ops layer (prologue or epilogue); everything else only gets
- * the API record. A table: one load per check. IPC pools (EventCreate, Open/CloseIpcHandle):
- * no timestamps. */
+/* APIs whose hooks need the ops layer; everything else only gets the API record. A table: one
+ * load per check. OPS_EPI: pa_ze_ops_epilogue() (its default case serves every API listed);
+ * OPS_PRO: also pa_ze_ops_prologue(), only the APIs its switch handles (for the others, e.g.
+ * zeKernelSetArgumentValue, it would be a call doing nothing). IPC pools (EventCreate,
+ * Open/CloseIpcHandle): no timestamps. */
+enum { OPS_EPI = 1, OPS_PRO = 2 };
 static const uint8_t ops_api[PA_ZE_API_COUNT] = {
-    [PA_ZE_API_CommandListAppendLaunchKernel] = 1,
-    [PA_ZE_API_CommandListAppendLaunchCooperativeKernel] = 1,
-    [PA_ZE_API_CommandListAppendLaunchKernelIndirect] = 1,
-    [PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect] = 1,
-    [PA_ZE_API_CommandListAppendMemoryCopy] = 1,
-    [PA_ZE_API_CommandListAppendMemoryCopyRegion] = 1,
-    [PA_ZE_API_CommandListAppendMemoryCopyFromContext] = 1,
-    [PA_ZE_API_CommandListAppendMemoryFill] = 1,
-    [PA_ZE_API_CommandListAppendBarrier] = 1,
-    [PA_ZE_API_CommandListAppendMemoryRangesBarrier] = 1,
-    [PA_ZE_API_CommandQueueExecuteCommandLists] = 1,
-    [PA_ZE_API_CommandQueueCreate] = 1,
-    [PA_ZE_API_CommandListCreate] = 1,
-    [PA_ZE_API_CommandListCreateImmediate] = 1,
-    [PA_ZE_API_CommandListReset] = 1,
-    [PA_ZE_API_CommandListDestroy] = 1,
-    [PA_ZE_API_KernelCreate] = 1,
-    [PA_ZE_API_KernelSetGroupSize] = 1,
-    [PA_ZE_API_KernelDestroy] = 1,
-    [PA_ZE_API_KernelSetArgumentValue] = 1,
-    [PA_ZE_API_EventPoolCreate] = 1,
-    [PA_ZE_API_EventHostReset] = 1,
-    [PA_ZE_API_EventDestroy] = 1,
-    [PA_ZE_API_EventPoolDestroy] = 1,
-    [PA_ZE_API_EventCreate] = 1,
-    [PA_ZE_API_EventPoolOpenIpcHandle] = 1,
-    [PA_ZE_API_EventPoolCloseIpcHandle] = 1,
-    [PA_ZE_API_CommandListAppendEventReset] = 1,
-    [PA_ZE_API_CommandQueueSynchronize] = 1,
-    [PA_ZE_API_EventHostSynchronize] = 1,
-    [PA_ZE_API_FenceHostSynchronize] = 1,
-    [PA_ZE_API_EventQueryStatus] = 1,
-    [PA_ZE_API_MemAllocDevice] = 1,
-    [PA_ZE_API_MemAllocHost] = 1,
-    [PA_ZE_API_MemAllocShared] = 1,
-    [PA_ZE_API_MemFree] = 1,
-    [PA_ZE_API_MemFreeExt] = 1,
+    [PA_ZE_API_CommandListAppendLaunchKernel] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_CommandListAppendLaunchCooperativeKernel] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_CommandListAppendLaunchKernelIndirect] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_CommandListAppendMemoryCopy] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_CommandListAppendMemoryCopyRegion] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_CommandListAppendMemoryCopyFromContext] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_CommandListAppendMemoryFill] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_CommandListAppendBarrier] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_CommandListAppendMemoryRangesBarrier] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_CommandQueueExecuteCommandLists] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_CommandQueueCreate] = OPS_EPI,
+    [PA_ZE_API_CommandListCreate] = OPS_EPI,
+    [PA_ZE_API_CommandListCreateImmediate] = OPS_EPI,
+    [PA_ZE_API_CommandListReset] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_CommandListDestroy] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_KernelCreate] = OPS_EPI,
+    [PA_ZE_API_KernelSetGroupSize] = OPS_EPI,
+    [PA_ZE_API_KernelDestroy] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_KernelSetArgumentValue] = OPS_EPI,
+    [PA_ZE_API_EventPoolCreate] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_EventHostReset] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_EventDestroy] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_EventPoolDestroy] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_EventCreate] = OPS_EPI,
+    [PA_ZE_API_EventPoolOpenIpcHandle] = OPS_EPI,
+    [PA_ZE_API_EventPoolCloseIpcHandle] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_CommandListAppendEventReset] = OPS_PRO | OPS_EPI,
+    [PA_ZE_API_CommandQueueSynchronize] = OPS_EPI,
+    [PA_ZE_API_EventHostSynchronize] = OPS_EPI,
+    [PA_ZE_API_FenceHostSynchronize] = OPS_EPI,
+    [PA_ZE_API_EventQueryStatus] = OPS_EPI,
+    [PA_ZE_API_MemAllocDevice] = OPS_EPI,
+    [PA_ZE_API_MemAllocHost] = OPS_EPI,
+    [PA_ZE_API_MemAllocShared] = OPS_EPI,
+    [PA_ZE_API_MemFree] = OPS_EPI,
+    [PA_ZE_API_MemFreeExt] = OPS_EPI,
 };
 
 static inline int needs_ops(int api)
 {
     return ops_api[api];
+}
+
+static inline int needs_prologue(int api)
+{
+    return ops_api[api] & OPS_PRO;
 }
 
 static inline int is_mem_api(int api)
@@ -137,7 +145,7 @@ void pa_ze_on_enter(int api, void *params, void **inst)
     /* errno: only the ops hooks can change it (pa_clock_ns and pa_emit keep it) */
     uint64_t t0 = pa_clock_ns();
     cur_corr = corr_new();
-    if (PA_UNLIKELY(needs_ops(api))) {
+    if (PA_UNLIKELY(needs_prologue(api))) {
         int saved = errno;
         if (api == PA_ZE_API_CommandListReset || api == PA_ZE_API_CommandListDestroy)
             cur_list_serial = regular_serial(**(ze_command_list_handle_t **)params);
@@ -158,19 +166,21 @@ void pa_ze_on_exit(int api, void *params, int32_t result, void **inst)
         return;
     }
     uint64_t t1 = pa_clock_ns();
-    pa_record_t rec;
-    rec.kind = PA_REC_ZE_API;
-    rec.flags = 0;
-    rec.t0 = t0;
-    rec.t1 = t1;
-    rec.u.ze.corr_id = cur_corr;
-    rec.u.ze.api = (uint32_t)api;
-    rec.u.ze.result = result;
-    rec.u.ze.aux[0] = rec.u.ze.aux[1] = 0;
     int ops = needs_ops(api);
-    if (PA_UNLIKELY(ops))
-        api_aux(api, params, result, rec.u.ze.aux);
-    pa_emit(&rec, NULL, 0);
+    pa_record_t *rec = pa_emit1_begin(); /* filled in place: no record copy */
+    if (PA_LIKELY(rec != NULL)) {
+        pa_emit1_head(rec, PA_REC_ZE_API, 0);
+        rec->t0 = t0;
+        rec->t1 = t1;
+        rec->u.ze.corr_id = cur_corr;
+        uint64_t w = (uint32_t)api | (uint64_t)(uint32_t)result << 32; /* api, result */
+        memcpy((char *)rec + offsetof(pa_record_t, u.ze.api), &w, 8);
+        if (PA_UNLIKELY(ops))
+            api_aux(api, params, result, rec->u.ze.aux);
+        else
+            rec->u.ze.aux[0] = rec->u.ze.aux[1] = 0;
+        pa_emit1_end();
+    }
     pa_ze_emit_devices();
     if (PA_UNLIKELY(ops)) {
         int saved = errno;

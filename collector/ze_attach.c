@@ -45,7 +45,8 @@ static int resolve_fns(void *lib)
     R(zeEventHostSynchronize) R(zeMemGetAllocProperties) R(zelTracerCreate) R(zelTracerSetEnabled)
     R(zeMemAllocHost) R(zeCommandListCreate) R(zeCommandListClose) R(zeCommandListDestroy)
     R(zeCommandListAppendQueryKernelTimestamps) R(zeCommandListAppendEventReset)
-    R(zeCommandListAppendBarrier) R(zeKernelGetProperties)
+    R(zeCommandListAppendBarrier) R(zeKernelGetProperties) R(zeCommandListAppendSignalEvent)
+    R(zeEventHostSignal)
 #undef R
     *(void **)&pci_props = dlsym(lib, "zesDevicePciGetProperties");
     return 0;

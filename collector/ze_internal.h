@@ -100,6 +100,8 @@ typedef struct pa_ze_fns {
     PA_ZE_FN(zeMemAllocHost); PA_ZE_FN(zeCommandListCreate); PA_ZE_FN(zeCommandListClose);
     PA_ZE_FN(zeCommandListDestroy); PA_ZE_FN(zeCommandListAppendQueryKernelTimestamps);
     PA_ZE_FN(zeCommandListAppendEventReset); PA_ZE_FN(zeCommandListAppendBarrier);
+    /* the application's barrier event when the barrier after its barrier cannot be appended */
+    PA_ZE_FN(zeCommandListAppendSignalEvent); PA_ZE_FN(zeEventHostSignal);
     PA_ZE_FN(zeKernelGetProperties);  /* localMemSize of each kernel, once at create */
 } pa_ze_fns_t;
 extern pa_ze_fns_t pa_ze;

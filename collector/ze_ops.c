@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/pa_log.h"
 #include "collector.h"
 #include "mem.h"
 #include "ze_internal.h"
@@ -589,6 +590,28 @@ static void cmd_release(uint32_t ci)
     cmd_free(ci);
 }
 
+/* The barrier that signals the application's event after its barrier (which signals ours) could
+ * not be appended, e.g. out of memory. The application waits for that event: never leave it
+ * unsignalled. A signal command in the list first; failing that, from the host: on an immediate
+ * list once our event (its barrier) completed, bounded; on a regular list now, which is early
+ * (before its execution) but cannot hang the application. */
+#define PA_ZE_APP_SIGNAL_WAIT_NS 2000000000ull
+static void app_signal_fallback(void *list_h, const pa_ze_obj_info_t *li, ze_event_handle_t ours,
+                                ze_event_handle_t app_ev)
+{
+    static _Atomic int said;
+    if (pa_ze.zeCommandListAppendSignalEvent(list_h, app_ev) == ZE_RESULT_SUCCESS)
+        return;
+    int immediate = !li || li->immediate;
+    if (immediate && ours)
+        pa_ze.zeEventHostSynchronize(ours, PA_ZE_APP_SIGNAL_WAIT_NS);
+    ze_result_t r = pa_ze.zeEventHostSignal(app_ev);
+    if (!atomic_exchange(&said, 1))
+        pa_warn("ze", "a barrier's signal event could not be appended after it (the driver refused the"
+                " command); the application's event was signalled from the host%s (ze_result 0x%x)",
+                immediate ? " when the barrier completed" : " at append, before the list runs", (unsigned)r);
+}
+
 static void append_end(void *list_h, int32_t result, uint64_t corr, uint64_t t0, uint64_t t1)
 {
     uint32_t ci = cur_cmd;
@@ -600,10 +623,10 @@ static void append_end(void *list_h, int32_t result, uint64_t corr, uint64_t t0,
     pa_ze_cmd_t *c = &cmds[ci];
     pa_ze_obj_info_t *li = pa_ze_obj_get(list_h);
     pa_guard_enter();
-    /* the application's barrier event, after the barrier that signals ours (append_begin); if
-     * even that append fails the result is the application's to see on its next call */
-    if (app_ev && result == ZE_RESULT_SUCCESS)
-        pa_ze.zeCommandListAppendBarrier(list_h, app_ev, 0, NULL);
+    /* the application's barrier event, after the barrier that signals ours (append_begin) */
+    if (app_ev && result == ZE_RESULT_SUCCESS &&
+        pa_ze.zeCommandListAppendBarrier(list_h, app_ev, 0, NULL) != ZE_RESULT_SUCCESS)
+        app_signal_fallback(list_h, li, c->event, app_ev);
     if (result != ZE_RESULT_SUCCESS || (!c->event && (!li || li->immediate))) {
         if (result == ZE_RESULT_SUCCESS)
             atomic_fetch_add(&pa_ze_uncollected, 1); /* no event could be had */
@@ -1051,6 +1074,7 @@ void pa_ze_mem_hooks(int api, void *params, int32_t r, uint64_t t0, uint64_t t1)
     }
 }
 
+/* Called only for the APIs marked OPS_PRO in ze_api.c's ops_api: a case added here needs that mark. */
 void pa_ze_ops_prologue(int api, void *params, uint64_t corr, uint64_t t0)
 {
     (void)corr; (void)t0;

@@ -16,42 +16,53 @@
 
 /*
  * Why not clock_gettime() every time: on the machines measured (2-core VM, tsc clocksource) a
- * vDSO clock_gettime costs ~90 ns and a bare rdtsc ~50 ns; the ze and HGTX hot paths read the
- * clock twice per event. pa_clock_ns() therefore converts the TSC with a linear segment
- * (ns = seg.ns + (tsc - seg.tsc) * seg.mult / 2^32) that follows CLOCK_MONOTONIC:
+ * vDSO clock_gettime costs 20-90 ns and an rdtsc with the conversion below 8-25 ns; the ze and
+ * HGTX hot paths read the clock once or twice per event. pa_clock_ns() therefore converts the
+ * TSC with a linear segment (ns = seg.ns + (tsc - seg.tsc) * seg.mult / 2^32) that follows
+ * CLOCK_MONOTONIC:
  *
  *  - the TSC is used only when it is invariant (CPUID 0x80000007 EDX bit 8) and the kernel's
  *    clocksource is "tsc" (so the kernel found it synchronized across CPUs); otherwise, and in
  *    the first PA_TSC_WARMUP_NS of the process, pa_clock_ns() is clock_gettime itself;
  *  - the first segment starts on a (tsc, CLOCK_MONOTONIC) pair with the rate measured over the
  *    warm-up (~20 ppm: a pair's uncertainty is half its read window, <= 1 us, ~0.1 us typical);
- *  - every PA_TSC_PERIOD_NS the first reader past the segment's end reads a new pair and
- *    starts a new segment *continuous* with the old one whose rate absorbs the measured error
- *    over the next period (slewed, at most PA_TSC_SLEW_PPM), so the clock stays monotonic on a
- *    thread and within ~1 us of CLOCK_MONOTONIC; an error above PA_TSC_STEP_NS (suspend,
- *    migration) is stepped. Readers never wait: a recalibration in progress elsewhere (or in a
- *    signal handler's interrupted thread) just extends the current segment.
+ *  - a segment is valid for PA_TSC_PERIOD_NS; the first reader past its "soft" end
+ *    (PA_TSC_MARGIN_NS before that) reads a new pair and publishes the next segment, which
+ *    starts at the old one's end *continuous* with it (or at the pair when later) with the rate
+ *    measured over the period plus a correction absorbing the measured error over the next
+ *    period (slewed, at most PA_TSC_SLEW_PPM). The clock is thus one continuous piecewise
+ *    linear function of the TSC, each tick converted by the segment it lies in (a reader whose
+ *    tick precedes the current segment uses the previous one): monotonic on a thread and within
+ *    ~1 us of CLOCK_MONOTONIC. An error larger than PA_TSC_STEP_NS (suspend, a long stop) is
+ *    stepped. Readers never block: during a recalibration elsewhere they use the current
+ *    segment up to its hard end, then wait at most PA_TSC_WAIT_TICKS for the next one.
  *
  * Everything (the definitions are weak, in this header) works without an init call.
  */
 
 #define PA_TSC_WARMUP_NS 10000000ull   /* clock_gettime only, then the first segment */
 #define PA_TSC_PERIOD_NS 50000000ull   /* segment length */
+#define PA_TSC_MARGIN_NS 10000000ull   /* recalibration starts this long before a segment's end */
 #define PA_TSC_STEP_NS 1000000ll       /* larger errors are stepped, not slewed */
 #define PA_TSC_SLEW_PPM 500            /* bound of the rate correction */
 #define PA_TSC_PAIR_NS 2000ull         /* a (tsc, ns) pair read in a longer window is discarded */
+#define PA_TSC_NSEG 8u                 /* segments kept (ticks read up to ~7 periods ago convert exactly) */
+#define PA_TSC_WAIT_TICKS 400000ull    /* ~0.1-0.2 ms: a reader past a hard end waits this long at most */
 
 typedef struct pa_tsc_seg {
     uint64_t tsc, ns;   /* start of the segment */
     uint64_t mult;      /* ns per tick << 32 */
-    uint64_t end;       /* tsc after which the next reader recalibrates */
+    uint64_t soft;      /* ticks after tsc from which readers recalibrate (0: no segment yet) */
+    uint64_t end;       /* tsc of the segment's end: the next one starts there or later */
+    uint64_t ptsc, pns, pmult; /* the previous segment's line, for ticks in [ptsc, tsc): a segment
+                                  is published before it starts (empty range: ptsc == tsc) */
 } pa_tsc_seg_t;
 
 typedef struct pa_tsc_clock {
-    _Atomic uint32_t seq;      /* seg[seq & 1] is current; +1 per publication */
+    _Atomic uint32_t seq;      /* seg[(seq >> 1) % PA_TSC_NSEG] is current; odd while the next slot is written */
     _Atomic int on;            /* 1: the TSC is used; 0: not (yet); -1: never (unsuitable) */
     _Atomic int lock;          /* 1 while a reader recalibrates */
-    pa_tsc_seg_t seg[2];
+    pa_tsc_seg_t seg[PA_TSC_NSEG]; /* the current segment and the ones before it */
     uint64_t cal_tsc, cal_ns;  /* last measured pair (the rate of the next segment is measured from it) */
     uint64_t rate;             /* measured ns per tick << 32 */
 } pa_tsc_clock_t;
@@ -68,13 +79,13 @@ static inline uint64_t pa_clock_gettime_ns(void)
 #if defined(__x86_64__)
 static inline uint64_t pa_tsc_conv(const pa_tsc_seg_t *g, uint64_t t)
 {
-    int64_t d = (int64_t)(t - g->tsc); /* a little negative when read on another CPU just before */
+    int64_t d = (int64_t)(t - g->tsc); /* negative: a tick before the start (previous segment missing) */
     return g->ns + (uint64_t)(((__int128)d * (__int128)g->mult) >> 32);
 }
 
 /* A (tsc, CLOCK_MONOTONIC) pair: the TSC between two clock reads at most PA_TSC_PAIR_NS apart
- * (ns = their midpoint); 0 when the window was longer (preempted, or a slow clock read). */
-static inline int pa_tsc_pair(uint64_t *tsc, uint64_t *ns)
+ * (ns = their midpoint, *hi = the later read); 0 when the window was longer (preempted). */
+static inline int pa_tsc_pair(uint64_t *tsc, uint64_t *ns, uint64_t *hi)
 {
     uint64_t a = pa_clock_gettime_ns();
     uint64_t t = __rdtsc();
@@ -83,6 +94,7 @@ static inline int pa_tsc_pair(uint64_t *tsc, uint64_t *ns)
         return 0;
     *tsc = t;
     *ns = a + (b - a) / 2;
+    *hi = b;
     return 1;
 }
 
@@ -106,65 +118,168 @@ static inline int pa_tsc_usable(void)
     return n >= 3 && memcmp(buf, "tsc", 3) == 0 && (buf[3] == '\n' || buf[3] == 0);
 }
 
-/* pa_clock_slow()'s work: warm-up (clock_gettime) and recalibration; `t` the tsc just read. */
-static inline uint64_t pa_clock_slow_(uint64_t t)
+/*! pa_tsc_load() : a consistent copy of the current segment (seqlock read, never waits: a
+ *  publication in progress writes the other slot, the copy is retried only when seq moved). */
+static inline void pa_tsc_load(pa_tsc_seg_t *v)
 {
-    pa_tsc_clock_t *c = &pa_tsc;
-    int on = atomic_load_explicit(&c->on, memory_order_acquire);
-    uint32_t s = atomic_load_explicit(&c->seq, memory_order_acquire);
-    int expect = 0;
-    if (on < 0 || !atomic_compare_exchange_strong(&c->lock, &expect, 1))
-        return on > 0 ? pa_tsc_conv(&c->seg[s & 1], t) : pa_clock_gettime_ns();
-    uint64_t now = 0;
-    uint64_t pt, pn;
-    if (on == 0 && c->cal_tsc == 0) { /* first call in the process */
-        if (!pa_tsc_usable() || !pa_tsc_pair(&pt, &pn)) {
+    for (;;) {
+        uint32_t s = atomic_load_explicit(&pa_tsc.seq, memory_order_acquire);
+        *v = pa_tsc.seg[(s >> 1) % PA_TSC_NSEG];
+        atomic_thread_fence(memory_order_acquire);
+        if (__builtin_expect(atomic_load_explicit(&pa_tsc.seq, memory_order_relaxed) == s, 1))
+            return;
+    }
+}
+
+/* The current segment (*cur) and the one `t` lies in (*in: the newest starting at or before t
+ * among the PA_TSC_NSEG kept; the oldest when t precedes them all, e.g. a reader stopped for
+ * several periods between its rdtsc and here). */
+static inline void pa_tsc_find(uint64_t t, pa_tsc_seg_t *cur, pa_tsc_seg_t *in)
+{
+    for (;;) {
+        uint32_t s = atomic_load_explicit(&pa_tsc.seq, memory_order_acquire);
+        uint32_t i = s >> 1;
+        *cur = pa_tsc.seg[i % PA_TSC_NSEG];
+        *in = *cur;
+        /* while seq is odd the oldest slot is being rewritten: not used */
+        for (uint32_t k = 1; k < PA_TSC_NSEG - (s & 1) && (int64_t)(t - in->tsc) < 0; k++) {
+            const pa_tsc_seg_t *o = &pa_tsc.seg[(i - k) % PA_TSC_NSEG];
+            if (o->soft == 0)
+                break; /* no older segment yet */
+            *in = *o;
+        }
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&pa_tsc.seq, memory_order_relaxed) == s)
+            return;
+    }
+}
+
+/* Publishes `g` as the current segment (lock held): seq odd while the other slot is written. */
+static inline void pa_tsc_publish(pa_tsc_clock_t *c, const pa_tsc_seg_t *g)
+{
+    uint32_t s = atomic_load_explicit(&c->seq, memory_order_relaxed); /* even: only the lock holder writes */
+    atomic_store_explicit(&c->seq, s + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release); /* odd seq visible before the slot changes */
+    c->seg[((s >> 1) + 1) % PA_TSC_NSEG] = *g;
+    atomic_store_explicit(&c->seq, s + 2, memory_order_release);
+}
+
+/* A segment from `start` (ns there `ns`) at `mult`, valid PA_TSC_PERIOD_NS at the measured `rate`,
+ * following `prev` (NULL: the first). */
+static inline pa_tsc_seg_t pa_tsc_seg_make(uint64_t start, uint64_t ns, uint64_t mult, uint64_t rate,
+                                           const pa_tsc_seg_t *prev)
+{
+    uint64_t period = (uint64_t)(((unsigned __int128)PA_TSC_PERIOD_NS << 32) / rate);
+    uint64_t margin = (uint64_t)(((unsigned __int128)PA_TSC_MARGIN_NS << 32) / rate);
+    pa_tsc_seg_t g = {start, ns, mult, period - margin, start + period, start, ns, mult};
+    if (prev && (int64_t)(start - prev->tsc) > 0) {
+        g.ptsc = prev->tsc;
+        g.pns = prev->ns;
+        g.pmult = prev->mult;
+    }
+    return g;
+}
+
+/* The next segment after `cur` from a pair measured now (lock held), or 0 when the pair failed. */
+static inline int pa_tsc_next(pa_tsc_clock_t *c, const pa_tsc_seg_t *cur, pa_tsc_seg_t *g)
+{
+    uint64_t pt, pn, hi;
+    if (!pa_tsc_pair(&pt, &pn, &hi) || pt <= c->cal_tsc)
+        return 0;
+    /* the rate over at least half a period (the previous one otherwise): +-1 us per pair */
+    uint64_t rate = pn - c->cal_ns >= PA_TSC_PERIOD_NS / 2
+                        ? (uint64_t)(((unsigned __int128)(pn - c->cal_ns) << 32) / (pt - c->cal_tsc))
+                        : c->rate;
+    int64_t err = (int64_t)(pn - pa_tsc_conv(cur, pt));
+    if (err > PA_TSC_STEP_NS || err < -PA_TSC_STEP_NS) {
+        *g = pa_tsc_seg_make(pt, pn, rate, rate, cur);
+    } else {
+        uint64_t start = (int64_t)(pt - cur->end) > 0 ? pt : cur->end; /* continuous at the old end */
+        uint64_t period = (uint64_t)(((unsigned __int128)PA_TSC_PERIOD_NS << 32) / rate);
+        __int128 corr = (__int128)err * 4294967296 / (__int128)period; /* per tick << 32 */
+        __int128 lim = (__int128)rate * PA_TSC_SLEW_PPM / 1000000;
+        corr = corr > lim ? lim : corr < -lim ? -lim : corr;
+        *g = pa_tsc_seg_make(start, pa_tsc_conv(cur, start), (uint64_t)((__int128)rate + corr), rate, cur);
+    }
+    c->cal_tsc = pt;
+    c->cal_ns = pn;
+    c->rate = rate;
+    return 1;
+}
+
+/* Warm-up under the lock: the first pair, then the first segment once PA_TSC_WARMUP_NS passed;
+ * returns the time of `t`. */
+static inline uint64_t pa_tsc_warmup(pa_tsc_clock_t *c, uint64_t t)
+{
+    uint64_t pt, pn, hi;
+    if (c->cal_tsc == 0) { /* first call in the process */
+        if (!pa_tsc_usable() || !pa_tsc_pair(&pt, &pn, &hi)) {
             atomic_store_explicit(&c->on, -1, memory_order_release);
-            atomic_store_explicit(&c->lock, 0, memory_order_release);
             return pa_clock_gettime_ns();
         }
         c->cal_tsc = pt;
         c->cal_ns = pn;
-        now = pn;
-    } else if (on == 0) { /* warming up: the rate once PA_TSC_WARMUP_NS passed */
-        if (pa_tsc_pair(&pt, &pn) && pn - c->cal_ns >= PA_TSC_WARMUP_NS && pt > c->cal_tsc) {
-            c->rate = (uint64_t)(((unsigned __int128)(pn - c->cal_ns) << 32) / (pt - c->cal_tsc));
-            pa_tsc_seg_t g = {pt, pn, c->rate, pt + (uint64_t)(((unsigned __int128)PA_TSC_PERIOD_NS << 32) / c->rate)};
-            c->seg[(s + 1) & 1] = g;
-            atomic_store_explicit(&c->seq, s + 1, memory_order_release);
-            c->cal_tsc = pt;
-            c->cal_ns = pn;
-            atomic_store_explicit(&c->on, 1, memory_order_release);
-            now = pa_tsc_conv(&g, t);
-        }
-        if (!now)
-            now = pa_clock_gettime_ns();
-    } else { /* a segment ended: measure, then a continuous segment slewing the error away */
-        const pa_tsc_seg_t *cur = &c->seg[s & 1];
-        if (pa_tsc_pair(&pt, &pn) && pt > c->cal_tsc) {
-            uint64_t rate = (uint64_t)(((unsigned __int128)(pn - c->cal_ns) << 32) / (pt - c->cal_tsc));
-            uint64_t period = (uint64_t)(((unsigned __int128)PA_TSC_PERIOD_NS << 32) / rate);
-            uint64_t est = pa_tsc_conv(cur, pt);
-            int64_t err = (int64_t)(pn - est);
-            pa_tsc_seg_t g;
-            if (err > PA_TSC_STEP_NS || err < -PA_TSC_STEP_NS) {
-                g = (pa_tsc_seg_t){pt, pn, rate, pt + period};
-            } else {
-                __int128 corr = (__int128)err * 4294967296 / (__int128)period; /* per tick << 32 */
-                __int128 lim = (__int128)rate * PA_TSC_SLEW_PPM / 1000000;
-                corr = corr > lim ? lim : corr < -lim ? -lim : corr;
-                g = (pa_tsc_seg_t){pt, est, (uint64_t)((__int128)rate + corr), pt + period};
-            }
-            c->seg[(s + 1) & 1] = g;
-            atomic_store_explicit(&c->seq, s + 1, memory_order_release);
-            c->cal_tsc = pt;
-            c->cal_ns = pn;
-            c->rate = rate;
-            now = pa_tsc_conv(&g, t);
-        } else {
-            now = pa_tsc_conv(cur, t); /* preempted while reading the pair: next reader retries */
-        }
+        return pn;
     }
+    if (pa_tsc_pair(&pt, &pn, &hi) && pn - c->cal_ns >= PA_TSC_WARMUP_NS && pt > c->cal_tsc) {
+        c->rate = (uint64_t)(((unsigned __int128)(pn - c->cal_ns) << 32) / (pt - c->cal_tsc));
+        /* starts at the pair's later read: never below a clock_gettime another thread just returned */
+        pa_tsc_seg_t g = pa_tsc_seg_make(pt, hi, c->rate, c->rate, NULL);
+        pa_tsc_publish(c, &g);
+        c->cal_tsc = pt;
+        c->cal_ns = pn;
+        atomic_store_explicit(&c->on, 1, memory_order_release);
+        return pa_tsc_conv(&g, t);
+    }
+    return pa_clock_gettime_ns();
+}
+
+/* pa_clock_slow()'s work: `t` (the tsc just read) lies outside the current segment's
+ * [start, soft end], or the clock is warming up or off. */
+static inline uint64_t pa_clock_slow_(uint64_t t)
+{
+    pa_tsc_clock_t *c = &pa_tsc;
+    pa_tsc_seg_t cur, in;
+    uint64_t deadline = 0;
+    for (;;) {
+        int on = atomic_load_explicit(&c->on, memory_order_acquire);
+        if (on < 0)
+            return pa_clock_gettime_ns();
+        pa_tsc_find(t, &cur, &in);
+        if (on > 0 && (t - cur.tsc <= cur.soft || (int64_t)(t - cur.tsc) < 0))
+            return pa_tsc_conv(&in, t); /* before the current segment, or it was renewed */
+        int expect = 0;
+        if (atomic_compare_exchange_strong(&c->lock, &expect, 1))
+            break;
+        if (on == 0)
+            return pa_clock_gettime_ns();
+        /* another thread recalibrates: the current segment holds up to its end */
+        if ((int64_t)(t - cur.end) <= 0)
+            return pa_tsc_conv(&cur, t);
+        uint64_t now = __rdtsc();
+        if (!deadline)
+            deadline = now + PA_TSC_WAIT_TICKS;
+        else if ((int64_t)(now - deadline) > 0)
+            return pa_tsc_conv(&cur, t); /* the recalibrating thread is stopped: extend (rare) */
+        _mm_pause();
+    }
+    /* Under the lock, with the state the last holder left. The caller's look at the segment may
+     * predate a recalibration by another thread (checked above, once more here): recalibrating
+     * again would measure the rate over the few us since that pair (a rate off by percents, the
+     * clock ms off by the segment's end). */
+    uint64_t now;
+    int on = atomic_load_explicit(&c->on, memory_order_relaxed);
+    pa_tsc_find(t, &cur, &in);
+    pa_tsc_seg_t g;
+    if (on == 0)
+        now = pa_tsc_warmup(c, t);
+    else if (t - cur.tsc <= cur.soft || (int64_t)(t - cur.tsc) < 0)
+        now = pa_tsc_conv(&in, t);
+    else if (pa_tsc_next(c, &cur, &g)) {
+        pa_tsc_publish(c, &g);
+        now = pa_tsc_conv((int64_t)(t - g.tsc) < 0 ? &cur : &g, t);
+    } else
+        now = pa_tsc_conv(&cur, t); /* preempted while reading the pair: the next reader retries */
     atomic_store_explicit(&c->lock, 0, memory_order_release);
     return now;
 }
@@ -179,32 +294,27 @@ __attribute__((weak, noinline)) uint64_t pa_clock_slow(uint64_t t)
 }
 #endif
 
-/* The TSC segments are off by default: with 4 threads on a 2-vCPU VM a recalibration now and then
- * leaves the clock 1-2.5 ms behind CLOCK_MONOTONIC for the rest of a segment (about 1 process in
- * 10 over 250 ms; undiagnosed), which would misplace host events against device times and break
- * the cross-process alignment merge relies on. -DPA_CLOCK_TSC=1 turns them on for that work. */
+/* The TSC segments are on by default on x86-64 (an invariant TSC that the kernel uses as its
+ * clocksource; clock_gettime otherwise); -DPA_CLOCK_TSC=0 makes pa_clock_ns() clock_gettime. */
 #ifndef PA_CLOCK_TSC
-#define PA_CLOCK_TSC 0
+#define PA_CLOCK_TSC 1
 #endif
 
-/*! pa_clock_ns() : CLOCK_MONOTONIC now, in ns: clock_gettime (vDSO); with PA_CLOCK_TSC an rdtsc,
- *  a multiply and three loads once the TSC is calibrated (see above). Async-signal-safe, never
- *  blocks, keeps errno. */
+/*! pa_clock_ns() : CLOCK_MONOTONIC now, in ns: with PA_CLOCK_TSC (the default) an rdtsc, a
+ *  multiply and a seqlock copy of the segment once the TSC is calibrated (see above); clock_gettime
+ *  (vDSO) otherwise. Async-signal-safe, never blocks, keeps errno. */
 static inline uint64_t pa_clock_ns(void)
 {
 #if defined(__x86_64__) && PA_CLOCK_TSC
     uint64_t t = __rdtsc();
-    for (;;) {
-        uint32_t s = atomic_load_explicit(&pa_tsc.seq, memory_order_acquire);
-        const pa_tsc_seg_t *g = &pa_tsc.seg[s & 1];
-        pa_tsc_seg_t v = *g;
-        atomic_thread_fence(memory_order_acquire);
-        if (__builtin_expect(atomic_load_explicit(&pa_tsc.seq, memory_order_relaxed) != s, 0))
-            continue; /* two publications during the copy */
-        if (__builtin_expect(v.mult == 0 || (int64_t)(t - v.end) > 0, 0))
-            return pa_clock_slow(t);
-        return pa_tsc_conv(&v, t);
-    }
+    pa_tsc_seg_t v;
+    pa_tsc_load(&v);
+    uint64_t d = t - v.tsc;
+    if (__builtin_expect(d <= v.soft, 1)) /* not before the start (d would wrap) nor past the soft end */
+        return v.ns + (uint64_t)(((unsigned __int128)d * v.mult) >> 32);
+    if ((int64_t)d < 0 && t - v.ptsc < v.tsc - v.ptsc) /* published ahead: the previous line */
+        return v.pns + (uint64_t)(((unsigned __int128)(t - v.ptsc) * v.pmult) >> 32);
+    return pa_clock_slow(t); /* past the soft end, older than the previous line, or no segment */
 #else
     return pa_clock_gettime_ns();
 #endif

@@ -36,21 +36,30 @@ _Static_assert(sizeof(pa_dm_sysman_t) == 96, "pa_dm_sysman_t layout");
 
 /* ---- packed metric intervals (pa_dmpack.c): PA_REC_DM_SAMPLES payloads and METRIC_CHUNKS.data ----
  * A chunk holds n consecutive intervals of one device with nmetrics values each, as varints
- * (LEB128, 7 bits a byte, low first); zz(x) = zigzag (x << 1 ^ x >> 63). Per interval:
- *   zz(start - previous end)   (the first interval: start - the chunk's base, its startNs)
- *   zz(duration - previous duration)   (the first: duration - 0)
- *   nmetrics values, each a varint h:
- *     h even: an integral value (|v| < 2^53), v = previous integral value of that metric in the
- *             chunk (0 at first) + unzigzag(h >> 1);
- *     h == 1: a float32 (4 bytes little endian) follows; h == 3: a float64 (8 bytes) follows.
- * Values are the calculated metric values as doubles (the DB's meaning); steady streams cost about
- * one byte a value. Documented for other readers in docs/utilization.md ("METRIC_CHUNKS"). */
+ * (LEB128, 7 bits a byte, low first); zz(x) = zigzag (x << 1 ^ x >> 63). Each interval is either
+ *   a varint t, t even: zz(start - previous end) = t >> 1 (the first interval: start - the
+ *     chunk's base, its startNs), then zz(duration - previous duration) (the first: - 0), then
+ *     nmetrics values, each a varint h:
+ *       h even: an integral value (|v| < 2^53), v = the metric's previous integral value in the
+ *               chunk (0 at first) + unzigzag(h >> 1);
+ *       h == 1: a float32 (4 bytes little endian) follows; h == 3: a float64 (8 bytes);
+ *   or t odd: t >> 1 (>= 1) intervals repeating the last one: each starts where the previous
+ *     ended, with its duration, every integral metric advanced by the step of its last written
+ *     value (its value minus the one before, 0 when that was not integral), every other metric
+ *     the same value. An idle device's intervals cost nothing but the run's count; a steady
+ *     stream about one byte a value. Documented in docs/utilization.md ("METRIC_CHUNKS"). */
+typedef struct pa_dm_mstate {
+    int64_t prev, step;           /* last integral value, its step */
+    uint64_t bits;                /* last non-integral value (double bits) */
+    int is_float;                 /* the last value was not integral */
+} pa_dm_mstate_t;
+
 typedef struct pa_dm_pack {
     uint8_t *buf;                 /* encoded bytes (malloc'd, grows) */
     size_t len, cap;
-    uint32_t nmetrics, n;         /* values per interval, intervals so far */
+    uint32_t nmetrics, n, rep;    /* values per interval, intervals so far, repeats not written yet */
     uint64_t base, prev_end, prev_dur;
-    int64_t *prev;                /* previous integral value per metric */
+    pa_dm_mstate_t *st;           /* per metric */
 } pa_dm_pack_t;
 
 /*! pa_dm_pack_init(p, nmetrics) : an empty chunk. Returns 0, -1 when out of memory. */
@@ -60,21 +69,23 @@ void pa_dm_pack_reset(pa_dm_pack_t *p);
 /*! pa_dm_pack_add(p, start, dur, v) : append one interval [start, start + dur) ns with
  *  nmetrics values. Returns 0, -1 when out of memory (the chunk is unchanged). */
 int pa_dm_pack_add(pa_dm_pack_t *p, uint64_t start, uint64_t dur, const double *v);
+/*! pa_dm_pack_finish(p) : write the pending run of repeats: buf/len are then the whole chunk. */
+void pa_dm_pack_finish(pa_dm_pack_t *p);
 /*! pa_dm_pack_free(p) : release the buffers. */
 void pa_dm_pack_free(pa_dm_pack_t *p);
 
 typedef struct pa_dm_unpack {
     const uint8_t *p, *end;
     uint32_t nmetrics;
-    uint64_t prev_end, prev_dur;
-    int64_t *prev;                /* caller's array of nmetrics */
-    int first;
+    uint64_t prev_end, prev_dur, rep;
+    pa_dm_mstate_t *st;           /* caller's array of nmetrics */
+    int first_done;
 } pa_dm_unpack_t;
 
-/*! pa_dm_unpack_init(u, data, len, base, nmetrics, prev) : read a chunk whose first interval is
- *  relative to base; prev = scratch of nmetrics int64 owned by the caller. */
+/*! pa_dm_unpack_init(u, data, len, base, nmetrics, st) : read a chunk whose first interval is
+ *  relative to base; st = scratch of nmetrics owned by the caller. */
 void pa_dm_unpack_init(pa_dm_unpack_t *u, const void *data, size_t len, uint64_t base, uint32_t nmetrics,
-                       int64_t *prev);
+                       pa_dm_mstate_t *st);
 /*! pa_dm_unpack_next(u, start, dur, v) : the next interval (v: nmetrics doubles, may be NULL to
  *  skip the values). Returns 1, 0 at the end, -1 when the data is malformed (truncated). */
 int pa_dm_unpack_next(pa_dm_unpack_t *u, uint64_t *start, uint64_t *dur, double *v);

@@ -26,7 +26,8 @@
 #define DM_MAX_METRICS 1024         /* a group's metrics (the aggregator's and writer's bound too) */
 #define DM_WAIT_NS 50000000ull      /* event wait per loop: bounds the stop latency */
 #define DM_JOIN_NS 2000000000ll     /* bound of a reader join at exit */
-#define DM_NOTIFY_EVERY 256u        /* reports per notification */
+#define DM_NOTIFY_EVERY 4096u       /* reports per notification: a read per ~50 ms wait or 4096 reports */
+#define DM_READ_BATCH 4096u         /* reports per zetMetricStreamerReadData (1 MiB of 256-byte reports) */
 #define DM_CHUNK 4096u              /* intervals per ring record at most (one record per read) */
 #define DM_SNAP_NS 2                /* device ticks -> ns rounding between consecutive intervals */
 
@@ -259,6 +260,7 @@ static void flush_out(dm_dev_t *d)
 {
     if (!d->pack.n)
         return;
+    pa_dm_pack_finish(&d->pack);
     size_t sl = 8 * (size_t)d->nmetrics, need = sl + d->pack.len;
     if (need > d->outcap) {
         uint8_t *nb = realloc(d->out, need);
@@ -313,44 +315,59 @@ static void add_interval(dm_dev_t *d, const zet_typed_value_t *v)
     }
     d->pend_start = start;
     d->pend_dur = dur;
-    memcpy(d->pend_vals, d->cur, 8 * (size_t)d->nmetrics);
+    double *t = d->pend_vals; /* the values just converted become the pending ones */
+    d->pend_vals = d->cur;
+    d->cur = t;
     d->has_pending = 1;
 }
 
-static void read_once(dm_dev_t *d)
+/* One batch of at most DM_READ_BATCH reports, calculated in one call; returns the reports read. */
+static uint32_t read_batch(dm_dev_t *d)
 {
     size_t cap = 0;
-    if (ze.zetMetricStreamerReadData(d->s, UINT32_MAX, &cap, NULL) != ZE_RESULT_SUCCESS || cap == 0)
-        return;
+    if (ze.zetMetricStreamerReadData(d->s, DM_READ_BATCH, &cap, NULL) != ZE_RESULT_SUCCESS || cap == 0)
+        return 0;
     if (cap > d->rawcap) {
         uint8_t *nb = realloc(d->raw, cap);
         if (!nb)
-            return;
+            return 0;
         d->raw = nb;
         d->rawcap = cap;
     }
-    size_t got = d->rawcap;
-    ze_result_t res = ze.zetMetricStreamerReadData(d->s, UINT32_MAX, &got, d->raw);
+    size_t got = cap;
+    ze_result_t res = ze.zetMetricStreamerReadData(d->s, DM_READ_BATCH, &got, d->raw);
     if (res == ZE_RESULT_WARNING_DROPPED_DATA)
         d->dropped_reads++;
     else if (res != ZE_RESULT_SUCCESS)
-        return;
+        return 0;
     uint32_t nv = 0;
-    if (!got || ze.zetMetricGroupCalculateMetricValues(d->group, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, got,
-                                                       d->raw, &nv, NULL) != ZE_RESULT_SUCCESS || !nv)
-        return;
+    /* a report after a loss carries the driver's flag: the calculation then warns, values stay good */
+    ze_result_t cr = got ? ze.zetMetricGroupCalculateMetricValues(d->group, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES,
+                                                                   got, d->raw, &nv, NULL) : ZE_RESULT_NOT_READY;
+    if ((cr != ZE_RESULT_SUCCESS && cr != ZE_RESULT_WARNING_DROPPED_DATA) || !nv)
+        return 0;
     if (nv > d->valcap) {
         zet_typed_value_t *n = realloc(d->vals, nv * sizeof *n);
         if (!n)
-            return;
+            return 0;
         d->vals = n;
         d->valcap = nv;
     }
-    if (ze.zetMetricGroupCalculateMetricValues(d->group, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, got, d->raw,
-                                               &nv, d->vals) != ZE_RESULT_SUCCESS)
-        return;
-    for (uint32_t e = 0; e + 1 <= nv / d->nmetrics; e++)
+    cr = ze.zetMetricGroupCalculateMetricValues(d->group, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, got, d->raw,
+                                                &nv, d->vals);
+    if (cr != ZE_RESULT_SUCCESS && cr != ZE_RESULT_WARNING_DROPPED_DATA)
+        return 0;
+    uint32_t n = nv / d->nmetrics;
+    for (uint32_t e = 0; e < n; e++)
         add_interval(d, d->vals + (size_t)e * d->nmetrics);
+    return n;
+}
+
+/* Everything pending (batches until one comes back short, at most 64), one ring record. */
+static void read_once(dm_dev_t *d)
+{
+    for (int i = 0; i < 64 && read_batch(d) == DM_READ_BATCH; i++)
+        ;
     flush_out(d);
 }
 

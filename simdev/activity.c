@@ -124,13 +124,20 @@ static void advance_to(act_dev *d, uint64_t t)
     d->h = d->acc.at_ns = t;
 }
 
-/* Advance to t, stopping at every stream boundary on the way. */
+/* Advance to t, stopping at every stream boundary on the way; once no command is left on the
+ * timeline (nothing changes up to t: a command not added yet keeps t at its start), the remaining
+ * boundaries up to t pass in one call. */
 static void advance(pa_sd_device *dev, act_dev *d, uint64_t t)
 {
     while (d->period && d->next <= t) {
         advance_to(d, d->next);
-        d->fn(dev, &d->acc);
-        d->next += d->period;
+        uint64_t n = 1;
+        if (d->nops == 0 && t - d->next >= d->period) {
+            n += (t - d->next) / d->period;
+            advance_to(d, d->next + (n - 1) * d->period);
+        }
+        d->fn(dev, &d->acc, n);
+        d->next += n * d->period;
     }
     advance_to(d, t);
 }
@@ -200,7 +207,7 @@ void pa_sd_activity_stream(pa_sd_device *dev, uint64_t open_ns, uint64_t period_
     d->fn = fn;
     d->next = open_ns > d->h ? open_ns : d->h;
     if (d->period && d->next == d->h) { /* baseline now */
-        d->fn(dev, &d->acc);
+        d->fn(dev, &d->acc, 1);
         d->next += d->period;
     }
     pthread_mutex_unlock(&d->mu);

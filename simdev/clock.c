@@ -28,6 +28,8 @@ uint64_t pa_sd_clock_ticks_at(uint64_t host_ns)
     const pa_sd_config *c = pa_sd_config_get();
     pthread_once(&g_once, clock_init);
     __int128 rel = (__int128)host_ns - (__int128)g_epoch_ns + c->clock_offset_ns;
+    if (rel >= 0 && rel < (__int128)(UINT64_MAX / c->timer_hz)) /* the same floor in 64 bits (fast) */
+        return c->clock_start_ticks + (uint64_t)rel * c->timer_hz / 1000000000u;
     __int128 t = rel * (__int128)c->timer_hz;
     t = t >= 0 ? t / 1000000000 : -((-t + 999999999) / 1000000000); /* floor */
     return c->clock_start_ticks + (uint64_t)t; /* unsigned wrap is the intended modulo */

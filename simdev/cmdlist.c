@@ -203,12 +203,29 @@ ze_result_t pa_sd_zeCommandListReset(ze_command_list_handle_t h)
             return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;                           \
     } while (0)
 
+/* Fault injection (SIMDEV_FAULT_LIST_APPENDS=N, SIMDEV_FAULT_LIST_BARRIERS=N): a list's appends
+ * (barrier appends) after its first N fail as a driver out of host memory fails them. */
+static bool append_refused(pa_sd_cmdlist *l)
+{
+    uint64_t lim = pa_sd_config_get()->fault_list_appends;
+    return lim && atomic_fetch_add(&l->appended, 1) >= lim;
+}
+
+static bool barrier_refused(ze_command_list_handle_t h)
+{
+    pa_sd_cmdlist *l = pa_sd_list_of(h);
+    uint64_t lim = pa_sd_config_get()->fault_list_barriers;
+    return l && lim && atomic_fetch_add(&l->barriers, 1) >= lim;
+}
+
 /* Shared prologue of every append: list and events checked, command allocated. */
 #define APPEND_BEGIN(type)                                                        \
     pa_sd_cmdlist *l = pa_sd_list_of(hList);                                            \
     pa_sd_cmd *c;                                                                    \
     if (!l)                                                                       \
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;                               \
+    if (append_refused(l))                                                        \
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;                                \
     ze_result_t r = cmd_new(type, hSignal, nwait, phWait, &c);                    \
     if (r != ZE_RESULT_SUCCESS)                                                   \
         return r
@@ -228,6 +245,8 @@ ze_result_t pa_sd_zeCommandListAppendWriteGlobalTimestamp(ze_command_list_handle
 ze_result_t pa_sd_zeCommandListAppendBarrier(ze_command_list_handle_t hList, ze_event_handle_t hSignal,
                                           uint32_t nwait, ze_event_handle_t *phWait)
 {
+    if (barrier_refused(hList))
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     APPEND_BEGIN(PA_SD_CMD_BARRIER);
     return record(l, c);
 }
@@ -423,6 +442,8 @@ static ze_result_t kernel_cmd(pa_sd_cmdlist *l, ze_kernel_handle_t hKernel, ze_e
     ze_result_t r = kernel_launchable(l, k);
     if (r != ZE_RESULT_SUCCESS)
         return r;
+    if (append_refused(l))
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     r = cmd_new(PA_SD_CMD_KERNEL, hSignal, nwait, phWait, out);
     if (r != ZE_RESULT_SUCCESS)
         return r;

@@ -124,6 +124,8 @@ static void config_parse(void)
     v = 60000;
     env_u64("SIMDEV_ALLREDUCE_TIMEOUT_MS", 1, 3600000, &v);
     c->allreduce_timeout_ns = v * 1000000ull;
+    env_u64("SIMDEV_FAULT_LIST_APPENDS", 0, UINT64_MAX, &c->fault_list_appends);
+    env_u64("SIMDEV_FAULT_LIST_BARRIERS", 0, UINT64_MAX, &c->fault_list_barriers);
 }
 
 const pa_sd_config *pa_sd_config_get(void)

@@ -1,6 +1,9 @@
 /* metrics_oa.c - the ComputeBasic time-based stream: one 256-byte report per sampling interval with
  * the deltas of the device activity counters, a bounded buffer, and the calculation into typed
- * values with units (README "ComputeBasic"). */
+ * values with units (README "ComputeBasic"). The buffer holds runs of equal intervals (an idle
+ * device's intervals are one run) and the raw reports are written at zetMetricStreamerReadData
+ * time, straight into the caller's buffer: the same bytes as a report per interval, without a
+ * report per interval written and copied while nobody reads. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,13 +17,25 @@ enum { OFF_MAGIC = 0, OFF_SIZE = 4, OFF_BEGIN_TICKS = 8, OFF_END_TICKS = 16, OFF
        OFF_COUNTERS = 40, OFF_BUSY = OFF_COUNTERS + 8 * PA_SD_C_COUNT, OFF_FLAGS = OFF_BUSY + 8 * PA_SD_BUSY_COUNT };
 _Static_assert(OFF_FLAGS + 4 <= SIMDEV_OA_REPORT_BYTES, "OA report fits");
 
+/* n consecutive intervals [begin + j * dur, begin + (j + 1) * dur), j < n, with the same counter
+ * deltas (all zero when n > 1: an idle stretch). */
+typedef struct oa_run {
+    uint64_t begin_ns, dur_ns;
+    uint64_t n;
+    uint32_t flags;           /* of the first report of the run (bit 0: reports dropped before) */
+    int zero;                 /* every delta is 0 (c/busy not stored) */
+    uint64_t c[PA_SD_C_COUNT], busy[PA_SD_BUSY_COUNT];
+} oa_run;
+
 typedef struct oa_dev {
     pthread_mutex_t mu;
     bool open, have_base;
     uint64_t gen;
     pa_sd_counters prev;
-    uint8_t (*ring)[SIMDEV_OA_REPORT_BYTES];
-    uint32_t cap, head, count, notify_n;
+    oa_run *runs;             /* a ring of runs, grown on demand (bounded by the report capacity) */
+    uint32_t rcap, rhead, nruns;
+    uint64_t cap, count;      /* capacity and pending reports (sum of the runs' n) */
+    uint32_t notify_n;
     bool lost, flag_next, ev_set;
     ze_event_handle_t ev;
 } oa_dev;
@@ -88,10 +103,70 @@ static void oa_notify(oa_dev *o)
     o->ev_set = want;
 }
 
-static uint64_t clocks_at(uint64_t ns) { return (uint64_t)((unsigned __int128)ns * pa_sd_config_get()->core_clock_mhz / 1000); }
+static oa_run *run_at(oa_dev *o, uint32_t i)
+{
+    uint32_t k = o->rhead + i;
+    return &o->runs[k >= o->rcap ? k - o->rcap : k];
+}
 
-/* Called by the activity timeline at every interval boundary (the first call is the baseline). */
-static void oa_tick(pa_sd_device *dev, const pa_sd_counters *c)
+/* A new run at the tail; NULL when out of memory (the reports are counted lost). Caller holds mu. */
+static oa_run *run_push(oa_dev *o)
+{
+    if (o->nruns == o->rcap) {
+        uint32_t ncap = o->rcap ? o->rcap * 2 : 64;
+        oa_run *nr = malloc((size_t)ncap * sizeof *nr);
+        if (!nr)
+            return NULL;
+        for (uint32_t i = 0; i < o->nruns; i++)
+            nr[i] = *run_at(o, i);
+        free(o->runs);
+        o->runs = nr;
+        o->rcap = ncap;
+        o->rhead = 0;
+    }
+    o->nruns++;
+    return run_at(o, o->nruns - 1);
+}
+
+/* Append n intervals of begin, dur with these deltas (NULL = zero), as far as the buffer has room;
+ * caller holds mu. */
+static void oa_append(oa_dev *o, uint64_t begin, uint64_t dur, uint64_t n, const uint64_t *c, const uint64_t *busy)
+{
+    uint64_t room = o->cap - o->count;
+    if (n > room) { /* the buffer is full: later reports are lost, the next stored one says so */
+        o->lost = o->flag_next = true;
+        n = room;
+    }
+    if (!n)
+        return;
+    oa_run *last = o->nruns ? run_at(o, o->nruns - 1) : NULL;
+    if (!c && last && last->zero && !o->flag_next && last->dur_ns == dur && last->begin_ns + last->n * dur == begin) {
+        last->n += n;
+        o->count += n;
+        return;
+    }
+    oa_run *r = run_push(o);
+    if (!r) {
+        o->lost = o->flag_next = true;
+        return;
+    }
+    r->begin_ns = begin;
+    r->dur_ns = dur;
+    r->n = n;
+    r->flags = o->flag_next ? 1u : 0u;
+    r->zero = !c;
+    if (c) {
+        memcpy(r->c, c, sizeof r->c);
+        memcpy(r->busy, busy, sizeof r->busy);
+    }
+    o->flag_next = false;
+    o->count += n;
+}
+
+/* Called by the activity timeline for the interval boundaries it passes (the first call is the
+ * baseline): the interval ending at the first boundary has the deltas since the previous one,
+ * the n - 1 after it are idle. */
+static void oa_tick(pa_sd_device *dev, const pa_sd_counters *c, uint64_t n)
 {
     oa_dev *o = oa_of(dev);
     pthread_mutex_lock(&o->mu);
@@ -105,29 +180,15 @@ static void oa_tick(pa_sd_device *dev, const pa_sd_counters *c)
         pthread_mutex_unlock(&o->mu);
         return;
     }
-    if (o->count == o->cap) {
-        o->lost = o->flag_next = true;
-    } else {
-        uint32_t tail = o->head + o->count;
-        if (tail >= o->cap)
-            tail -= o->cap;
-        uint8_t *r = o->ring[tail];
-        memset(r, 0, SIMDEV_OA_REPORT_BYTES);
-        uint32_t magic = OA_MAGIC, size = SIMDEV_OA_REPORT_BYTES, flags = o->flag_next ? 1u : 0u;
-        memcpy(r + OFF_MAGIC, &magic, 4);
-        memcpy(r + OFF_SIZE, &size, 4);
-        put64(r, OFF_BEGIN_TICKS, pa_sd_clock_ticks_at(o->prev.at_ns));
-        put64(r, OFF_END_TICKS, pa_sd_clock_ticks_at(c->at_ns));
-        put64(r, OFF_GPU_NS, c->at_ns - o->prev.at_ns);
-        put64(r, OFF_CLOCKS, clocks_at(c->at_ns) - clocks_at(o->prev.at_ns));
-        for (int k = 0; k < PA_SD_C_COUNT; k++)
-            put64(r, OFF_COUNTERS + 8 * k, c->c[k] - o->prev.c[k]);
-        for (int k = 0; k < PA_SD_BUSY_COUNT; k++)
-            put64(r, OFF_BUSY + 8 * k, c->busy[k] - o->prev.busy[k]);
-        memcpy(r + OFF_FLAGS, &flags, 4);
-        o->flag_next = false;
-        o->count++;
-    }
+    uint64_t period = n > 1 ? (c->at_ns - o->prev.at_ns) / n : c->at_ns - o->prev.at_ns;
+    uint64_t d[PA_SD_C_COUNT], b[PA_SD_BUSY_COUNT], any = 0;
+    for (int k = 0; k < PA_SD_C_COUNT; k++)
+        any |= d[k] = c->c[k] - o->prev.c[k];
+    for (int k = 0; k < PA_SD_BUSY_COUNT; k++)
+        any |= b[k] = c->busy[k] - o->prev.busy[k];
+    oa_append(o, o->prev.at_ns, period, 1, any ? d : NULL, b);
+    if (n > 1)
+        oa_append(o, o->prev.at_ns + period, period, n - 1, NULL, NULL);
     o->prev = *c;
     oa_notify(o);
     pthread_mutex_unlock(&o->mu);
@@ -136,19 +197,14 @@ static void oa_tick(pa_sd_device *dev, const pa_sd_counters *c)
 int pa_sd_oa_open(pa_sd_device *dev, uint32_t period_ns, uint32_t notify_n, ze_event_handle_t ev, uint64_t *gen)
 {
     oa_dev *o = oa_of(dev);
-    uint32_t cap = pa_sd_oa_capacity();
-    void *ring = malloc((size_t)cap * SIMDEV_OA_REPORT_BYTES);
-    if (!ring)
-        return -1;
     pthread_mutex_lock(&o->mu);
     if (o->open) {
         pthread_mutex_unlock(&o->mu);
-        free(ring);
         return 1;
     }
-    o->ring = ring;
-    o->cap = cap;
-    o->head = o->count = 0;
+    o->cap = pa_sd_oa_capacity();
+    o->count = 0;
+    o->nruns = o->rhead = 0;
     o->lost = o->flag_next = o->ev_set = o->have_base = false;
     o->notify_n = notify_n;
     o->ev = ev;
@@ -169,36 +225,82 @@ void pa_sd_oa_close(pa_sd_device *dev, uint64_t gen)
         return;
     pa_sd_activity_stream(dev, 0, 0, NULL);
     pthread_mutex_lock(&o->mu);
-    void *ring = o->ring;
-    o->ring = NULL;
+    void *runs = o->runs;
+    o->runs = NULL;
     o->open = false;
     o->count = o->cap = 0;
+    o->nruns = o->rcap = o->rhead = 0;
     o->ev = NULL;
     pthread_mutex_unlock(&o->mu);
-    free(ring);
+    free(runs);
+}
+
+/* Core clocks elapsed by host time ns: floor(ns * MHz / 1000). */
+static uint64_t clocks_at(uint64_t ns, uint64_t mhz)
+{
+    return ns < UINT64_MAX / mhz ? ns * mhz / 1000 : (uint64_t)((unsigned __int128)ns * mhz / 1000);
+}
+
+/* The device ticks and core clocks at a report's begin, carried to the next report of a run (its
+ * begin is this one's end). */
+typedef struct oa_edge { uint64_t ticks, clocks; } oa_edge;
+
+/* The raw report of interval j of run r; *at = its begin's edge in, its end's out. */
+static void write_report(uint8_t *out, const oa_run *r, uint64_t j, uint64_t mhz, oa_edge *at)
+{
+    uint64_t e = r->begin_ns + (j + 1) * r->dur_ns;
+    oa_edge end = {pa_sd_clock_ticks_at(e), clocks_at(e, mhz)};
+    uint32_t magic = OA_MAGIC, size = SIMDEV_OA_REPORT_BYTES, flags = j == 0 ? r->flags : 0u;
+    memcpy(out + OFF_MAGIC, &magic, 4);
+    memcpy(out + OFF_SIZE, &size, 4);
+    put64(out, OFF_BEGIN_TICKS, at->ticks);
+    put64(out, OFF_END_TICKS, end.ticks);
+    put64(out, OFF_GPU_NS, r->dur_ns);
+    put64(out, OFF_CLOCKS, end.clocks - at->clocks);
+    *at = end;
+    if (r->zero)
+        memset(out + OFF_COUNTERS, 0, OFF_FLAGS - OFF_COUNTERS);
+    else {
+        memcpy(out + OFF_COUNTERS, r->c, sizeof r->c);
+        memcpy(out + OFF_BUSY, r->busy, sizeof r->busy);
+    }
+    memcpy(out + OFF_FLAGS, &flags, 4);
+    memset(out + OFF_FLAGS + 4, 0, SIMDEV_OA_REPORT_BYTES - OFF_FLAGS - 4);
 }
 
 uint32_t pa_sd_oa_read(pa_sd_device *dev, uint64_t gen, uint8_t *out, uint32_t max, bool *lost)
 {
     oa_dev *o = oa_of(dev);
-    pa_sd_activity_poll(dev); /* write the reports of intervals that have ended */
+    pa_sd_activity_poll(dev); /* the intervals that have ended */
     pthread_mutex_lock(&o->mu);
     *lost = false;
     if (!o->open || o->gen != gen) {
         pthread_mutex_unlock(&o->mu);
         return 0;
     }
-    uint32_t n = max < o->count ? max : o->count;
-    for (uint32_t i = 0; i < n; i++) {
-        memcpy(out + (size_t)i * SIMDEV_OA_REPORT_BYTES, o->ring[o->head], SIMDEV_OA_REPORT_BYTES);
-        o->head = o->head + 1 == o->cap ? 0 : o->head + 1;
+    uint64_t mhz = pa_sd_config_get()->core_clock_mhz;
+    uint32_t w = 0;
+    while (w < max && o->nruns) {
+        oa_run *r = run_at(o, 0);
+        uint64_t k = r->n < max - w ? r->n : max - w;
+        oa_edge at = {pa_sd_clock_ticks_at(r->begin_ns), clocks_at(r->begin_ns, mhz)};
+        for (uint64_t j = 0; j < k; j++, w++)
+            write_report(out + (size_t)w * SIMDEV_OA_REPORT_BYTES, r, j, mhz, &at);
+        if (k == r->n) {
+            o->rhead = o->rhead + 1 == o->rcap ? 0 : o->rhead + 1;
+            o->nruns--;
+        } else { /* the rest of the run stays: it starts k intervals later */
+            r->begin_ns += k * r->dur_ns;
+            r->n -= k;
+            r->flags = 0;
+        }
     }
-    o->count -= n;
+    o->count -= w;
     *lost = o->lost;
     o->lost = false;
     oa_notify(o);
     pthread_mutex_unlock(&o->mu);
-    return n;
+    return w;
 }
 
 void pa_sd_oa_atfork(int phase)
@@ -211,10 +313,11 @@ void pa_sd_oa_atfork(int phase)
         } else if (phase == PA_SD_FORK_PARENT) {
             pthread_mutex_unlock(&o->mu);
         } else {
-            free(o->ring);
-            o->ring = NULL;
+            free(o->runs);
+            o->runs = NULL;
             o->open = false;
             o->count = o->cap = 0;
+            o->nruns = o->rcap = o->rhead = 0;
             o->ev = NULL;
             pthread_mutex_init(&o->mu, NULL);
         }
@@ -253,7 +356,15 @@ static const pa_sd_oa_metric g_metrics[PA_SD_OA_METRICS] = {
 
 const pa_sd_oa_metric *pa_sd_oa_metric_at(uint32_t i) { return i < PA_SD_OA_METRICS ? &g_metrics[i] : NULL; }
 
-static float pct(uint64_t num, uint64_t den) { return den ? (float)(100.0 * (double)num / (double)den) : 0.0f; }
+static float pct(uint64_t num, uint64_t den) { return num && den ? (float)(100.0 * (double)num / (double)den) : 0.0f; }
+
+/* floor(ticks * 1e9 / hz) without a 128-bit division: q * 1e9 + r * 1e9 / hz, ticks = q * hz + r. */
+static uint64_t ticks_ns(uint64_t ticks, uint64_t hz)
+{
+    if (hz > UINT64_MAX / 1000000000u)
+        return (uint64_t)((unsigned __int128)ticks * 1000000000u / hz);
+    return ticks / hz * 1000000000u + ticks % hz * 1000000000u / hz;
+}
 
 static void report_values(const uint8_t *r, zet_typed_value_t *v)
 {
@@ -263,7 +374,7 @@ static void report_values(const uint8_t *r, zet_typed_value_t *v)
     for (int k = 0; k < PA_SD_BUSY_COUNT; k++)
         busy[k] = get64(r, OFF_BUSY + 8 * k);
     uint64_t ns = get64(r, OFF_GPU_NS), clocks = get64(r, OFF_CLOCKS);
-    uint64_t begin_ns = (uint64_t)((unsigned __int128)get64(r, OFF_BEGIN_TICKS) * 1000000000ull / pa_sd_config_get()->timer_hz);
+    uint64_t begin_ns = ticks_ns(get64(r, OFF_BEGIN_TICKS), pa_sd_config_get()->timer_hz);
     uint64_t u[PA_SD_OA_METRICS] = {
         begin_ns, ns, clocks, ns ? clocks * 1000 / ns : 0, 0, 0, 0, 0,
         c[PA_SD_C_ALU0], c[PA_SD_C_ALU1], c[PA_SD_C_XMX], c[PA_SD_C_SEND], c[PA_SD_C_CONTROL],

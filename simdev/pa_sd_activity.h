@@ -37,11 +37,13 @@ PA_SD_HIDDEN void pa_sd_activity_add(pa_sd_engine *eng, uint64_t start, uint64_t
  *  is known for (<= now). */
 PA_SD_HIDDEN void pa_sd_activity_read(pa_sd_device *dev, pa_sd_counters *out);
 
-/* Interval reports of the ComputeBasic stream: the activity timeline calls this at every period
- * boundary it passes while a stream is open (metrics_oa.c). */
-typedef void (*pa_sd_activity_tick_fn)(pa_sd_device *dev, const pa_sd_counters *at_boundary);
+/* Interval reports of the ComputeBasic stream: the activity timeline calls this for the period
+ * boundaries it passes while a stream is open (metrics_oa.c): n >= 1 boundaries, the counters at
+ * the last of them; with n > 1 nothing ran between the first and the last (their n - 1 intervals
+ * are idle), so a stream over an idle device costs one call per advance, not per interval. */
+typedef void (*pa_sd_activity_tick_fn)(pa_sd_device *dev, const pa_sd_counters *at_last, uint64_t n);
 /*! pa_sd_activity_stream(dev, open_ns, period_ns, fn) : start calling fn at open_ns + k*period_ns
- *  (k >= 0, the first call gives the baseline); period 0 stops. */
+ *  (k >= 0, the first call gives the baseline, n = 1); period 0 stops. */
 PA_SD_HIDDEN void pa_sd_activity_stream(pa_sd_device *dev, uint64_t open_ns, uint64_t period_ns, pa_sd_activity_tick_fn fn);
 /*! pa_sd_activity_poll(dev) : advance the timeline to now (as far as known): streams report. */
 PA_SD_HIDDEN void pa_sd_activity_poll(pa_sd_device *dev);

@@ -50,6 +50,9 @@ typedef struct pa_sd_config {
     bool oa;                   /* SIMDEV_COMPUTE_BASIC: the ComputeBasic group exists */
     uint64_t oa_buffer;        /* SIMDEV_OA_BUFFER_KB * 1024: ComputeBasic report buffer, bytes */
     uint64_t allreduce_timeout_ns; /* SIMDEV_ALLREDUCE_TIMEOUT_MS * 1e6: longest wait for peer ranks */
+    uint64_t fault_list_appends; /* SIMDEV_FAULT_LIST_APPENDS: appends a list takes before the rest
+                                  * fail with OUT_OF_HOST_MEMORY (fault injection; 0 = never) */
+    uint64_t fault_list_barriers; /* SIMDEV_FAULT_LIST_BARRIERS: the same for barrier appends only */
 } pa_sd_config;
 
 /*! pa_sd_config_get() : the process-wide configuration, parsed once from SIMDEV_* on first use. */
@@ -171,6 +174,8 @@ typedef struct pa_sd_cmdlist {
     pa_sd_cmd **cmds;                 /* regular lists: recorded commands */
     uint32_t ncmds, cap;
     uint32_t inflight;                /* regular lists: executions queued or running (list lock) */
+    _Atomic uint64_t appended;        /* appends tried since create (SIMDEV_FAULT_LIST_APPENDS) */
+    _Atomic uint64_t barriers;        /* barrier appends tried since create (SIMDEV_FAULT_LIST_BARRIERS) */
 } pa_sd_cmdlist;
 
 typedef struct pa_sd_fence {

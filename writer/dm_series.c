@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zstd.h>
+
 #include "../common/pa_devmetrics.h"
 #include "writer_dm.h"
 
@@ -29,13 +31,29 @@ static int grow(pa_dm_series_t *s, size_t want)
     return 0;
 }
 
-/* Appends one chunk's intervals to s; -1 when malformed (what decoded before stays). */
-static int add_chunk(pa_dm_series_t *s, uint64_t base, size_t n, const void *data, size_t len, int64_t *prev)
+/* Appends one chunk's intervals to s (data: a zstd frame of the pack); -1 when malformed (what
+ * decoded before stays). */
+static int add_chunk(pa_dm_series_t *s, uint64_t base, size_t n, const void *data, size_t len, pa_dm_mstate_t *prev)
 {
     if (grow(s, s->n + n) != 0)
         return -2;
+    static uint8_t *raw;   /* reports are made on one thread (the CLI, or the writer at exit) */
+    static size_t rawcap;
+    unsigned long long full = data ? ZSTD_getFrameContentSize(data, len) : 0;
+    if (!data || full == ZSTD_CONTENTSIZE_ERROR || full == ZSTD_CONTENTSIZE_UNKNOWN || full > (1ull << 31))
+        return -1;
+    if (full > rawcap || !raw) {
+        uint8_t *nr = realloc(raw, full ? full : 1);
+        if (!nr)
+            return -2;
+        raw = nr;
+        rawcap = full ? full : 1;
+    }
+    size_t got = ZSTD_decompress(raw, rawcap, data, len);
+    if (ZSTD_isError(got) || got != full)
+        return -1;
     pa_dm_unpack_t u;
-    pa_dm_unpack_init(&u, data, len, base, s->nmetrics, prev);
+    pa_dm_unpack_init(&u, raw, got, base, s->nmetrics, prev);
     for (size_t i = 0; i < n; i++) {
         size_t at = s->n;
         if (pa_dm_unpack_next(&u, &s->start[at], &s->dur[at], s->v + at * s->nmetrics) != 1)
@@ -80,10 +98,70 @@ static int sort_series(pa_dm_series_t *s)
     return 0;
 }
 
+static int cmp_win(const void *a, const void *b)
+{
+    const pa_dm_window_t *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Sorts and merges overlapping windows of a device; returns the new count. */
+static size_t merge_windows(pa_dm_window_t *w, size_t n)
+{
+    if (!n)
+        return 0;
+    qsort(w, n, sizeof *w, cmp_win);
+    size_t k = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (w[i].dev == w[k].dev && w[i].start <= w[k].end) {
+            if (w[i].end > w[k].end)
+                w[k].end = w[i].end;
+        } else {
+            w[++k] = w[i];
+        }
+    }
+    return k + 1;
+}
+
+/* Does [s, e) of device dev overlap a window widened by slack? */
+static int in_windows(const pa_dm_window_t *w, size_t n, int64_t dev, uint64_t s, uint64_t e, long long slack)
+{
+    size_t lo = 0, hi = n; /* first window of dev whose end + slack > s */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w[mid].dev < dev || (w[mid].dev == dev && (long long)w[mid].end + slack <= (long long)s))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && w[lo].dev == dev && (long long)w[lo].start < (long long)e + slack;
+}
+
+static int series_load(sqlite3 *db, const char *dev_clause, const pa_dm_window_t *w, size_t nw, long long slack,
+                       pa_dm_series_t **out, size_t *nout, size_t *bad);
+
 int pa_dm_series_load(sqlite3 *db, const char *dev_clause, pa_dm_series_t **out, size_t *nout, size_t *bad)
 {
+    return series_load(db, dev_clause, NULL, 0, 0, out, nout, bad);
+}
+
+int pa_dm_series_load_windows(sqlite3 *db, const char *dev_clause, pa_dm_window_t *w, size_t *nwp, long long slack,
+                              pa_dm_series_t **out, size_t *nout, size_t *bad)
+{
+    size_t nw = *nwp = merge_windows(w, *nwp);
+    if (!nw) { /* nothing to overlap: empty series, the DB still has to hold chunks */
+        pa_dm_window_t none = {INT64_MIN, 0, 0};
+        return series_load(db, dev_clause, &none, 1, 0, out, nout, bad);
+    }
+    return series_load(db, dev_clause, w, nw, slack, out, nout, bad);
+}
+
+static int series_load(sqlite3 *db, const char *dev_clause, const pa_dm_window_t *w, size_t nw, long long slack,
+                       pa_dm_series_t **out, size_t *nout, size_t *bad)
+{
     char sql[1024];
-    snprintf(sql, sizeof sql, "SELECT o.deviceId, o.startNs, o.intervals, o.nmetrics, o.data FROM METRIC_CHUNKS o"
+    snprintf(sql, sizeof sql, "SELECT o.deviceId, o.startNs, o.intervals, o.nmetrics, o.data, o.endNs FROM METRIC_CHUNKS o"
              " WHERE 1 %s ORDER BY o.deviceId, o.startNs", dev_clause ? dev_clause : "");
     sqlite3_stmt *st;
     *out = NULL;
@@ -94,13 +172,15 @@ int pa_dm_series_load(sqlite3 *db, const char *dev_clause, pa_dm_series_t **out,
         return -1;
     pa_dm_series_t *v = NULL;
     size_t n = 0, cap = 0;
-    int64_t *prev = NULL;
+    pa_dm_mstate_t *prev = NULL;
     uint32_t prevcap = 0;
     int rc = 0;
     while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
         int64_t dev = sqlite3_column_int64(st, 0), nint = sqlite3_column_int64(st, 2), nm = sqlite3_column_int64(st, 3);
         if (nint <= 0 || nm <= 0 || nm > 1024 || nint > 100000000)
             continue;
+        if (w && !in_windows(w, nw, dev, (uint64_t)sqlite3_column_int64(st, 1), (uint64_t)sqlite3_column_int64(st, 5), slack))
+            continue; /* the blob is not even read */
         if (!n || v[n - 1].dev != dev || v[n - 1].nmetrics != (uint32_t)nm) {
             if (n && v[n - 1].dev == dev) { /* one device, another metric count: not a stream of ours */
                 if (bad)
@@ -121,7 +201,7 @@ int pa_dm_series_load(sqlite3 *db, const char *dev_clause, pa_dm_series_t **out,
             n++;
         }
         if ((uint32_t)nm > prevcap) {
-            int64_t *np = realloc(prev, (size_t)nm * sizeof *np);
+            pa_dm_mstate_t *np = realloc(prev, (size_t)nm * sizeof *np);
             if (!np) {
                 rc = -1;
                 break;

@@ -255,15 +255,15 @@ static int load_sums(sqlite3 *db, const pa_report_req_t *req, dm_sums_t *out, in
     char dev[600] = "", sql[4096];
     if (pa_report_device_clause(req, dev, sizeof dev, err, errsz) != PA_REP_OK)
         return PA_REP_EDATA;
+    const pa_opt_val_t *kv = pa_req_opt(req, "kernel"), *rv = pa_req_opt(req, "range");
+    int kre = kv && kv->s, rre = rv && rv->s, rc = PA_REP_OK;
     pa_dm_series_t *ser = NULL;
     size_t nser = 0;
-    if (load_devices(db, dev, out, maxdev, ndev) != 0 || pa_dm_series_load(db, dev, &ser, &nser, NULL) != 0) {
+    if (load_devices(db, dev, out, maxdev, ndev) != 0 || (!kre && !rre && pa_dm_series_load(db, dev, &ser, &nser, NULL) != 0)) {
         snprintf(err, errsz, "report '%s': the database has no device metric tables (PROFAGENT_METRICS)",
                  req->def->name);
         return PA_REP_EDATA;
     }
-    const pa_opt_val_t *kv = pa_req_opt(req, "kernel"), *rv = pa_req_opt(req, "range");
-    int kre = kv && kv->s, rre = rv && rv->s, rc = PA_REP_OK;
     if (!kre && !rre) {
         for (int d = 0; d < *ndev; d++) {
             pa_dm_series_t *se = pa_dm_series_find(ser, nser, out[d].dev);
@@ -273,6 +273,7 @@ static int load_sums(sqlite3 *db, const pa_report_req_t *req, dm_sums_t *out, in
         pa_dm_series_free(ser, nser);
         return PA_REP_OK;
     }
+    /* the device work of the kernels / ranges asked, then only the chunks it overlaps */
     long long sl = pa_dm_slack_ns(db);
     snprintf(sql, sizeof sql,
              "SELECT o.deviceId, o.start, o.end FROM ZE_OPS o WHERE o.kind != 4 %s AND (%s%s%s)", dev,
@@ -281,30 +282,48 @@ static int load_sums(sqlite3 *db, const pa_report_req_t *req, dm_sums_t *out, in
              rre ? "o.rowid IN (SELECT a.opId FROM HGTX_OP_ASSOC a JOIN HGTX_RANGES r ON r.id = a.rangeId"
                    " JOIN STRING_IDS rs ON rs.id = r.nameId WHERE rs.value REGEXP ?2)" : "");
     sqlite3_stmt *st;
-    if (pa_report_prepare_ze(db, req, sql, &st, err, errsz) != PA_REP_OK) {
-        pa_dm_series_free(ser, nser);
+    if (pa_report_prepare_ze(db, req, sql, &st, err, errsz) != PA_REP_OK)
         return PA_REP_EDATA;
-    }
     if (kre)
         sqlite3_bind_text(st, 1, kv->s, -1, SQLITE_TRANSIENT);
     if (rre)
         sqlite3_bind_text(st, 2, rv->s, -1, SQLITE_TRANSIENT);
+    pa_dm_window_t *w = NULL;
+    size_t nw = 0, cap = 0;
     int step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t d = sqlite3_column_int64(st, 0);
-        pa_dm_series_t *se = pa_dm_series_find(ser, nser, d);
+        if (nw == cap) {
+            pa_dm_window_t *nwp = realloc(w, (cap = cap ? cap * 2 : 256) * sizeof *w);
+            if (!nwp)
+                break;
+            w = nwp;
+        }
+        w[nw++] = (pa_dm_window_t){sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 1),
+                                   (uint64_t)sqlite3_column_int64(st, 2)};
+    }
+    if (step != SQLITE_DONE && step != SQLITE_ROW) {
+        free(w);
+        return pa_report_step_error(db, st, req->def->name, err, errsz);
+    }
+    sqlite3_finalize(st);
+    /* the windows come back sorted and merged (ops that overlap one another): an interval overlaps
+     * a merged window iff it overlaps one of its ops, so marking by windows counts the same set */
+    if (pa_dm_series_load_windows(db, dev, w, &nw, sl, &ser, &nser, NULL) != 0) {
+        free(w);
+        snprintf(err, errsz, "report '%s': the database has no device metric tables (PROFAGENT_METRICS)",
+                 req->def->name);
+        return PA_REP_EDATA;
+    }
+    for (size_t k = 0; k < nw; k++) {
+        pa_dm_series_t *se = pa_dm_series_find(ser, nser, w[k].dev);
         dm_sums_t *s = NULL;
         for (int i = 0; i < *ndev && !s; i++)
-            if (out[i].dev == d)
+            if (out[i].dev == w[k].dev)
                 s = &out[i];
         if (se && s)
-            pa_dm_series_mark(se, (uint64_t)sqlite3_column_int64(st, 1), (uint64_t)sqlite3_column_int64(st, 2), sl, 1,
-                              add_interval, s);
+            pa_dm_series_mark(se, w[k].start, w[k].end, sl, 1, add_interval, s);
     }
-    if (step != SQLITE_DONE)
-        rc = pa_report_step_error(db, st, req->def->name, err, errsz);
-    else
-        sqlite3_finalize(st);
+    free(w);
     pa_dm_series_free(ser, nser);
     return rc;
 }

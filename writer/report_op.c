@@ -146,6 +146,42 @@ static int is_gemm_kernel(const char *k)
     return 0;
 }
 
+/* pa_op_scan_t callbacks: a range's instance, then each of its kernels (columns of collect()). */
+static void inst_begin(void *ctx, void *inst, sqlite3_stmt *st, pa_op_info_t *info, char *name)
+{
+    (void)ctx;
+    op_inst_t *cur = inst;
+    cur->rid = sqlite3_column_int64(st, 0);
+    cur->info = *info;
+    cur->name = name;
+    cur->start = sqlite3_column_int64(st, 3);
+    cur->gtid = sqlite3_column_int64(st, 4);
+    cur->dev = sqlite3_column_int64(st, 8);
+}
+
+static int inst_row(void *ctx, void *inst, sqlite3_stmt *st)
+{
+    op_set_t *s = ctx;
+    op_inst_t *cur = inst;
+    int64_t ns = sqlite3_column_int64(st, 7);
+    if (ns < 0)
+        ns = 0;
+    cur->ns += ns;
+    const char *kn = (const char *)sqlite3_column_text(st, 9);
+    if (kn && is_gemm_kernel(kn) && cur->ngemm < 2)
+        cur->gemm_ns[cur->ngemm++] = ns;
+    if (s->nkern == s->kcap) {
+        size_t nc = s->kcap ? s->kcap * 2 : 256;
+        int64_t *nk = realloc(s->kern, nc * sizeof *nk);
+        if (!nk)
+            return -1;
+        s->kern = nk;
+        s->kcap = nc;
+    }
+    s->kern[s->nkern++] = sqlite3_column_int64(st, 5);
+    return 0;
+}
+
 /* (operator range, kernel) pairs in range then kernel start order; ranges that are no operator
  * are skipped after one parse. Kernels of operators are collected in s->kern (for op=others). */
 static int collect(sqlite3 *db, const pa_report_req_t *req, const pa_op_merge_t *mg, op_set_t *s, char *err,
@@ -172,66 +208,9 @@ static int collect(sqlite3 *db, const pa_report_req_t *req, const pa_op_merge_t 
     const pa_opt_val_t *re = pa_req_opt(req, "range");
     if (re && re->set)
         sqlite3_bind_text(st, 1, re->s, -1, SQLITE_STATIC);
-    int64_t skip_rid = -1;
-    op_inst_t *cur = NULL;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t rid = sqlite3_column_int64(st, 0);
-        if (rid == skip_rid)
-            continue;
-        if (!cur || cur->rid != rid) {
-            const char *name = (const char *)sqlite3_column_blob(st, 1);
-            size_t len = (size_t)sqlite3_column_bytes(st, 1);
-            const char *domain = (const char *)sqlite3_column_text(st, 2);
-            pa_op_info_t info;
-            if (!name || pa_op_parse(name, len, domain ? domain : "", mg, &info) == PA_OP_NONE) {
-                skip_rid = rid;
-                cur = NULL;
-                continue;
-            }
-            if (s->n == s->cap) {
-                size_t nc = s->cap ? s->cap * 2 : 64;
-                op_inst_t *nv = realloc(s->v, nc * sizeof *nv);
-                if (!nv) {
-                    pa_op_info_free(&info);
-                    break;
-                }
-                s->v = nv;
-                s->cap = nc;
-            }
-            cur = &s->v[s->n++];
-            memset(cur, 0, sizeof *cur);
-            cur->rid = rid;
-            cur->info = info;
-            cur->name = malloc(len + 1);
-            if (cur->name) {
-                memcpy(cur->name, name, len);
-                cur->name[len] = '\0';
-            }
-            cur->start = sqlite3_column_int64(st, 3);
-            cur->gtid = sqlite3_column_int64(st, 4);
-            cur->dev = sqlite3_column_int64(st, 8);
-        }
-        int64_t ns = sqlite3_column_int64(st, 7);
-        if (ns < 0)
-            ns = 0;
-        cur->ns += ns;
-        const char *kn = (const char *)sqlite3_column_text(st, 9);
-        if (kn && is_gemm_kernel(kn) && cur->ngemm < 2)
-            cur->gemm_ns[cur->ngemm++] = ns;
-        if (s->nkern == s->kcap) {
-            size_t nc = s->kcap ? s->kcap * 2 : 256;
-            int64_t *nk = realloc(s->kern, nc * sizeof *nk);
-            if (!nk)
-                break;
-            s->kern = nk;
-            s->kcap = nc;
-        }
-        s->kern[s->nkern++] = sqlite3_column_int64(st, 5);
-    }
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-        return pa_report_step_error(db, st, req->def->name, err, errsz);
-    sqlite3_finalize(st);
-    return PA_REP_OK;
+    pa_op_scan_t sc = {.mg = mg, .family = PA_OP_NONE, .v = (void **)&s->v, .n = &s->n, .cap = &s->cap,
+                       .elem = sizeof *s->v, .begin = inst_begin, .row = inst_row, .ctx = s};
+    return pa_op_scan_rows(db, st, &sc, req->def->name, err, errsz);
 }
 
 static int inst_by_thread_start(const void *x, const void *y)

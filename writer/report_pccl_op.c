@@ -108,6 +108,34 @@ static const char *how_in(const pa_report_req_t *req)
     return v && v->set ? "(0,2)" : "(0,1,2)";
 }
 
+/* pa_op_scan_t callbacks: a range's instance, then each of its kernels (columns of collect()). */
+static void inst_begin(void *ctx, void *inst, sqlite3_stmt *st, pa_op_info_t *info, char *name)
+{
+    (void)ctx;
+    inst_t *cur = inst;
+    cur->rid = sqlite3_column_int64(st, 0);
+    cur->key = info->key;
+    snprintf(cur->type, sizeof cur->type, "%s", info->type);
+    cur->name = name;
+    cur->p2p = strcmp(info->type, "Send") == 0 || strcmp(info->type, "Recv") == 0;
+    cur->x.id = cur->rid;
+    cur->x.start = sqlite3_column_int64(st, 4);
+    cur->x.end = sqlite3_column_int64(st, 5);
+    cur->x.pid = sqlite3_column_int64(st, 6);
+    cur->x.dev = sqlite3_column_int64(st, 7);
+}
+
+static int inst_row(void *ctx, void *inst, sqlite3_stmt *st)
+{
+    (void)ctx;
+    inst_t *cur = inst;
+    int64_t a = sqlite3_column_int64(st, 4), b = sqlite3_column_int64(st, 5);
+    cur->x.start = a < cur->x.start ? a : cur->x.start;
+    cur->x.end = b > cur->x.end ? b : cur->x.end;
+    cur->x.ns += b > a ? b - a : 0;
+    return 0;
+}
+
 static int collect(sqlite3 *db, const pa_report_req_t *req, iset_t *s, char *err, size_t errsz)
 {
     char sql[4096], dev[1024] = "";
@@ -131,61 +159,10 @@ static int collect(sqlite3 *db, const pa_report_req_t *req, iset_t *s, char *err
     if (re && re->set)
         sqlite3_bind_text(st, 1, re->s, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, ccl && ccl->set ? ccl->s : PA_PCCL_DEFAULT_RE, -1, SQLITE_STATIC);
-    int64_t skip = -1;
-    inst_t *cur = NULL;
     pa_op_merge_t mg = {0, 0, 0, 0};
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t rid = sqlite3_column_int64(st, 0);
-        if (rid == skip)
-            continue;
-        if (!cur || cur->rid != rid) {
-            const char *name = (const char *)sqlite3_column_blob(st, 1);
-            size_t len = (size_t)sqlite3_column_bytes(st, 1);
-            const char *domain = (const char *)sqlite3_column_text(st, 2);
-            pa_op_info_t info;
-            if (!name || pa_op_parse(name, len, domain ? domain : "", &mg, &info) != PA_OP_PCCL) {
-                if (name && info.family != PA_OP_NONE)
-                    pa_op_info_free(&info);
-                skip = rid;
-                cur = NULL;
-                continue;
-            }
-            if (s->n == s->cap) {
-                size_t nc = s->cap ? s->cap * 2 : 64;
-                inst_t *nv = realloc(s->v, nc * sizeof *nv);
-                if (!nv) {
-                    pa_op_info_free(&info);
-                    break;
-                }
-                s->v = nv;
-                s->cap = nc;
-            }
-            cur = &s->v[s->n++];
-            memset(cur, 0, sizeof *cur);
-            cur->rid = rid;
-            cur->key = info.key;
-            snprintf(cur->type, sizeof cur->type, "%s", info.type);
-            cur->name = malloc(len + 1);
-            if (cur->name) {
-                memcpy(cur->name, name, len);
-                cur->name[len] = '\0';
-            }
-            cur->p2p = strcmp(info.type, "Send") == 0 || strcmp(info.type, "Recv") == 0;
-            cur->x.id = rid;
-            cur->x.start = sqlite3_column_int64(st, 4);
-            cur->x.end = sqlite3_column_int64(st, 5);
-            cur->x.pid = sqlite3_column_int64(st, 6);
-            cur->x.dev = sqlite3_column_int64(st, 7);
-        }
-        int64_t a = sqlite3_column_int64(st, 4), b = sqlite3_column_int64(st, 5);
-        cur->x.start = a < cur->x.start ? a : cur->x.start;
-        cur->x.end = b > cur->x.end ? b : cur->x.end;
-        cur->x.ns += b > a ? b - a : 0;
-    }
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-        return pa_report_step_error(db, st, req->def->name, err, errsz);
-    sqlite3_finalize(st);
-    return PA_REP_OK;
+    pa_op_scan_t sc = {.mg = &mg, .family = PA_OP_PCCL, .v = (void **)&s->v, .n = &s->n, .cap = &s->cap,
+                       .elem = sizeof *s->v, .begin = inst_begin, .row = inst_row, .ctx = s};
+    return pa_op_scan_rows(db, st, &sc, req->def->name, err, errsz);
 }
 
 static int inst_by_key_start(const void *x, const void *y)

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zstd.h>
+
 #include "../common/pa_devmetrics.h"
 #include "../common/pa_log.h"
 #include "writer_dm.h"
@@ -28,16 +30,42 @@ static const char dm_schema_sql[] =
     " memReadBytes INTEGER, memWriteBytes INTEGER, pciTimestampUs INTEGER, pciRxBytes INTEGER,"
     " pciTxBytes INTEGER);"
     /* the intervals [startNs, endNs) of one device, `intervals` of them with nmetrics values each,
-     * packed in data (format: common/pa_devmetrics.h, docs/utilization.md "METRIC_CHUNKS"); times
+     * packed in data, one zstd frame (format: common/pa_devmetrics.h, docs/utilization.md
+     * "METRIC_CHUNKS"); times
      * in data are relative to startNs, so a clock shift of startNs/endNs shifts them all */
     "CREATE TABLE METRIC_CHUNKS(deviceId INTEGER, startNs INTEGER, endNs INTEGER, intervals INTEGER,"
     " nmetrics INTEGER, data BLOB);";
 
+
 static struct {
     sqlite3_stmt *ins; /* INSERT into METRIC_CHUNKS, kept across records (see dm_detach) */
+    ZSTD_CCtx *cc;     /* each chunk's data is one zstd frame (level 1) */
+    uint8_t *z;
+    size_t zcap;
     char *ranges;   /* the summary's busiest-ranges lines, rendered at finish */
     size_t ranges_len;
 } wd;
+
+/* A chunk's pack as one zstd frame (the pack of an idle stretch shrinks ~20x: the DB and its WAL
+ * grow by ~0.1 byte a sample); NULL when out of memory. */
+static const uint8_t *dm_compress(const uint8_t *p, size_t n, size_t *out)
+{
+    size_t bound = ZSTD_compressBound(n);
+    if (!wd.cc && !(wd.cc = ZSTD_createCCtx()))
+        return NULL;
+    if (bound > wd.zcap) {
+        uint8_t *nz = realloc(wd.z, bound);
+        if (!nz)
+            return NULL;
+        wd.z = nz;
+        wd.zcap = bound;
+    }
+    size_t r = ZSTD_compressCCtx(wd.cc, wd.z, wd.zcap, p, n, 1);
+    if (ZSTD_isError(r))
+        return NULL;
+    *out = r;
+    return wd.z;
+}
 
 static int dm_prepare_ins(sqlite3 *db)
 {
@@ -116,13 +144,17 @@ static int on_samples(sqlite3 *db, const pa_record_t *r, const uint8_t *p)
         return 0; /* truncated/malformed record: its intervals are not stored */
     if (!wd.ins && dm_prepare_ins(db) != 0)
         return -1;
+    size_t zl = 0;
+    const uint8_t *z = dm_compress(p + 8 * nm, r->len - 8 * nm, &zl);
+    if (!z)
+        return -1;
     sqlite3_stmt *ins = wd.ins;
     sqlite3_bind_int64(ins, 1, (int64_t)dev);
     sqlite3_bind_int64(ins, 2, (int64_t)r->t0);
     sqlite3_bind_int64(ins, 3, (int64_t)r->t1);
     sqlite3_bind_int64(ins, 4, (int64_t)n);
     sqlite3_bind_int64(ins, 5, (int64_t)nm);
-    sqlite3_bind_blob(ins, 6, p + 8 * nm, (int)(r->len - 8 * nm), SQLITE_STATIC);
+    sqlite3_bind_blob(ins, 6, z, (int)zl, SQLITE_STATIC);
     int rc = sqlite3_step(ins);
     sqlite3_reset(ins);
     sqlite3_clear_bindings(ins);
@@ -200,6 +232,11 @@ static int dm_finish(sqlite3 *db)
     int rc = 0;
     sqlite3_finalize(wd.ins);
     wd.ins = NULL;
+    ZSTD_freeCCtx(wd.cc);
+    wd.cc = NULL;
+    free(wd.z);
+    wd.z = NULL;
+    wd.zcap = 0;
     rc |= pa_db_exec(db, "CREATE INDEX METRIC_CHUNKS_dev ON METRIC_CHUNKS(deviceId, startNs);");
     free(wd.ranges);
     wd.ranges = NULL;

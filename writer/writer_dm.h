@@ -52,6 +52,14 @@ typedef struct pa_dm_series {
  *  has no METRIC_CHUNKS or out of memory; a malformed chunk keeps the intervals decoded before the
  *  damage and *bad counts it (may be NULL). */
 int pa_dm_series_load(sqlite3 *db, const char *dev_clause, pa_dm_series_t **out, size_t *nout, size_t *bad);
+/* A time window of one device (ns, host clock). */
+typedef struct pa_dm_window { int64_t dev; uint64_t start, end; } pa_dm_window_t;
+/*! pa_dm_series_load_windows(db, dev_clause, w, nw, slack, out, nout, bad) : as pa_dm_series_load,
+ *  decoding only the chunks that overlap one of the *nw windows widened by slack (w is sorted
+ *  and merged in place, *nw the merged count): what kernel= / range= and the busiest ranges need, without decoding a whole
+ *  session's intervals. A series then holds those chunks' intervals only. */
+int pa_dm_series_load_windows(sqlite3 *db, const char *dev_clause, pa_dm_window_t *w, size_t *nw, long long slack,
+                              pa_dm_series_t **out, size_t *nout, size_t *bad);
 void pa_dm_series_free(pa_dm_series_t *s, size_t n);
 /*! pa_dm_series_find(s, n, dev) : the series of device dev, NULL when none. */
 pa_dm_series_t *pa_dm_series_find(pa_dm_series_t *s, size_t n, int64_t dev);

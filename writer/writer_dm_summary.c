@@ -182,28 +182,52 @@ void pa_dm_summary_ranges(sqlite3 *db, FILE *out)
                            " JOIN ZE_OPS z ON z.rowid = a.opId AND z.kind != 4 JOIN STRING_IDS s ON s.id = r.nameId"
                            " ORDER BY r.nameId, z.deviceId", -1, &st, NULL) != SQLITE_OK)
         return; /* no HGTX/ZE tables in this session: no section */
+    /* the ranges' device work first (name, device, op), then only the chunks it overlaps */
+    typedef struct rop { int64_t name, dev; uint64_t s, e; double xve; char text[64]; } rop_t;
+    rop_t *ops = NULL;
+    size_t nops = 0, ocap = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (nops == ocap) {
+            rop_t *no = realloc(ops, (ocap = ocap ? ocap * 2 : 256) * sizeof *ops);
+            if (!no)
+                break;
+            ops = no;
+        }
+        rop_t *o = &ops[nops++];
+        const char *nm = (const char *)sqlite3_column_text(st, 0);
+        snprintf(o->text, sizeof o->text, "%s", nm ? nm : "");
+        o->dev = sqlite3_column_int64(st, 1);
+        o->s = (uint64_t)sqlite3_column_int64(st, 2);
+        o->e = (uint64_t)sqlite3_column_int64(st, 3);
+        o->xve = sqlite3_column_double(st, 4);
+        o->name = sqlite3_column_int64(st, 5);
+    }
+    sqlite3_finalize(st);
+    long long slack = pa_dm_slack_ns(db);
+    pa_dm_window_t *w = malloc((nops ? nops : 1) * sizeof *w);
     pa_dm_series_t *ser = NULL;
-    size_t nser = 0;
-    if (pa_dm_series_load(db, "", &ser, &nser, NULL) != 0 || !nser) {
-        sqlite3_finalize(st);
+    size_t nser = 0, nw = nops;
+    for (size_t i = 0; w && i < nops; i++)
+        w[i] = (pa_dm_window_t){ops[i].dev, ops[i].s, ops[i].e};
+    int loaded = w && nops && pa_dm_series_load_windows(db, "", w, &nw, slack, &ser, &nser, NULL) == 0 && nser;
+    free(w);
+    if (!loaded) {
+        free(ops);
         pa_dm_series_free(ser, nser);
         return;
     }
-    long long slack = pa_dm_slack_ns(db);
     rrow_t *rows = NULL;
     size_t nr = 0, cap = 0;
     static const char *const uname[4] = {"Scalar Unit", "Vector ALU", "Vector Load/Store", "MXU"};
     static const double rate[4] = {1, 2, 1, 1};
-    char cur[64] = "";
+    const char *cur = "";
     int64_t cdev = -1, cname = -1;
     double xve = 0;
     uint32_t stamp = 0;
     racc_t acc = {col, 0, {0}};
-    int more = 1;
-    while (more) {
-        more = sqlite3_step(st) == SQLITE_ROW;
-        const char *nm = more ? (const char *)sqlite3_column_text(st, 0) : NULL;
-        int64_t dev = more ? sqlite3_column_int64(st, 1) : -1, name = more ? sqlite3_column_int64(st, 5) : -1;
+    for (size_t oi = 0; oi <= nops; oi++) {
+        int more = oi < nops;
+        int64_t dev = more ? ops[oi].dev : -1, name = more ? ops[oi].name : -1;
         if (!more || dev != cdev || name != cname) {
             /* one (name, device) group is complete */
             double clocks = acc.v[0];
@@ -230,21 +254,20 @@ void pa_dm_summary_ranges(sqlite3 *db, FILE *out)
             }
             if (!more)
                 break;
-            snprintf(cur, sizeof cur, "%s", nm ? nm : "");
+            cur = ops[oi].text;
             cdev = dev;
             cname = name;
-            xve = sqlite3_column_double(st, 4);
+            xve = ops[oi].xve;
             stamp++;
             memset(&acc, 0, sizeof acc);
             acc.col = col;
         }
         pa_dm_series_t *se = pa_dm_series_find(ser, nser, dev);
         if (se)
-            pa_dm_series_mark(se, (uint64_t)sqlite3_column_int64(st, 2), (uint64_t)sqlite3_column_int64(st, 3), slack,
-                              stamp, racc_add, &acc);
+            pa_dm_series_mark(se, ops[oi].s, ops[oi].e, slack, stamp, racc_add, &acc);
     }
+    free(ops);
     pa_dm_series_free(ser, nser);
-    sqlite3_finalize(st);
     if (nr) {
         qsort(rows, nr, sizeof *rows, rrow_cmp);
         fprintf(out, "\nBusiest HGTX ranges by compute utilization (top %d of %zu; the busiest unit over the metric"

@@ -3,6 +3,7 @@
 #ifndef PA_WRITER_OP_H
 #define PA_WRITER_OP_H
 
+#include <sqlite3.h>
 #include <stddef.h>
 
 /*
@@ -42,5 +43,28 @@ void pa_op_info_free(pa_op_info_t *o);
 
 /*! pa_op_is_collective() : 1 when `type` is a PCCL collective type name. */
 int pa_op_is_collective(const char *type);
+
+/* How pa_op_scan_rows() walks a report's (range, kernel) rows into its instance array. */
+typedef struct pa_op_scan {
+    const pa_op_merge_t *mg;
+    int family;            /* keep only this family; PA_OP_NONE keeps every operator */
+    void **v;              /* the instance array (elem bytes each), *n used of *cap, grown here */
+    size_t *n, *cap, elem;
+    /* first row of a kept range: inst is a zeroed element appended to the array; info and name
+     * (a NUL-terminated copy of the range name) now belong to the instance */
+    void (*begin)(void *ctx, void *inst, sqlite3_stmt *st, pa_op_info_t *info, char *name);
+    /* every row of a kept range, its first included: 0, or -1 when out of memory */
+    int (*row)(void *ctx, void *inst, sqlite3_stmt *st);
+    void *ctx;
+} pa_op_scan_t;
+
+/*! pa_op_scan_rows() : steps st, whose rows are ordered by range and start with its id (column 0,
+ *  integer), name (1, blob) and domain (2, text or NULL). The first row of each range is parsed
+ *  once (pa_op_parse with sc->mg); a range that is no operator, or not of sc->family, is skipped
+ *  with all its rows. Finalizes st. Returns PA_REP_OK; PA_REP_EDATA with err set when stepping
+ *  failed or memory ran out ("report '<report>': out of memory ..."; never a silently shorter
+ *  table): the instances appended so far stay in the array for the caller to free. */
+int pa_op_scan_rows(sqlite3 *db, sqlite3_stmt *st, const pa_op_scan_t *sc, const char *report, char *err,
+                    size_t errsz);
 
 #endif

@@ -27,10 +27,11 @@ static void round_trip(void **state)
     assert_int_equal(pa_dm_pack_init(&p, NM), 0);
     for (int i = 0; i < N; i++)
         assert_int_equal(pa_dm_pack_add(&p, start[i], dur[i], v[i]), 0);
+    pa_dm_pack_finish(&p);
     assert_int_equal(p.n, N);
     assert_int_equal(p.base, 1000);
     assert_int_equal(p.prev_end, 5007);
-    int64_t prev[NM];
+    pa_dm_mstate_t prev[NM];
     pa_dm_unpack_t u;
     pa_dm_unpack_init(&u, p.buf, p.len, p.base, NM, prev);
     for (int i = 0; i < N; i++) {
@@ -61,25 +62,46 @@ static void round_trip(void **state)
     pa_dm_pack_free(&p);
 }
 
-/* A steady stream: tiling intervals of one duration, counters that repeat: 1 byte a value, 2 a
- * header after the first interval. */
-static void steady_bytes(void **state)
+/* A steady stream: tiling intervals of one duration, a timestamp metric advancing by the
+ * duration, the others constant: runs of repeats (a few bytes for 1000 intervals), broken by one
+ * interval with another value and resumed; decoded exactly, across the runs. */
+static void steady_runs(void **state)
 {
     (void)state;
     enum { NM = 26, N = 1000 };
     pa_dm_pack_t p;
     assert_int_equal(pa_dm_pack_init(&p, NM), 0);
-    double v[NM];
-    for (int k = 0; k < NM; k++)
-        v[k] = 1000 + k;
-    for (int i = 0; i < N; i++)
-        assert_int_equal(pa_dm_pack_add(&p, 5000 + (uint64_t)i * 53333, 53333, v), 0);
-    size_t first = 1 + 3 + NM * 2; /* start 0: 1 byte, duration 53333: 3, values 1000..1025: 2 */
-    assert_int_equal(p.len, first + (size_t)(N - 1) * (2 + NM));
+    double v[N][NM];
+    for (int i = 0; i < N; i++) {
+        v[i][0] = 5000 + (double)i * 53333; /* QueryBeginTime-like */
+        for (int k = 1; k < NM; k++)
+            v[i][k] = k == 4 ? 12.5 : 1000 + k; /* a float metric too */
+        if (i == 500)
+            v[i][5] = 7;
+        assert_int_equal(pa_dm_pack_add(&p, 5000 + (uint64_t)i * 53333, 53333, v[i]), 0);
+    }
+    pa_dm_pack_finish(&p);
+    assert_int_equal(p.n, N);
+    /* interval 0 and 1 in full (the second sets the steps), a run, 500, 501 (back: its step),
+     * 502 (steps 0 again), a run: well under 3 bytes an interval */
+    assert_true(p.len < 6 * (5 + 2 * NM));
+    pa_dm_mstate_t st[NM];
+    pa_dm_unpack_t u;
+    pa_dm_unpack_init(&u, p.buf, p.len, p.base, NM, st);
+    for (int i = 0; i < N; i++) {
+        uint64_t s0, d0;
+        double got[NM];
+        assert_int_equal(pa_dm_unpack_next(&u, &s0, &d0, got), 1);
+        assert_int_equal(s0, 5000 + (uint64_t)i * 53333);
+        assert_int_equal(d0, 53333);
+        assert_memory_equal(got, v[i], sizeof got);
+    }
+    uint64_t s0, d0;
+    assert_int_equal(pa_dm_unpack_next(&u, &s0, &d0, NULL), 0);
     pa_dm_pack_reset(&p);
     assert_int_equal(p.n, 0);
     assert_int_equal(p.len, 0);
-    assert_int_equal(pa_dm_pack_add(&p, 9, 1, v), 0);
+    assert_int_equal(pa_dm_pack_add(&p, 9, 1, v[0]), 0);
     assert_int_equal(p.base, 9);
     pa_dm_pack_free(&p);
 }
@@ -87,8 +109,14 @@ static void steady_bytes(void **state)
 static void bad_header(void **state)
 {
     (void)state;
+    const uint8_t rep_first[] = {3}; /* a run of repeats before any interval */
+    pa_dm_mstate_t st0[1];
+    pa_dm_unpack_t u0;
+    uint64_t s0, d0;
+    pa_dm_unpack_init(&u0, rep_first, sizeof rep_first, 0, 1, st0);
+    assert_int_equal(pa_dm_unpack_next(&u0, &s0, &d0, NULL), -1);
     const uint8_t data[] = {0, 0, 5}; /* value header 5: neither even, 1 nor 3 */
-    int64_t prev[1];
+    pa_dm_mstate_t prev[1];
     pa_dm_unpack_t u;
     uint64_t s, d;
     double x;
@@ -103,7 +131,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip),
-        cmocka_unit_test(steady_bytes),
+        cmocka_unit_test(steady_runs),
         cmocka_unit_test(bad_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -477,6 +477,49 @@ static void test_overflow(void **state)
     ZE_OK(zetMetricStreamerClose(s));
 }
 
+/* An idle device: the buffer holds the stretch as one run and ReadData writes a report per
+ * interval, read here 3 at a time (runs split across reads): consecutive reports tile (begin +
+ * GpuTime = next begin, within a tick of the device clock), every counter 0, GpuTime = period. */
+static void test_idle_runs(void **state)
+{
+    (void)state;
+    ze_device_handle_t dev = g_dev[1];
+    zet_metric_group_handle_t g = compute_basic(dev);
+    ZE_OK(zetContextActivateMetricGroups(g_ctx, dev, 1, &g));
+    zet_metric_streamer_desc_t d = {ZET_STRUCTURE_TYPE_METRIC_STREAMER_DESC, NULL, 100000, 13333};
+    zet_metric_streamer_handle_t s = NULL;
+    ZE_OK(zetMetricStreamerOpen(g_ctx, dev, g, &d, NULL, &s));
+    sleep_ns(40 * (uint64_t)d.samplingPeriod);
+    uint8_t buf[3 * 256];
+    zet_typed_value_t v[3 * NM];
+    uint64_t n = 0, prev_end = 0, tick = 1000000000ull / 19200000 + 1;
+    for (;;) {
+        size_t sz = sizeof buf;
+        ZE_OK(zetMetricStreamerReadData(s, 3, &sz, buf));
+        if (sz == 0)
+            break;
+        uint32_t nv = 3 * NM;
+        ZE_OK(zetMetricGroupCalculateMetricValues(g, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, sz, buf, &nv, v));
+        for (uint32_t i = 0; i < nv / NM; i++, n++) {
+            const zet_typed_value_t *r = v + i * NM;
+            assert_int_equal(r[M_GPUTIME].value.ui64, d.samplingPeriod);
+            if (n)
+                assert_true(r[M_BEGIN].value.ui64 + tick >= prev_end && r[M_BEGIN].value.ui64 <= prev_end + tick);
+            prev_end = r[M_BEGIN].value.ui64 + r[M_GPUTIME].value.ui64;
+            for (int m = M_ALU0; m < NM; m++)
+                if (r[m].type == ZET_VALUE_TYPE_UINT64)
+                    assert_int_equal(r[m].value.ui64, 0);
+                else
+                    assert_true(r[m].value.fp32 == 0.0f);
+        }
+        if (n > 10000)
+            break;
+    }
+    assert_true(n >= 39);
+    ZE_OK(zetMetricStreamerClose(s));
+    ZE_OK(zetContextActivateMetricGroups(g_ctx, dev, 0, NULL));
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "overflow") == 0) {
@@ -485,7 +528,7 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_group), cmocka_unit_test(test_exact_counts), cmocka_unit_test(test_busy_util),
-        cmocka_unit_test(test_cl_kernels),
+        cmocka_unit_test(test_cl_kernels), cmocka_unit_test(test_idle_runs),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -1,9 +1,11 @@
-"""dmpack.py - an independent (Python) reader of METRIC_CHUNKS.data (format: common/pa_devmetrics.h,
+"""dmpack.py - an independent (Python) reader of METRIC_CHUNKS.data (a zstd frame, through the zstd
+command, of the pack whose format is in common/pa_devmetrics.h,
 docs/utilization.md "METRIC_CHUNKS"): connect(db) gives a connection with TEMP tables METRIC_INTERVALS
 (deviceId, startNs, durationNs, v0..v<n-1>) and METRIC_SAMPLES (deviceId, startNs, durationNs,
 metricId, value) decoded from the chunks, so the tests check the C writer against a second decoder."""
 import sqlite3
 import struct
+import subprocess
 
 
 def _var(b, i):
@@ -23,30 +25,50 @@ def _unzz(u):
 
 def decode(base, n, nm, data):
     """The n intervals of one chunk: [(start, dur, [values])]."""
-    out, i, prev_end, prev_dur, prev = [], 0, base, 0, [0] * nm
-    for _ in range(n):
-        a, i = _var(data, i)
+    out, i, prev_end, prev_dur = [], 0, base, 0
+    prev, step, flt = [0] * nm, [0] * nm, [None] * nm  # flt[k]: last non-integral value, else None
+    while len(out) < n:
+        t, i = _var(data, i)
+        if t & 1:  # a run of repeats of the last interval
+            if not out or not t >> 1:
+                raise ValueError("bad run of repeats")
+            for _ in range(t >> 1):
+                vals = []
+                for k in range(nm):
+                    if flt[k] is None:
+                        prev[k] += step[k]
+                        vals.append(float(prev[k]))
+                    else:
+                        vals.append(flt[k])
+                out.append((prev_end, prev_dur, vals))
+                prev_end += prev_dur
+            continue
         b, i = _var(data, i)
-        start = prev_end + _unzz(a)
+        start = prev_end + _unzz(t >> 1)
         dur = prev_dur + _unzz(b)
         prev_end, prev_dur = start + dur, dur
         vals = []
         for k in range(nm):
             h, i = _var(data, i)
             if not h & 1:
-                prev[k] += _unzz(h >> 1)
-                vals.append(float(prev[k]))
-            elif h == 1:
-                vals.append(struct.unpack_from("<f", data, i)[0])
+                iv = prev[k] + _unzz(h >> 1)
+                step[k] = 0 if flt[k] is not None else iv - prev[k]
+                prev[k], flt[k] = iv, None
+                vals.append(float(iv))
+                continue
+            if h == 1:
+                x = struct.unpack_from("<f", data, i)[0]
                 i += 4
             elif h == 3:
-                vals.append(struct.unpack_from("<d", data, i)[0])
+                x = struct.unpack_from("<d", data, i)[0]
                 i += 8
             else:
                 raise ValueError("bad value header %d" % h)
+            flt[k] = x
+            vals.append(x)
         out.append((start, dur, vals))
-    if i != len(data):
-        raise ValueError("chunk has %d bytes, %d decoded" % (len(data), i))
+    if len(out) != n or i != len(data):
+        raise ValueError("chunk of %d intervals / %d bytes: %d intervals, %d bytes decoded" % (n, len(data), len(out), i))
     return out
 
 
@@ -55,7 +77,8 @@ def intervals(c):
     rows = []
     for dev, base, n, nm, data in c.execute("SELECT deviceId, startNs, intervals, nmetrics, data FROM METRIC_CHUNKS"
                                             " ORDER BY deviceId, startNs"):
-        for s, d, v in decode(base, n, nm, bytes(data)):
+        raw = subprocess.run(["zstd", "-dcq"], input=bytes(data), capture_output=True, check=True).stdout
+        for s, d, v in decode(base, n, nm, raw):
             rows.append((dev, s, d, v))
     return rows
 
@@ -87,4 +110,5 @@ def connect(db, uri=False):
                   [(d, s, u) + tuple(v) + (None,) * (nm - len(v)) for d, s, u, v in rows])
     c.executemany("INSERT INTO temp.METRIC_SAMPLES VALUES(?,?,?,?,?)",
                   [(d, s, u, k, x) for d, s, u, v in rows for k, x in enumerate(v)])
-    return c
+    c.commit()  # no transaction left open: it would hold a read lock on the DB (profagent stats
+    return c    # creates the readers' indexes on a first open and would wait for it)

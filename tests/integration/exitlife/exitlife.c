@@ -3,6 +3,7 @@
  * constructor (preinit_array, a library constructor), a signal during the exit-time DB write.
  * usage: exitlife MODE [args]   (modes in main()) */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -63,7 +64,9 @@ static void *ze_worker(void *arg)
         ze_round(l);
         hgtxRangePop();
         atomic_fetch_add(&rounds, 1);
-        if (worker_pace_us)
+        if (worker_pace_us < 0) /* flat out, but a runnable thread of the agent goes first */
+            sched_yield();
+        else if (worker_pace_us)
             nap_us(worker_pace_us);
     }
     return NULL;
@@ -149,7 +152,8 @@ void exitlife_early_pop(void);
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
-    if (strcmp(mode, "zeworkers") == 0) { /* zeworkers N PACE_US RUN_MS [nofill]: main returns meanwhile */
+    if (strcmp(mode, "zeworkers") == 0) { /* zeworkers N PACE_US RUN_MS [nofill]: main returns meanwhile;
+                                            * PACE_US -1: sched_yield() between rounds */
         int n = argc > 2 ? atoi(argv[2]) : 1;
         worker_pace_us = argc > 3 ? atol(argv[3]) : 0;
         worker_no_fill = argc > 5 && strcmp(argv[5], "nofill") == 0;
@@ -159,6 +163,10 @@ int main(int argc, char **argv)
             pthread_t t;
             pthread_create(&t, NULL, ze_worker, NULL);
         }
+        /* every worker in its loop before the clock starts (bounded: 10 s), so even a short run
+         * ends with all of them calling */
+        for (int w = 0; w < 100000 && atomic_load(&rounds) < 2 * n; w++)
+            nap_us(100);
         hgtxRangePushA("main");
         nap_us(run_ms * 1000);
         hgtxRangePop();

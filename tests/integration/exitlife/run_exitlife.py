@@ -90,22 +90,31 @@ def complete_db():
     return None
 
 
+def ze_race(extra_args):
+    """One run: main returns 30 ms after both workers are in their loops; they call Level Zero
+    flat out through the whole exit, yielding (sched_yield) after each round so the agent's exit
+    threads are not starved: the race is the exit, not how long they ran before it or how long
+    the DB write was kept waiting (150 ms without yielding took 11-23 s a run on a loaded 2-core
+    machine, 30 ms with yielding 1-2.5 s; the same rounds per ms while main runs)."""
+    rc, err, _ = run(["zeworkers", "2", "-1", "30"] + extra_args, {"EXITLIFE_SLOW_FINI": "50"})
+    if rc != 0:
+        return "exit status %s%s" % (rc, " (SIGSEGV)" if rc == -11 else "")
+    return complete_db()
+
+
 def t_ze_exit_race():
     """main returns while two workers loop on Level Zero: no crash, a complete DB. A library
     destructor taking 50 ms keeps the process in _dl_fini meanwhile (where the tracing layer's
     own destructors ran: the workers then jumped through its freed context)."""
-    def variant(extra_args):
-        def one():
-            rc, err, _ = run(["zeworkers", "2", "0", "150"] + extra_args, {"EXITLIFE_SLOW_FINI": "50"})
-            if rc != 0:
-                return "exit status %s%s" % (rc, " (SIGSEGV)" if rc == -11 else "")
-            return complete_db()
-        return one
-    repeat(20, "ze workers (alloc/free/properties) racing exit", variant(["nofill"]))
-    # the fill variant: a synchronous append that gave up at simdev's shutdown returned while
-    # the worker was still in the fill, the app freed the buffer, the fill wrote into it
-    # (ASan: heap-use-after-free, exit status 1, 1 run in 60 of the sanitizer build)
-    repeat(10, "ze workers (alloc/fill/free on an immediate list) racing exit", variant([]))
+    repeat(20, "ze workers (alloc/free/properties) racing exit", lambda: ze_race(["nofill"]))
+
+
+def t_ze_exit_race_fill():
+    """The fill variant of ze_exit_race (its own test, so the two run side by side): a
+    synchronous append that gave up at simdev's shutdown returned while the worker was still in
+    the fill, the app freed the buffer, the fill wrote into it (ASan: heap-use-after-free, exit
+    status 1, 1 run in 60 of the sanitizer build)."""
+    repeat(20, "ze workers (alloc/fill/free on an immediate list) racing exit", lambda: ze_race([]))
 
 
 def t_tight_exit():
@@ -282,7 +291,7 @@ def t_dropped_pops():
     repeat(3, "dropped pops never leave open ranges", one)
 
 
-TESTS = {"ze_exit_race": t_ze_exit_race, "tight_exit": t_tight_exit, "pthread_exit": t_pthread_exit,
+TESTS = {"ze_exit_race": t_ze_exit_race, "ze_exit_race_fill": t_ze_exit_race_fill, "tight_exit": t_tight_exit, "pthread_exit": t_pthread_exit,
          "atexit_ze": t_atexit_ze, "quick_exit": t_quick_exit, "preinit": t_preinit, "libctor": t_libctor,
          "sigwrite": t_sigwrite, "dropped_pops": t_dropped_pops}
 TESTS[TEST]()

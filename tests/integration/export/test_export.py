@@ -10,29 +10,17 @@ kernels per device = kern_sum:device=N instances; slices on one track never over
 slice and ends at a device slice, one flow per device operation; HGTX push/pop nesting (depth,
 parent) = hgtx_pushpop_trace's Lvl and ParentId; times relative to the session start with the
 META anchor. The synthetic DB of the CLI tests (MKDB) adds domains, start/end ranges and marks."""
-import re, csv, io, json, os, stat, shutil, sqlite3, subprocess, sys
+import re, csv, io, json, os, shutil, sqlite3, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import pftrace  # noqa: E402
+from pa_itest import FAILS, check, run_sample, to_fifo, check_dev_full, check_bad_input  # noqa: E402
 
 B, WORK = sys.argv[1], sys.argv[2]
 MKDB = sys.argv[3] if len(sys.argv) > 3 else None
 PA = os.path.join(B, "bin", "profagent")
 DEV_PID = 1000000000
-FAILS = []
-
-
-def preload(lib):
-    """LD_PRELOAD for `lib`: libasan first when lib was built with -fsanitize=address."""
-    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
-    return ":".join([l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l] + [lib])
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
 
 
 def report(db, spec):
@@ -230,9 +218,7 @@ SAMPLES = [("vector_add", []), ("gemm", ["3"]), ("multithread", ["4", "3"]), ("r
            ("leaks", []), ("allreduce", ["3"]), ("hello_ze", [])]
 for prog, args in SAMPLES:
     db = os.path.join(WORK, prog + ".db")
-    env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=os.path.join(B, "lib", "libze_simdev.so"),
-               LD_PRELOAD=preload(os.path.join(B, "lib", "libprofagent.so")), ASAN_OPTIONS="detect_leaks=0", PROFAGENT_OUTPUT=db, PROFAGENT_SUMMARY="none")
-    p = subprocess.run([os.path.join(B, "bin", prog)] + args, env=env, capture_output=True, timeout=120)
+    p = run_sample(B, prog, args, db)
     if check(p.returncode == 0 and os.path.exists(db), "%s ran and wrote its DB: %r" % (prog, p.stderr[-300:])):
         check_db(prog, db)
 if MKDB:
@@ -277,34 +263,17 @@ if os.path.exists(gdb):
 
 # a device or FIFO as the output is written in place: never replaced by a regular file through
 # the temporary + rename (as root that removed /dev/full's node), and a write error is reported
-def to_fifo(args):
-    fifo = os.path.join(WORK, "out.fifo")
-    if os.path.exists(fifo):
-        os.unlink(fifo)
-    os.mkfifo(fifo)
-    reader = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE)
-    p = subprocess.run([PA, *args, "--force-overwrite", "-o", fifo], capture_output=True, timeout=60)
-    if p.returncode != 0 or not stat.S_ISFIFO(os.stat(fifo).st_mode):
-        reader.kill()  # nothing will open the FIFO for writing
-    data = reader.communicate(timeout=60)[0]
-    return p, stat.S_ISFIFO(os.stat(fifo).st_mode), data
-
-p, still, data = to_fifo(["export", os.path.join(WORK, "gemm.db")])
+p, still, data = to_fifo(PA, WORK, ["export", os.path.join(WORK, "gemm.db")])
 check(p.returncode == 0 and still and data == open(os.path.join(WORK, "gemm.json"), "rb").read(),
       "export -o FIFO: rc=%d, still a FIFO %s, %d bytes read %r" % (p.returncode, still, len(data), p.stderr))
-p = subprocess.run([PA, "export", os.path.join(WORK, "gemm.db"), "-o", "/dev/full"], capture_output=True, timeout=60)
-check(p.returncode == 1 and b"No space left on device" in p.stderr,
-      "export -o /dev/full: write error, rc=%d %r" % (p.returncode, p.stderr))
+check_dev_full(PA, ["export", os.path.join(WORK, "gemm.db")])
 
 # bad input: one message, exit status
-for args, status, needle in ((["export", "--format", "svg", "x.db"], 2, b"--format 'svg' is not accepted"),
-                             (["export", os.path.join(WORK, "missing.db")], 1, b"No such file"),
-                             (["export", os.path.join(WORK, "gemm.db"), "-o", os.path.join(WORK, "gemm.json")], 1,
-                              b"exists; give --force-overwrite"),
-                             (["export", os.path.join(WORK, "gemm.db"), "-o", os.path.join(WORK, "no", "t.json")], 1,
-                              b"cannot write")):
-    p = subprocess.run([PA, *args], capture_output=True, timeout=60)
-    check(p.returncode == status and needle in p.stderr and len(p.stderr.splitlines()) == 1,
-          "export %s: rc=%d %r" % (args, p.returncode, p.stderr))
+check_bad_input(PA, ((["export", "--format", "svg", "x.db"], 2, b"--format 'svg' is not accepted"),
+                     (["export", os.path.join(WORK, "missing.db")], 1, b"No such file"),
+                     (["export", os.path.join(WORK, "gemm.db"), "-o", os.path.join(WORK, "gemm.json")], 1,
+                      b"exists; give --force-overwrite"),
+                     (["export", os.path.join(WORK, "gemm.db"), "-o", os.path.join(WORK, "no", "t.json")], 1,
+                      b"cannot write")))
 print("%d failed" % len(FAILS) if FAILS else "all export checks passed")
 sys.exit(1 if FAILS else 0)

@@ -10,28 +10,16 @@ the union of ZE_OPS intervals computed here; a table sorts when its header is cl
 screenshot of every section is saved under WORKDIR/screens (the test's artifacts). A DB of
 1 M events (mkbig.py) must render within RENDER_LIMIT_MS. Exit 77 (ctest: skipped) only when
 Chromium is not installed or cannot start."""
-import base64, csv, io, json, os, stat, shutil, sqlite3, subprocess, sys, tempfile, time
+import base64, json, os, shutil, sqlite3, subprocess, sys, tempfile, time
 
 B, WORK, MKDB = sys.argv[1], sys.argv[2], sys.argv[3]
 PA = os.path.join(B, "bin", "profagent")
 HERE = os.path.dirname(os.path.abspath(__file__))
 MKBIG = os.path.join(HERE, "..", "export", "mkbig.py")
+sys.path.insert(0, os.path.join(HERE, ".."))
+from pa_itest import FAILS, check, run_sample, stats_csv as stats_rows, to_fifo, check_dev_full, check_bad_input  # noqa: E402
 RENDER_LIMIT_MS = 10000  # the 1 M-event DB's page: parse + render, generous for a loaded machine
-FAILS = []
-
-
-def preload(lib):
-    """LD_PRELOAD for `lib`: libasan first when lib was built with -fsanitize=address."""
-    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
-    return ":".join([l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l] + [lib])
 SKIP = 77
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
 
 
 # ---- a minimal websocket client (RFC 6455; stdlib only, so any python3 runs the test) ----
@@ -205,10 +193,7 @@ class Chrome:
 
 
 def stats_csv(db, rep):
-    p = subprocess.run([PA, "stats", "-r", rep, db], capture_output=True, timeout=120)
-    if p.returncode:
-        return None
-    return list(csv.DictReader(io.StringIO(p.stdout.decode("utf-8", "replace"))))
+    return stats_rows(PA, db, rep)
 
 
 CANDIDATES = ["ze_api_sum", "kern_sum", "kern_gb_sum", "mem_time_sum", "mem_size_sum", "hgtx_sum", "osrt_sum",
@@ -298,6 +283,43 @@ def check_page(ch, name, db, html, shots):
     return pg
 
 
+SESSION_JS = """(function(){ var out = {}; document.querySelectorAll('#sec-session table.kv tr').forEach(function(tr){
+  out[tr.children[0].textContent] = tr.children[1].textContent; }); return out; })()"""
+
+
+def meta_of(db, key):
+    c = sqlite3.connect(db)
+    r = c.execute("SELECT value FROM META WHERE key = ?", (key,)).fetchone()
+    c.close()
+    return r[0] if r else None
+
+
+def check_session_processes(ch, dbs):
+    """The session table names the process: its pid (and rank) for one DB; every input's pid for
+    a merged DB (which has no single pid: the page said 'Process 0')."""
+    gemm, leaks = dict(dbs).get("gemm"), dict(dbs).get("leaks")
+    if not (gemm and leaks):
+        return
+    html = os.path.join(WORK, "gemm.html")
+    ch.load(html)
+    rows = ch.eval(SESSION_JS)
+    check(rows.get("Process") == str(meta_of(gemm, "pid")), "session: Process %r = META pid %r" % (rows.get("Process"),
+                                                                                              meta_of(gemm, "pid")))
+    merged = os.path.join(WORK, "merged.db")
+    p = subprocess.run([PA, "merge", "-o", merged, gemm, leaks], capture_output=True, timeout=120)
+    if not check(p.returncode == 0, "merge gemm + leaks: %r" % p.stderr):
+        return
+    html = os.path.join(WORK, "merged.html")
+    p = subprocess.run([PA, "report", merged, "-o", html], capture_output=True, timeout=120)
+    if not check(p.returncode == 0, "merged: report: %r" % p.stderr):
+        return
+    ch.load(html)
+    rows = ch.eval(SESSION_JS)
+    want = "%d, %d" % (meta_of(gemm, "pid"), meta_of(leaks, "pid"))
+    check(rows.get("Processes") == want and "Process" not in rows,
+          "merged session: Processes %r = the inputs' pids %r (rows %r)" % (rows.get("Processes"), want, sorted(rows)))
+
+
 def check_sort(ch):
     """ze_api_sum of the loaded page: clicking 'Num Calls' sorts descending, again ascending."""
     js = """(function(){ var s = document.getElementById('sec-ze_api_sum'); if (!s) return null;
@@ -310,21 +332,6 @@ def check_sort(ch):
         d, a = r
         check(d == sorted(d, reverse=True) and a == sorted(a) and sorted(d) == sorted(a) and len(set(d)) > 1,
               "sort: descending then ascending on a click: %r / %r" % (d[:6], a[:6]))
-
-# a device or FIFO as the output is written in place: never replaced by a regular file through
-# the temporary + rename (as root that removed /dev/full's node), and a write error is reported
-def to_fifo(args):
-    fifo = os.path.join(WORK, "out.fifo")
-    if os.path.exists(fifo):
-        os.unlink(fifo)
-    os.mkfifo(fifo)
-    reader = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE)
-    p = subprocess.run([PA, *args, "--force-overwrite", "-o", fifo], capture_output=True, timeout=60)
-    if p.returncode != 0 or not stat.S_ISFIFO(os.stat(fifo).st_mode):
-        reader.kill()  # nothing will open the FIFO for writing
-    data = reader.communicate(timeout=60)[0]
-    return p, stat.S_ISFIFO(os.stat(fifo).st_mode), data
-
 
 def main():
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -344,9 +351,7 @@ def main():
         for prog, args in (("gemm", ["3"]), ("leaks", []), ("vector_add", []), ("multithread", ["4", "3"]),
                            ("regular_list", ["3", "capture"])):
             db = os.path.join(WORK, prog + ".db")
-            env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=os.path.join(B, "lib", "libze_simdev.so"),
-                       LD_PRELOAD=preload(os.path.join(B, "lib", "libprofagent.so")), ASAN_OPTIONS="detect_leaks=0", PROFAGENT_OUTPUT=db, PROFAGENT_SUMMARY="none")
-            p = subprocess.run([os.path.join(B, "bin", prog)] + args, env=env, capture_output=True, timeout=120)
+            p = run_sample(B, prog, args, db)
             if check(p.returncode == 0 and os.path.exists(db), "%s ran" % prog):
                 dbs.append((prog, db))
         sdb = os.path.join(WORK, "synth.db")
@@ -363,6 +368,7 @@ def main():
             check_page(ch, name, db, html, shots)
             if name == "gemm":
                 check_sort(ch)
+        check_session_processes(ch, dbs)
         # a 1 M-event DB: the report is written, and its page renders within the limit
         src = dict(dbs).get("multithread")
         if src:
@@ -384,22 +390,18 @@ def main():
                 ch.screenshot("#sec-busy", os.path.join(shots, "big_busy.png"))
     finally:
         ch.close()
-    p, still, data = to_fifo(["report", os.path.join(WORK, "gemm.db")])
+    # a FIFO or a device as -o is written in place; a write error is reported
+    p, still, data = to_fifo(PA, WORK, ["report", os.path.join(WORK, "gemm.db")])
     check(p.returncode == 0 and still and data.startswith(b"<!DOCTYPE html>") and data.rstrip().endswith(b"</html>"),
           "report -o FIFO: rc=%d, still a FIFO %s, %d bytes read %r" % (p.returncode, still, len(data), p.stderr))
-    p = subprocess.run([PA, "report", os.path.join(WORK, "gemm.db"), "-o", "/dev/full"], capture_output=True, timeout=60)
-    check(p.returncode == 1 and b"No space left on device" in p.stderr,
-          "report -o /dev/full: write error, rc=%d %r" % (p.returncode, p.stderr))
+    check_dev_full(PA, ["report", os.path.join(WORK, "gemm.db")])
     # bad input: one message, exit status
-    for args, status, needle in ((["report", os.path.join(WORK, "missing.db")], 1, b"No such file"),
-                                 (["report", os.path.join(WORK, "gemm.db"), "-o", os.path.join(WORK, "gemm.html")], 1,
-                                  b"exists; give --force-overwrite"),
-                                 (["report", os.path.join(WORK, "gemm.db"), "-o", os.path.join(WORK, "no", "r.html")], 1,
-                                  b"cannot write"),
-                                 (["report", "--rows", "0", "x.db"], 2, b"--rows '0' is not accepted")):
-        p = subprocess.run([PA, *args], capture_output=True, timeout=60)
-        check(p.returncode == status and needle in p.stderr and len(p.stderr.splitlines()) == 1,
-              "report %s: rc=%d %r" % (args[1:], p.returncode, p.stderr))
+    check_bad_input(PA, ((["report", os.path.join(WORK, "missing.db")], 1, b"No such file"),
+                         (["report", os.path.join(WORK, "gemm.db"), "-o", os.path.join(WORK, "gemm.html")], 1,
+                          b"exists; give --force-overwrite"),
+                         (["report", os.path.join(WORK, "gemm.db"), "-o", os.path.join(WORK, "no", "r.html")], 1,
+                          b"cannot write"),
+                         (["report", "--rows", "0", "x.db"], 2, b"--rows '0' is not accepted")))
     print("screenshots: %s (%d files)" % (shots, len(os.listdir(shots))))
     print("%d failed" % len(FAILS) if FAILS else "all HTML report checks passed")
     return 1 if FAILS else 0
