@@ -151,10 +151,14 @@ __attribute__((section(".preinit_array"), used)) static void (*const preinit_fn)
 /* defined in libexitlife_early.so: its constructor pushes "lib_outer" when EXITLIFE_LIBCTOR=1 */
 void exitlife_early_pop(void);
 
-/* exit2nd: a second thread calls exit(7) while main keeps launching and waiting. */
+/* exit2nd: a second thread calls exit(7) once main made `arg` launches (not after a fixed time:
+ * a loaded machine may take longer to set up), while main keeps launching and waiting. */
+static atomic_long launched;
+
 static void *exit_later(void *arg)
 {
-    nap_us((long)(intptr_t)arg * 1000);
+    while (atomic_load(&launched) < (long)(intptr_t)arg)
+        nap_us(1000);
     exit(7);
     return NULL;
 }
@@ -186,7 +190,7 @@ static void exit2nd_failed(const char *what, ze_result_t r)
         pause();
 }
 
-static void exit2nd(long launches, long exit_ms)
+static void exit2nd(long launches, long exit_after)
 {
     sample_env_init(&env, 1);
     ze_module_handle_t m = sample_module_native(&env, env.devices[0], "SIMDEV-MODULE 1\nkernel busy_ns\n");
@@ -196,7 +200,7 @@ static void exit2nd(long launches, long exit_ms)
     uint64_t ns = 100000;
     sample_set_arg(k, 0, sizeof ns, &ns);
     pthread_t t;
-    pthread_create(&t, NULL, exit_later, (void *)(intptr_t)exit_ms);
+    pthread_create(&t, NULL, exit_later, (void *)(intptr_t)exit_after);
     ze_group_count_t g = {1, 1, 1};
     for (long i = 0; i < launches; i++) {
         ze_result_t r = zeCommandListAppendLaunchKernel(list, k, &g, ev, 0, NULL);
@@ -206,6 +210,7 @@ static void exit2nd(long launches, long exit_ms)
             exit2nd_failed("zeEventHostSynchronize", r);
         if ((r = zeEventHostReset(ev)) != ZE_RESULT_SUCCESS)
             exit2nd_failed("zeEventHostReset", r);
+        atomic_fetch_add(&launched, 1);
     }
     printf("main done\n");
 }
@@ -213,8 +218,8 @@ static void exit2nd(long launches, long exit_ms)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
-    if (strcmp(mode, "exit2nd") == 0) { /* exit2nd LAUNCHES EXIT_MS: exit(7) from a second thread */
-        exit2nd(argc > 2 ? atol(argv[2]) : 4000, argc > 3 ? atol(argv[3]) : 300);
+    if (strcmp(mode, "exit2nd") == 0) { /* exit2nd LAUNCHES EXIT_AFTER: exit(7) from a second thread */
+        exit2nd(argc > 2 ? atol(argv[2]) : 4000, argc > 3 ? atol(argv[3]) : 1000);
         return 0;
     }
     if (strcmp(mode, "zeworkers") == 0) { /* zeworkers N PACE_US RUN_MS [nofill]: main returns meanwhile;

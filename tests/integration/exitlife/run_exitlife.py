@@ -304,7 +304,7 @@ def t_exit2nd():
     after = [0]
 
     def one():
-        rc, err, _ = run(["exit2nd", "4000", "300"], timeout=60)
+        rc, err, _ = run(["exit2nd", "4000", "1000"], timeout=60)  # exit(7) after the 1000th launch
         if rc is None:
             return "hang (killed after 60 s)"
         if "WHILE THE SESSION ENDED" in err:
@@ -325,7 +325,7 @@ def t_exit2nd():
         launches = api_counts(db).get("zeCommandListAppendLaunchKernel", 0)
         ops = q(db, "SELECT count(*) FROM ZE_OPS")[0][0]
         unc = counter(db, "ze_uncollected_ops")
-        if launches < 100 or unc is None:
+        if launches < 1000 or unc is None:
             return "%d launches, ze_uncollected_ops %s" % (launches, unc)
         # +1: the last launch's count (before its ZE_API record in the ring) may be drained
         # while its ZE_API record comes after the cut-off (counted late)
