@@ -34,7 +34,7 @@ static void read_boot_id(void)
 }
 
 /* CLOCK_REALTIME bracketed by two reads of the clock every time is recorded on (pa_clock_ns():
- * CLOCK_MONOTONIC; through the TSC only in a PA_CLOCK_TSC build), the tightest of 5 tries (a preemption
+ * CLOCK_MONOTONIC, through the TSC where it is invariant), the tightest of 5 tries (a preemption
  * between the reads widens one try only): the anchor maps this host's monotonic clock onto the
  * wall clock to within anchor_err_ns. The kernel's own estimate of the wall clock's error
  * (adjtimex, read-only) bounds how well two hosts' wall clocks agree. */
