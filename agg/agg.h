@@ -141,7 +141,7 @@ typedef struct pa_agg_config {
 
 #define PA_AGG_DEFAULT_POLL_NS 1000000ull
 #define PA_AGG_DEFAULT_FLUSH_NS 250000000ull
-#define PA_AGG_DEFAULT_MEDIAN_BUDGET ((size_t)16 << 20)
+#define PA_AGG_DEFAULT_MEDIAN_BUDGET ((size_t)2 << 20) /* samples (4 bytes each) */
 #define PA_AGG_DEFAULT_MAX_OPEN ((size_t)1 << 20)
 #define PA_AGG_DEFAULT_MAX_DEPTH (1u << 20)
 

@@ -162,17 +162,20 @@ typedef struct pa_statset {
     struct pa_statrow {
         int cat; uint32_t tag; uint32_t key_id;
         pa_stat_t st;
-        uint64_t *samples; size_t nsamples, cap;
+        uint32_t *samples; size_t nsamples, cap; /* ns (or bytes) < 2^32: 4 bytes a sample */
         int overflow;                   /* budget ran out: median not exact */
     } *rows;
     size_t nrows, rows_cap;
-    size_t budget, used;                /* samples kept over all rows */
+    size_t budget, used;                /* samples reserved over all rows (the rows' caps): two
+                                           rows growing into the same remaining budget made the
+                                           kept samples exceed it, then grow without bound */
 } pa_statset_t;
 
 /*! pa_statset_row() : index of the row (created on first use), or -1 on OOM. */
 long pa_statset_row(pa_statset_t *s, int cat, uint32_t tag, uint32_t key_id);
-/*! pa_statset_add() : adds a sample to a row; when the budget is exceeded the row's samples
- *  are released (giving the budget back to others) and its median marked inexact. */
+/*! pa_statset_add() : adds a sample to a row; when the budget is exceeded (or a sample is
+ *  past UINT32_MAX) the row's samples are released (giving the budget back to others) and its
+ *  median marked inexact. */
 void pa_statset_add(pa_statset_t *s, size_t row, uint64_t v);
 /*! pa_statset_finish() : computes every row's median (st.median, st.median_exact). */
 void pa_statset_finish(pa_statset_t *s);

@@ -24,64 +24,62 @@ double pa_stat_stddev(const pa_stat_t *st)
     return pa_stddev_pop(st->count, st->m2);
 }
 
-static inline void swap_u64(uint64_t *a, uint64_t *b)
-{
-    uint64_t t = *a;
-    *a = *b;
-    *b = t;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Puts the k-th smallest of v[0..n) at v[k], smaller-or-equal before, larger-or-equal after.
  * Hoare-style quickselect on a median-of-three pivot; after 2*log2(n) rounds without
- * converging (adversarial input) it sorts the remaining window: O(n) expected, O(n log n) max. */
-static void select_kth(uint64_t *v, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n - 1;
-    int budget = 2;
-    for (size_t m = n; m > 1; m >>= 1)
-        budget += 2;
-    while (hi > lo) {
-        if (budget-- == 0) {
-            qsort(v + lo, hi - lo + 1, sizeof *v, cmp_u64);
-            return;
-        }
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < v[lo])
-            swap_u64(&v[mid], &v[lo]);
-        if (v[hi] < v[lo])
-            swap_u64(&v[hi], &v[lo]);
-        if (v[hi] < v[mid])
-            swap_u64(&v[hi], &v[mid]);
-        uint64_t pivot = v[mid];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] < pivot)
-                i++;
-            while (v[j] > pivot)
-                j--;
-            if (i <= j) {
-                swap_u64(&v[i], &v[j]);
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        /* now v[lo..j] <= pivot <= v[i..hi], and j < i */
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            return; /* j < k < i: v[k] == pivot, in place */
+ * converging (adversarial input) it sorts the remaining window: O(n) expected, O(n log n) max.
+ * One body for the 64-bit API and the 32-bit samples the statistics rows keep. */
+#define PA_SELECT_KTH(NAME, T, CMP)                                                               \
+    static int CMP(const void *a, const void *b)                                                  \
+    {                                                                                             \
+        T x = *(const T *)a, y = *(const T *)b;                                                   \
+        return x < y ? -1 : x > y;                                                                \
+    }                                                                                             \
+    static void NAME(T *v, size_t n, size_t k)                                                    \
+    {                                                                                             \
+        size_t lo = 0, hi = n - 1;                                                                \
+        int budget = 2;                                                                           \
+        for (size_t m = n; m > 1; m >>= 1)                                                        \
+            budget += 2;                                                                          \
+        while (hi > lo) {                                                                         \
+            if (budget-- == 0) {                                                                  \
+                qsort(v + lo, hi - lo + 1, sizeof *v, CMP);                                       \
+                return;                                                                           \
+            }                                                                                     \
+            size_t mid = lo + (hi - lo) / 2;                                                      \
+            T t;                                                                                  \
+            if (v[mid] < v[lo])                                                                   \
+                t = v[mid], v[mid] = v[lo], v[lo] = t;                                            \
+            if (v[hi] < v[lo])                                                                    \
+                t = v[hi], v[hi] = v[lo], v[lo] = t;                                              \
+            if (v[hi] < v[mid])                                                                   \
+                t = v[hi], v[hi] = v[mid], v[mid] = t;                                            \
+            T pivot = v[mid];                                                                     \
+            size_t i = lo, j = hi;                                                                \
+            while (i <= j) {                                                                      \
+                while (v[i] < pivot)                                                              \
+                    i++;                                                                          \
+                while (v[j] > pivot)                                                              \
+                    j--;                                                                          \
+                if (i <= j) {                                                                     \
+                    t = v[i], v[i] = v[j], v[j] = t;                                              \
+                    i++;                                                                          \
+                    if (j == 0)                                                                   \
+                        break;                                                                    \
+                    j--;                                                                          \
+                }                                                                                 \
+            }                                                                                     \
+            /* now v[lo..j] <= pivot <= v[i..hi], and j < i */                                    \
+            if (k <= j)                                                                           \
+                hi = j;                                                                           \
+            else if (k >= i)                                                                      \
+                lo = i;                                                                           \
+            else                                                                                  \
+                return; /* j < k < i: v[k] == pivot, in place */                                  \
+        }                                                                                         \
     }
-}
+
+PA_SELECT_KTH(select_kth, uint64_t, cmp_u64)
+PA_SELECT_KTH(select_kth_u32, uint32_t, cmp_u32)
 
 double pa_stat_median_u64(uint64_t *v, size_t n)
 {
@@ -93,6 +91,22 @@ double pa_stat_median_u64(uint64_t *v, size_t n)
         return (double)v[k];
     /* even count: the lower middle is the largest of the (partitioned) left part */
     uint64_t lower = v[0];
+    for (size_t i = 1; i < k; i++)
+        if (v[i] > lower)
+            lower = v[i];
+    return ((double)lower + (double)v[k]) / 2.0;
+}
+
+/* The same on a row's 32-bit samples. */
+static double median_u32(uint32_t *v, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    size_t k = n / 2;
+    select_kth_u32(v, n, k);
+    if (n % 2)
+        return (double)v[k];
+    uint32_t lower = v[0];
     for (size_t i = 1; i < k; i++)
         if (v[i] > lower)
             lower = v[i];
@@ -146,7 +160,7 @@ static void row_moments(struct pa_statrow *r)
 static void row_overflow(pa_statset_t *s, struct pa_statrow *r)
 {
     row_moments(r);
-    s->used -= r->nsamples;
+    s->used -= r->cap;
     free(r->samples);
     r->samples = NULL;
     r->nsamples = r->cap = 0;
@@ -160,21 +174,26 @@ void pa_statset_add(pa_statset_t *s, size_t row, uint64_t v)
         pa_stat_add(&r->st, v);
         return;
     }
+    if (v > UINT32_MAX) { /* a sample past 4.29 s (or 4 GiB): kept samples are 32-bit */
+        row_overflow(s, r);
+        pa_stat_add(&r->st, v);
+        return;
+    }
     if (r->nsamples == r->cap) {
-        size_t ncap = r->cap ? r->cap * 2 : 16;
+        size_t ncap = r->cap ? r->cap * 2 : 4; /* reserved from the budget: small for the many rare keys */
         if (ncap - r->nsamples > s->budget - s->used) /* never reserve past the budget */
             ncap = r->nsamples + (s->budget - s->used);
-        uint64_t *ns = ncap > r->cap ? realloc(r->samples, ncap * sizeof *ns) : NULL;
+        uint32_t *ns = ncap > r->cap ? realloc(r->samples, ncap * sizeof *ns) : NULL;
         if (!ns) { /* budget spent (or no memory) */
             row_overflow(s, r);
             pa_stat_add(&r->st, v);
             return;
         }
+        s->used += ncap - r->cap; /* the budget counts what is reserved, not what is filled */
         r->samples = ns;
         r->cap = ncap;
     }
-    r->samples[r->nsamples++] = v;
-    s->used++;
+    r->samples[r->nsamples++] = (uint32_t)v;
     pa_stat_t *st = &r->st; /* count/total/min/max now; mean/m2 at finish */
     if (st->count == 0 || v < st->min)
         st->min = v;
@@ -194,7 +213,7 @@ void pa_statset_finish(pa_statset_t *s)
             continue;
         }
         row_moments(r);
-        r->st.median = pa_stat_median_u64(r->samples, r->nsamples);
+        r->st.median = median_u32(r->samples, r->nsamples);
     }
 }
 

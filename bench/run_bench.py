@@ -31,7 +31,8 @@ SIZES = {
 # value before, the comparison and the goal, the unit shown. Each gets a "met" / "missed by" line.
 GOALS = [
     ("slowdown_ze_calls_1M", "whole-process slowdown, 1 M ze calls, every event kept", "78.8x", "<=", 20.0, "x"),
-    ("exit_time_per_1M_events", "exit time after 1 M recorded events", "0.49 s", "<=", 0.050, "s"),
+    ("exit_time_per_1M_events", "exit time after 1 M recorded events (unpaced)", "0.49 s", "<=", 0.050, "s"),
+    ("exit_time_paced_1M_events", "exit time after 1 M events the DB kept up with", "0.14 s", "<=", 0.050, "s"),
     ("ze_call_agent_callbacks_ns", "our ze callback cost (agent - empty tracer)", "74 ns", "<=", 35.0, "ns"),
     ("ze_call_added_ns", "ze call added over a loader without any tracer", "172 ns", "<=", 50.0, "ns"),
     ("hgtx_pushpop_added_ns", "HGTX push+pop added", "92 ns", "<=", 50.0, "ns"),
@@ -258,14 +259,15 @@ def main():
             v = b.run(["bench_drain", S["drain_rounds"]], b.env(False))[0]
             rates.append(v["agg_drain_rate"])
             bpe.append(v["spool_bytes_per_event"])
-        fig("agg_drain_rate", statistics.median(rates), "events/s", "target >=20M, one core, spool included")
+        fig("agg_drain_rate", statistics.median(rates), "events/s", "goal >=40M, one core, spool included")
         # 5b. symbolization per unique stack (bench_mem_agg, the mem owner's bench).
         sym = [b.run(["bench_mem_agg"], b.env(False))[0]["mem_sym_ns_per_unique_stack"] for _ in range(R)]
         fig("mem_sym_ns_per_unique_stack", statistics.median(sym), "ns", "report; 32-frame stacks, at exit")
         # 6. DB write rate and the spool's compression (bench_write, in-process).
         w = [b.run(["bench_write", S["write_events"]], b.env(False))[0] for _ in range(R)]
         med = lambda k: statistics.median(x[k] for x in w)
-        fig("db_write_rate", med("db_write_rate"), "rows/s", "target >=1M (aim 2.5M)")
+        fig("db_write_rate", med("db_write_rate"), "rows/s", "goal >=3M; bench_write, wall time of the load")
+        fig("db_write_cpu_rate", med("db_write_cpu_rate"), "rows/s", "report; the same on the writer's CPU time")
         fig("spool_bytes_per_event", med("spool_bytes_per_event"), "bytes", "report; zstd level -1 on the compact encoding, HGTX+OSRT mix")
         fig("spool_compress_rate", med("spool_compress_rate"), "MB/s", "report; raw bytes in, one core")
         fig("spool_compress_event_rate", med("spool_compress_event_rate"), "events/s", "report")
@@ -275,7 +277,8 @@ def main():
             _, _, exit_s, summ = b.run(["bench_hgtx", S["exit_pairs"]], b.env(True))
             rec, _ = recorded(summ)
             ex.append(exit_s / max(rec, 1) * 1e6)
-        fig("exit_time_per_1M_events", statistics.median(ex), "s", "target <=1")
+        fig("exit_time_per_1M_events", statistics.median(ex), "s", "goal <=0.05; unpaced: what the DB thread had"
+            " not loaded yet when main returned is loaded at exit")
         # 7b. the same events paced (1000 pairs every 4 ms: 0.25 M pairs/s, what the DB thread keeps
         # up with): the DB is written while the program runs, so the exit is only the last frames,
         # the summary tables and META, whatever the run length

@@ -59,10 +59,11 @@ const pa_config_var_t pa_config_vars[] = {
     /* writer/stream.c: the DB thread commits the rows this often while the program runs */
     {"PROFAGENT_DB_COMMIT_MS", PA_CFG_UINT, OFF(db_commit_ms), "200", "ms, 0..60000", 0, 60000, NULL,
      "the DB is committed this often while the program runs; 0 writes it at exit only"},
-    /* 8 bytes per sample: the default 4M = 32 MiB is the bound on the aggregator's median
-     * state; medians of keys beyond it are recomputed from the DB at exit */
-    {"PROFAGENT_MEDIAN_BUDGET", PA_CFG_SIZE, OFF(median_budget), "4M", "samples, suffix K or M, 1K..1G",
-     KI, 1024 * MI, NULL, "samples kept for exact medians (8 bytes each)"},
+    /* 4 bytes per sample: the default 2M = 8 MiB is the bound on the aggregator's median
+     * state (peak RSS must not follow the run length); medians of keys beyond it come from the
+     * DB's rows (at exit when cheap, else by the first reader) */
+    {"PROFAGENT_MEDIAN_BUDGET", PA_CFG_SIZE, OFF(median_budget), "2M", "samples, suffix K or M, 1K..1G",
+     KI, 1024 * MI, NULL, "samples kept for exact medians (4 bytes each)"},
     /* encoded by hwcounters/ (libpfm4); empty = off */
     {"PROFAGENT_HOST_COUNTERS", PA_CFG_STRING, OFF(host_counters), "", "a comma list of libpfm4 event names",
      0, 0, NULL, "host counters per thread and HGTX range (profagent counters lists names)"},

@@ -75,12 +75,7 @@ int pa_bulk_init(pa_bulk_t *b, sqlite3 *db, const char *table_cols, int ncols, i
     /* "T(a,b)" means "INSERT INTO T(a,b)"; a head starting with INSERT is taken as is */
     sprintf(b->head, "%s%s VALUES", strncasecmp(table_cols, "INSERT", 6) ? "INSERT INTO " : "",
             table_cols);
-    b->full = pa_bulk_prepare(b, batch);
-    if (!b->full) {
-        b->failed = 1;
-        return -1;
-    }
-    pa_bulk_link(b);
+    pa_bulk_link(b); /* the statement is prepared when a batch is full (pa_bulk_maybe_flush) */
     return 0;
 }
 
@@ -121,8 +116,15 @@ static pa_bulk_val_t *pa_bulk_next(pa_bulk_t *b)
 
 static void pa_bulk_maybe_flush(pa_bulk_t *b)
 {
-    if (!b->failed && b->nvals == (size_t)b->ncols * (size_t)b->batch)
-        pa_bulk_exec(b, b->full);
+    if (b->failed || b->nvals != (size_t)b->ncols * (size_t)b->batch)
+        return;
+    /* prepared on first use on each connection: most tables get no row in a batch, and the
+     * DB thread reconnects for every batch (a prepare of a 64-row statement costs ~1 ms) */
+    if (!b->full && !(b->full = pa_bulk_prepare(b, b->batch))) {
+        b->failed = 1;
+        return;
+    }
+    pa_bulk_exec(b, b->full);
 }
 
 void pa_bulk_int(pa_bulk_t *b, int64_t x)
@@ -236,11 +238,7 @@ int pa_bulk_attach_all(sqlite3 *db)
         if (b->detached) {
             b->db = db;
             b->detached = 0;
-            b->full = pa_bulk_prepare(b, b->batch);
-            if (!b->full) {
-                b->failed = 1;
-                rc = -1;
-            }
+            rc |= b->failed ? -1 : 0;
         }
     pthread_mutex_unlock(&live_mu);
     return rc;

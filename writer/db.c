@@ -52,6 +52,15 @@ static int pa_load_finish(pa_load_t *l)
     return rc ? -1 : 0;
 }
 
+/* Start/end ranges ended on another thread among the records loaded into the DB being written
+ * (every DB is loaded from its spool's first record): the projection's exit work needs them. */
+static uint64_t cross_thread_ranges;
+
+uint64_t pa_writer_cross_thread_ranges(void)
+{
+    return cross_thread_ranges;
+}
+
 /* One spool record -> one row (or the owning source's callback). */
 static void pa_load_record(pa_load_t *l, const pa_record_t *r, const uint8_t *payload)
 {
@@ -74,6 +83,8 @@ static void pa_load_record(pa_load_t *l, const pa_record_t *r, const uint8_t *pa
     case PA_SP_HGTX_RANGE: {
         int startend = (r->flags & PA_RF_STARTEND) != 0;
         uint32_t end_tid = r->u.range.end_tid ? r->u.range.end_tid : r->tid;
+        if (startend && end_tid != r->tid && !(r->flags & PA_RF_UNTERMINATED))
+            cross_thread_ranges++;
         pa_bulk_int(&l->ranges, r->u.range.range_id);
         pa_bulk_int(&l->ranges, (int64_t)r->t0);
         pa_bulk_int(&l->ranges, (int64_t)r->t1);
@@ -249,8 +260,15 @@ static double pa_writer_stddev(const pa_stat_t *s)
 
 /* SUMMARY_STATS from the aggregates; keys keep the aggregator's STRING id (the spool stored the
  * same bytes under it: OR IGNORE), or PA_WRITER_STRING_SUMMARY + index for rows without one. */
-static int pa_load_summary(sqlite3 *db, const pa_agg_results_t *res, size_t *npending)
+static int pa_load_summary(sqlite3 *db, const pa_agg_results_t *res, uint64_t nrec, size_t *npending)
 {
+    /* a key past the sample budget gets its median from its rows now only when that is cheap: each
+     * such query scans its whole trace table (no index on the name while the DB is written); else
+     * the first reader computes every pending median in one pass per table */
+    size_t inexact = 0;
+    for (size_t i = 0; i < res->nrows; i++)
+        inexact += !res->rows[i].st.median_exact;
+    int now = nrec <= PA_MEDIAN_EXIT_ROWS && inexact <= PA_MEDIAN_EXIT_KEYS;
     pa_bulk_t s, t;
     int rc = pa_bulk_init(&s, db, "INSERT OR IGNORE INTO STRING_IDS(id, value)", 2, PA_BATCH);
     rc |= pa_bulk_init(&t, db, "INSERT INTO SUMMARY_STATS(category, nameId, tag, count, total,"
@@ -260,10 +278,7 @@ static int pa_load_summary(sqlite3 *db, const pa_agg_results_t *res, size_t *npe
         int64_t id = pa_writer_summary_key_id(res, row);
         double med = row->st.median;
         int exact = row->st.median_exact, pending = 0;
-        /* a key past the sample budget: from its rows now when that is cheap, else by the
-         * first reader (pa_db_prepare_for_readers): the exit does not sort the run's rows */
-        if (!exact && row->st.count <= PA_MEDIAN_EXIT_ROWS &&
-            pa_median_from_rows(db, row->cat, row->key, row->key_len, row->tag, &med) == 0)
+        if (!exact && now && pa_median_from_rows(db, row->cat, row->key, row->key_len, row->tag, &med) == 0)
             exact = 1;
         else if (!exact && pa_median_recomputable(row->cat))
             pending = 1;
@@ -434,8 +449,9 @@ static int pa_dbw_connect(pa_dbw_t *w, int create)
     sqlite3_busy_timeout(w->db, 2000);
     /* closed between batches: the WAL stays (copied back by the auto-checkpoint, and at the end) */
     sqlite3_db_config(w->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
-    /* 16 MiB: the writer's share of peak RSS */
-    int rc = pa_db_exec(w->db, "PRAGMA synchronous=OFF; PRAGMA cache_size=-16384;");
+    /* 4 MiB: the writer's share of peak RSS. Without secondary indexes a batch only appends (the
+     * rightmost pages of each table): bench_write's rate is the same with 2, 4 and 16 MiB (4 runs) */
+    int rc = pa_db_exec(w->db, "PRAGMA synchronous=OFF; PRAGMA cache_size=-4096;");
     rc |= pa_sqlfn_register(w->db);
     w->l.db = w->db;
     return rc ? -1 : 0;
@@ -464,6 +480,7 @@ pa_dbw_t *pa_dbw_create(const char *db_path, int page_size, int wal, const pa_se
     rc |= pa_run_sources(w->db, 0);
     rc |= pa_write_meta(w->db, meta, NULL);
     w->l.pid_shift = (uint64_t)(meta ? meta->pid : 0) << 32;
+    cross_thread_ranges = 0;
     rc |= pa_load_init(&w->l);
     if (rc == 0)
         rc = pa_db_exec(w->db, "COMMIT; BEGIN");
@@ -483,6 +500,12 @@ int pa_dbw_suspend(pa_dbw_t *w)
         return 0;
     int rc = pa_dbw_commit(w);
     pa_db_exec(w->db, "COMMIT"); /* the transaction the commit opened */
+    /* the batch into the main file and the WAL emptied: the next connection's first reader
+     * otherwise rebuilds the WAL index from every frame of the WAL (10-50 ms per batch, up to
+     * wal_autocheckpoint pages). Without waiting: a reader of the DB holding old frames makes it
+     * partial (SQLITE_BUSY), and the next reconnect pays the rebuild once. */
+    sqlite3_busy_timeout(w->db, 0);
+    sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     pa_detach_sources(w->db);
     if (sqlite3_close(w->db) != SQLITE_OK) {
         pa_err("writer", "internal: %s cannot be closed between batches: %s", w->path, sqlite3_errmsg(w->db));
@@ -591,7 +614,7 @@ static int pa_dbw_finish_body(pa_dbw_t *w, int truncated, const pa_session_meta_
     rc |= pa_run_sources(db, 1);
     size_t pending = 0;
     if (res)
-        rc |= pa_load_summary(db, res, &pending);
+        rc |= pa_load_summary(db, res, w->nrec, &pending);
     /* medians left to the first reader (median NULL, medianExact 0 in SUMMARY_STATS) */
     rc |= pa_meta_set_int(db, "medians_pending", (int64_t)pending);
     return rc ? -1 : 0;

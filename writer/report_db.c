@@ -94,34 +94,57 @@ static void pa_warn_incomplete(sqlite3 *db, const char *path)
 }
 
 /* The medians the exit left to the first reader, from the trace rows, stored truncated as the
- * exit stores them. Returns 0 or -1. */
+ * exit stores them (pa_stat_trunc). One GROUP BY pass per table that has pending keys: SQLite
+ * sorts the rows (spilling to temp files) and holds one group's values at a time, where a query
+ * per key scanned the whole table once per key. Returns 0 or -1. */
 static int pa_fill_pending_medians(sqlite3 *db)
 {
-    sqlite3_stmt *sel = NULL, *upd = NULL;
-    int rc = -1;
-    if (sqlite3_prepare_v2(db, "SELECT s.rowid, s.category, s.tag, k.value FROM SUMMARY_STATS s JOIN STRING_IDS k"
-                           " ON k.id = s.nameId WHERE s.median IS NULL AND s.medianExact = 0", -1, &sel, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "UPDATE SUMMARY_STATS SET median = ?2, medianExact = 1 WHERE rowid = ?1", -1, &upd,
-                           NULL) != SQLITE_OK)
-        goto out;
-    int step;
-    while ((step = sqlite3_step(sel)) == SQLITE_ROW) {
-        const char *key = (const char *)sqlite3_column_text(sel, 3);
-        double med;
-        if (!pa_median_recomputable(sqlite3_column_int(sel, 1)) ||
-            pa_median_from_rows(db, sqlite3_column_int(sel, 1), key, (size_t)sqlite3_column_bytes(sel, 3),
-                                sqlite3_column_int64(sel, 2), &med) != 0)
-            continue;
-        sqlite3_reset(upd);
-        sqlite3_bind_int64(upd, 1, sqlite3_column_int64(sel, 0));
-        sqlite3_bind_int64(upd, 2, (int64_t)pa_stat_trunc(med));
-        if (sqlite3_step(upd) != SQLITE_DONE)
-            goto out;
+    static const struct { int cat; const char *sql; } by_table[] = {
+        /* unterminated ranges are left out, as in the aggregates */
+        {PA_CAT_HGTX_RANGE, "SELECT name, style, median(end - start) FROM HGTX_RANGES_NAMED WHERE unterminated = 0"
+                            " GROUP BY name, style"},
+        {PA_CAT_OSRT, "SELECT s.value, -1, median(o.end - o.start) FROM OSRT_API o JOIN STRING_IDS s ON"
+                      " s.id = o.nameId GROUP BY s.value"},
+        /* the aggregator's duration: t1 - t0, 0 when t1 <= t0 */
+        {PA_CAT_ZE_API, "SELECT s.value, -1, median(max(a.end - a.start, 0)) FROM ZE_API a JOIN STRING_IDS s ON"
+                        " s.id = a.nameId GROUP BY s.value"},
+    };
+    int rc = sqlite3_exec(db, "CREATE TEMP TABLE pa_pending AS SELECT s.rowid AS r, s.category AS c, s.tag AS t,"
+                          " k.value AS k FROM SUMMARY_STATS s JOIN STRING_IDS k ON k.id = s.nameId"
+                          " WHERE s.median IS NULL AND s.medianExact = 0;"
+                          "CREATE INDEX temp.pa_pending_k ON pa_pending(c, k);", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < sizeof by_table / sizeof by_table[0]; i++) {
+        sqlite3_stmt *any = NULL, *sel = NULL, *upd = NULL;
+        int have = 0;
+        if (sqlite3_prepare_v2(db, "SELECT 1 FROM pa_pending WHERE c = ?1 LIMIT 1", -1, &any, NULL) == SQLITE_OK) {
+            sqlite3_bind_int(any, 1, by_table[i].cat);
+            have = sqlite3_step(any) == SQLITE_ROW;
+        }
+        sqlite3_finalize(any);
+        if (!have)
+            continue; /* no pass over a table nobody waits for */
+        if (sqlite3_prepare_v2(db, by_table[i].sql, -1, &sel, NULL) != SQLITE_OK ||
+            sqlite3_prepare_v2(db, "UPDATE SUMMARY_STATS SET median = ?1, medianExact = 1 WHERE rowid IN (SELECT r FROM"
+                               " pa_pending WHERE c = ?2 AND k = ?3 AND (?4 < 0 OR t = ?4))", -1, &upd, NULL) != SQLITE_OK)
+            rc = -1;
+        int step = SQLITE_DONE;
+        while (rc == 0 && (step = sqlite3_step(sel)) == SQLITE_ROW) {
+            if (sqlite3_column_type(sel, 2) == SQLITE_NULL)
+                continue;
+            sqlite3_reset(upd);
+            sqlite3_bind_int64(upd, 1, (int64_t)pa_stat_trunc(sqlite3_column_double(sel, 2)));
+            sqlite3_bind_int(upd, 2, by_table[i].cat);
+            sqlite3_bind_value(upd, 3, sqlite3_column_value(sel, 0));
+            sqlite3_bind_int64(upd, 4, sqlite3_column_int64(sel, 1));
+            if (sqlite3_step(upd) != SQLITE_DONE)
+                rc = -1;
+        }
+        if (step != SQLITE_DONE)
+            rc = -1;
+        sqlite3_finalize(sel);
+        sqlite3_finalize(upd);
     }
-    rc = step == SQLITE_DONE ? 0 : -1;
-out:
-    sqlite3_finalize(sel);
-    sqlite3_finalize(upd);
+    sqlite3_exec(db, "DROP TABLE IF EXISTS temp.pa_pending", NULL, NULL, NULL);
     return rc;
 }
 

@@ -24,6 +24,7 @@
 void pa_thread_mark_agent(void) __attribute__((weak));
 
 #define STREAM_IDLE_NS 20000000ull     /* wait for new frames when the spool is read up */
+#define STREAM_LOOK_NS 50000000ull     /* at most this long between two looks (bounds the exit's tail) */
 #define STREAM_CREATE_NS 500000000ull  /* a small session gets its DB this long after its first frame */
 #define STREAM_CHECK_EVERY 4096u       /* records between two looks at the clock */
 #define STREAM_YIELD_MAX_NS 20000000ull /* longest step aside per STREAM_CHECK_EVERY records */
@@ -36,11 +37,8 @@ static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;        /* CLOCK_MONOTONIC (pa_writer_stream_start) */
     int thread;               /* the DB thread runs */
-    int stop;                 /* finish asked (res, empty set) */
-    int done;                 /* the final part ran: result valid */
-    int result;
-    const pa_agg_results_t *res;
-    int empty;
+    int stop;                 /* finish asked: the DB thread hands the connection over */
+    int done;                 /* the DB thread ended: the connection is the caller's */
     /* configuration */
     char db_template[PATH_MAX];
     char spool_path[PATH_MAX + 16];
@@ -54,11 +52,12 @@ static struct {
     int truncated;
     char final[PATH_MAX];
     uint64_t first_frame_ns, last_commit_ns, committed;
-    uint64_t read_up;         /* published bytes everything was loaded from */
+    uint64_t read_up;         /* published bytes everything was loaded from; 0 while behind */
 } s = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 static _Atomic uint64_t published; /* the aggregator's whole-frame spool bytes */
 static _Atomic int agg_behind;     /* the aggregator has full batches waiting in rings */
+static _Atomic int stop_asked;     /* s.stop, read without the lock while loading */
 
 _Atomic uint64_t *pa_writer_stream_published(void)
 {
@@ -155,6 +154,8 @@ static int stream_load(uint64_t limit, int final)
         pa_dbw_record(s.w, rec, payload);
         if (!final && ++k == STREAM_CHECK_EVERY) {
             k = 0;
+            if (atomic_load_explicit(&stop_asked, memory_order_relaxed))
+                return 3; /* the final part goes on from here, on the open connection */
             stream_yield();
             if (pa_clock_ns() - s.last_commit_ns >= s.commit_ns)
                 return 1; /* commit now; the rest follows */
@@ -182,6 +183,11 @@ static int stream_step(void)
     uint64_t now = pa_clock_ns();
     if (s.failed || !pub || pub == s.read_up)
         return 1;
+    /* one look per commit interval (at most STREAM_LOOK_NS: what is left at exit is what the
+     * program made since): each look reconnects and commits (~2 + ~7 ms), so a look per
+     * published frame (~50/s under load) cost more than the rows */
+    if (s.w && s.read_up && now - s.last_commit_ns < (s.commit_ns < STREAM_LOOK_NS ? s.commit_ns : STREAM_LOOK_NS))
+        return 1;
     stream_yield(); /* the rings first */
     if (!s.w) {
         /* the page size follows the size: a session that stays small gets 4 KiB pages */
@@ -201,6 +207,8 @@ static int stream_step(void)
         return 1;
     }
     int rc = stream_load(pub, 0);
+    if (rc == 3)
+        return 1; /* finish asked: the final part loads the rest, the connection stays open */
     if (rc < 0) {
         pa_warn("writer", "the spool %s cannot be read on; the DB stops at record %llu", s.spool_path,
                 (unsigned long long)pa_dbw_records(s.w));
@@ -212,12 +220,13 @@ static int stream_step(void)
         return 1;
     if (rc == 1) { /* the commit interval passed while loading: commit, go on */
         stream_commit();
+        s.read_up = 0; /* behind: the next look does not wait for the interval */
         return 0;
     }
     s.read_up = pub;
-    s.last_commit_ns = pa_clock_ns();
     if (pa_dbw_suspend(s.w) != 0)
         s.failed = 1;
+    s.last_commit_ns = pa_clock_ns(); /* the next look is an interval after this one's end */
     return 1;
 }
 
@@ -285,17 +294,14 @@ static void *stream_main(void *arg)
         int idle = stream_step();
         pthread_mutex_lock(&s.mu);
         if (idle && !s.stop) {
-            uint64_t t = pa_clock_ns() + STREAM_IDLE_NS;
+            uint64_t t = pa_clock_ns() + (s.commit_ns < STREAM_IDLE_NS ? s.commit_ns : STREAM_IDLE_NS);
             struct timespec ts = { (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
             pthread_cond_clockwait(&s.cv, &s.mu, CLOCK_MONOTONIC, &ts);
         }
     }
-    const pa_agg_results_t *res = s.res;
-    int empty = s.empty;
-    pthread_mutex_unlock(&s.mu);
-    int result = stream_final(res, empty, 1);
-    pthread_mutex_lock(&s.mu);
-    s.result = result;
+    /* the final part runs on the exiting thread (pa_writer_stream_finish): at the application's
+     * priority, not this thread's lowered one, which on a busy machine made the exit wait for a
+     * core (the connection moves with the lock's ordering; it is never used by two at once) */
     s.done = 1;
     pthread_cond_broadcast(&s.cv);
     pthread_mutex_unlock(&s.mu);
@@ -313,6 +319,7 @@ int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg)
     s.commit_ns = cfg->commit_ns;
     s.meta = cfg->meta;
     s.stop = s.done = s.failed = s.truncated = 0;
+    atomic_store(&stop_asked, 0);
     s.committed = s.first_frame_ns = s.read_up = 0;
     s.final[0] = '\0';
     if (!s.commit_ns)
@@ -340,15 +347,14 @@ int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final,
         result = stream_final(res, empty, 0);
     } else {
         pthread_mutex_lock(&s.mu);
-        s.res = res;
-        s.empty = empty;
         s.stop = 1;
+        atomic_store(&stop_asked, 1);
         pthread_cond_broadcast(&s.cv);
-        while (!s.done)
+        while (!s.done) /* at most a few thousand records: the DB thread looks at stop_asked */
             pthread_cond_wait(&s.cv, &s.mu);
-        result = s.result;
         s.thread = 0;
         pthread_mutex_unlock(&s.mu);
+        result = stream_final(res, empty, 1);
     }
     if (s.rd)
         pa_spool_close_read(s.rd);
@@ -368,4 +374,5 @@ void pa_writer_stream_after_fork_child(void)
     s.rd = NULL;
     s.final[0] = '\0';
     s.stop = s.done = 0;
+    atomic_store(&stop_asked, 0);
 }

@@ -123,9 +123,11 @@ void pa_dbw_abandon(pa_dbw_t *w);
 /*! pa_schema_create() : creates every core table (META, STRING_IDS, THREADS, HGTX_*, OSRT_API,
  *  SUMMARY_STATS, SESSION_COUNTERS). Returns 0 or -1. */
 int pa_schema_create(sqlite3 *db);
-/* Rows of one key whose median the exit still computes from the DB when the aggregator's sample
- * budget ran out (~10 ms); a larger key's median is left to the first reader. */
+/* When the aggregator's sample budget ran out, the exit still computes the medians from the DB
+ * when it holds at most PA_MEDIAN_EXIT_ROWS records and at most PA_MEDIAN_EXIT_KEYS keys are
+ * concerned (each key is one scan of its table: ~10 ms); else they are left to the first reader. */
 #define PA_MEDIAN_EXIT_ROWS 65536u
+#define PA_MEDIAN_EXIT_KEYS 64u
 
 /*! pa_median_from_rows() : the exact median of summary key (cat, key, tag) from the trace rows
  *  (even count: mean of the two middle values). 0 and *out; -1 when the category has no
@@ -137,6 +139,11 @@ static inline int pa_median_recomputable(int cat)
 {
     return cat == PA_CAT_HGTX_RANGE || cat == PA_CAT_OSRT || cat == PA_CAT_ZE_API;
 }
+
+/*! pa_writer_cross_thread_ranges() : start/end ranges (terminated) that ended on another thread
+ *  than they started, among the records loaded into the DB being written (so the exit does not
+ *  scan HGTX_RANGES to learn there are none). */
+uint64_t pa_writer_cross_thread_ranges(void);
 
 /*! pa_summary_median_note() : the summary's note under a table with a "-" median. */
 void pa_summary_median_note(FILE *out, const char *report);

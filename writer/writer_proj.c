@@ -80,15 +80,8 @@ static void proj_summary_compute(sqlite3 *db)
  * Returns the rows added. */
 static int proj_complete_end_threads(sqlite3 *db, int *rc)
 {
-    sqlite3_stmt *st;
-    int64_t n = 0;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM HGTX_RANGES WHERE style = 1 AND unterminated = 0"
-                               " AND endGlobalTid != globalTid", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW)
-            n = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    if (!n)
+    /* counted while the rows were loaded: no scan of HGTX_RANGES at exit */
+    if (!pa_writer_cross_thread_ranges())
         return 0;
     /* direct launches (how 0) and executes of regular lists (how 2) by the ending thread */
     if (pa_db_exec(db, "CREATE INDEX IF NOT EXISTS ZE_OPS_tid_api ON ZE_OPS(tid, apiStart);"
@@ -104,12 +97,13 @@ static int proj_complete_end_threads(sqlite3 *db, int *rc)
     return sqlite3_changes(db);
 }
 
-/* 1 when an association goes through a graph node's append call (how 1). */
-static int proj_has_graph_assoc(sqlite3 *db)
+/* 1 when there is an association (graph: one through a graph node's append call, how 1). */
+static int proj_has_assoc(sqlite3 *db, int graph)
 {
     sqlite3_stmt *st;
     int have = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM HGTX_OP_ASSOC WHERE how = 1 LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, graph ? "SELECT 1 FROM HGTX_OP_ASSOC WHERE how = 1 LIMIT 1"
+                           : "SELECT 1 FROM HGTX_OP_ASSOC LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
         have = sqlite3_step(st) == SQLITE_ROW;
         sqlite3_finalize(st);
     }
@@ -129,14 +123,16 @@ static int proj_finish(sqlite3 *db)
      * with the range still open. Now every end is known: such associations go (the launching call of
      * a graph node is its append, else the op's launch or execute call). */
     /* ZE_API(corrId) (a sort of every call) only when a graph node's append is looked up */
-    if (proj_has_graph_assoc(db) && pa_db_exec(db, "CREATE INDEX IF NOT EXISTS ZE_API_corrId ON ZE_API(corrId);") != 0)
+    int any = proj_has_assoc(db, 0);
+    if (any && proj_has_assoc(db, 1) &&
+        pa_db_exec(db, "CREATE INDEX IF NOT EXISTS ZE_API_corrId ON ZE_API(corrId);") != 0)
         rc = -1;
-    if (pa_db_exec(db, "DELETE FROM HGTX_OP_ASSOC WHERE rowid IN (SELECT x.rowid FROM HGTX_OP_ASSOC x"
+    if (any && pa_db_exec(db, "DELETE FROM HGTX_OP_ASSOC WHERE rowid IN (SELECT x.rowid FROM HGTX_OP_ASSOC x"
                        " JOIN HGTX_RANGES r ON r.id = x.rangeId AND r.style = 1 JOIN ZE_OPS o ON o.rowid = x.opId"
                        " WHERE coalesce(CASE WHEN x.how = 1 THEN (SELECT a.start FROM ZE_API a"
                        "  WHERE a.corrId = o.appendCorrId) END, o.apiStart) NOT BETWEEN r.start AND r.end);") != 0)
         rc = -1;
-    int removed = rc == 0 ? sqlite3_changes(db) : 0;
+    int removed = rc == 0 && any ? sqlite3_changes(db) : 0;
     removed += proj_complete_end_threads(db, &rc);
     if (pa_db_exec(db, "CREATE INDEX HGTX_OP_ASSOC_op ON HGTX_OP_ASSOC(opId);"
                        "CREATE INDEX HGTX_OP_ASSOC_range ON HGTX_OP_ASSOC(rangeId);") != 0)

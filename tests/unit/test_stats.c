@@ -108,12 +108,66 @@ static void test_statset_budget(void **state)
     pa_statset_free(&s);
 }
 
+/* Kept samples are 32-bit: values up to UINT32_MAX stay exact (even count: mean of the two
+ * middle values); a larger one makes the row inexact, its count/total/min/max still exact. */
+static void test_statset_32bit_samples(void **state)
+{
+    (void)state;
+    pa_statset_t s = { .budget = 1000 };
+    long a = pa_statset_row(&s, PA_CAT_OSRT, 0, 1);
+    long b = pa_statset_row(&s, PA_CAT_OSRT, 0, 2);
+    pa_statset_add(&s, (size_t)a, UINT32_MAX);
+    pa_statset_add(&s, (size_t)a, UINT32_MAX - 1);
+    pa_statset_add(&s, (size_t)b, 5);
+    pa_statset_add(&s, (size_t)b, (uint64_t)UINT32_MAX + 1);
+    pa_statset_add(&s, (size_t)b, 7);
+    pa_statset_finish(&s);
+    assert_int_equal(s.rows[a].st.median_exact, 1);
+    assert_true(s.rows[a].st.median == (double)UINT32_MAX - 0.5);
+    assert_int_equal(s.rows[b].st.median_exact, 0);
+    assert_int_equal(s.rows[b].st.count, 3);
+    assert_true(s.rows[b].st.total == (uint64_t)UINT32_MAX + 13);
+    assert_int_equal(s.rows[b].st.min, 5);
+    assert_true(s.rows[b].st.max == (uint64_t)UINT32_MAX + 1);
+    assert_int_equal(s.used, 4); /* a reserved 4 (its first allocation); b gave its back */
+    pa_statset_free(&s);
+}
+
+/* Rows growing together never keep more samples than the budget (they each reserved the same
+ * remaining budget, the kept samples passed it and then grew without bound: 4.5 M of 64 K). */
+static void test_statset_budget_shared(void **state)
+{
+    (void)state;
+    pa_statset_t s = { .budget = 65536 };
+    long r[4];
+    for (int i = 0; i < 4; i++)
+        r[i] = pa_statset_row(&s, PA_CAT_HGTX_RANGE, 0, (uint32_t)i + 1);
+    size_t peak = 0;
+    for (uint64_t n = 0; n < 200000; n++)
+        for (int i = 0; i < 4; i++) {
+            pa_statset_add(&s, (size_t)r[i], 50 + (n * 7 + (uint64_t)i) % 60);
+            size_t kept = 0;
+            for (int j = 0; j < 4; j++)
+                kept += s.rows[r[j]].cap;
+            peak = kept > peak ? kept : peak;
+        }
+    pa_statset_finish(&s);
+    assert_true(peak <= 65536);
+    assert_true(s.used <= 65536);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(s.rows[r[i]].st.count, 200000);
+        assert_int_equal(s.rows[r[i]].st.median_exact, 0); /* 200 k samples each > 64 K */
+    }
+    pa_statset_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_stddev),       cmocka_unit_test(test_single_sample),
         cmocka_unit_test(test_median_odd_even),    cmocka_unit_test(test_median_matches_sort),
-        cmocka_unit_test(test_statset_budget),
+        cmocka_unit_test(test_statset_budget),     cmocka_unit_test(test_statset_32bit_samples),
+        cmocka_unit_test(test_statset_budget_shared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,8 @@ EXPECTED = [
     ("hgtx_pushpop_added_ns", "ns"), ("hgtx_hostctr_added_ns", "ns"), ("itt_task_added_ns", "ns"),
     ("osrt_call_added_ns", "ns"),
     ("mem_alloc_added_ns_live10", "ns"), ("mem_alloc_added_ns_live1k", "ns"),
-    ("agg_drain_rate", "events/s"), ("mem_sym_ns_per_unique_stack", "ns"), ("db_write_rate", "rows/s"), ("spool_bytes_per_event", "bytes"),
+    ("agg_drain_rate", "events/s"), ("mem_sym_ns_per_unique_stack", "ns"), ("db_write_rate", "rows/s"), ("db_write_cpu_rate", "rows/s"),
+    ("spool_bytes_per_event", "bytes"),
     ("spool_compress_rate", "MB/s"), ("spool_compress_event_rate", "events/s"),
     ("exit_time_per_1M_events", "s"), ("exit_time_paced_1M_events", "s"), ("rss_growth_vs_none", "MiB"), ("rss_growth_10x_events", "MiB"), ("rss_growth_30x_events", "MiB"),
     ("slowdown_gemm", "ratio"), ("slowdown_multithread", "ratio"),
@@ -22,7 +23,7 @@ EXPECTED = [
 ]
 
 # every figure of the overhead goal table gets a verdict line
-GOAL_FIGURES = ["slowdown_ze_calls_1M", "exit_time_per_1M_events", "ze_call_agent_callbacks_ns", "ze_call_added_ns",
+GOAL_FIGURES = ["slowdown_ze_calls_1M", "exit_time_per_1M_events", "exit_time_paced_1M_events", "ze_call_agent_callbacks_ns", "ze_call_added_ns",
                 "hgtx_pushpop_added_ns", "agg_drain_rate", "db_write_rate", "rss_growth_30x_events",
                 "slowdown_multithread", "slowdown_gemm"]
 
