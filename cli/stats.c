@@ -84,11 +84,11 @@ static int pa_is_opt(const char *a, const char *lng, const char *shrt)
            (shrt && strcmp(a, shrt) == 0);
 }
 
-/* 1 when the text up to the first ':' (or the end) names a report. */
+/* 1 when the text up to the first ':' or ',' (or the end) names a report. */
 static int pa_names_report(const char *s, size_t len)
 {
     char name[128];
-    size_t n = strcspn(s, ":");
+    size_t n = strcspn(s, ":,");
     if (n > len)
         n = len;
     if (n == 0 || n >= sizeof name)

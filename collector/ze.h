@@ -20,6 +20,12 @@
  *  thread-safe. Returns 1 attached, 0 not attached (loader absent or tracing refused). */
 int pa_ze_attach(void);
 
+/*! pa_ze_on_attach : when set (by a source's init, before the ze source's), called once, on the
+ *  thread that attached, right after the attach succeeded (guard held, attach lock released): a
+ *  source that needs Level Zero itself (device metric streams) starts there, only in a process
+ *  whose application uses Level Zero, after the interception path was chosen. */
+extern void (*pa_ze_on_attach)(void);
+
 /*! pa_ze_detach() : exit hook, before pa_agg_stop(): collects every operation still in
  *  flight (waiting at most `timeout_ns` in total for unsignaled events), emits the
  *  uncollected/table-full counters. The tracer is disabled first: calls made after this (other

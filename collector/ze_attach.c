@@ -334,18 +334,22 @@ void pa_ze_entry_on_init(void)
     errno = saved;
 }
 
+void (*pa_ze_on_attach)(void);
+
 static int attach_with(void *lib)
 {
-    int ok = 0;
+    int ok = 0, first = 0;
     pa_guard_enter();
     pthread_mutex_lock(&attach_mu);
     if (!attach_tried) {
         __atomic_store_n(&attach_tried, 1, __ATOMIC_RELAXED);
-        ok = attach_locked(lib);
+        ok = first = attach_locked(lib);
     } else {
         ok = atomic_load(&pa_ze_attached);
     }
     pthread_mutex_unlock(&attach_mu);
+    if (first && pa_ze_on_attach)
+        pa_ze_on_attach();
     pa_guard_leave();
     return ok;
 }

@@ -486,7 +486,7 @@ static int reader_start(dm_dev_t *d, const char *group, uint32_t period_ns)
 
 /* ZET_ENABLE_METRICS=1 must be set before the process's first zeInit (this source is first in
  * the session's table); a user's other value is kept and said. */
-static void metrics_env(void)
+void pa_dm_env(void)
 {
     setenv("ZES_ENABLE_SYSMAN", "1", 0); /* sysman on the core device handles (API 1.4), read beside */
     const char *m = getenv("ZET_ENABLE_METRICS");
@@ -499,10 +499,8 @@ static void metrics_env(void)
 
 int pa_dm_start(const char *group, uint64_t period_us)
 {
-    metrics_env();
-    /* our zeInit comes before the ze source's: its tracer needs the layer on before the first one
-     * (it warns about a user's explicit other value) */
-    setenv("ZE_ENABLE_TRACING_LAYER", "1", 0);
+    /* after the ze source attached (or without it, the loader mapped): the interception path is
+     * chosen already, the metric streams need no tracing layer */
     if (resolve() != 0 || ze.zeInit(0) != ZE_RESULT_SUCCESS) {
         pa_warn("metrics", "PROFAGENT_METRICS=%s: Level Zero could not be initialized; no device metrics, the"
                 " rest is profiled as usual", group);

@@ -1,4 +1,5 @@
 /* devmetrics_source.c - the device metric source's descriptor (common/pa_source.h) and reader rings. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -6,6 +7,8 @@
 #include <unistd.h>
 
 #include "../collector/collector.h"
+#include "../collector/ze.h"
+#include "../common/pa_log.h"
 #include "../common/pa_source.h"
 #include "devmetrics.h"
 
@@ -72,12 +75,27 @@ void pa_dm_ring_close(pa_ring_t *r)
         atomic_store_explicit(&r->retired, 1, memory_order_release);
 }
 
+static void dm_on_attach(void)
+{
+    pa_dm_start(pa_config.metrics, pa_config.metrics_period_us);
+}
+
+/* Streams start only in a process whose application uses Level Zero (a device allows one metric
+ * streamer: a wrapper such as a shell, timeout or mpirun must not take it from the application):
+ * when the ze source attaches (the loader linked, dlopen'd or the application's zeInit), after it
+ * chose its interception path; without the ze source, at init when the loader is mapped. */
 static int dm_src_init(void)
 {
     if (!pa_config.metrics[0])
         return 0;
     atomic_store(&rings_ok, 1);
-    pa_dm_start(pa_config.metrics, pa_config.metrics_period_us);
+    pa_dm_env();
+    if (pa_config.trace & (PA_SRC_ZE | PA_SRC_MEM))
+        pa_ze_on_attach = dm_on_attach;
+    else if (dlopen("libze_loader.so.1", RTLD_NOW | RTLD_NOLOAD))
+        dm_on_attach();
+    else
+        pa_info("metrics", "the application does not use Level Zero: no device metrics");
     return 0;
 }
 

@@ -227,6 +227,12 @@ bad(["stats", "-r", "nosuch", db], 2, b"unknown report 'nosuch'; valid reports: 
 for lst in ("hgtx_sum,,osrt_sum", ",hgtx_sum", "hgtx_sum,", "hgtx_sum,,,osrt_sum", ""):
     bad(["stats", "-r", lst, db], 2, b"stats: -r '%s': empty report name in the list" % lst.encode(),
         "empty element in -r %r" % lst)
+# three names and more: each is its own report, as with two (the header of each in order)
+rc, out, err = run("stats", "-r", "hgtx_sum,osrt_sum,kern_sum", db)
+rc2, out2, err2 = run("stats", "-r", "hgtx_sum,osrt_sum", db)
+rc3, out3, err3 = run("stats", "-r", "kern_sum", db)
+check(rc == 0 and err == err2 + err3 and out in (out2 + b"\n" + out3, out2 + out3),
+      "-r with three names: rc=%d err=%r out=%r" % (rc, err, out[:300]))
 rc, out, err = run("stats", "-r", "osrt_sum,hgtx_pushpop_trace:range=a,b", db)  # a regex's comma stays in it
 check(rc == 0 and b"empty report name" not in err, "-r with a comma inside a regex option: rc=%d %r" % (rc, err))
 bad(["stats", "-r", "hgtx_sum:bogus=1", db], 2, b"unknown option 'bogus=1'; accepted options: rows=<limit>", "bad option")
