@@ -3,6 +3,7 @@
  * bounded in-flight table and turns signaled events into PA_REC_ZE_OP records at sync points. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -481,18 +482,51 @@ static void flights_drop(ze_event_handle_t ev)
     }
 }
 
+/* Set when the exit flush begins: from then on no operation is tracked (ops_closed_count). */
+static _Atomic int ops_closed;
+
+/* Why operations are counted, not tracked, once the exit flush began: the application's other
+ * threads keep appending while exit() runs on one of them; a flight started now would be
+ * collected (if ever: the process may end first) after the aggregator's last drain and
+ * counted nowhere, while its ZE_API row is in the DB. Counted uncollected at the append
+ * instead, in a ZE_COUNTS record (the writer sums them) that precedes the call's ZE_API record
+ * in this thread's ring: the DB that holds the call also holds its count. (An append that
+ * then fails is counted too: at most one per call racing the exit.) */
+static void ops_closed_count(uint64_t n)
+{
+    /* not added to pa_ze_uncollected: the exit flush's own ZE_COUNTS record carries that total,
+     * which would then count the appends made during the flush twice */
+    pa_record_t rec = { .kind = PA_REC_ZE_COUNTS, .t0 = pa_clock_ns() };
+    rec.u.raw[0] = n;
+    rec.u.raw[2] = (uint64_t)pa_ze_path;
+    rec.u.raw[3] = (uint64_t)pa_ze_path_reason;
+    pa_emit(&rec, NULL, 0);
+}
+
 void pa_ze_ops_flush(uint64_t timeout_ns)
 {
+    atomic_store(&ops_closed, 1);
     uint64_t end = pa_clock_ns() + timeout_ns;
-    uint32_t hwm = atomic_load(&flight_hwm);
     pa_guard_enter();
+    uint32_t hwm = atomic_load(&flight_hwm);
     for (uint32_t i = 0; i < hwm; i++) {
         uint64_t now = pa_clock_ns();
         flight_try(i, NULL, 1, now < end ? end - now : 0);
     }
-    for (uint32_t i = 0; i < hwm; i++)
-        if (atomic_load(&flight_state[i]) == FL_PENDING)
+    /* what is left is counted and released here, not left for an application thread's next
+     * collect to emit after the last drain (uncounted). A flight another thread is polling
+     * (FL_BUSY) is given 10 ms to be emitted or put back. */
+    hwm = atomic_load(&flight_hwm);
+    uint64_t busy_end = pa_clock_ns() + 10000000ull;
+    for (uint32_t i = 0; i < hwm; i++) {
+        while (atomic_load(&flight_state[i]) == FL_BUSY && pa_clock_ns() < busy_end)
+            sched_yield();
+        int expect = FL_PENDING;
+        if (atomic_compare_exchange_strong(&flight_state[i], &expect, FL_BUSY)) {
             atomic_fetch_add(&pa_ze_uncollected, 1);
+            flight_end(&flights[i]);
+        }
+    }
     pa_guard_leave();
 }
 
@@ -529,6 +563,10 @@ static void append_begin(int api, ze_command_list_handle_t list, ze_event_handle
 {
     cur_cmd = PA_ZE_CMD_NONE;
     cur_app_signal = NULL;
+    if (PA_UNLIKELY(atomic_load_explicit(&ops_closed, memory_order_relaxed))) {
+        ops_closed_count(1);
+        return;
+    }
     pa_ze_obj_info_t *li = pa_ze_obj_get(list);
     uint32_t ci = cmd_alloc();
     if (ci == PA_ZE_CMD_NONE) {
@@ -696,6 +734,7 @@ static void list_forget(ze_command_list_handle_t list, int destroy)
 static __thread ze_command_list_handle_t exec_lists[PA_ZE_MAX_EXEC_LISTS];
 static __thread uint64_t exec_claimed;  /* bit i: list i's captures planned by this thread */
 static __thread uint64_t exec_skip;     /* bit i: list i's agent events unusable this execution */
+static __thread int exec_closed;        /* this execution began after the exit flush: counted, not tracked */
 
 /* Returns capture i's agent pool event to the pool and drops its harvest reference. */
 static void cap_drop(pa_ze_cmd_t *c)
@@ -840,8 +879,22 @@ static void execute_begin(ze_command_queue_execute_command_lists_params_t *p)
     pa_ze_obj_info_t *qi = pa_ze_obj_get(*p->phCommandQueue);
     uint32_t n = *p->pnumCommandLists, extra = 0;
     exec_claimed = exec_skip = 0;
+    exec_closed = 0;
     if (!*p->pphCommandLists)
         return; /* bad call: the driver returns its error */
+    if (PA_UNLIKELY(atomic_load_explicit(&ops_closed, memory_order_relaxed))) {
+        uint64_t n = 0; /* the exit flush began: this execution's operations are counted (ops_closed_count) */
+        for (uint32_t i = 0; i < *p->pnumCommandLists; i++) {
+            pa_ze_obj_info_t *li = pa_ze_obj_get((*p->pphCommandLists)[i]);
+            if (li && !li->immediate && li->type == PA_ZE_OBJ_LIST)
+                for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next)
+                    n++;
+        }
+        if (n)
+            ops_closed_count(n);
+        exec_closed = 1;
+        return;
+    }
     for (uint32_t i = 0; i < n; i++) {
         pa_ze_obj_info_t *li = pa_ze_obj_get((*p->pphCommandLists)[i]);
         if (!li || li->immediate || li->type != PA_ZE_OBJ_LIST)
@@ -867,6 +920,10 @@ static void execute_begin(ze_command_queue_execute_command_lists_params_t *p)
 static void execute_end(ze_command_queue_execute_command_lists_params_t *p, int ok, uint64_t corr,
                         uint64_t t0, uint64_t t1)
 {
+    if (exec_closed) {
+        exec_closed = 0;
+        return;
+    }
     pa_ze_obj_info_t *qi = pa_ze_obj_get(*p->phCommandQueue);
     uint32_t engine = qi ? qi->engine : UINT32_MAX;
     for (uint32_t i = 0; *p->pphCommandLists && i < *p->pnumCommandLists; i++) {

@@ -1,4 +1,6 @@
 /* session.c - the session's lifecycle: constructor, meta, paths, aggregator and sources start, exit path, fork. */
+#define _GNU_SOURCE /* RTLD_NEXT */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,6 +19,7 @@
 #include "../collector/collector.h"
 #include "session.h"
 #include "../agg/agg.h"
+#include "../common/pa_export.h"
 #include "../common/pa_log.h"
 #include "../common/pa_outname.h"
 #include "../writer/writer.h"
@@ -305,9 +308,80 @@ int pa_session_active(void)
     return agg_running && getpid() == owner_pid && !atomic_load(&finish_done);
 }
 
-static void pa_atexit_handler(void) { pa_finish(); }
+/* Why an exit owner: glibc before 2.41 lets a second thread that calls exit() (main returning
+ * while another thread's exit() writes the DB, in our destructor or our handler) take the
+ * remaining exit handlers and end the process with ITS status while the first exit is still
+ * writing: the application's exit status changed and the DB was cut off half-written. Without
+ * the agent the first exit's handlers take microseconds and its status wins. So the thread that
+ * first reaches our exit handler or our destructor owns the ending; every other thread that
+ * reaches either, or the gate the owner registers (an exit handler registered during exit()
+ * runs next, on whichever thread takes it), is parked until the owner's exit ends the process
+ * (glibc 2.41 blocks a second exit() the same way). */
+static _Atomic int exit_owner; /* tid of the thread whose exit() runs the session's end */
 
-__attribute__((destructor)) static void pa_destructor(void) { pa_finish(); }
+static void exit_park_others(void)
+{
+    int owner = atomic_load(&exit_owner);
+    if (!owner || owner == (int)syscall(SYS_gettid) || getpid() != owner_pid)
+        return;
+    for (;;)
+        pause(); /* the owner's exit_group() ends this thread; its signals still run their handlers */
+}
+
+/* The first thread here owns the ending (and registers the gate); any other one is parked. */
+static void exit_claim(void)
+{
+    int none = 0;
+    if (!pa_session_active())
+        return;
+    if (atomic_compare_exchange_strong(&exit_owner, &none, (int)syscall(SYS_gettid)))
+        atexit(exit_park_others);
+    else
+        exit_park_others();
+}
+
+static void pa_atexit_handler(void)
+{
+    exit_claim();
+    pa_finish();
+}
+
+/* Why the handler is registered again as main starts: our constructor runs before
+ * __libc_start_main registers _dl_fini, so that first registration runs after _dl_fini, i.e.
+ * the DB was written from our destructor, after the Level Zero loader's destructor had freed
+ * its context: another application thread still calling Level Zero during that write got
+ * ZE_RESULT_ERROR_UNSUPPORTED_FEATURE (the loader's answer for a table it no longer has).
+ * Registered from main's start it runs before _dl_fini (and after the handlers main registers):
+ * the libraries are all alive while the session ends. */
+typedef int (*pa_main_fn)(int, char **, char **);
+typedef int (*pa_start_main_fn)(pa_main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
+static pa_main_fn app_main;
+
+static int pa_main(int argc, char **argv, char **envp)
+{
+    if (pa_session_active())
+        atexit(pa_atexit_handler); /* pa_finish() runs once: the later registration is a no-op */
+    return app_main(argc, argv, envp);
+}
+
+/* Unversioned: it satisfies the executable's reference of either version (agent.map). */
+PA_EXPORT int __libc_start_main(pa_main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
+                                void (*rtld_fini)(void), void *stack_end)
+{
+    pa_start_main_fn real;
+    *(void **)&real = dlsym(RTLD_NEXT, "__libc_start_main");
+    if (!real)
+        abort(); /* no libc to start the program: it could not have run without us either */
+    app_main = main;
+    return real(pa_main, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+__attribute__((destructor)) static void pa_destructor(void)
+{
+    exit_claim();
+    exit_park_others(); /* the session may have ended meanwhile: an owner's rivals still wait */
+    pa_finish();
+}
 
 /* Fork child: collection is OFF in the child (documented choice): the parent's rings and
  * aggregator thread do not exist there, and the parent's session name must not be reused.
@@ -407,7 +481,8 @@ __attribute__((constructor)) static void pa_init(void)
     /* Registered after the sources started, so it runs after every handler the application
      * registers later (they are still recorded) and before the exit handlers of the libraries
      * the sources loaded (the Level Zero tracing layer): the sources finish while those are
-     * alive. at_quick_exit: quick_exit() runs only those handlers, then _exit. */
+     * alive. at_quick_exit: quick_exit() runs only those handlers, then _exit. This first
+     * registration precedes _dl_fini's: pa_main() registers it again, to run before _dl_fini. */
     atexit(pa_atexit_handler);
     at_quick_exit(pa_atexit_handler);
     atomic_store_explicit(&pa_sources, trace, memory_order_release);

@@ -2,7 +2,9 @@
  * pthread_exit() from main, ze calls in atexit handlers, quick_exit(), HGTX before the agent's
  * constructor (preinit_array, a library constructor), a signal during the exit-time DB write.
  * usage: exitlife MODE [args]   (modes in main()) */
+#include <dirent.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -149,9 +151,72 @@ __attribute__((section(".preinit_array"), used)) static void (*const preinit_fn)
 /* defined in libexitlife_early.so: its constructor pushes "lib_outer" when EXITLIFE_LIBCTOR=1 */
 void exitlife_early_pop(void);
 
+/* exit2nd: a second thread calls exit(7) while main keeps launching and waiting. */
+static void *exit_later(void *arg)
+{
+    nap_us((long)(intptr_t)arg * 1000);
+    exit(7);
+    return NULL;
+}
+
+/* 1 when the agent's exit path is over: the DB has its final name and the spool is gone. */
+static int session_written(void)
+{
+    char db[64];
+    snprintf(db, sizeof db, "out-%ld.db", (long)getpid());
+    if (access(db, F_OK) != 0)
+        return 0;
+    DIR *d = opendir(".");
+    int spool = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        spool |= strstr(e->d_name, ".spool.zst") != NULL;
+    if (d)
+        closedir(d);
+    return !spool;
+}
+
+/* A failed call of main's: said on stderr with whether the agent's exit path was over by
+ * then (the Level Zero loader's own destructor, which runs after it, makes the calls fail
+ * with or without the agent), then main waits for the exiting thread to end the process. */
+static void exit2nd_failed(const char *what, ze_result_t r)
+{
+    fprintf(stderr, "main: %s failed 0x%x %s\n", what, (unsigned)r,
+            session_written() ? "after the session was written" : "WHILE THE SESSION ENDED");
+    for (;;)
+        pause();
+}
+
+static void exit2nd(long launches, long exit_ms)
+{
+    sample_env_init(&env, 1);
+    ze_module_handle_t m = sample_module_native(&env, env.devices[0], "SIMDEV-MODULE 1\nkernel busy_ns\n");
+    ze_kernel_handle_t k = sample_kernel(m, "busy_ns", 1);
+    ze_command_list_handle_t list = sample_immediate(&env, env.devices[0], 0, 0);
+    ze_event_handle_t ev = sample_event(sample_event_pool(&env, 1, 1), 0);
+    uint64_t ns = 100000;
+    sample_set_arg(k, 0, sizeof ns, &ns);
+    pthread_t t;
+    pthread_create(&t, NULL, exit_later, (void *)(intptr_t)exit_ms);
+    ze_group_count_t g = {1, 1, 1};
+    for (long i = 0; i < launches; i++) {
+        ze_result_t r = zeCommandListAppendLaunchKernel(list, k, &g, ev, 0, NULL);
+        if (r != ZE_RESULT_SUCCESS)
+            exit2nd_failed("zeCommandListAppendLaunchKernel", r);
+        if ((r = zeEventHostSynchronize(ev, UINT64_MAX)) != ZE_RESULT_SUCCESS)
+            exit2nd_failed("zeEventHostSynchronize", r);
+        if ((r = zeEventHostReset(ev)) != ZE_RESULT_SUCCESS)
+            exit2nd_failed("zeEventHostReset", r);
+    }
+    printf("main done\n");
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "exit2nd") == 0) { /* exit2nd LAUNCHES EXIT_MS: exit(7) from a second thread */
+        exit2nd(argc > 2 ? atol(argv[2]) : 4000, argc > 3 ? atol(argv[3]) : 300);
+        return 0;
+    }
     if (strcmp(mode, "zeworkers") == 0) { /* zeworkers N PACE_US RUN_MS [nofill]: main returns meanwhile;
                                             * PACE_US -1: sched_yield() between rounds */
         int n = argc > 2 ? atoi(argv[2]) : 1;

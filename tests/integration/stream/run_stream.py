@@ -153,7 +153,10 @@ def t_same():
         commits = c.execute("SELECT value FROM META WHERE key = 'db_commits'").fetchone()[0]
         nint = c.execute("SELECT coalesce(sum(intervals), 0) FROM METRIC_CHUNKS").fetchone()[0]
         c.close()
-        check(nint > 0 and (commits == 0 if mode == "exit" else commits >= 2),
+        # >= 1 commit before the exit's own transaction: the kept statements crossed a commit (the
+        # DB thread runs at a lowered priority, and a 0.6 s run on a loaded machine may give it
+        # only one turn; the det runs above prove several commits)
+        check(nint > 0 and (commits == 0 if mode == "exit" else commits >= 1),
               "gemm %s: %d metric intervals, %d commits while it ran" % (mode, nint, commits))
         v = db_view(db)
         zviews.append({t: v[t] for t in v if t.startswith("ZE_") or t == "schema" or t == "METRIC_NAMES"})
