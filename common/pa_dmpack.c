@@ -160,6 +160,7 @@ void pa_dm_unpack_init(pa_dm_unpack_t *u, const void *data, size_t len, uint64_t
     u->prev_end = base;
     u->prev_dur = 0;
     u->rep = 0;
+    u->first_done = 0;
     u->st = st;
     memset(st, 0, (size_t)nmetrics * sizeof *st);
 }

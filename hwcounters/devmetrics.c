@@ -29,6 +29,8 @@
 #define DM_NOTIFY_EVERY 4096u       /* reports per notification: a read per ~50 ms wait or 4096 reports */
 #define DM_READ_BATCH 4096u         /* reports per zetMetricStreamerReadData (1 MiB of 256-byte reports) */
 #define DM_CHUNK 4096u              /* intervals per ring record at most (one record per read) */
+#define DM_CHUNK_BYTES (256u << 10) /* and packed bytes: a record stays far below the ring's 1 MiB
+                                       payload bound whatever the group's metric count */
 #define DM_SNAP_NS 2                /* device ticks -> ns rounding between consecutive intervals */
 
 #define DM_FN(n) __typeof__(&n) n
@@ -300,7 +302,7 @@ static void push_pending(dm_dev_t *d)
         return;
     for (uint32_t k = 0; k < d->nmetrics; k++)
         d->sums[k] += d->pend_vals[k];
-    if (d->pack.n == DM_CHUNK)
+    if (d->pack.n == DM_CHUNK || d->pack.len >= DM_CHUNK_BYTES)
         flush_out(d);
 }
 

@@ -117,6 +117,23 @@ ze_module_handle_t sample_module_native(const sample_env_t *env, ze_device_handl
     return module_create(env, dev, ZE_MODULE_FORMAT_NATIVE, text, strlen(text));
 }
 
+ze_module_handle_t sample_module_spirv_file(const sample_env_t *env, ze_device_handle_t dev, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        sample_die("cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
+        sample_die("cannot read %s", path);
+    fclose(f);
+    ze_module_handle_t m = module_create(env, dev, ZE_MODULE_FORMAT_IL_SPIRV, buf, (size_t)n);
+    free(buf); /* the driver keeps its own copy */
+    return m;
+}
+
 /* --- SPIR-V builder: SPIR-V 1.0, Addresses+Kernel+Int64, Physical64/OpenCL. --- */
 
 enum { SPV_MAGIC = 0x07230203u, SPV_V10 = 0x00010000u };

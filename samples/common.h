@@ -62,6 +62,9 @@ void sample_env_fini(sample_env_t *env);
 ze_module_handle_t sample_module_native(const sample_env_t *env, ze_device_handle_t dev,
                                         const char *text);
 
+/*! sample_module_spirv_file() : module from a SPIR-V file (e.g. a samples/kernels .spv); dies with
+ *  a message naming the file when it cannot be read or the driver refuses it. */
+ze_module_handle_t sample_module_spirv_file(const sample_env_t *env, ze_device_handle_t dev, const char *path);
 /*! sample_spirv_build() : writes a valid SPIR-V 1.0 kernel module (empty bodies) declaring
  *  n entry points into words[cap]. Returns the number of 32-bit words, 0 if cap is too small
  *  or a parameter kind is unknown. */

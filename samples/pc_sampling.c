@@ -26,22 +26,6 @@
         }                                                                                                 \
     } while (0)
 
-static uint8_t *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        sample_die("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
-        sample_die("cannot read %s", path);
-    fclose(f);
-    *size = (size_t)n;
-    return buf;
-}
-
 /* Runs the workload: the SPIR-V kernel `name` runs times, or busy_ns. */
 static void workload(sample_env_t *env, int argc, char **argv)
 {
@@ -63,12 +47,7 @@ static void workload(sample_env_t *env, int argc, char **argv)
     uint64_t runs = sample_arg_u64(argc, argv, 3, "RUNS", 10, 1, 1000000);
     uint32_t items = (uint32_t)sample_arg_u64(argc, argv, 4, "ITEMS", 1u << 20, 64, 1u << 26);
     uint32_t scalar = 16; /* e.g. a loop count */
-    size_t size;
-    uint8_t *spv = read_file(argv[1], &size);
-    ze_module_desc_t md = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC, .format = ZE_MODULE_FORMAT_IL_SPIRV,
-                           .inputSize = size, .pInputModule = spv};
-    ze_module_handle_t mod;
-    SAMPLE_CHECK(zeModuleCreate(env->context, dev, &md, &mod, NULL));
+    ze_module_handle_t mod = sample_module_spirv_file(env, dev, argv[1]);
     ze_kernel_handle_t k = sample_kernel(mod, argv[2], 64);
     ze_kernel_properties_t kp = {.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES};
     SAMPLE_CHECK(zeKernelGetProperties(k, &kp));
@@ -85,7 +64,6 @@ static void workload(sample_env_t *env, int argc, char **argv)
         SAMPLE_CHECK(zeEventHostSynchronize(done, UINT64_MAX));
         SAMPLE_CHECK(zeEventHostReset(done));
     }
-    free(spv);
     for (uint32_t a = 0; a < 16; a++)
         if (bufs[a])
             SAMPLE_CHECK(zeMemFree(env->context, bufs[a]));

@@ -24,22 +24,6 @@
 
 typedef ze_result_t (*base_fn_t)(ze_kernel_handle_t, uint64_t *);
 
-static uint8_t *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        sample_die("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
-        sample_die("cannot read %s", path);
-    fclose(f);
-    *size = (size_t)n;
-    return buf;
-}
-
 /* The kernel's instructions from the module's code range: 16 bytes each from its base address up
  * to the first all-zero slot (padding) or the end (simdev README "Addresses"). */
 static void print_isa(const sample_env_t *env, ze_module_handle_t mod, ze_kernel_handle_t k, const char *name)
@@ -87,12 +71,7 @@ static void kernel_phase(sample_env_t *env, const char *dir, const char *range, 
     ze_device_handle_t dev = env->devices[0];
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.spv", dir, name);
-    size_t size;
-    uint8_t *spv = read_file(path, &size);
-    ze_module_desc_t md = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC, .format = ZE_MODULE_FORMAT_IL_SPIRV,
-                           .inputSize = size, .pInputModule = spv};
-    ze_module_handle_t mod;
-    SAMPLE_CHECK(zeModuleCreate(env->context, dev, &md, &mod, NULL));
+    ze_module_handle_t mod = sample_module_spirv_file(env, dev, path);
     ze_kernel_handle_t k = sample_kernel(mod, name, GROUP);
     print_isa(env, mod, k, name);
     void *bufs[8] = {0};
@@ -124,7 +103,6 @@ static void kernel_phase(sample_env_t *env, const char *dir, const char *range, 
             SAMPLE_CHECK(zeMemFree(env->context, bufs[a]));
     SAMPLE_CHECK(zeKernelDestroy(k));
     SAMPLE_CHECK(zeModuleDestroy(mod));
-    free(spv);
 }
 
 /* A copy train on the copy engine (ordinal 1): host->device, device->host, device->device. */

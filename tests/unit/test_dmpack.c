@@ -106,6 +106,34 @@ static void steady_runs(void **state)
     pa_dm_pack_free(&p);
 }
 
+/* Groups beyond 64 metrics (the old fixed-column layout's bound): 300 values an interval round
+ * trip, some integral, some not. */
+static void wide_group(void **state)
+{
+    (void)state;
+    enum { NM = 300, N = 40 };
+    static double v[N][NM];
+    pa_dm_pack_t p;
+    assert_int_equal(pa_dm_pack_init(&p, NM), 0);
+    for (int i = 0; i < N; i++) {
+        for (int k = 0; k < NM; k++)
+            v[i][k] = k % 3 ? (double)(k * i) : 0.25 * k + i;
+        assert_int_equal(pa_dm_pack_add(&p, 100 + (uint64_t)i * 10, 10, v[i]), 0);
+    }
+    pa_dm_pack_finish(&p);
+    static pa_dm_mstate_t st[NM];
+    pa_dm_unpack_t u;
+    pa_dm_unpack_init(&u, p.buf, p.len, p.base, NM, st);
+    for (int i = 0; i < N; i++) {
+        uint64_t s0, d0;
+        static double got[NM];
+        assert_int_equal(pa_dm_unpack_next(&u, &s0, &d0, got), 1);
+        assert_int_equal(s0, 100 + (uint64_t)i * 10);
+        assert_memory_equal(got, v[i], sizeof got);
+    }
+    pa_dm_pack_free(&p);
+}
+
 static void bad_header(void **state)
 {
     (void)state;
@@ -132,6 +160,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip),
         cmocka_unit_test(steady_runs),
+        cmocka_unit_test(wide_group),
         cmocka_unit_test(bad_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
