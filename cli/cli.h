@@ -34,8 +34,8 @@ int pa_cli_report(int argc, char **argv);
 int pa_cli_merge(int argc, char **argv);
 
 /*! pa_cli_merge_to() : merges in[0..n) into `out` (pa_merge_dbs), removing the temporary file on
- *  SIGINT/SIGTERM/SIGHUP; prints the one error. Returns the exit status as pa_cli_merge(). */
-int pa_cli_merge_to(const char *out, const char *const *in, size_t n, int overwrite);
+ *  SIGINT/SIGTERM/SIGHUP; prints the one error, prefixed `cmd` (the subcommand the user ran). Returns the exit status as pa_cli_merge(). */
+int pa_cli_merge_to(const char *cmd, const char *out, const char *const *in, size_t n, int overwrite);
 
 /*! pa_cli_output_is_device() : 1 when PATH exists and is neither a regular file nor a directory
  *  (a device such as /dev/stdout or /dev/null, a FIFO, a socket): written in place, never

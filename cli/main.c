@@ -60,7 +60,13 @@ int main(int argc, char **argv)
         return PA_CLI_EUSAGE;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    int help = strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0;
+    if ((help || strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) && argc > 2) {
+        pa_cli_error("%s takes no arguments (got '%s'); for a command's help: profagent COMMAND --help", cmd,
+                     argv[2]);
+        return PA_CLI_EUSAGE;
+    }
+    if (help) {
         pa_cli_usage(stdout);
         return PA_CLI_OK;
     }

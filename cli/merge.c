@@ -38,7 +38,7 @@ static void merge_usage(FILE *out)
         "profagent DB, different schema versions, OUT.db exists); 1 writing failed.\n");
 }
 
-int pa_cli_merge_to(const char *out, const char *const *in, size_t n, int overwrite)
+int pa_cli_merge_to(const char *cmd, const char *out, const char *const *in, size_t n, int overwrite)
 {
     char err[2048];
     struct sigaction sa = {.sa_handler = on_signal}, old[3];
@@ -51,7 +51,7 @@ int pa_cli_merge_to(const char *out, const char *const *in, size_t n, int overwr
     for (int i = 0; i < 3; i++)
         sigaction(sigs[i], &old[i], NULL);
     if (rc != PA_REP_OK)
-        pa_cli_error("merge: %s", err);
+        pa_cli_error("%s: %s", cmd, err);
     return rc == PA_REP_OK ? PA_CLI_OK : rc == PA_REP_EUSAGE ? PA_CLI_EUSAGE : PA_CLI_EDATA;
 }
 
@@ -98,7 +98,7 @@ int pa_cli_merge(int argc, char **argv)
         pa_cli_error("merge: no input DB given (usage: profagent merge -o OUT.db IN.db [IN.db ...])");
         rc = PA_CLI_EUSAGE;
     } else {
-        rc = pa_cli_merge_to(out, in, n, overwrite);
+        rc = pa_cli_merge_to("merge", out, in, n, overwrite);
     }
     free(in);
     return rc;

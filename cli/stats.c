@@ -503,7 +503,7 @@ static int pa_stats_merged(pa_stats_args_t *a, const pa_stats_fmt_t *fmts, int n
         return PA_CLI_EDATA;
     }
     snprintf(db, sizeof db, "%s/merged.db", dir);
-    int rc = pa_cli_merge_to(db, a->dbs, (size_t)a->ndbs, 0);
+    int rc = pa_cli_merge_to("stats", db, a->dbs, (size_t)a->ndbs, 0);
     if (rc == PA_CLI_OK) {
         a->db = db;
         rc = pa_stats_reports(a, fmts, nf, shift);

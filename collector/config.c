@@ -239,6 +239,11 @@ static int apply_entry(const pa_config_var_t *v, const char *value, pa_config_t 
                 acc, v->def);
         return 1;
     }
+    if (value[0] == '\0' && v->offset == OFF(metrics)) { /* an opt-in left empty: said, stays off */
+        pa_warn("config", "%s is set but empty (accepted: %s); no device metrics are collected", v->name,
+                v->accepted);
+        return 1;
+    }
     if (v->type == PA_CFG_FLAGS) {
         char bad[256];
         if (parse_flags(v->accepted, value, (uint32_t *)((char *)cfg + v->offset), bad, sizeof bad) > 0) {

@@ -112,6 +112,10 @@ static double tval(const zet_typed_value_t *v)
 
 /* The time-based group `want` of device d (its metric names and units); appends the names of the
  * groups the device has to `have` (for the warning). Returns 0 when found. */
+/* a device has a group of the wanted name that cannot be streamed as intervals: 1 not time-based,
+ * 2 time-based without an interval begin/duration metric (EuStallSampling: raw IP samples) */
+static int named_unusable;
+
 static int find_group(dm_dev_t *d, const char *want, char *have, size_t havesz)
 {
     uint32_t n = 0;
@@ -128,7 +132,11 @@ static int find_group(dm_dev_t *d, const char *want, char *have, size_t havesz)
         if (ze.zetMetricGroupGetProperties(g[i], &p) != ZE_RESULT_SUCCESS)
             continue;
         size_t l = strlen(have);
-        snprintf(have + l, havesz - l, "%s%s", l && have[l - 1] != ' ' ? ", " : "", p.name);
+        int tb = (p.samplingType & ZET_METRIC_GROUP_SAMPLING_TYPE_FLAG_TIME_BASED) != 0;
+        snprintf(have + l, havesz - l, "%s%s%s", l && have[l - 1] != ' ' ? ", " : "", p.name,
+                 tb ? "" : " (not time-based)");
+        if (!tb && strcmp(p.name, want) == 0)
+            named_unusable = 1;
         if (found == 0 || strcmp(p.name, want) != 0 || !(p.samplingType & ZET_METRIC_GROUP_SAMPLING_TYPE_FLAG_TIME_BASED))
             continue;
         uint32_t nm = 0;
@@ -161,8 +169,10 @@ static int find_group(dm_dev_t *d, const char *want, char *have, size_t havesz)
                 d->time_metric = k;
         }
         free(m);
-        if (d->begin_metric == UINT32_MAX || d->time_metric == UINT32_MAX)
+        if (d->begin_metric == UINT32_MAX || d->time_metric == UINT32_MAX) {
+            named_unusable = 2;
             continue; /* no interval begin/length: values could not be placed on the timeline */
+        }
         d->group = g[i];
         d->nmetrics = nm;
         found = 0;
@@ -513,9 +523,13 @@ int pa_dm_start(const char *group, uint64_t period_us)
     for (uint32_t i = 0; i < ndevs; i++)
         with += devs[i].group != NULL;
     if (with < ndevs || ndevs == 0)
-        pa_warn("metrics", "PROFAGENT_METRICS=%s: %s offer%s no time-based metric group of that name (groups that"
+        pa_warn("metrics", "PROFAGENT_METRICS=%s: %s offer%s no time-based metric group of that name%s (groups that"
                 " exist: %s); %s", group, ndevs == 0 ? "no Level Zero device" : with ? "some devices" : "the devices",
-                with || ndevs == 0 ? "" : "", ndevs ? have : "none",
+                with || ndevs == 0 ? "" : "",
+                named_unusable == 1 ? " (it exists but is not time-based)"
+                : named_unusable == 2 ? " (it exists but has no interval begin/duration metric, so its values cannot be"
+                                        " placed on the timeline; EU stalls: PROFAGENT_PC_SAMPLING=1)" : "",
+                ndevs ? have : "none",
                 with ? "the others are collected, the rest is profiled as usual" : "the rest is profiled as usual");
     uint32_t started = 0;
     uint32_t period_ns = (uint32_t)(period_us * 1000u);

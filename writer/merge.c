@@ -194,6 +194,11 @@ static int make_temp(const char *out, char *tmp, size_t sz)
     int fd = mkstemp(tmp);
     if (fd < 0)
         return -1;
+    /* mkstemp makes it 0600: the merged DB gets the mode of any new file (an agent's DB), 0666
+     * less the umask (read once by setting it back: the CLI has one thread) */
+    mode_t um = umask(077);
+    umask(um);
+    (void)fchmod(fd, 0666 & ~um);
     close(fd);
     return 0;
 }

@@ -1,7 +1,10 @@
 /* report_db.c - opening a DB for reports: refuse anything that is not a profagent DB we can read. */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "writer_internal.h"
@@ -78,12 +81,43 @@ static int64_t pa_meta_int(sqlite3 *db, const char *key)
     return v;
 }
 
+/* 1 when the DB's META boot_id and hostname are this machine's current boot (its pid names a
+ * process here). */
+static int pa_meta_is_this_boot(sqlite3 *db)
+{
+    char boot[64] = "", host[256] = "";
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, boot, sizeof boot - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    while (n > 0 && (boot[n - 1] == '\n' || boot[n - 1] == ' '))
+        boot[--n] = '\0';
+    if (n <= 0 || gethostname(host, sizeof host - 1) != 0)
+        return 0;
+    sqlite3_stmt *st = NULL;
+    int same = 0;
+    if (sqlite3_prepare_v2(db, "SELECT (SELECT value FROM META WHERE key = 'boot_id') = ?1 AND"
+                           " (SELECT value FROM META WHERE key = 'hostname') = ?2", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, boot, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
+        same = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1;
+    }
+    sqlite3_finalize(st);
+    return same;
+}
+
 /* One warning line on stderr when the DB is from a session that did not finish (killed while
  * the DB was written: db_complete missing; or ended abnormally / recovered from a spool:
  * session_complete = 0). Reports still run: what is there is consistent. */
 static void pa_warn_incomplete(sqlite3 *db, const char *path)
 {
     const char *why = NULL;
+    int64_t pid = pa_meta_int(db, "db_complete") != 1 ? pa_meta_int(db, "pid") : 0;
+    if (pid > 0 && pa_meta_is_this_boot(db) && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) {
+        fprintf(stderr, "profagent: stats: note: %s is still being written by pid %lld (a live session): reports"
+                " show what it has committed so far\n", path, (long long)pid);
+        return;
+    }
     if (pa_meta_int(db, "db_complete") != 1)
         why = "the DB was not finished: the process died while writing it";
     else if (pa_meta_int(db, "session_complete") != 1)
@@ -162,6 +196,37 @@ static int pa_have_index(sqlite3 *db, const char *name)
     return have;
 }
 
+/* A reader waits this long for another reader's preparation (its commit) to finish, ms. */
+#define PA_READ_WAIT_MS 60000
+/* The preparation waits at most this long in total for other programs' locks, ns. */
+#define PA_PREP_WAIT_NS 2000000000ull
+
+typedef struct {
+    uint64_t deadline_ns; /* CLOCK_MONOTONIC */
+    int busy;             /* a lock was waited for */
+} pa_prep_wait_t;
+
+static uint64_t pa_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* SQLite busy handler: one wait of at most PA_PREP_WAIT_NS shared by every statement of the
+ * preparation (a per-statement timeout made each of them wait again: ~13 s in all). */
+static int pa_prep_busy(void *arg, int n)
+{
+    pa_prep_wait_t *w = arg;
+    (void)n;
+    w->busy = 1;
+    if (pa_mono_ns() >= w->deadline_ns)
+        return 0;
+    struct timespec ts = {0, 10000000L};
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
 void pa_db_prepare_for_readers(const char *path)
 {
     sqlite3 *db = NULL;
@@ -170,6 +235,7 @@ void pa_db_prepare_for_readers(const char *path)
         sqlite3_close(db);
         return;
     }
+    sqlite3_busy_timeout(db, PA_READ_WAIT_MS); /* another reader's preparation committing */
     int todo = pa_meta_int(db, "db_complete") == 1 &&
                (pa_meta_int(db, "medians_pending") > 0 || !pa_have_index(db, "ZE_API_start"));
     sqlite3_close(db);
@@ -179,12 +245,16 @@ void pa_db_prepare_for_readers(const char *path)
         sqlite3_close(db);
         return;
     }
-    sqlite3_busy_timeout(db, 2000);
-    /* IMMEDIATE: of two readers opening the DB at once, the second waits and then finds it done */
+    pa_prep_wait_t w = { pa_mono_ns() + PA_PREP_WAIT_NS, 0 };
+    sqlite3_busy_handler(db, pa_prep_busy, &w);
+    /* IMMEDIATE: of two readers opening the DB at once, the second waits and then finds it done
+     * (or, when the first takes longer, leaves it to the first and waits at its read-only open) */
     if (pa_sqlfn_register(db) != 0 || sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
         sqlite3_close(db);
         return;
     }
+    w.deadline_ns = pa_mono_ns() + PA_PREP_WAIT_NS;
+    w.busy = 0;
     int rc = 0;
     if (pa_meta_int(db, "medians_pending") > 0) {
         rc |= pa_fill_pending_medians(db);
@@ -192,8 +262,15 @@ void pa_db_prepare_for_readers(const char *path)
     }
     if (rc == 0 && !pa_have_index(db, "ZE_API_start") && pa_have_index(db, "ZE_OPS_start"))
         rc |= pa_schema_create_reader_indexes(db);
-    sqlite3_exec(db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+    if (rc || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        rc = -1;
+    }
     sqlite3_close(db);
+    if (rc && w.busy)
+        fprintf(stderr, "profagent: stats: note: '%s' is open in another program (a read transaction): the"
+                " preparation for readers (stored medians, indexes) was skipped; the reports compute what they"
+                " need\n", path);
 }
 
 int pa_report_db_open(const char *path, sqlite3 **out, char *err, size_t errsz)
@@ -208,6 +285,7 @@ int pa_report_db_open(const char *path, sqlite3 **out, char *err, size_t errsz)
         sqlite3_close(db);
         return PA_REP_EDATA;
     }
+    sqlite3_busy_timeout(db, PA_READ_WAIT_MS); /* another reader's preparation committing */
     int64_t v = pa_schema_version(db, path, err, errsz);
     if (v >= 0 && v > PA_SCHEMA_VERSION) {
         snprintf(err, errsz, "'%s' was written by a newer profagent (schema version %lld; this"

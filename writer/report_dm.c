@@ -7,6 +7,7 @@
 
 #include "report_util.h"
 #include "writer_dm.h"
+#include "../common/pa_stddev.h"
 
 #define C(t, h) {t, h}
 static const pa_report_col_t cols_trace[] = {
@@ -369,9 +370,9 @@ static int produce_unit(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, 
             }
             double peak = un->rate * (double)s->pk.xve_count * sum_of(s, "GpuCoreClocks", &h);
             pa_table_add_str(t, un->label, strlen(un->label));
-            pa_table_add_int(t, (int64_t)a);
+            pa_table_add_int(t, pa_stat_trunc(a));
             if (peak > 0)
-                pa_table_add_int(t, (int64_t)peak);
+                pa_table_add_int(t, pa_stat_trunc(peak));
             else
                 pa_table_add_none(t);
             pa_table_add_str(t, "instructions", 12);
@@ -404,9 +405,9 @@ static int produce_dma(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, c
                 continue;
             }
             double peak = pa_dm_path_bps(pa, &s->pk) * sum_of(s, "GpuTime", &h) / 1e9;
-            pa_table_add_int(t, (int64_t)b);
+            pa_table_add_int(t, pa_stat_trunc(b));
             if (peak > 0)
-                pa_table_add_int(t, (int64_t)peak);
+                pa_table_add_int(t, pa_stat_trunc(peak));
             else
                 pa_table_add_none(t);
             add_util(t, b, peak);

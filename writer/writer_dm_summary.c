@@ -6,6 +6,7 @@
 
 #include "writer_dm.h"
 #include "writer_internal.h"
+#include "../common/pa_stddev.h"
 
 /* Rates: instructions per cycle per XVE the peak assumes (simdev README "Peaks"; Intel pipes issue
  * one per cycle; the vector ALU is two pipes). */
@@ -59,9 +60,11 @@ static void bar(FILE *out, double pct)
 
 static void line(FILE *out, const char *what, double achieved, double peak, const char *unit)
 {
-    fprintf(out, "  %-28s %16.0f / ", what, achieved);
+    /* integers truncated, the reports' rule (pa_stat_trunc): the same figures as unit_util_sum and
+     * dma_util_sum print */
+    fprintf(out, "  %-28s %16lld / ", what, (long long)pa_stat_trunc(achieved));
     if (peak > 0) {
-        fprintf(out, "%-16.0f %-12s %8.3f %% ", peak, unit, 100.0 * achieved / peak);
+        fprintf(out, "%-16lld %-12s %8.3f %% ", (long long)pa_stat_trunc(peak), unit, 100.0 * achieved / peak);
         bar(out, 100.0 * achieved / peak);
     } else {
         fprintf(out, "%-16s %-12s %8s   (no peak known)", "-", unit, "-");
@@ -91,6 +94,11 @@ void pa_dm_summary_units(FILE *out, const pa_dm_dev_res_t *dm, size_t n)
                 d->device, d->group, (unsigned long long)d->intervals, (unsigned long long)d->period_ns, gtime / 1e6,
                 pk->xve_count, pk->core_mhz, (unsigned long long)clocks,
                 d->dropped_reads ? " (reports were dropped: see METRIC_DEVICES.droppedReads)" : "");
+        if (d->intervals == 0) { /* no achieved or peak figure exists: say why, not "0 / -" */
+            fprintf(out, "  no metric interval completed (the session was shorter than the sampling period %llu ns:"
+                    " PROFAGENT_METRICS_PERIOD_US)\n", (unsigned long long)d->period_ns);
+            continue;
+        }
         for (size_t u = 0; u < pa_dm_nunits; u++) {
             const pa_dm_unit_t *un = &pa_dm_units[u];
             int h1 = 0, h2 = 0;

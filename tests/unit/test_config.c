@@ -138,6 +138,11 @@ static void test_flags_trace(void **state)
     assert_int_equal(parse(ENV("PROFAGENT_OUTPUT=")), 1);
     assert_string_equal(cfg.output, "profagent-%h-%p.db");
     assert_non_null(strstr(messages, "PROFAGENT_OUTPUT is set but empty"));
+    /* an empty opt-in (no default) is said too, and stays off */
+    assert_int_equal(parse(ENV("PROFAGENT_METRICS=")), 1);
+    assert_string_equal(cfg.metrics, "");
+    assert_int_equal(cfg.trace & PA_SRC_DEVMET, 0);
+    assert_non_null(strstr(messages, "PROFAGENT_METRICS is set but empty"));
 }
 
 static void test_summary(void **state)

@@ -227,6 +227,29 @@ bad(["stats", "-r", "nosuch", db], 2, b"unknown report 'nosuch'; valid reports: 
 for lst in ("hgtx_sum,,osrt_sum", ",hgtx_sum", "hgtx_sum,", "hgtx_sum,,,osrt_sum", ""):
     bad(["stats", "-r", lst, db], 2, b"stats: -r '%s': empty report name in the list" % lst.encode(),
         "empty element in -r %r" % lst)
+# --help / --version take nothing after them: one line naming what was extra, exit 2
+for o in ("--help", "--version"):
+    bad([o, "extra"], 2, b"profagent: %s takes no arguments (got 'extra')" % o.encode(), "%s extra" % o)
+# several DBs: an input that cannot be opened is named by the subcommand the user ran (stats)
+rc, out, err = run("stats", "-r", "hgtx_sum", db, os.path.join(WORK, "missing.db"))
+check(rc != 0 and err.startswith(b"profagent: stats: ") and b"missing.db" in err and b"merge:" not in err,
+      "stats with a missing second DB: rc=%d %r" % (rc, err))
+# merge output: the mode of any new file (as an agent's DB), not mkstemp's 0600
+db2 = os.path.join(WORK, "s2.db")
+shutil.copy(db, db2)
+c2 = sqlite3.connect(db2)
+c2.execute("UPDATE META SET value = value + 1 WHERE key = 'pid'")  # another process's session
+c2.commit()
+c2.close()
+mo = os.path.join(WORK, "merged_mode.db")
+if os.path.exists(mo):
+    os.unlink(mo)
+um = os.umask(0o022)
+os.umask(um)
+rc, out, err = run("merge", "-o", mo, db, db2)
+mode = os.stat(mo).st_mode & 0o777 if os.path.exists(mo) else None
+check(rc == 0 and mode == 0o666 & ~um, "merge output mode %s (want %o): rc=%d %r" % (
+      oct(mode) if mode is not None else None, 0o666 & ~um, rc, err))
 # three names and more: each is its own report, as with two (the header of each in order)
 rc, out, err = run("stats", "-r", "hgtx_sum,osrt_sum,kern_sum", db)
 rc2, out2, err2 = run("stats", "-r", "hgtx_sum,osrt_sum", db)
