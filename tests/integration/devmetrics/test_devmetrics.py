@@ -14,20 +14,8 @@ PROF = os.path.join(B, "bin", "profagent")
 SIMDEV = os.path.join(B, "lib", "libze_simdev.so")
 AGENT = os.path.join(B, "lib", "libprofagent.so")
 GEMM = os.path.join(B, "bin", "gemm")
-fails = []
-
-
-def preload(lib):
-    """LD_PRELOAD for the agent: the ASan runtime first when it is a sanitizer build."""
-    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
-    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
-    return ":".join(asan + [lib])
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import FAILS as fails, check, preload  # noqa: E402
 
 
 def run(argv, env_extra=None, want_rc=0):

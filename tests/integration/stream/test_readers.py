@@ -11,19 +11,8 @@ B = sys.argv[1]
 CLI = os.path.join(B, "bin", "profagent")
 AGENT = os.path.join(B, "lib", "libprofagent.so")
 APP = os.path.join(B, "tests", "stream", "stream_app")
-fails = []
-
-
-def preload(lib):
-    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
-    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
-    return ":".join(asan + [lib])
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import FAILS as fails, check, preload  # noqa: E402
 
 
 def pending(db):
