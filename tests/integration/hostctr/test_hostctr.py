@@ -4,7 +4,7 @@
 On this machine (a VM without a CPU PMU) hardware events fail with ENOENT and the software events
 task-clock, context-switches, page-faults are counted in their place. Checked against values the
 app measures itself (CLOCK_THREAD_CPUTIME_ID per range) and known ones (pages touched):
-  - sleep 20 ms: task-clock < 3 ms; spin 20 ms of CPU: task-clock within 1 ms of the app's CPU
+  - sleep 20 ms: task-clock < 15 ms, < 3 ms for all but one instance; spin 20 ms of CPU: task-clock within 1 ms of the app's CPU
     time plus the hypervisor's steal time the app measured over the range (>= 19 ms, <= the
     range's wall time); context switches >= 1 for every sleeping instance
   - a range touching N fresh pages: page-faults >= N
@@ -92,7 +92,12 @@ else:
     cs_sleep = per_range(db, "sleep20", "context-switches")
     wall_spin = [r[0] for r in q(db, "SELECT \"end\" - start FROM HGTX_RANGES_NAMED WHERE name = 'spin20' ORDER BY start")]
     check(len(cpu) == 3 and len(tc_sleep) == 3 and len(tc_spin) == 3, "ranges: 3 sleep and 3 spin instances")
-    check(all(v < 3000000 for v in tc_sleep), "sleep 20 ms: task-clock < 3 ms each: %r" % tc_sleep)
+    # sleeping is not counted: each instance far below the 20 ms it slept, and at most one over
+    # 3 ms (task-clock also counts steal while the thread holds the vCPU around its push and pop,
+    # which the app cannot measure over a sleep: 8.1 ms seen once in a sanitizer run; a counter
+    # counting the sleep gives >= 20 ms every time)
+    check(all(v < 15000000 for v in tc_sleep) and sum(v < 3000000 for v in tc_sleep) >= len(tc_sleep) - 1,
+          "sleep 20 ms: task-clock < 15 ms each, < 3 ms for all but one: %r" % tc_sleep)
     # spin 20 ms of CPU: task-clock = the app's CLOCK_THREAD_CPUTIME_ID over the range (+ the steal
     # time the app measured over it: on a VM task-clock counts the time the hypervisor ran
     # something else on the vCPU this thread held; the thread's CPU time does not), within 1 ms;
