@@ -40,16 +40,6 @@ static int dtype_bytes(const char *s, size_t n)
     return 0;
 }
 
-static char *dupn(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
 static const pa_op_work_t unknown_work = {-1, -1, -1};
 
 /* ---- comma fields, brackets kept together ("a,b:[1, 2],c") ---- */
@@ -230,10 +220,10 @@ static char *moe_key(const char *s, size_t len)
             break;
         }
     if (!t)
-        return dupn(s, len);
+        return strndup(s, len);
     const char *close = memchr(t, ']', len - (size_t)(t - s));
     if (!close)
-        return dupn(s, len);
+        return strndup(s, len);
     size_t pre = (size_t)(t - s) + 8, post = len - (size_t)(close - s);
     char *k = malloc(pre + 1 + post + 1);
     if (!k)
@@ -352,23 +342,23 @@ int pa_op_parse(const char *name, size_t len, const char *domain, const pa_op_me
     if (domain && strcmp(domain, "dnnl::primitive::execute") == 0) {
         out->family = PA_OP_ONEDNN;
         snprintf(out->type, sizeof out->type, "%.*s", (int)(len < 47 ? len : 47), name);
-        out->key = dupn(name, len);
+        out->key = strndup(name, len);
     } else if (len > 4 && strncmp(name, "MoE:", 4) == 0) {
         out->family = PA_OP_MOE;
         strcpy(out->type, "MoE");
         parse_moe(name, len, out);
-        out->key = m->no_merge_moe_param ? dupn(name, len) : moe_key(name, len);
+        out->key = m->no_merge_moe_param ? strndup(name, len) : moe_key(name, len);
     } else if (len > 7 && strncmp(name, "ACBLAS:", 7) == 0) {
         out->family = PA_OP_GEMM;
         strcpy(out->type, "ACBLAS");
         parse_gemm(name + 7, len - 7, out);
-        out->key = dupn(name, len);
+        out->key = strndup(name, len);
     } else if (len > 5 && strncmp(name, "FMHA:", 5) == 0) {
         out->family = PA_OP_FMHA;
         strcpy(out->type, "FMHA");
         parse_fmha(name + 5, len - 5, m, out);
         if (m->no_merge_fmha_param) {
-            out->key = dupn(name, len);
+            out->key = strndup(name, len);
         } else {
             static const char *const minor[] = {"num_blocks", "cu_seqlens_q", "seqlens_k", NULL};
             field_t f[64];
@@ -388,7 +378,7 @@ int pa_op_parse(const char *name, size_t len, const char *domain, const pa_op_me
         out->family = PA_OP_PCCL;
         strcpy(out->type, t);
         if (m->no_merge_pccl_param) {
-            out->key = dupn(name, len);
+            out->key = strndup(name, len);
         } else {
             static const char *const minor[] = {"b", NULL};
             field_t f[64];

@@ -22,17 +22,6 @@ static void *grow(const pa_op_scan_t *sc)
     return e;
 }
 
-/* A NUL-terminated copy of the name's bytes; NULL when out of memory. */
-static char *copy_name(const char *name, size_t len)
-{
-    char *s = malloc(len + 1);
-    if (s) {
-        memcpy(s, name, len);
-        s[len] = '\0';
-    }
-    return s;
-}
-
 int pa_op_scan_rows(sqlite3 *db, sqlite3_stmt *st, const pa_op_scan_t *sc, const char *report, char *err,
                     size_t errsz)
 {
@@ -57,7 +46,7 @@ int pa_op_scan_rows(sqlite3 *db, sqlite3_stmt *st, const pa_op_scan_t *sc, const
                 continue;
             }
             void *e = grow(sc);
-            char *copy = e ? copy_name(name, len) : NULL;
+            char *copy = e ? strndup(name, len) : NULL;
             if (!copy) {
                 if (e)
                     (*sc->n)--;
