@@ -346,6 +346,31 @@ static void pa_atexit_handler(void)
     pa_finish();
 }
 
+/* Why exit() itself is interposed: the gate above sits in the exit-handler list, and glibc
+ * (before 2.41) lets every thread that calls exit() pop handlers from that one list. With four
+ * or more threads exiting together the agent's parking handlers were all taken by some of them,
+ * the next one found the list empty and ended the process with _exit() while the owner still
+ * wrote the DB (no DB, the spool left). Claiming here, before glibc sees the call, parks every
+ * later caller however many there are; main returning from main() reaches exit() inside libc,
+ * not through this symbol, and is parked by the handlers as before. */
+typedef void (*pa_exit_fn)(int);
+static _Atomic(pa_exit_fn) real_exit;
+
+PA_EXPORT void exit(int status)
+{
+    pa_exit_fn real = atomic_load(&real_exit);
+    if (!real) {
+        *(void **)&real = dlsym(RTLD_NEXT, "exit");
+        atomic_store(&real_exit, real);
+    }
+    exit_claim();       /* the first caller owns the ending, a later one is parked */
+    exit_park_others(); /* owned by another thread whose session already ended: still parked */
+    if (real)
+        real(status);
+    for (;;)
+        syscall(SYS_exit_group, status); /* no libc exit() to call: end as _exit() would */
+}
+
 /* Why the handler is registered again as main starts: our constructor runs before
  * __libc_start_main registers _dl_fini, so that first registration runs after _dl_fini, i.e.
  * the DB was written from our destructor, after the Level Zero loader's destructor had freed
@@ -473,6 +498,9 @@ __attribute__((constructor)) static void pa_init(void)
 {
     if (atomic_exchange(&init_done, 1))
         return;
+    pa_exit_fn rx;
+    *(void **)&rx = dlsym(RTLD_NEXT, "exit"); /* now, not at exit: dlsym there may wait for dlopen's lock */
+    atomic_store(&real_exit, rx);
     if (!session_begin())
         return;
     int saved = errno;

@@ -222,6 +222,49 @@ static void exit2nd(long launches, long exit_after)
     printf("main done\n");
 }
 
+/* manyexit: T threads, each launching kernels on its own immediate list, meet main at a barrier
+ * and all call exit(10 + i) at once; main calls exit(99) or, with "ret", returns 99 from main()
+ * (libc's own exit() call, not the symbol an application calls). */
+static pthread_barrier_t manyexit_bar;
+static atomic_int manyexit_go;
+static ze_kernel_handle_t manyexit_k[16];
+static ze_command_list_handle_t manyexit_l[16];
+
+static void *manyexit_worker(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    ze_group_count_t g = {1, 1, 1};
+    while (!atomic_load(&manyexit_go))
+        zeCommandListAppendLaunchKernel(manyexit_l[i], manyexit_k[i], &g, NULL, 0, NULL);
+    pthread_barrier_wait(&manyexit_bar);
+    exit(10 + i);
+    return NULL;
+}
+
+static int manyexit(int threads, long run_ms, int ret)
+{
+    sample_env_init(&env, 1);
+    ze_module_handle_t m = sample_module_native(&env, env.devices[0], "SIMDEV-MODULE 1\nkernel busy_ns\n");
+    uint64_t ns = 1000;
+    threads = threads < 1 ? 1 : threads > 16 ? 16 : threads;
+    for (int i = 0; i < threads; i++) {
+        manyexit_k[i] = sample_kernel(m, "busy_ns", 1);
+        sample_set_arg(manyexit_k[i], 0, sizeof ns, &ns);
+        manyexit_l[i] = sample_immediate(&env, env.devices[0], 0, 0);
+    }
+    pthread_barrier_init(&manyexit_bar, NULL, (unsigned)threads + 1);
+    for (int i = 0; i < threads; i++) {
+        pthread_t t;
+        pthread_create(&t, NULL, manyexit_worker, (void *)(intptr_t)i);
+    }
+    nap_us(run_ms * 1000);
+    atomic_store(&manyexit_go, 1);
+    pthread_barrier_wait(&manyexit_bar);
+    if (ret)
+        return 99;
+    exit(99);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -229,6 +272,9 @@ int main(int argc, char **argv)
         exit2nd(argc > 2 ? atol(argv[2]) : 4000, argc > 3 ? atol(argv[3]) : 1000);
         return 0;
     }
+    if (strcmp(mode, "manyexit") == 0) /* manyexit THREADS RUN_MS [ret]: all threads exit at once */
+        return manyexit(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atol(argv[3]) : 100,
+                        argc > 4 && strcmp(argv[4], "ret") == 0);
     if (strcmp(mode, "zeworkers") == 0) { /* zeworkers N PACE_US RUN_MS [nofill]: main returns meanwhile;
                                             * PACE_US -1: sched_yield() between rounds */
         int n = argc > 2 ? atoi(argv[2]) : 1;

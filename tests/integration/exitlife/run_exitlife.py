@@ -355,10 +355,36 @@ def t_exit2nd_slow():
            lambda: exit2nd_run(["60", "20"], {"SIMDEV_FAULT_TS_QUERY_US": "20000"}, after))
 
 
+def manyexit_run(threads, ret):
+    """One exitlife manyexit run: None when fine, else what was wrong."""
+    rc, err, _ = run(["manyexit", str(threads), "100"] + (["ret"] if ret else []), timeout=60)
+    if rc is None:
+        return "hang (killed after 60 s)"
+    if rc not in [99] + [10 + i for i in range(threads)]:
+        return "exit status %s (not one of the callers'): %s" % (rc, err.strip()[-200:])
+    why = complete_db()
+    if why:
+        return why
+    launches = q(dbs()[0], "SELECT count(*) FROM ZE_API a JOIN STRING_IDS s ON s.id = a.nameId"
+                 " WHERE s.value = 'zeCommandListAppendLaunchKernel'")[0][0]
+    return None if launches > 0 else "no launch recorded"
+
+
+def t_manyexit():
+    """4 and 8 worker threads and main call exit() at the same moment (main also by returning
+    from main()): the first owns the ending, every other one waits, the DB is complete and the
+    status is one caller's. With 4 or more exiting threads the agent's parking handlers were all
+    taken and the next thread found glibc's handler list empty: _exit() mid-write, no DB, the
+    spool left (every run)."""
+    for threads, ret in ((4, False), (8, False), (8, True)):
+        repeat(10, "%d threads and main (%s) exit at once" % (threads, "returning" if ret else "exit(99)"),
+               lambda: manyexit_run(threads, ret))
+
+
 TESTS = {"ze_exit_race": t_ze_exit_race, "ze_exit_race_fill": t_ze_exit_race_fill, "tight_exit": t_tight_exit, "pthread_exit": t_pthread_exit,
          "atexit_ze": t_atexit_ze, "quick_exit": t_quick_exit, "preinit": t_preinit, "libctor": t_libctor,
          "sigwrite": t_sigwrite, "dropped_pops": t_dropped_pops, "exit2nd": t_exit2nd,
-         "exit2nd_slow": t_exit2nd_slow}
+         "exit2nd_slow": t_exit2nd_slow, "manyexit": t_manyexit}
 TESTS[TEST]()
 print("FAILED: %d" % len(FAILS) if FAILS else "all ok")
 sys.exit(1 if FAILS else 0)
