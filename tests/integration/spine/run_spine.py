@@ -212,6 +212,13 @@ def t_exit_worker():
     check(w and w[0][7] == 1, "worker's open range reported unterminated")
 
 
+def t_exit_detached():
+    c = t_exit("detached", 3, [b"detached"])
+    tids = {r[5] for r in ranges(c) if r[0] == b"detached"}
+    check(len(tids) == 4, "each of the 4 detached threads has ranges (main returns once each ended one): %d"
+          % len(tids))
+
+
 def t_tls_dtor():
     c = t_exit("tls_dtor", 0, [b"thread_body", b"late_dtor"])
     n = [r[0] for r in ranges(c)].count(b"late_dtor")
@@ -235,7 +242,7 @@ def t_disabled():
 TESTS = {
     "nested": t_nested, "xthread": t_xthread, "stress": t_stress, "tiny_ring": t_tiny_ring,
     "osrt_parity": t_osrt_parity, "names": t_names,
-    "exit_detached": lambda: t_exit("detached", 3, [b"detached"]),
+    "exit_detached": t_exit_detached,
     "exit_worker": t_exit_worker,
     "exit_atexit": lambda: t_exit("atexit", 7, [b"main_body", b"atexit_before"]),
     "tls_dtor": t_tls_dtor,
