@@ -263,6 +263,8 @@ static int manyexit(int threads, long run_ms, int ret)
     if (ret)
         return 99;
     exit(99);
+}
+
 /* nosync: THREADS workers, each with its own asynchronous immediate list and kernel, append
  * busy_ns kernels for RUN_MS without ever synchronizing, then are joined and main returns: the
  * engine is left with the backlog the threads appended faster than it runs. */
