@@ -223,7 +223,6 @@ static void exit2nd(long launches, long exit_after)
     printf("main done\n");
 }
 
-<<<<<<< HEAD
 /* sigexit: workers append kernels on their own asynchronous immediate lists until the process
  * ends; main's SIGALRM handler calls exit(42) meanwhile, so the loader's destructors run while
  * they call. A call failing (the loader's own teardown, as without the agent) parks its thread. */
@@ -239,7 +238,10 @@ static void *sig_worker(void *arg)
             for (;;)
                 pause();
         atomic_fetch_add(&rounds, 1);
-=======
+    }
+    return NULL;
+}
+
 /* nosync: THREADS workers, each with its own asynchronous immediate list and kernel, append
  * busy_ns kernels for RUN_MS without ever synchronizing, then are joined and main returns: the
  * engine is left with the backlog the threads appended faster than it runs. */
@@ -253,12 +255,10 @@ static void *nosync_worker(void *arg)
     while (!atomic_load(&nosync_stop)) {
         sample_launch_1d(w->list, w->k, 1, 1, NULL);
         atomic_fetch_add(&nosync_launches, 1);
->>>>>>> main
     }
     return NULL;
 }
 
-<<<<<<< HEAD
 static void sig_exit(int sig)
 {
     (void)sig;
@@ -287,7 +287,8 @@ static void sigexit(int n, long after_ms)
     setitimer(ITIMER_REAL, &it, NULL);
     for (;;)
         pause();
-=======
+}
+
 static void nosync(int n, long run_ms)
 {
     static nosync_t w[16];
@@ -308,7 +309,6 @@ static void nosync(int n, long run_ms)
     for (int i = 0; i < n; i++)
         pthread_join(t[i], NULL);
     printf("launches %ld\n", atomic_load(&nosync_launches));
->>>>>>> main
 }
 
 int main(int argc, char **argv)
