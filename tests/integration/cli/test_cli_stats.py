@@ -206,6 +206,20 @@ con.commit()
 con.close()
 rc, out, err = run("stats", "-r", "osrt_sum", nl)
 check(rc == 0 and err == b"", "complete DB without losses: no warning (%r)" % err)
+# a damaged row (end < start) gives a negative time: one warning counting such rows, per table
+neg = os.path.join(WORK, "negative.db")
+shutil.copy(nl, neg)
+con = sqlite3.connect(neg)
+con.execute("UPDATE HGTX_RANGES SET \"end\" = start - 500 WHERE id = 6")
+con.execute("UPDATE OSRT_API SET \"end\" = start - 1 WHERE rowid = (SELECT min(rowid) FROM OSRT_API)")
+con.commit()
+con.close()
+rc, out, err = run("stats", "-r", "hgtx_pushpop_trace", "-r", "hgtx_sum", neg)
+check(rc == 0 and b",-500," in out and err == b"profagent: stats: warning: the DB is damaged: 2 trace rows end before"
+      b" their start (OSRT_API 1, HGTX_RANGES 1): the negative times printed come from them (sqlite3 DB"
+      b" 'PRAGMA integrity_check' tells more)\n", "end < start rows: one warning with their count (%r)" % err)
+rc, out, err = run("stats", "-r", "hgtx_pushpop_trace", nl)
+check(rc == 0 and err == b"" and b",-" not in out, "the sound DB: no negative time, no damage warning (%r)" % err)
 rc, out, err = run("stats", "-r", "osrt_sum", "--format", "table", db)
 check(rc == 0 and out.splitlines()[0] == b" ** OS Runtime Summary (osrt_sum):" and
       out.splitlines()[2].split()[:3] == [b"Row#", b"Time", b"(%)"] and b"nanosleep" in out,
