@@ -113,7 +113,7 @@ static double median_u32(uint32_t *v, size_t n)
     return ((double)lower + (double)v[k]) / 2.0;
 }
 
-long pa_statset_row(pa_statset_t *s, int cat, uint32_t tag, uint32_t key_id)
+static long statset_row_new(pa_statset_t *s, int cat, uint32_t tag, uint32_t key_id)
 {
     uint64_t key = ((uint64_t)(cat & 0xff) << 56) | ((uint64_t)(tag & 0xffffff) << 32) | key_id;
     uint32_t *v = pa_map_get(&s->index, key);
@@ -137,6 +137,40 @@ long pa_statset_row(pa_statset_t *s, int cat, uint32_t tag, uint32_t key_id)
     return (long)s->nrows++;
 }
 
+/* Remembers row `row` of a small (cat, tag) under its key id (best effort: else the map). */
+static void direct_put(pa_statset_t *s, int cat, uint32_t tag, uint32_t key_id, long row)
+{
+    uint32_t cap = s->direct_cap[cat][tag];
+    if (key_id >= cap) {
+        uint32_t ncap = cap ? cap : 256;
+        while (ncap <= key_id)
+            ncap *= 2;
+        uint32_t *nd = realloc(s->direct[cat][tag], ncap * sizeof *nd);
+        if (!nd)
+            return;
+        memset(nd + cap, 0, (ncap - cap) * sizeof *nd);
+        s->direct[cat][tag] = nd;
+        s->direct_cap[cat][tag] = ncap;
+    }
+    s->direct[cat][tag][key_id] = (uint32_t)row + 1;
+}
+
+long pa_statset_row_slow(pa_statset_t *s, int cat, uint32_t tag, uint32_t key_id)
+{
+    int small = (unsigned)cat < PA_STAT_DIRECT_CATS && tag < PA_STAT_DIRECT_TAGS && key_id < PA_STAT_DIRECT_MAX_ID;
+    if (small && key_id < s->direct_cap[cat][tag] && s->direct[cat][tag][key_id])
+        return (long)s->direct[cat][tag][key_id] - 1;
+    long row = statset_row_new(s, cat, tag, key_id);
+    if (row >= 0 && small)
+        direct_put(s, cat, tag, key_id, row);
+    return row;
+}
+
+long pa_statset_row(pa_statset_t *s, int cat, uint32_t tag, uint32_t key_id)
+{
+    return pa_statset_row_fast(s, cat, tag, key_id);
+}
+
 /* Mean and m2 of the kept samples, two-pass (exact rows defer Welford to here: no division
  * per sample on the drain path). */
 static void row_moments(struct pa_statrow *r)
@@ -155,11 +189,15 @@ static void row_moments(struct pa_statrow *r)
     r->st.m2 = m2;
 }
 
-/* Gives up exact median for a row: its moments go online (Welford from here on) and its
- * samples return to the shared budget. */
-static void row_overflow(pa_statset_t *s, struct pa_statrow *r)
+/* Gives up exact median for a row: its samples return to the shared budget and its moments go
+ * online as sums of v - shift and (v - shift)^2, shift = the kept samples' mean (or the first
+ * value), which keeps them exact to rounding without a division per sample (finish divides). */
+static void row_overflow(pa_statset_t *s, struct pa_statrow *r, uint64_t first)
 {
     row_moments(r);
+    r->shift = r->nsamples ? r->st.mean : (double)first;
+    r->s1 = 0;
+    r->s2 = r->nsamples ? r->st.m2 : 0;
     s->used -= r->cap;
     free(r->samples);
     r->samples = NULL;
@@ -167,40 +205,40 @@ static void row_overflow(pa_statset_t *s, struct pa_statrow *r)
     r->overflow = 1;
 }
 
-void pa_statset_add(pa_statset_t *s, size_t row, uint64_t v)
+/* A sample that does not fit the row's reserved room: grows it within the budget, or gives up
+ * the row's exact median. Returns 1 when v was stored as a sample, 0 when it went online. */
+static int statset_slow(pa_statset_t *s, struct pa_statrow *r, uint64_t v)
 {
-    struct pa_statrow *r = &s->rows[row];
-    if (r->overflow) {
-        pa_stat_add(&r->st, v);
-        return;
-    }
-    if (v > UINT32_MAX) { /* a sample past 4.29 s (or 4 GiB): kept samples are 32-bit */
-        row_overflow(s, r);
-        pa_stat_add(&r->st, v);
-        return;
-    }
-    if (r->nsamples == r->cap) {
+    if (!r->overflow && v <= UINT32_MAX) {
         size_t ncap = r->cap ? r->cap * 2 : 4; /* reserved from the budget: small for the many rare keys */
         if (ncap - r->nsamples > s->budget - s->used) /* never reserve past the budget */
             ncap = r->nsamples + (s->budget - s->used);
         uint32_t *ns = ncap > r->cap ? realloc(r->samples, ncap * sizeof *ns) : NULL;
-        if (!ns) { /* budget spent (or no memory) */
-            row_overflow(s, r);
-            pa_stat_add(&r->st, v);
-            return;
+        if (ns) {
+            s->used += ncap - r->cap; /* the budget counts what is reserved, not what is filled */
+            r->samples = ns;
+            r->cap = ncap;
+            r->samples[r->nsamples++] = (uint32_t)v;
+            return 1;
         }
-        s->used += ncap - r->cap; /* the budget counts what is reserved, not what is filled */
-        r->samples = ns;
-        r->cap = ncap;
     }
-    r->samples[r->nsamples++] = (uint32_t)v;
-    pa_stat_t *st = &r->st; /* count/total/min/max now; mean/m2 at finish */
-    if (st->count == 0 || v < st->min)
-        st->min = v;
-    if (v > st->max)
-        st->max = v;
-    st->count++;
-    st->total += v;
+    /* budget spent, no memory, or a sample past 4.29 s (or 4 GiB): kept samples are 32-bit */
+    if (!r->overflow)
+        row_overflow(s, r, v);
+    double d = (double)v - r->shift;
+    r->s1 += d;
+    r->s2 += d * d;
+    return 0;
+}
+
+void pa_statset_add_slow(pa_statset_t *s, struct pa_statrow *r, uint64_t v)
+{
+    statset_slow(s, r, v);
+}
+
+void pa_statset_add(pa_statset_t *s, size_t row, uint64_t v)
+{
+    pa_statset_add_fast(s, row, v);
 }
 
 void pa_statset_finish(pa_statset_t *s)
@@ -209,6 +247,9 @@ void pa_statset_finish(pa_statset_t *s)
         struct pa_statrow *r = &s->rows[i];
         r->st.median_exact = !r->overflow;
         if (r->overflow) {
+            double n = (double)r->st.count, m2 = r->s2 - r->s1 * r->s1 / n;
+            r->st.mean = r->shift + r->s1 / n;
+            r->st.m2 = m2 > 0 ? m2 : 0;
             r->st.median = r->st.mean;
             continue;
         }
@@ -222,6 +263,9 @@ void pa_statset_free(pa_statset_t *s)
     for (size_t i = 0; i < s->nrows; i++)
         free(s->rows[i].samples);
     free(s->rows);
+    for (int c = 0; c < PA_STAT_DIRECT_CATS; c++)
+        for (int t = 0; t < PA_STAT_DIRECT_TAGS; t++)
+            free(s->direct[c][t]);
     pa_map_free(&s->index);
     memset(s, 0, sizeof *s);
 }
