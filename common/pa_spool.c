@@ -96,6 +96,27 @@ static inline uint32_t unzigzag32(uint32_t z)
     return (z >> 1) ^ (uint32_t)-(int32_t)(z & 1);
 }
 
+/* A 64-bit varint with the 1- to 3-byte cases (time deltas, durations) unrolled. */
+static inline uint8_t *enc_u64(uint8_t *p, uint64_t v)
+{
+    if (v < 0x4000) {
+        if (v < 0x80) {
+            *p = (uint8_t)v;
+            return p + 1;
+        }
+        p[0] = (uint8_t)(v | 0x80);
+        p[1] = (uint8_t)(v >> 7);
+        return p + 2;
+    }
+    if (v < 0x200000) {
+        p[0] = (uint8_t)(v | 0x80);
+        p[1] = (uint8_t)(v >> 7 | 0x80);
+        p[2] = (uint8_t)(v >> 14);
+        return p + 3;
+    }
+    return enc_varint(p, v);
+}
+
 /* Bit i set: half i of rec differs from c[i]. */
 static inline uint32_t halves_changed(const pa_record_t *rec, const uint32_t *c)
 {
@@ -134,12 +155,12 @@ static uint8_t *enc_header(uint8_t *p, const pa_record_t *rec, uint32_t len, uin
     }
     if (t0) {
         mask |= 2;
-        p = enc_varint(p, zigzag(t0 - *prev_t0));
+        p = enc_u64(p, zigzag(t0 - *prev_t0));
         *prev_t0 = t0;
     }
     if (t1) {
         mask |= 4;
-        p = enc_varint(p, zigzag(t1 - t0));
+        p = enc_u64(p, zigzag(t1 - t0));
     }
     const uint8_t *b = (const uint8_t *)rec;
     while (diff) {
