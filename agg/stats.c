@@ -241,8 +241,74 @@ void pa_statset_add(pa_statset_t *s, size_t row, uint64_t v)
     pa_statset_add_fast(s, row, v);
 }
 
+/* Large rows at finish (exit time): the median by counting the samples' digits instead of
+ * quickselect's moves (11 bits a pass, only as many passes as the row's largest value needs),
+ * and the moments from exact integer sums formed in the first pass. */
+#define HIST_MIN_N 2048u
+#define HIST_BITS 11u
+#define HIST_N (1u << HIST_BITS)
+
+/* The k-th smallest (0-based) of v[0..n) whose values are below 2^bits; *rank = how many of
+ * the samples equal to it come before it in sorted order (0: it is the first of its value). */
+static uint32_t kth_hist(const uint32_t *v, size_t n, size_t k, unsigned bits, uint32_t *cnt, size_t *rank)
+{
+    uint32_t prefix = 0, hi_mask = 0; /* the digits found so far, and their bits */
+    for (int sh = (int)(bits > HIST_BITS ? bits - HIST_BITS : 0);; sh = sh > (int)HIST_BITS ? sh - (int)HIST_BITS : 0) {
+        unsigned width = bits - (unsigned)sh; /* digits of this pass: bits below the found ones */
+        if (width > HIST_BITS)
+            width = HIST_BITS;
+        uint32_t dmask = (1u << width) - 1;
+        memset(cnt, 0, (HIST_N + 1) * sizeof *cnt);
+        for (size_t i = 0; i < n; i++) { /* samples off the prefix land in the spare bucket */
+            uint32_t x = v[i];
+            cnt[(x & hi_mask) == prefix ? (x >> sh) & dmask : HIST_N]++;
+        }
+        size_t acc = 0;
+        uint32_t d = 0;
+        while (acc + cnt[d] <= k)
+            acc += cnt[d++];
+        k -= acc;
+        prefix |= d << sh;
+        bits = (unsigned)sh;
+        hi_mask = sh ? ~0u << sh : ~0u;
+        if (sh == 0) {
+            *rank = k;
+            return prefix;
+        }
+    }
+}
+
+static void row_finish_hist(struct pa_statrow *r, uint32_t *cnt)
+{
+    const uint32_t *v = r->samples;
+    size_t n = r->nsamples;
+    unsigned __int128 sq = 0; /* < n * 2^64 <= 2^94 */
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += v[i];
+        sq += (uint64_t)v[i] * v[i];
+    }
+    /* m2 = sum (v - mean)^2 = (n * sq - sum^2) / n, exact in 128 bits (n <= 2^30 by the budget) */
+    unsigned __int128 num = (unsigned __int128)n * sq - (unsigned __int128)sum * sum;
+    r->st.mean = (double)sum / (double)n;
+    r->st.m2 = (double)num / (double)n;
+    unsigned bits = r->st.max ? 64u - (unsigned)__builtin_clzll(r->st.max) : 1u;
+    size_t k = n / 2, rank;
+    uint32_t x = kth_hist(v, n, k, bits, cnt, &rank);
+    uint32_t lower = x; /* even count: the lower middle, x again unless x is the first of its value */
+    if (n % 2 == 0 && rank == 0) {
+        lower = 0;
+        for (size_t i = 0; i < n; i++) { /* the largest sample below x (branch-free) */
+            uint32_t y = v[i] < x ? v[i] : 0;
+            lower = y > lower ? y : lower;
+        }
+    }
+    r->st.median = n % 2 ? (double)x : ((double)lower + (double)x) / 2.0;
+}
+
 void pa_statset_finish(pa_statset_t *s)
 {
+    uint32_t *cnt = malloc((HIST_N + 1) * sizeof *cnt); /* NULL: quickselect for every row */
     for (size_t i = 0; i < s->nrows; i++) {
         struct pa_statrow *r = &s->rows[i];
         r->st.median_exact = !r->overflow;
@@ -253,9 +319,14 @@ void pa_statset_finish(pa_statset_t *s)
             r->st.median = r->st.mean;
             continue;
         }
-        row_moments(r);
-        r->st.median = median_u32(r->samples, r->nsamples);
+        if (cnt && r->nsamples >= HIST_MIN_N && r->nsamples == r->st.count) {
+            row_finish_hist(r, cnt);
+        } else {
+            row_moments(r);
+            r->st.median = median_u32(r->samples, r->nsamples);
+        }
     }
+    free(cnt);
 }
 
 void pa_statset_free(pa_statset_t *s)

@@ -233,13 +233,13 @@ static long dec_header(const uint8_t *p, const uint8_t *end, pa_record_t *rec, u
     }
     uint8_t *raw = (uint8_t *)rec;
     const uint32_t *c = ctx[rec->kind & (SPOOL_NCTX - 1)];
-    for (int i = 0; i < SPOOL_NHALF; i++) {
-        uint32_t x = c[i];
-        if (mask >> (3 + i) & 1) {
-            if ((rc = dec_varint(&p, end, 35, &v)) != 0)
-                return rc > 0 ? 0 : -1;
-            x += unzigzag32((uint32_t)v);
-        }
+    memcpy(raw + 8, c, 8);       /* tid, flags */
+    memcpy(raw + 32, c + 2, 32); /* u */
+    for (uint32_t m = mask >> 3; m; m &= m - 1) { /* the changed halves only */
+        int i = __builtin_ctz(m);
+        if ((rc = dec_varint(&p, end, 35, &v)) != 0)
+            return rc > 0 ? 0 : -1;
+        uint32_t x = c[i] + unzigzag32((uint32_t)v);
         memcpy(raw + half_off[i], &x, 4);
     }
     return p - s;
@@ -569,8 +569,8 @@ int pa_spool_next(pa_spool_reader_t *r, const pa_record_t **rec, const uint8_t *
         return r->follow && !r->eof && r->len - r->pos < total ? 2 : -1;
     r->prev_t0 = t0;
     uint32_t *c = r->ctx[r->rec.kind & (SPOOL_NCTX - 1)];
-    for (int i = 0; i < SPOOL_NHALF; i++)
-        memcpy(&c[i], (const uint8_t *)&r->rec + half_off[i], 4);
+    memcpy(c, (const uint8_t *)&r->rec + 8, 8);
+    memcpy(c + 2, (const uint8_t *)&r->rec + 32, 32);
     *rec = &r->rec;
     *payload = r->rec.len ? r->buf + r->pos + (size_t)h : NULL;
     r->pos += total;
