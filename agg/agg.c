@@ -31,28 +31,12 @@ static struct {
     const pa_agg_results_t *res;
 } g = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
-/* Idle waits stretch while the rings stay nearly empty: a ring fills far below this share of
- * itself per wait (1/1024ths) doubles the wait, up to AGG_WAIT_MAX polls; a fuller one halves it. */
-#define AGG_FILL_LOW 32u   /* 1/32 of a ring: rings this empty wait longer */
-#define AGG_FILL_HIGH 128u /* 1/8: back towards the poll interval */
-#define AGG_WAIT_MAX 4u
-
 /* Waits up to `ns` for the stop flag: a futex on it, so pa_agg_stop() wakes the thread at once
  * (an exit never waits out a poll). A raw syscall: the OSRT wrappers never see these waits. */
 static void agg_wait(uint64_t ns)
 {
     struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
     syscall(SYS_futex, (int *)&g.stop, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
-}
-
-/* The next idle wait after a pass that found the fullest ring at `fill` (1/1024ths). */
-static uint64_t agg_next_wait(uint64_t wait, uint64_t poll_ns, uint32_t fill)
-{
-    if (fill < AGG_FILL_LOW)
-        return wait * 2 < poll_ns * AGG_WAIT_MAX ? wait * 2 : poll_ns * AGG_WAIT_MAX;
-    if (fill > AGG_FILL_HIGH)
-        return wait / 2 > poll_ns ? wait / 2 : poll_ns;
-    return wait;
 }
 
 static void *agg_main(void *arg)
@@ -64,18 +48,13 @@ static void *agg_main(void *arg)
     /* a small zstd frame per interval: negligible cost */
     const uint64_t flush_ns = pa_agg_config(a)->spool_flush_ns;
     _Atomic int *behind = pa_agg_config(a)->behind;
-    uint64_t next_flush = pa_clock_ns() + flush_ns, wait = poll_ns;
-    uint32_t fill = 0; /* the fullest ring's fill at the first pass after a wait */
+    uint64_t next_flush = pa_clock_ns() + flush_ns;
     while (!atomic_load_explicit(&g.stop, memory_order_acquire)) {
         size_t got = pa_agg_drain_once(a);
         if (behind)
             atomic_store_explicit(behind, got >= PA_AGG_BATCH, memory_order_relaxed);
-        fill = a->pass_fill > fill ? a->pass_fill : fill;
-        if (got == 0) {
-            wait = agg_next_wait(wait, poll_ns, fill);
-            agg_wait(wait);
-            fill = 0;
-        }
+        if (got == 0)
+            agg_wait(poll_ns);
         /* staged spool records reach the file at least this often, so a process killed
          * outright (SIGKILL, crash) loses at most the last interval: profagent recover */
         uint64_t now = pa_clock_ns();

@@ -325,13 +325,8 @@ enum { DRAIN_RUN, DRAIN_FINAL, DRAIN_CATCH_UP };
 static size_t agg_drain_pass_mode(pa_agg_t *a, size_t batch, int final)
 {
     size_t total = 0;
-    uint32_t fill = 0;
     for (pa_ring_t *r = atomic_load_explicit(&pa_ring_list, memory_order_acquire); r; r = r->next) {
         size_t need = (size_t)(r->mask + 1) * PA_SLOT_SIZE;
-        uint64_t used = atomic_load_explicit(&r->tail, memory_order_acquire) -
-                        atomic_load_explicit(&r->head, memory_order_relaxed);
-        uint64_t f = (used << 10) / (r->mask + 1);
-        fill = f > fill ? (uint32_t)(f < 1024 ? f : 1024) : fill;
         if (need > a->scratch_cap) {
             uint8_t *s = realloc(a->scratch, need);
             if (!s)
@@ -355,7 +350,6 @@ static size_t agg_drain_pass_mode(pa_agg_t *a, size_t batch, int final)
         }
     }
     a->cur_ring = NULL;
-    a->pass_fill = fill;
     pa_ring_unlink_retired(agg_on_retire, a);
     return total;
 }

@@ -64,7 +64,6 @@ struct pa_agg {
     uint32_t osrt_key[PA_OSRT_COUNT + 1]; /* STRING ids of OSRT names, 0 = not yet */
 
     const pa_ring_t *cur_ring;       /* ring being drained (drop-aware pop resync) */
-    uint32_t pass_fill;              /* the last pass: fullest ring's fill before it, 1/1024ths */
     uint8_t *scratch; size_t scratch_cap;
 
     uint64_t consumed, retired_records, retired_drops;
