@@ -166,7 +166,10 @@ void pa_summary_median_note(FILE *out, const char *report);
 /*! pa_db_prepare_for_readers() : the first reader's part of a finished DB: the readers' indexes
  *  and the medians the exit left pending (META medians_pending), in one write transaction.
  *  Does nothing for a DB being written, or one that cannot be opened for writing (the reports
- *  run without the indexes; they compute medians from the rows anyway). */
+ *  run without the indexes; they compute medians from the rows anyway). Readers arriving
+ *  together wait for the one preparing (a flock(2) on the file) as long as it lives, up to
+ *  10 min, then find the DB prepared; another program's locks are waited for 2 s in all, then
+ *  the preparation is skipped with one note on stderr. */
 void pa_db_prepare_for_readers(const char *path);
 
 /*! pa_schema_create_reader_indexes() : the trace tables' indexes only readers need (IF NOT
