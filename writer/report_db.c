@@ -294,8 +294,10 @@ static int pa_prep_run(const char *path)
     }
     pa_prep_wait_t w = {0, 0};
     sqlite3_busy_handler(db, pa_prep_busy, &w);
-    /* IMMEDIATE: another program's write transaction is waited for here, within the bound */
-    if (pa_sqlfn_register(db) != 0 || sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+    /* EXCLUSIVE: another program's transaction (a read one too) is waited for here, within the
+     * bound, before the work rather than at COMMIT after it; readers of this machine queue on the
+     * preparers' lock meanwhile, not on SQLite's */
+    if (pa_sqlfn_register(db) != 0 || sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL) != SQLITE_OK) {
         sqlite3_close(db);
         return w.busy ? -2 : -1;
     }
@@ -316,9 +318,8 @@ static int pa_prep_run(const char *path)
 
 void pa_db_prepare_for_readers(const char *path)
 {
-    /* read-only first: a finished DB that has everything is not opened for writing at all */
-    if (!pa_prep_todo(path) || access(path, W_OK) != 0)
-        return;
+    if (access(path, W_OK) != 0)
+        return; /* cannot store anything: the reports compute what they need */
     /* Readers arriving together queue here, outside SQLite: the one preparing may take long on a
      * loaded machine, and SQLite cannot tell a reader waiting for it from another program's read
      * transaction. Every SQLite connection of this process on the file is closed before `fd` is
@@ -331,8 +332,10 @@ void pa_db_prepare_for_readers(const char *path)
         fprintf(stderr, "profagent: stats: note: another reader has been preparing '%s' for readers for %llu s:"
                 " not waiting longer; the reports compute what they need\n", path,
                 (unsigned long long)(PA_PREP_QUEUE_NS / 1000000000ull));
-    else if (q == 0 || pa_prep_todo(path))
-        rc = q == 1 ? -2 : pa_prep_run(path); /* after a queued wait: the one before us gave up */
+    /* read-only first: a finished DB that has everything is not opened for writing at all; still
+     * to do after a queued wait: the reader before us gave up (another program's lock) */
+    else if (pa_prep_todo(path))
+        rc = q == 1 ? -2 : pa_prep_run(path);
     close(fd);
     if (rc == -2)
         fprintf(stderr, "profagent: stats: note: '%s' is open in another program (a read transaction): the"
