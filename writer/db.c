@@ -242,6 +242,9 @@ int pa_median_from_rows(sqlite3 *db, int cat, const char *key, size_t key_len, i
     else if (cat == PA_CAT_MEMOP) /* tag 0: device time, 1: bytes, per operation name */
         sql = PA_MEDIAN_SQL("SELECT CASE ?2 WHEN 1 THEN o.bytes ELSE max(o.end - o.start, 0) END FROM ZE_OPS o"
                             " WHERE o.kind IN (2, 3) AND " PA_SQL_MEMOP_NAME("o") " = ?1");
+    else if (cat == PA_CAT_HGTX_PROJ && (tag & ~3) == 0) /* tag 0|style: duration, 2|style: ops */
+        sql = PA_MEDIAN_SQL("SELECT CASE WHEN ?2 & 2 THEN nops ELSE dur END FROM (" PA_SQL_PROJ_INSTANCES
+                            ") WHERE name = ?1 AND style = (?2 & 1)");
     else
         return -1;
 #undef PA_MEDIAN_SQL
@@ -286,7 +289,7 @@ static int pa_load_summary(sqlite3 *db, const pa_agg_results_t *res, uint64_t nr
         int exact = row->st.median_exact, pending = 0;
         if (!exact && now && pa_median_from_rows(db, row->cat, row->key, row->key_len, row->tag, &med) == 0)
             exact = 1;
-        else if (!exact && pa_median_recomputable(row->cat))
+        else if (!exact && pa_median_recomputable(row->cat, row->tag))
             pending = 1;
         *npending += (size_t)pending;
         pa_bulk_int(&s, id);

@@ -150,6 +150,9 @@ static int pa_fill_pending_medians(sqlite3 *db)
                        " WHERE o.kind IN (2, 3) GROUP BY k"},
         {PA_CAT_MEMOP, "SELECT " PA_SQL_MEMOP_NAME("o") " AS k, 1, median(o.bytes) FROM ZE_OPS o"
                        " WHERE o.kind IN (2, 3) GROUP BY k"},
+        /* projected instances (agg_proj.c): tag style = duration, 2 | style = ops per instance */
+        {PA_CAT_HGTX_PROJ, "SELECT name, style, median(dur) FROM (" PA_SQL_PROJ_INSTANCES ") GROUP BY name, style"},
+        {PA_CAT_HGTX_PROJ, "SELECT name, 2 | style, median(nops) FROM (" PA_SQL_PROJ_INSTANCES ") GROUP BY name, style"},
     };
     int rc = sqlite3_exec(db, "CREATE TEMP TABLE pa_pending AS SELECT s.rowid AS r, s.category AS c, s.tag AS t,"
                           " k.value AS k FROM SUMMARY_STATS s JOIN STRING_IDS k ON k.id = s.nameId"

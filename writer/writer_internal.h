@@ -134,13 +134,22 @@ int pa_schema_create(sqlite3 *db);
  *  trace table to compute it from (pa_median_recomputable() == 0) or it has no rows. */
 int pa_median_from_rows(sqlite3 *db, int cat, const char *key, size_t key_len, int64_t tag, double *out);
 
-/*! pa_median_recomputable() : 1 when pa_median_from_rows() serves category `cat` (every
- *  category with one trace row per sample; not the HGTX projection's, whose samples are range
- *  instances projected by the aggregator). */
-static inline int pa_median_recomputable(int cat)
+/* The HGTX projection's instances from the DB, as agg_proj.c builds them with graph mapping on:
+ * per terminated range instance, every associated op once; columns name, style, dur (latest op
+ * end - earliest op start, ns), nops. */
+#define PA_SQL_PROJ_INSTANCES                                                                    \
+    "SELECT r.name AS name, r.style AS style, max(o.end) - min(o.start) AS dur, count(*) AS nops"  \
+    " FROM (SELECT DISTINCT rangeId, opId FROM HGTX_OP_ASSOC) x JOIN HGTX_RANGES_NAMED r"          \
+    " ON r.id = x.rangeId JOIN ZE_OPS o ON o.rowid = x.opId WHERE r.unterminated = 0 GROUP BY r.id"
+
+/*! pa_median_recomputable() : 1 when pa_median_from_rows() serves category `cat`, tag `tag`
+ *  (every category with one trace row per sample, and the HGTX projection's projected duration
+ *  and ops per instance, tags 0-3, rebuilt from HGTX_OP_ASSOC and ZE_OPS as agg_proj.c builds its
+ *  instances; not its one-sample rows: active time, device span, counters). */
+static inline int pa_median_recomputable(int cat, int64_t tag)
 {
     return cat == PA_CAT_HGTX_RANGE || cat == PA_CAT_OSRT || cat == PA_CAT_ZE_API || cat == PA_CAT_KERNEL ||
-           cat == PA_CAT_MEMOP;
+           cat == PA_CAT_MEMOP || (cat == PA_CAT_HGTX_PROJ && (tag & ~3) == 0);
 }
 
 /* The aggregator's name of a ZE_OPS copy or fill (alias a), as pa_ze_memop_name() makes it:
