@@ -15,6 +15,7 @@
 #include "../common/pa_stddev.h"
 
 #define PA_BATCH 64  /* rows per INSERT statement */
+#define PA_DBW_BUSY_MS 2000 /* longest wait of the streamed DB's writer for a reader's lock */
 
 typedef struct pa_load {
     sqlite3 *db;
@@ -446,7 +447,7 @@ static int pa_dbw_connect(pa_dbw_t *w, int create)
         return -1;
     }
     /* a reader of the DB (another process while the program runs) can hold a lock for a moment */
-    sqlite3_busy_timeout(w->db, 2000);
+    sqlite3_busy_timeout(w->db, PA_DBW_BUSY_MS);
     /* closed between batches: the WAL stays (copied back by the auto-checkpoint, and at the end) */
     sqlite3_db_config(w->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
     /* 4 MiB: the writer's share of peak RSS. Without secondary indexes a batch only appends (the
@@ -492,6 +493,22 @@ pa_dbw_t *pa_dbw_create(const char *db_path, int page_size, int wal, const pa_se
         return NULL;
     }
     return w;
+}
+
+void pa_dbw_empty_wal(pa_dbw_t *w)
+{
+    if (!w->db || w->failed)
+        return;
+    /* outside a transaction (pa_dbw_commit left a deferred BEGIN that holds no lock yet) */
+    if (pa_db_exec(w->db, "COMMIT") != 0) {
+        w->failed = 1;
+        return;
+    }
+    sqlite3_busy_timeout(w->db, 0);
+    sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    sqlite3_busy_timeout(w->db, PA_DBW_BUSY_MS);
+    if (pa_db_exec(w->db, "BEGIN") != 0)
+        w->failed = 1;
 }
 
 int pa_dbw_suspend(pa_dbw_t *w)

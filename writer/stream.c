@@ -27,6 +27,7 @@ void pa_thread_mark_agent(void) __attribute__((weak));
 #define STREAM_LOOK_NS 50000000ull     /* at most this long between two looks (bounds the exit's tail) */
 #define STREAM_CREATE_NS 500000000ull  /* a small session gets its DB this long after its first frame */
 #define STREAM_CHECK_EVERY 4096u       /* records between two looks at the clock */
+#define STREAM_STOP_EVERY 1024u        /* records between two looks at stop_asked (the exit's wait) */
 #define STREAM_YIELD_MAX_NS 20000000ull /* longest step aside per STREAM_CHECK_EVERY records */
 #define STREAM_NICE 5                  /* the DB thread's nice above the process's (weight ~1/3) */
 
@@ -152,10 +153,12 @@ static int stream_load(uint64_t limit, int final)
     pa_spool_follow(s.rd, limit, final);
     while ((rc = pa_spool_next(s.rd, &rec, &payload)) == 1) {
         pa_dbw_record(s.w, rec, payload);
-        if (!final && ++k == STREAM_CHECK_EVERY) {
-            k = 0;
+        if (!final && ++k % STREAM_STOP_EVERY == 0) {
             if (atomic_load_explicit(&stop_asked, memory_order_relaxed))
                 return 3; /* the final part goes on from here, on the open connection */
+            if (k < STREAM_CHECK_EVERY)
+                continue;
+            k = 0;
             stream_yield();
             if (pa_clock_ns() - s.last_commit_ns >= s.commit_ns)
                 return 1; /* commit now; the rest follows */
@@ -171,6 +174,10 @@ static void stream_commit(void)
         return;
     if (pa_dbw_commit(s.w) != 0)
         s.failed = 1;
+    /* a DB thread that is behind commits without closing: the WAL is emptied here as at a
+     * suspend, so what the exit copies back into the plain file is its own last transaction,
+     * not up to wal_autocheckpoint pages (16 MiB) of the run */
+    pa_dbw_empty_wal(s.w);
     s.committed = pa_dbw_records(s.w);
 }
 
@@ -350,7 +357,7 @@ int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final,
         s.stop = 1;
         atomic_store(&stop_asked, 1);
         pthread_cond_broadcast(&s.cv);
-        while (!s.done) /* at most a few thousand records: the DB thread looks at stop_asked */
+        while (!s.done) /* at most STREAM_STOP_EVERY records: the DB thread looks at stop_asked */
             pthread_cond_wait(&s.cv, &s.mu);
         s.thread = 0;
         pthread_mutex_unlock(&s.mu);

@@ -102,6 +102,9 @@ int pa_dbw_failed(const pa_dbw_t *w);
 /*! pa_dbw_commit() : commits every record loaded so far (rows the bulks buffer included, META
  *  spool_records_loaded = their count) and opens the next transaction. 0 or -1 (logged). */
 int pa_dbw_commit(pa_dbw_t *w);
+/*! pa_dbw_empty_wal() : copies the committed WAL frames into the main file and empties the WAL,
+ *  without waiting for a reader that holds old frames (then partly, the next one goes on). */
+void pa_dbw_empty_wal(pa_dbw_t *w);
 /*! pa_dbw_suspend() : commits and closes the connection between two batches: the agent holds
  *  no file descriptor while it waits (an application that closes or reuses fds, closefrom(3),
  *  never gets DB bytes). pa_dbw_resume() reopens it (statements prepared again) and opens the
