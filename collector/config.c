@@ -56,9 +56,11 @@ const pa_config_var_t pa_config_vars[] = {
      "Level Zero interception: auto, entry (the loader's entry points), tracer (its tracing layer)"},
     {"PROFAGENT_EXIT_TIMEOUT_MS", PA_CFG_UINT, OFF(exit_timeout_ms), "5000", "ms, 1..3600000", 1, 3600000,
      NULL, "longest wait for the aggregator at exit"},
-    /* writer/stream.c: the DB thread commits the rows this often while the program runs */
+    /* writer/stream.c: the DB thread commits the rows at most this many ms apart while the
+     * program runs, and at most 50 ms apart whatever the value (the bound keeps the exit's tail
+     * short) */
     {"PROFAGENT_DB_COMMIT_MS", PA_CFG_UINT, OFF(db_commit_ms), "200", "ms, 0..60000", 0, 60000, NULL,
-     "the DB is committed this often while the program runs; 0 writes it at exit only"},
+     "the DB is committed while the program runs, every min(this, 50) ms; 0 writes it at exit only"},
     /* 4 bytes per sample: the default 2M = 8 MiB is the bound on the aggregator's median
      * state (peak RSS must not follow the run length); medians of keys beyond it come from the
      * DB's rows (at exit when cheap, else by the first reader) */

@@ -422,6 +422,76 @@ static void flight_end(flight_t *f)
     flight_free((uint32_t)(f - flights));
 }
 
+/* Set when the exit flush begins: from then on no operation is tracked (ops_closed_count). */
+static _Atomic int ops_closed;
+
+/* Appends and executions in progress, per slot (a thread keeps one slot; 64 slots on their own
+ * cache lines, so threads rarely share one). Why: an append that found ops_closed clear tracks
+ * its flight at its end, in the epilogue, after its ZE_API record; the flush must not scan the
+ * flights before that, or the flight is neither collected nor counted. A thread raises its slot
+ * and then reads ops_closed; the flush sets ops_closed and then waits for the slots to drop
+ * (both sequentially consistent: one of the two sees the other). One uncontended atomic add
+ * and one subtract per traced append, no lock, no allocation. */
+#define PA_ZE_BUSY_SLOTS 64u
+static struct { _Alignas(64) _Atomic uint32_t n; } ops_busy[PA_ZE_BUSY_SLOTS];
+static _Atomic uint32_t ops_busy_next;
+static __thread uint8_t ops_slot __attribute__((tls_model("initial-exec")));  /* slot + 1, 0 = none yet */
+static __thread uint8_t ops_held __attribute__((tls_model("initial-exec")));  /* this thread counts in it */
+
+/*! ops_enter() : marks this thread's append/execution in progress (once: a prologue whose
+ *  epilogue never ran, e.g. recording stopped meanwhile, is not counted twice). Returns 1 when
+ *  the exit flush began: the operation is then counted, not tracked. */
+static int ops_enter(void)
+{
+    if (!ops_held) {
+        if (PA_UNLIKELY(!ops_slot))
+            ops_slot = (uint8_t)(1 + atomic_fetch_add_explicit(&ops_busy_next, 1, memory_order_relaxed) %
+                                         PA_ZE_BUSY_SLOTS);
+        atomic_fetch_add(&ops_busy[ops_slot - 1].n, 1);
+        ops_held = 1;
+    }
+    return atomic_load(&ops_closed);
+}
+
+/*! ops_leave() : the operation's flight (if any) is published: the flush may scan. */
+static void ops_leave(void)
+{
+    if (ops_held) {
+        ops_held = 0;
+        atomic_fetch_sub_explicit(&ops_busy[ops_slot - 1].n, 1, memory_order_release);
+    }
+}
+
+/* The flush's side: ops_closed is set; waits until no other thread is between an append's
+ * ops_enter and ops_leave, at most until `end` (an append is microseconds: the bound only
+ * matters for a thread stuck in the driver). The calling thread's own count is its own. */
+static void ops_wait_appends(uint64_t end)
+{
+    for (uint32_t i = 0; i < PA_ZE_BUSY_SLOTS; i++) {
+        uint32_t own = ops_held && ops_slot == i + 1;
+        while (atomic_load(&ops_busy[i].n) > own && pa_clock_ns() < end)
+            sched_yield();
+    }
+}
+
+/* Why operations are counted, not tracked, once the exit flush began: the application's other
+ * threads keep appending while exit() runs on one of them; a flight started now would be
+ * collected (if ever: the process may end first) after the aggregator's last drain and
+ * counted nowhere, while its ZE_API row is in the DB. Counted uncollected at the append
+ * instead, in a ZE_COUNTS record (the writer sums them) that precedes the call's ZE_API record
+ * in this thread's ring: the DB that holds the call also holds its count. (An append that
+ * then fails is counted too: at most one per call racing the exit.) */
+static void ops_closed_count(uint64_t n)
+{
+    /* not added to pa_ze_uncollected: the exit flush's own ZE_COUNTS record carries that total,
+     * which would then count the appends made during the flush twice */
+    pa_record_t rec = { .kind = PA_REC_ZE_COUNTS, .t0 = pa_clock_ns() };
+    rec.u.raw[0] = n;
+    rec.u.raw[2] = (uint64_t)pa_ze_path;
+    rec.u.raw[3] = (uint64_t)pa_ze_path_reason;
+    pa_emit(&rec, NULL, 0);
+}
+
 /* Tries to finish flight i (guard held). `ev`: only flights on this event (NULL = any).
  * Returns 1 collected, 0 still pending / not ours. */
 static int flight_try(uint32_t i, ze_event_handle_t ev, int wait_ok, uint64_t wait_ns)
@@ -437,6 +507,13 @@ static int flight_try(uint32_t i, ze_event_handle_t ev, int wait_ok, uint64_t wa
     if (st == ZE_RESULT_SUCCESS && f->tsp)
         memcpy(&ts, f->tsp, sizeof ts);  /* the device wrote it before signalling f->event */
     else if (st != ZE_RESULT_SUCCESS || pa_ze.zeEventQueryKernelTimestamp(f->event, &ts) != ZE_RESULT_SUCCESS) {
+        if (PA_UNLIKELY(atomic_load(&ops_closed))) {
+            /* the exit flush began: it may have given up waiting for this poll, so a flight put
+             * back now would be neither collected nor counted; counted here instead */
+            ops_closed_count(1);
+            flight_end(f);
+            return 0;
+        }
         atomic_store(fst(f), FL_PENDING);
         return 0;
     }
@@ -482,32 +559,12 @@ static void flights_drop(ze_event_handle_t ev)
     }
 }
 
-/* Set when the exit flush begins: from then on no operation is tracked (ops_closed_count). */
-static _Atomic int ops_closed;
-
-/* Why operations are counted, not tracked, once the exit flush began: the application's other
- * threads keep appending while exit() runs on one of them; a flight started now would be
- * collected (if ever: the process may end first) after the aggregator's last drain and
- * counted nowhere, while its ZE_API row is in the DB. Counted uncollected at the append
- * instead, in a ZE_COUNTS record (the writer sums them) that precedes the call's ZE_API record
- * in this thread's ring: the DB that holds the call also holds its count. (An append that
- * then fails is counted too: at most one per call racing the exit.) */
-static void ops_closed_count(uint64_t n)
-{
-    /* not added to pa_ze_uncollected: the exit flush's own ZE_COUNTS record carries that total,
-     * which would then count the appends made during the flush twice */
-    pa_record_t rec = { .kind = PA_REC_ZE_COUNTS, .t0 = pa_clock_ns() };
-    rec.u.raw[0] = n;
-    rec.u.raw[2] = (uint64_t)pa_ze_path;
-    rec.u.raw[3] = (uint64_t)pa_ze_path_reason;
-    pa_emit(&rec, NULL, 0);
-}
-
 void pa_ze_ops_flush(uint64_t timeout_ns)
 {
     atomic_store(&ops_closed, 1);
     uint64_t end = pa_clock_ns() + timeout_ns;
     pa_guard_enter();
+    ops_wait_appends(end);
     uint32_t hwm = atomic_load(&flight_hwm);
     for (uint32_t i = 0; i < hwm; i++) {
         uint64_t now = pa_clock_ns();
@@ -515,9 +572,12 @@ void pa_ze_ops_flush(uint64_t timeout_ns)
     }
     /* what is left is counted and released here, not left for an application thread's next
      * collect to emit after the last drain (uncounted). A flight another thread is polling
-     * (FL_BUSY) is given 10 ms to be emitted or put back. */
+     * (FL_BUSY) is given what is left of the timeout, at least 10 ms, to be emitted (a poll
+     * that fails now counts it itself: flight_try). */
     hwm = atomic_load(&flight_hwm);
     uint64_t busy_end = pa_clock_ns() + 10000000ull;
+    if (busy_end < end)
+        busy_end = end;
     for (uint32_t i = 0; i < hwm; i++) {
         while (atomic_load(&flight_state[i]) == FL_BUSY && pa_clock_ns() < busy_end)
             sched_yield();
@@ -563,7 +623,7 @@ static void append_begin(int api, ze_command_list_handle_t list, ze_event_handle
 {
     cur_cmd = PA_ZE_CMD_NONE;
     cur_app_signal = NULL;
-    if (PA_UNLIKELY(atomic_load_explicit(&ops_closed, memory_order_relaxed))) {
+    if (PA_UNLIKELY(ops_enter())) {
         ops_closed_count(1);
         return;
     }
@@ -882,7 +942,7 @@ static void execute_begin(ze_command_queue_execute_command_lists_params_t *p)
     exec_closed = 0;
     if (!*p->pphCommandLists)
         return; /* bad call: the driver returns its error */
-    if (PA_UNLIKELY(atomic_load_explicit(&ops_closed, memory_order_relaxed))) {
+    if (PA_UNLIKELY(ops_enter())) {
         uint64_t n = 0; /* the exit flush began: this execution's operations are counted (ops_closed_count) */
         for (uint32_t i = 0; i < *p->pnumCommandLists; i++) {
             pa_ze_obj_info_t *li = pa_ze_obj_get((*p->pphCommandLists)[i]);
@@ -1290,11 +1350,13 @@ void pa_ze_ops_epilogue(int api, void *params, int32_t result, uint64_t corr, ui
     case PA_ZE_API_CommandListAppendBarrier: case PA_ZE_API_CommandListAppendMemoryRangesBarrier:
         /* every append params struct starts with the list handle pointer */
         append_end(**(ze_command_list_handle_t **)params, result, corr, t0, t1);
+        ops_leave();
         break;
     case PA_ZE_API_CommandQueueExecuteCommandLists:
         pa_guard_enter();
         execute_end(params, result == ZE_RESULT_SUCCESS, corr, t0, t1);
         pa_guard_leave();
+        ops_leave();
         break;
     case PA_ZE_API_CommandQueueSynchronize: case PA_ZE_API_EventHostSynchronize:
     case PA_ZE_API_FenceHostSynchronize:

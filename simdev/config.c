@@ -126,6 +126,9 @@ static void config_parse(void)
     c->allreduce_timeout_ns = v * 1000000ull;
     env_u64("SIMDEV_FAULT_LIST_APPENDS", 0, UINT64_MAX, &c->fault_list_appends);
     env_u64("SIMDEV_FAULT_LIST_BARRIERS", 0, UINT64_MAX, &c->fault_list_barriers);
+    v = 0;
+    env_u64("SIMDEV_FAULT_TS_QUERY_US", 0, 10000000, &v);
+    c->fault_ts_query_ns = v * 1000;
 }
 
 const pa_sd_config *pa_sd_config_get(void)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pa_sd_engine.h"
 
@@ -234,7 +235,15 @@ ze_result_t pa_sd_zeEventQueryKernelTimestamp(ze_event_handle_t h, ze_kernel_tim
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (!(e->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP))
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    return pa_sd_event_get_ts(e, dst) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+    if (!pa_sd_event_get_ts(e, dst))
+        return ZE_RESULT_NOT_READY;
+    uint64_t slow = pa_sd_config_get()->fault_ts_query_ns;
+    if (slow) { /* fault injection: the calling thread held up inside the call (as when preempted) */
+        struct timespec ts = {(time_t)(slow / 1000000000ull), (long)(slow % 1000000000ull)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
+    return ZE_RESULT_SUCCESS;
 }
 
 /* The event lock is held across fork; the child re-creates the condition because waiters of the

@@ -53,6 +53,8 @@ typedef struct pa_sd_config {
     uint64_t fault_list_appends; /* SIMDEV_FAULT_LIST_APPENDS: appends a list takes before the rest
                                   * fail with OUT_OF_HOST_MEMORY (fault injection; 0 = never) */
     uint64_t fault_list_barriers; /* SIMDEV_FAULT_LIST_BARRIERS: the same for barrier appends only */
+    uint64_t fault_ts_query_ns;  /* SIMDEV_FAULT_TS_QUERY_US * 1000: each zeEventQueryKernelTimestamp
+                                  * that returns timestamps takes this long first (0 = at once) */
 } pa_sd_config;
 
 /*! pa_sd_config_get() : the process-wide configuration, parsed once from SIMDEV_* on first use. */
