@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """bench_metrics.py - cost of device metrics (PROFAGENT_METRICS=ComputeBasic at the default period)
 on samples/gemm: whole-process wall and CPU time, metrics on vs the agent without them, the two run
-alternately (A B A B ...), each figure the median of the per-pair ratios; and what the DB spends per
-metric sample (one value of one metric in one interval).
+alternately (A B A B ...), each figure the median of the per-pair ratios; what the DB spends per
+metric sample (one value of one metric in one interval); and the CPU of the exit summary's
+busiest-ranges pass on the last run's DB (bench_dm_exit).
 
     python3 bench/bench_metrics.py [--build build] [--runs 9] [ITER SIZE]   (default gemm 300 128)
 """
@@ -51,6 +52,15 @@ def db_figures(db):
     return os.path.getsize(db), samples, data, nint, chunks
 
 
+def dm_exit_pass(build, db):
+    """bench_dm_exit's lines on a metrics DB: the exit summary's busiest-ranges pass alone (CPU ms)."""
+    prog = os.path.join(build, "bin", "bench_dm_exit")
+    if not os.path.exists(prog):
+        return []
+    r = subprocess.run([prog, db, "5"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return [l for l in r.stdout.splitlines() if l.startswith("dm_exit_")]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
@@ -59,6 +69,7 @@ def main():
     a = ap.parse_args()
     argv = ["gemm"] + a.gemm
     wr, cr, per, dper, rss_on, rss_off, nints, nchunks = [], [], [], [], [], [], [], []
+    exit_pass = []
     with tempfile.TemporaryDirectory(prefix="profagent-bench-dm-") as tmp:
         run(a.build, argv, tmp, True, 0)  # warm-up (page cache, loader)
         for i in range(a.runs):
@@ -77,6 +88,8 @@ def main():
                 dper.append(data / samples)
             print("  run %d: wall %.3f / %.3f s = %.3f, cpu %.3f / %.3f s = %.3f, %d intervals in %d chunks"
                   % (i + 1, w1, w0, w1 / w0, c1, c0, c1 / c0, nint, chunks), file=sys.stderr, flush=True)
+            if i == a.runs - 1:
+                exit_pass = dm_exit_pass(a.build, db1)
             for f in os.listdir(tmp):
                 os.unlink(os.path.join(tmp, f))
     med = statistics.median
@@ -89,6 +102,8 @@ def main():
     print("metric_data_bytes_per_sample %.3f bytes (METRIC_CHUNKS.data / (intervals x metrics))"
           % (med(dper) if dper else 0))
     print("peak_rss_metrics_kib %d (without %d)" % (med(rss_on), med(rss_off)))
+    for l in exit_pass:
+        print(l)
 
 
 if __name__ == "__main__":

@@ -60,6 +60,13 @@ typedef struct pa_dm_pack {
     uint32_t nmetrics, n, rep;    /* values per interval, intervals so far, repeats not written yet */
     uint64_t base, prev_end, prev_dur;
     pa_dm_mstate_t *st;           /* per metric */
+    /* the repeat test in one compare: exp[k] = the bits a repeat of the last interval has in
+     * metric k (its integral value plus its step, or its non-integral bits); nsteps metrics in
+     * stepping[] advance on each repeat; inexact > 0: an expected integral value is >= 2^53
+     * (then tested metric by metric) */
+    double *exp;
+    uint32_t *stepping;
+    uint32_t nsteps, inexact;
 } pa_dm_pack_t;
 
 /*! pa_dm_pack_init(p, nmetrics) : an empty chunk. Returns 0, -1 when out of memory. */
@@ -79,6 +86,7 @@ typedef struct pa_dm_unpack {
     uint32_t nmetrics;
     uint64_t prev_end, prev_dur, rep;
     pa_dm_mstate_t *st;           /* caller's array of nmetrics */
+    const uint8_t *keep;          /* per metric: decode it (NULL = all; pa_dm_unpack_keep) */
     int first_done;
 } pa_dm_unpack_t;
 
@@ -89,5 +97,10 @@ void pa_dm_unpack_init(pa_dm_unpack_t *u, const void *data, size_t len, uint64_t
 /*! pa_dm_unpack_next(u, start, dur, v) : the next interval (v: nmetrics doubles, may be NULL to
  *  skip the values). Returns 1, 0 at the end, -1 when the data is malformed (truncated). */
 int pa_dm_unpack_next(pa_dm_unpack_t *u, uint64_t *start, uint64_t *dur, double *v);
+/*! pa_dm_unpack_keep(u, keep) : from now on only the metrics k with keep[k] != 0 are decoded into
+ *  v[k] (the others are stepped over, v[k] left as it is): a reader that needs a few of a group's
+ *  metrics skips the rest's arithmetic. keep (nmetrics bytes) must outlive u; call it right after
+ *  pa_dm_unpack_init. */
+void pa_dm_unpack_keep(pa_dm_unpack_t *u, const uint8_t *keep);
 
 #endif

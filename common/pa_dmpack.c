@@ -7,6 +7,7 @@
 #include "pa_devmetrics.h"
 
 #define DM_INT_MAX 9007199254740992.0 /* 2^53: integral doubles below it are exact int64 */
+#define DM_INT_LIMIT 9007199254740992ll
 
 static uint64_t zz(int64_t x) { return ((uint64_t)x << 1) ^ (uint64_t)(x >> 63); }
 static int64_t unzz(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
@@ -21,18 +22,17 @@ static uint8_t *put_var(uint8_t *o, uint64_t v)
     return o;
 }
 
-/* An integral value of the int path: |v| < 2^53, not -0.0. */
-static int is_int(double x)
-{
-    return x < DM_INT_MAX && x > -DM_INT_MAX && x == (double)(int64_t)x && !(x == 0 && signbit(x));
-}
-
 int pa_dm_pack_init(pa_dm_pack_t *p, uint32_t nmetrics)
 {
     memset(p, 0, sizeof *p);
     p->nmetrics = nmetrics;
     p->st = calloc(nmetrics ? nmetrics : 1, sizeof *p->st);
-    return p->st ? 0 : -1;
+    p->exp = calloc(nmetrics ? nmetrics : 1, sizeof *p->exp);
+    p->stepping = calloc(nmetrics ? nmetrics : 1, sizeof *p->stepping);
+    if (p->st && p->exp && p->stepping)
+        return 0;
+    pa_dm_pack_free(p);
+    return -1;
 }
 
 void pa_dm_pack_reset(pa_dm_pack_t *p)
@@ -41,6 +41,8 @@ void pa_dm_pack_reset(pa_dm_pack_t *p)
     p->n = p->rep = 0;
     p->base = p->prev_end = p->prev_dur = 0;
     memset(p->st, 0, (p->nmetrics ? p->nmetrics : 1) * sizeof *p->st);
+    memset(p->exp, 0, (p->nmetrics ? p->nmetrics : 1) * sizeof *p->exp); /* prev 0, step 0 */
+    p->nsteps = p->inexact = 0;
 }
 
 static int reserve(pa_dm_pack_t *p, size_t more)
@@ -68,24 +70,87 @@ static void put_rep(pa_dm_pack_t *p)
 }
 
 /* Does interval (start, dur, v) continue the last one: tiled, same duration, every integral value
- * one more step of its last step, every other value the same bits? */
+ * one more step of its last step, every other value the same bits? exp holds exactly those bits
+ * (an integral value below 2^53 has one double, +0.0 for 0: -0.0 and non-integral values are
+ * taken as bits), so one compare answers it; an expectation at or beyond 2^53 answers no. */
 static int repeats(const pa_dm_pack_t *p, uint64_t start, uint64_t dur, const double *v)
 {
-    if (!p->n || start != p->prev_end || dur != p->prev_dur)
+    if (!p->n || start != p->prev_end || dur != p->prev_dur || p->inexact)
         return 0;
-    for (uint32_t k = 0; k < p->nmetrics; k++) {
-        const pa_dm_mstate_t *s = &p->st[k];
+    return memcmp(v, p->exp, (size_t)p->nmetrics * sizeof *v) == 0;
+}
+
+/* The value a repeat of the last interval has in integral metric k: its value plus its step. One
+ * at or beyond 2^53 makes every repeat impossible (no integral value there is taken) until the
+ * next interval written out. */
+static inline void expect_int(pa_dm_pack_t *p, uint32_t k, int64_t next)
+{
+    if ((uint64_t)(next + DM_INT_LIMIT - 1) < (uint64_t)(2 * DM_INT_LIMIT - 1)) /* |next| < 2^53 */
+        p->exp[k] = (double)next;
+    else
+        p->inexact++;
+}
+
+/* The values of an interval written out at o: their bytes, states and expectations (the loop
+ * keeps its counters in locals: the stores through o and exp could alias p's fields). */
+static uint8_t *put_values(pa_dm_pack_t *p, const double *restrict v, uint8_t *restrict o)
+{
+    pa_dm_mstate_t *restrict st = p->st;
+    double *restrict exp = p->exp;
+    uint32_t *restrict stepping = p->stepping;
+    uint32_t nsteps = 0, inexact = 0;
+    for (uint32_t k = 0, n = p->nmetrics; k < n; k++) {
+        pa_dm_mstate_t *s = &st[k];
         double x = v[k];
-        if (s->is_float) {
-            uint64_t b;
-            memcpy(&b, &x, 8);
-            if (b != s->bits)
-                return 0;
-        } else if (!is_int(x) || (int64_t)x != s->prev + s->step) {
-            return 0;
+        uint64_t xb, eb;
+        memcpy(&xb, &x, 8);
+        memcpy(&eb, &exp[k], 8);
+        if (xb == eb && s->step == 0 && !s->is_float) {
+            /* the integral value it had (exp holds it exactly: a step-0 metric is never inexact):
+             * the branch below would write a 0 and leave the state as it is */
+            *o++ = 0;
+            continue;
         }
+        if (x < DM_INT_MAX && x > -DM_INT_MAX) {
+            int64_t iv = (int64_t)x;
+            if ((double)iv == x && (iv != 0 || !signbit(x))) { /* integral (not -0.0) */
+                int64_t d = iv - s->prev;
+                uint64_t h = zz(d) << 1;
+                if (h < 0x80)
+                    *o++ = (uint8_t)h;
+                else
+                    o = put_var(o, h);
+                int64_t step = s->is_float ? 0 : d, next = iv + step;
+                s->step = step;
+                s->prev = iv;
+                s->is_float = 0;
+                if (step)
+                    stepping[nsteps++] = k;
+                if ((uint64_t)(next + DM_INT_LIMIT - 1) < (uint64_t)(2 * DM_INT_LIMIT - 1)) /* |next| < 2^53 */
+                    exp[k] = (double)next;
+                else
+                    inexact++;
+                continue;
+            }
+        }
+        if ((double)(float)x == x || x != x) {
+            float f = (float)x;
+            *o++ = 1;
+            memcpy(o, &f, 4);
+            o += 4;
+            x = f; /* what a reader gets back (NaN payloads aside) */
+        } else {
+            *o++ = 3;
+            memcpy(o, &x, 8);
+            o += 8;
+        }
+        memcpy(&s->bits, &x, 8);
+        s->is_float = 1;
+        exp[k] = x;
     }
-    return 1;
+    p->nsteps = nsteps;
+    p->inexact = inexact;
+    return o;
 }
 
 int pa_dm_pack_add(pa_dm_pack_t *p, uint64_t start, uint64_t dur, const double *v)
@@ -93,9 +158,11 @@ int pa_dm_pack_add(pa_dm_pack_t *p, uint64_t start, uint64_t dur, const double *
     if (reserve(p, 30 + 9 * (size_t)p->nmetrics) != 0)
         return -1;
     if (repeats(p, start, dur, v)) { /* no bytes: the run's count is written before the next one */
-        for (uint32_t k = 0; k < p->nmetrics; k++)
-            if (!p->st[k].is_float)
-                p->st[k].prev += p->st[k].step;
+        for (uint32_t i = 0; i < p->nsteps; i++) {
+            pa_dm_mstate_t *s = &p->st[p->stepping[i]];
+            s->prev += s->step;
+            expect_int(p, p->stepping[i], s->prev + s->step);
+        }
         p->rep++;
         p->n++;
         p->prev_end = start + dur;
@@ -107,31 +174,7 @@ int pa_dm_pack_add(pa_dm_pack_t *p, uint64_t start, uint64_t dur, const double *
     uint8_t *o = p->buf + p->len;
     o = put_var(o, zz((int64_t)(start - p->prev_end)) << 1);
     o = put_var(o, zz((int64_t)(dur - p->prev_dur)));
-    for (uint32_t k = 0; k < p->nmetrics; k++) {
-        pa_dm_mstate_t *s = &p->st[k];
-        double x = v[k];
-        if (is_int(x)) {
-            int64_t iv = (int64_t)x;
-            o = put_var(o, zz(iv - s->prev) << 1);
-            s->step = s->is_float ? 0 : iv - s->prev;
-            s->prev = iv;
-            s->is_float = 0;
-        } else {
-            if ((double)(float)x == x || x != x) {
-                float f = (float)x;
-                *o++ = 1;
-                memcpy(o, &f, 4);
-                o += 4;
-                x = f; /* what a reader gets back (NaN payloads aside) */
-            } else {
-                *o++ = 3;
-                memcpy(o, &x, 8);
-                o += 8;
-            }
-            memcpy(&s->bits, &x, 8);
-            s->is_float = 1;
-        }
-    }
+    o = put_values(p, v, o);
     p->len = (size_t)(o - p->buf);
     p->prev_end = start + dur;
     p->prev_dur = dur;
@@ -148,6 +191,8 @@ void pa_dm_pack_free(pa_dm_pack_t *p)
 {
     free(p->buf);
     free(p->st);
+    free(p->exp);
+    free(p->stepping);
     memset(p, 0, sizeof *p);
 }
 
@@ -162,10 +207,13 @@ void pa_dm_unpack_init(pa_dm_unpack_t *u, const void *data, size_t len, uint64_t
     u->rep = 0;
     u->first_done = 0;
     u->st = st;
+    u->keep = NULL;
     memset(st, 0, (size_t)nmetrics * sizeof *st);
 }
 
-static int get_var(pa_dm_unpack_t *u, uint64_t *v)
+void pa_dm_unpack_keep(pa_dm_unpack_t *u, const uint8_t *keep) { u->keep = keep; }
+
+static inline __attribute__((always_inline)) int get_var(pa_dm_unpack_t *u, uint64_t *v)
 {
     if (u->p < u->end && !(*u->p & 0x80)) { /* one byte: most values of a steady stream */
         *v = *u->p++;
@@ -192,6 +240,8 @@ static void next_rep(pa_dm_unpack_t *u, uint64_t *start, uint64_t *dur, double *
     *dur = u->prev_dur;
     u->prev_end += u->prev_dur;
     for (uint32_t k = 0; k < u->nmetrics; k++) {
+        if (u->keep && !u->keep[k])
+            continue;
         pa_dm_mstate_t *s = &u->st[k];
         double x;
         if (s->is_float) {
@@ -230,12 +280,22 @@ int pa_dm_unpack_next(pa_dm_unpack_t *u, uint64_t *start, uint64_t *dur, double 
     *dur = u->prev_dur + (uint64_t)unzz(b);
     u->prev_end = *start + *dur;
     u->prev_dur = *dur;
+    const uint8_t *keep = u->keep;
     for (uint32_t k = 0; k < u->nmetrics; k++) {
-        pa_dm_mstate_t *s = &u->st[k];
         uint64_t h;
         double x;
         if (get_var(u, &h) != 0)
             return -1;
+        if (keep && !keep[k]) { /* stepped over: its state is never read */
+            if (h & 1) {
+                size_t skip = h == 1 ? 4 : 8;
+                if (h > 3 || (size_t)(u->end - u->p) < skip)
+                    return -1;
+                u->p += skip;
+            }
+            continue;
+        }
+        pa_dm_mstate_t *s = &u->st[k];
         if (!(h & 1)) {
             int64_t iv = s->prev + unzz(h >> 1);
             s->step = s->is_float ? 0 : iv - s->prev;

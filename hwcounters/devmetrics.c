@@ -1,8 +1,9 @@
 /* devmetrics.c - device metric streams (PROFAGENT_METRICS=<group>): one time-based metric streamer
  * per device, a reader thread per device decoding reports with the driver's calculator into
  * per-interval values on host time, written to the reader's ring (PA_REC_DM_*). */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* pthread_cond_clockwait, pthread_timedjoin_np */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,9 +25,10 @@
 
 #define DM_MAX_DEVICES 16
 #define DM_MAX_METRICS 1024         /* a group's metrics (the aggregator's and writer's bound too) */
-#define DM_WAIT_NS 50000000ull      /* event wait per loop: bounds the stop latency */
+#define DM_WAIT_NS 50000000ull      /* a read every 50 ms: at the shortest period (10 us) 5000
+                                       reports, far below a 16 MiB OA buffer's 65536 */
 #define DM_JOIN_NS 2000000000ll     /* bound of a reader join at exit */
-#define DM_NOTIFY_EVERY 4096u       /* reports per notification: a read per ~50 ms wait or 4096 reports */
+#define DM_NOTIFY_EVERY 4096u       /* notifyEveryNReports (no event is given: the readers poll) */
 #define DM_READ_BATCH 4096u         /* reports per zetMetricStreamerReadData (1 MiB of 256-byte reports) */
 #define DM_CHUNK 4096u              /* intervals per ring record at most (one record per read) */
 #define DM_CHUNK_BYTES (256u << 10) /* and packed bytes: a record stays far below the ring's 1 MiB
@@ -36,9 +38,8 @@
 #define DM_FN(n) __typeof__(&n) n
 static struct {
     DM_FN(zeInit); DM_FN(zeDriverGet); DM_FN(zeDeviceGet); DM_FN(zeDeviceGetProperties);
-    DM_FN(zeDeviceGetGlobalTimestamps); DM_FN(zeContextCreate); DM_FN(zeEventPoolCreate);
-    DM_FN(zeEventPoolDestroy); DM_FN(zeEventCreate); DM_FN(zeEventDestroy); DM_FN(zeEventHostSynchronize);
-    DM_FN(zeEventHostReset); DM_FN(zeEventHostSignal); DM_FN(zetMetricGroupGet); DM_FN(zetMetricGroupGetProperties); DM_FN(zetMetricGet);
+    DM_FN(zeDeviceGetGlobalTimestamps); DM_FN(zeContextCreate);
+    DM_FN(zetMetricGroupGet); DM_FN(zetMetricGroupGetProperties); DM_FN(zetMetricGet);
     DM_FN(zetMetricGetProperties); DM_FN(zetContextActivateMetricGroups); DM_FN(zetMetricStreamerOpen);
     DM_FN(zetMetricStreamerReadData); DM_FN(zetMetricStreamerClose); DM_FN(zetMetricGroupCalculateMetricValues);
 } ze;
@@ -58,8 +59,6 @@ typedef struct dm_dev {
     int running;
     _Atomic int stop;
     zet_metric_streamer_handle_t s;
-    ze_event_pool_handle_t pool;
-    ze_event_handle_t ev;
     pa_ring_t *ring;
     uint32_t period_ns;
     uint8_t *raw; size_t rawcap;
@@ -80,6 +79,13 @@ typedef struct dm_dev {
 static dm_dev_t devs[DM_MAX_DEVICES];
 static uint32_t ndevs;
 
+/* The readers sleep a period here; pa_dm_stop wakes them. Not the streamer's notification event:
+ * a driver's event wait may share one lock and condition among all events (simdev does), so a
+ * reader waiting there would wake at every signal of the application's events and take that
+ * lock from the application's own waits. */
+static pthread_mutex_t wake_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake_cv = PTHREAD_COND_INITIALIZER;
+
 static int resolve(void)
 {
     void *lib = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_NOLOAD);
@@ -89,8 +95,7 @@ static int resolve(void)
         return -1;
 #define R(n) if (!(*(void **)&ze.n = dlsym(lib, #n))) return -1;
     R(zeInit) R(zeDriverGet) R(zeDeviceGet) R(zeDeviceGetProperties) R(zeDeviceGetGlobalTimestamps)
-    R(zeContextCreate) R(zeEventPoolCreate) R(zeEventPoolDestroy) R(zeEventCreate) R(zeEventDestroy)
-    R(zeEventHostSynchronize) R(zeEventHostReset) R(zeEventHostSignal) R(zetMetricGroupGet) R(zetMetricGroupGetProperties)
+    R(zeContextCreate) R(zetMetricGroupGet) R(zetMetricGroupGetProperties)
     R(zetMetricGet) R(zetMetricGetProperties) R(zetContextActivateMetricGroups) R(zetMetricStreamerOpen)
     R(zetMetricStreamerReadData) R(zetMetricStreamerClose) R(zetMetricGroupCalculateMetricValues)
 #undef R
@@ -300,8 +305,17 @@ static void push_pending(dm_dev_t *d)
 {
     if (pa_dm_pack_add(&d->pack, d->pend_start, d->pend_dur, d->pend_vals) != 0)
         return;
-    for (uint32_t k = 0; k < d->nmetrics; k++)
-        d->sums[k] += d->pend_vals[k];
+    double *restrict sums = d->sums;
+    const double *restrict v = d->pend_vals;
+    uint32_t k = 0, n = d->nmetrics;
+    for (; k + 4 <= n; k += 4) { /* four a step: the compiler pairs them */
+        sums[k] += v[k];
+        sums[k + 1] += v[k + 1];
+        sums[k + 2] += v[k + 2];
+        sums[k + 3] += v[k + 3];
+    }
+    for (; k < n; k++)
+        sums[k] += v[k];
     if (d->pack.n == DM_CHUNK || d->pack.len >= DM_CHUNK_BYTES)
         flush_out(d);
 }
@@ -312,8 +326,10 @@ static void push_pending(dm_dev_t *d)
  * gaps or overlaps; a larger gap (reports dropped) keeps the converted begin. */
 static void add_interval(dm_dev_t *d, const zet_typed_value_t *v)
 {
-    for (uint32_t k = 0; k < d->nmetrics; k++)
-        d->cur[k] = tval(&v[k]);
+    double *restrict cur = d->cur;
+    for (uint32_t k = 0, n = d->nmetrics; k < n; k++) /* the common types first, the rest in tval */
+        cur[k] = v[k].type == ZET_VALUE_TYPE_UINT64 ? (double)v[k].value.ui64
+               : v[k].type == ZET_VALUE_TYPE_FLOAT32 ? (double)v[k].value.fp32 : tval(&v[k]);
     int64_t begin_dev = (int64_t)d->cur[d->begin_metric];
     uint64_t dur = (uint64_t)d->cur[d->time_metric];
     int64_t host = d->ref_host_ns + (begin_dev - d->ref_dev_ns);
@@ -385,13 +401,27 @@ static void read_once(dm_dev_t *d)
 
 static void dev_buffers_free(dm_dev_t *d);
 
+/* One period, or less when pa_dm_stop wakes the reader. */
+static void reader_sleep(dm_dev_t *d)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + DM_WAIT_NS;
+    ts.tv_sec = (time_t)(t / 1000000000ull);
+    ts.tv_nsec = (long)(t % 1000000000ull);
+    pthread_mutex_lock(&wake_mu);
+    /* _clockwait: the agent exports an OSRT wrapper named pthread_cond_timedwait (agg/agg.c) */
+    while (!atomic_load(&d->stop) && pthread_cond_clockwait(&wake_cv, &wake_mu, CLOCK_MONOTONIC, &ts) != ETIMEDOUT)
+        ;
+    pthread_mutex_unlock(&wake_mu);
+}
+
 static void *reader_main(void *arg)
 {
     dm_dev_t *d = arg;
     pa_thread_mark_agent();
     while (!atomic_load(&d->stop)) {
-        if (ze.zeEventHostSynchronize(d->ev, DM_WAIT_NS) == ZE_RESULT_SUCCESS)
-            ze.zeEventHostReset(d->ev);
+        reader_sleep(d);
         read_once(d);
         if (pa_clock_ns() - d->sm_last_ns >= DM_SYSMAN_EVERY_NS)
             emit_sysman(d);
@@ -404,8 +434,6 @@ static void *reader_main(void *arg)
     emit_sysman(d);
     ze.zetMetricStreamerClose(d->s);
     ze.zetContextActivateMetricGroups(d->ctx, d->h, 0, NULL);
-    ze.zeEventDestroy(d->ev);
-    ze.zeEventPoolDestroy(d->pool);
     pa_dm_ring_close(d->ring);
     d->ring = NULL;
     dev_buffers_free(d);
@@ -453,19 +481,10 @@ static int reader_start(dm_dev_t *d, const char *group, uint32_t period_ns)
         res = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     if (res == ZE_RESULT_SUCCESS)
         res = ze.zetContextActivateMetricGroups(d->ctx, d->h, 1, &d->group);
-    ze_event_pool_desc_t pd = {.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, .flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE,
-                               .count = 1};
-    ze_event_desc_t ed = {.stype = ZE_STRUCTURE_TYPE_EVENT_DESC, .signal = ZE_EVENT_SCOPE_FLAG_HOST,
-                          .wait = ZE_EVENT_SCOPE_FLAG_HOST};
-    int have_pool = 0, have_ev = 0;
-    if (res == ZE_RESULT_SUCCESS && (res = ze.zeEventPoolCreate(d->ctx, &pd, 1, &d->h, &d->pool)) == ZE_RESULT_SUCCESS)
-        have_pool = 1;
-    if (res == ZE_RESULT_SUCCESS && (res = ze.zeEventCreate(d->pool, &ed, &d->ev)) == ZE_RESULT_SUCCESS)
-        have_ev = 1;
     zet_metric_streamer_desc_t sd = {.stype = ZET_STRUCTURE_TYPE_METRIC_STREAMER_DESC,
                                      .notifyEveryNReports = DM_NOTIFY_EVERY, .samplingPeriod = period_ns};
-    if (res == ZE_RESULT_SUCCESS)
-        res = ze.zetMetricStreamerOpen(d->ctx, d->h, d->group, &sd, d->ev, &d->s);
+    if (res == ZE_RESULT_SUCCESS) /* no notification event: the reader reads every DM_WAIT_NS */
+        res = ze.zetMetricStreamerOpen(d->ctx, d->h, d->group, &sd, NULL, &d->s);
     if (res == ZE_RESULT_SUCCESS) {
         d->period_ns = sd.samplingPeriod;
         emit_device(d, PA_DM_STREAMING, res, group);
@@ -483,10 +502,6 @@ static int reader_start(dm_dev_t *d, const char *group, uint32_t period_ns)
             " metrics are not collected, the rest is profiled as usual", d->index, group, (unsigned)res,
             res == ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE ? ": another streamer of that kind is open on it" : "");
     emit_device(d, PA_DM_FAILED, res, group);
-    if (have_ev)
-        ze.zeEventDestroy(d->ev);
-    if (have_pool)
-        ze.zeEventPoolDestroy(d->pool);
     ze.zetContextActivateMetricGroups(d->ctx, d->h, 0, NULL);
     dev_buffers_free(d);
     pa_dm_ring_close(d->ring);
@@ -543,11 +558,11 @@ int pa_dm_start(const char *group, uint64_t period_us)
 
 void pa_dm_stop(void)
 {
-    for (uint32_t i = 0; i < ndevs; i++) {
+    pthread_mutex_lock(&wake_mu);
+    for (uint32_t i = 0; i < ndevs; i++)
         atomic_store(&devs[i].stop, 1);
-        if (devs[i].running) /* wakes a reader waiting for the streamer's notification */
-            ze.zeEventHostSignal(devs[i].ev);
-    }
+    pthread_cond_broadcast(&wake_cv); /* wakes the readers from their period's sleep */
+    pthread_mutex_unlock(&wake_mu);
     for (uint32_t i = 0; i < ndevs; i++) {
         dm_dev_t *d = &devs[i];
         if (!d->running)
@@ -567,4 +582,6 @@ void pa_dm_after_fork_child(void)
 {
     memset(devs, 0, sizeof devs);
     ndevs = 0;
+    pthread_mutex_init(&wake_mu, NULL); /* a reader may have held it at the fork */
+    pthread_cond_init(&wake_cv, NULL);
 }

@@ -24,6 +24,8 @@ typedef struct act_dev {
     uint64_t pending[PA_SD_ENGINES];  /* start of a command not added yet, 0 = none */
     uint64_t next, period;            /* stream: next boundary, 0 = no stream */
     pa_sd_activity_tick_fn fn;
+    uint64_t (*iv)[2];                /* union_len's scratch, ivcap entries (grown with ops) */
+    uint32_t ivcap;
 } act_dev;
 
 static act_dev g_act[PA_SD_MAX_DEVICES];
@@ -85,7 +87,16 @@ static uint64_t union_len(act_dev *d, int group, uint64_t a, uint64_t b, uint64_
             n++;
         }
     }
-    qsort(iv, n, sizeof iv[0], cmp_start);
+    if (n > 8) {
+        qsort(iv, n, sizeof iv[0], cmp_start);
+    } else { /* one or a few commands (the usual case at every period boundary): no call */
+        for (uint32_t i = 1; i < n; i++)
+            for (uint32_t j = i; j > 0 && iv[j - 1][0] > iv[j][0]; j--) {
+                uint64_t t0 = iv[j][0], t1 = iv[j][1];
+                iv[j][0] = iv[j - 1][0], iv[j][1] = iv[j - 1][1];
+                iv[j - 1][0] = t0, iv[j - 1][1] = t1;
+            }
+    }
     uint64_t len = 0, cs = 0, ce = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (i == 0 || iv[i][0] > ce) {
@@ -104,7 +115,14 @@ static void advance_to(act_dev *d, uint64_t t)
 {
     if (t <= d->h)
         return;
-    uint64_t (*iv)[2] = d->nops ? malloc(d->nops * sizeof *iv) : NULL;
+    if (d->nops > d->ivcap) {
+        void *n = realloc(d->iv, d->nops * sizeof *d->iv);
+        if (n) {
+            d->iv = n;
+            d->ivcap = d->nops;
+        }
+    }
+    uint64_t (*iv)[2] = d->nops && d->nops <= d->ivcap ? d->iv : NULL;
     for (uint32_t i = 0; i < d->nops; i++) {
         const op *o = &d->ops[i];
         for (uint32_t c = 0; c < PA_SD_C_COUNT; c++)
@@ -115,7 +133,6 @@ static void advance_to(act_dev *d, uint64_t t)
     }
     for (int g = 0; iv && g < PA_SD_BUSY_COUNT; g++)
         d->acc.busy[g] += union_len(d, g, d->h, t, iv);
-    free(iv);
     uint32_t k = 0;
     for (uint32_t i = 0; i < d->nops; i++)
         if (d->ops[i].e > t || (d->ops[i].e == d->ops[i].s && d->ops[i].s >= t))

@@ -366,37 +366,51 @@ static uint64_t ticks_ns(uint64_t ticks, uint64_t hz)
     return ticks / hz * 1000000000u + ticks % hz * 1000000000u / hz;
 }
 
-static void report_values(const uint8_t *r, zet_typed_value_t *v)
+/* Value i of a report, of the type g_metrics[i] gives (i is a constant at every call: the table's
+ * type folds away). */
+static inline void put_value(zet_typed_value_t *v, uint32_t i, uint64_t u, float f)
+{
+    v[i].type = g_metrics[i].result;
+    if (g_metrics[i].result == ZET_VALUE_TYPE_FLOAT32)
+        v[i].value.fp32 = f;
+    else
+        v[i].value.ui64 = u;
+}
+
+static void report_values(const uint8_t *r, zet_typed_value_t *v, uint64_t timer_hz)
 {
     uint64_t c[PA_SD_C_COUNT], busy[PA_SD_BUSY_COUNT];
-    for (int k = 0; k < PA_SD_C_COUNT; k++)
-        c[k] = get64(r, OFF_COUNTERS + 8 * k);
-    for (int k = 0; k < PA_SD_BUSY_COUNT; k++)
-        busy[k] = get64(r, OFF_BUSY + 8 * k);
+    memcpy(c, r + OFF_COUNTERS, sizeof c);
+    memcpy(busy, r + OFF_BUSY, sizeof busy);
     uint64_t ns = get64(r, OFF_GPU_NS), clocks = get64(r, OFF_CLOCKS);
-    uint64_t begin_ns = ticks_ns(get64(r, OFF_BEGIN_TICKS), pa_sd_config_get()->timer_hz);
-    uint64_t u[PA_SD_OA_METRICS] = {
-        begin_ns, ns, clocks, ns ? clocks * 1000 / ns : 0, 0, 0, 0, 0,
-        c[PA_SD_C_ALU0], c[PA_SD_C_ALU1], c[PA_SD_C_XMX], c[PA_SD_C_SEND], c[PA_SD_C_CONTROL],
-        c[PA_SD_C_GMEM_READ], c[PA_SD_C_GMEM_WRITE], c[PA_SD_C_L3_READ], c[PA_SD_C_L3_WRITE],
-        c[PA_SD_C_SLM_READ], c[PA_SD_C_SLM_WRITE], 0, 0,
-        c[PA_SD_C_H2D], c[PA_SD_C_D2H], c[PA_SD_C_D2D], c[PA_SD_C_PEER], c[PA_SD_C_FILL],
-    };
-    float f[PA_SD_OA_METRICS] = {0};
-    f[4] = pct(busy[PA_SD_BUSY_ANY], ns);
-    f[5] = pct(c[PA_SD_C_EU_ACTIVE], clocks * SIMDEV_EU_COUNT);
-    f[6] = pct(c[PA_SD_C_EU_STALL], clocks * SIMDEV_EU_COUNT);
-    f[7] = pct(c[PA_SD_C_THREAD_NS], ns * SIMDEV_HW_THREADS);
-    f[19] = pct(busy[PA_SD_BUSY_COMPUTE], ns);
-    f[20] = pct(busy[PA_SD_BUSY_COPY], ns);
-    for (uint32_t i = 0; i < PA_SD_OA_METRICS; i++) {
-        v[i].type = g_metrics[i].result;
-        if (g_metrics[i].result == ZET_VALUE_TYPE_FLOAT32)
-            v[i].value.fp32 = f[i];
-        else
-            v[i].value.ui64 = u[i];
-    }
+    put_value(v, 0, ticks_ns(get64(r, OFF_BEGIN_TICKS), timer_hz), 0);
+    put_value(v, 1, ns, 0);
+    put_value(v, 2, clocks, 0);
+    put_value(v, 3, ns ? clocks * 1000 / ns : 0, 0);
+    put_value(v, 4, 0, pct(busy[PA_SD_BUSY_ANY], ns));
+    put_value(v, 5, 0, pct(c[PA_SD_C_EU_ACTIVE], clocks * SIMDEV_EU_COUNT));
+    put_value(v, 6, 0, pct(c[PA_SD_C_EU_STALL], clocks * SIMDEV_EU_COUNT));
+    put_value(v, 7, 0, pct(c[PA_SD_C_THREAD_NS], ns * SIMDEV_HW_THREADS));
+    put_value(v, 8, c[PA_SD_C_ALU0], 0);
+    put_value(v, 9, c[PA_SD_C_ALU1], 0);
+    put_value(v, 10, c[PA_SD_C_XMX], 0);
+    put_value(v, 11, c[PA_SD_C_SEND], 0);
+    put_value(v, 12, c[PA_SD_C_CONTROL], 0);
+    put_value(v, 13, c[PA_SD_C_GMEM_READ], 0);
+    put_value(v, 14, c[PA_SD_C_GMEM_WRITE], 0);
+    put_value(v, 15, c[PA_SD_C_L3_READ], 0);
+    put_value(v, 16, c[PA_SD_C_L3_WRITE], 0);
+    put_value(v, 17, c[PA_SD_C_SLM_READ], 0);
+    put_value(v, 18, c[PA_SD_C_SLM_WRITE], 0);
+    put_value(v, 19, 0, pct(busy[PA_SD_BUSY_COMPUTE], ns));
+    put_value(v, 20, 0, pct(busy[PA_SD_BUSY_COPY], ns));
+    put_value(v, 21, c[PA_SD_C_H2D], 0);
+    put_value(v, 22, c[PA_SD_C_D2H], 0);
+    put_value(v, 23, c[PA_SD_C_D2D], 0);
+    put_value(v, 24, c[PA_SD_C_PEER], 0);
+    put_value(v, 25, c[PA_SD_C_FILL], 0);
 }
+_Static_assert(PA_SD_OA_METRICS == 26, "report_values writes every metric of the group");
 
 ze_result_t pa_sd_oa_calculate(zet_metric_group_calculation_type_t type, size_t size, const uint8_t *raw,
                                uint32_t *pCount, zet_typed_value_t *values)
@@ -427,12 +441,13 @@ ze_result_t pa_sd_oa_calculate(zet_metric_group_calculation_type_t type, size_t 
         dropped |= (flags & 1u) != 0;
     }
     uint32_t w = 0;
+    uint64_t hz = pa_sd_config_get()->timer_hz;
     zet_typed_value_t tmp[PA_SD_OA_METRICS];
     if (type == ZET_METRIC_GROUP_CALCULATION_TYPE_MAX_METRIC_VALUES) {
         zet_typed_value_t mx[PA_SD_OA_METRICS];
         memset(mx, 0, sizeof mx);
         for (uint64_t i = 0; i < n; i++) {
-            report_values(raw + i * SIMDEV_OA_REPORT_BYTES, tmp);
+            report_values(raw + i * SIMDEV_OA_REPORT_BYTES, tmp, hz);
             for (uint32_t k = 0; k < PA_SD_OA_METRICS; k++) {
                 bool fl = tmp[k].type == ZET_VALUE_TYPE_FLOAT32;
                 if (i == 0 || (fl ? tmp[k].value.fp32 > mx[k].value.fp32 : tmp[k].value.ui64 > mx[k].value.ui64))
@@ -443,7 +458,7 @@ ze_result_t pa_sd_oa_calculate(zet_metric_group_calculation_type_t type, size_t 
             values[w] = mx[w];
     } else {
         for (uint64_t i = 0; i < n && w + PA_SD_OA_METRICS <= *pCount; i++, w += PA_SD_OA_METRICS)
-            report_values(raw + i * SIMDEV_OA_REPORT_BYTES, values + w);
+            report_values(raw + i * SIMDEV_OA_REPORT_BYTES, values + w, hz);
     }
     *pCount = w;
     return dropped ? ZE_RESULT_WARNING_DROPPED_DATA : ZE_RESULT_SUCCESS;

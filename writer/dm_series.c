@@ -31,27 +31,41 @@ static int grow(pa_dm_series_t *s, size_t want)
     return 0;
 }
 
+const uint8_t *pa_dm_chunk_raw(const void *data, size_t len, size_t *got, int *oom)
+{
+    static uint8_t *raw;   /* reports are made on one thread (the CLI, or the writer at exit) */
+    static size_t rawcap;
+    *oom = 0;
+    unsigned long long full = data ? ZSTD_getFrameContentSize(data, len) : 0;
+    if (!data || full == ZSTD_CONTENTSIZE_ERROR || full == ZSTD_CONTENTSIZE_UNKNOWN || full > (1ull << 31))
+        return NULL;
+    if (full > rawcap || !raw) {
+        uint8_t *nr = realloc(raw, full ? full : 1);
+        if (!nr) {
+            *oom = 1;
+            return NULL;
+        }
+        raw = nr;
+        rawcap = full ? full : 1;
+    }
+    size_t n = ZSTD_decompress(raw, rawcap, data, len);
+    if (ZSTD_isError(n) || n != full)
+        return NULL;
+    *got = n;
+    return raw;
+}
+
 /* Appends one chunk's intervals to s (data: a zstd frame of the pack); -1 when malformed (what
  * decoded before stays). */
 static int add_chunk(pa_dm_series_t *s, uint64_t base, size_t n, const void *data, size_t len, pa_dm_mstate_t *prev)
 {
     if (grow(s, s->n + n) != 0)
         return -2;
-    static uint8_t *raw;   /* reports are made on one thread (the CLI, or the writer at exit) */
-    static size_t rawcap;
-    unsigned long long full = data ? ZSTD_getFrameContentSize(data, len) : 0;
-    if (!data || full == ZSTD_CONTENTSIZE_ERROR || full == ZSTD_CONTENTSIZE_UNKNOWN || full > (1ull << 31))
-        return -1;
-    if (full > rawcap || !raw) {
-        uint8_t *nr = realloc(raw, full ? full : 1);
-        if (!nr)
-            return -2;
-        raw = nr;
-        rawcap = full ? full : 1;
-    }
-    size_t got = ZSTD_decompress(raw, rawcap, data, len);
-    if (ZSTD_isError(got) || got != full)
-        return -1;
+    size_t got = 0;
+    int oom;
+    const uint8_t *raw = pa_dm_chunk_raw(data, len, &got, &oom);
+    if (!raw)
+        return oom ? -2 : -1;
     pa_dm_unpack_t u;
     pa_dm_unpack_init(&u, raw, got, base, s->nmetrics, prev);
     for (size_t i = 0; i < n; i++) {

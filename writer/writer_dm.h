@@ -61,6 +61,10 @@ typedef struct pa_dm_window { int64_t dev; uint64_t start, end; } pa_dm_window_t
 int pa_dm_series_load_windows(sqlite3 *db, const char *dev_clause, pa_dm_window_t *w, size_t *nw, long long slack,
                               pa_dm_series_t **out, size_t *nout, size_t *bad);
 void pa_dm_series_free(pa_dm_series_t *s, size_t n);
+/*! pa_dm_chunk_raw(data, len, got, oom) : a METRIC_CHUNKS.data frame decompressed into a buffer
+ *  reused by the next call (one thread makes reports), *got its bytes; NULL when malformed, or out
+ *  of memory (*oom = 1). */
+const uint8_t *pa_dm_chunk_raw(const void *data, size_t len, size_t *got, int *oom);
 /*! pa_dm_series_find(s, n, dev) : the series of device dev, NULL when none. */
 pa_dm_series_t *pa_dm_series_find(pa_dm_series_t *s, size_t n, int64_t dev);
 /*! pa_dm_series_mark(s, start, end, slack, stamp, fn, arg) : every interval overlapping

@@ -1,9 +1,11 @@
 /* writer_dm_summary.c - the unit/path mapping (docs/utilization.md) and the exit summary's
  * utilization section: TPU-viewer style lines with a text bar per unit and DMA path, per device,
  * and the busiest ranges by compute utilization. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/pa_devmetrics.h"
 #include "writer_dm.h"
 #include "writer_internal.h"
 #include "../common/pa_stddev.h"
@@ -163,17 +165,209 @@ static int rrow_cmp(const void *a, const void *b)
     return x->busiest < y->busiest ? 1 : x->busiest > y->busiest ? -1 : strcmp(x->name, y->name);
 }
 
-/* Sums of one (range name, device) over the intervals its ops overlap, each interval once. */
-typedef struct racc { const int *col; int64_t nint; double v[6]; } racc_t;
+/* One (range name, device): the intervals its ops overlap, each once; v = GpuCoreClocks, CONTROL,
+ * ALU0, ALU1, SEND, XMX sums. */
+typedef struct rgrp { char name[64]; int64_t dev; double xve; int64_t nint; uint64_t last; double v[6]; } rgrp_t;
+/* An op's window widened by the slack: an interval [a, a + d) counts for group g when
+ * a < hi and a + d > lo (pa_dm_series_mark's rule); a group's windows are merged where they
+ * overlap, so a device's windows sorted by lo are swept once with the intervals. */
+typedef struct rwin { int64_t dev; long long lo, hi; uint32_t g; } rwin_t;
 
-static void racc_add(void *arg, const pa_dm_series_t *s, size_t i)
+static int rwin_cmp(const void *a, const void *b)
 {
-    racc_t *r = arg;
-    const double *v = s->v + i * s->nmetrics;
-    r->nint++;
-    for (int k = 0; k < 6; k++)
-        if ((uint32_t)r->col[k] < s->nmetrics)
-            r->v[k] += v[r->col[k]];
+    const rwin_t *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    if (x->g != y->g) /* the merge below takes one group's windows together */
+        return x->g < y->g ? -1 : 1;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int rwin_cmp_lo(const void *a, const void *b)
+{
+    const rwin_t *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Does a chunk [t0, t1) of dev overlap one of the device's windows w[0..n) (sorted by lo)?
+ * maxhi[i] = max hi of w[0..i]. */
+static int chunk_wanted(const rwin_t *w, const long long *maxhi, size_t n, long long t0, long long t1)
+{
+    size_t lo = 0, hi = n; /* windows with lo < t1: w[0..lo) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w[mid].lo < t1)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && maxhi[lo - 1] > t0;
+}
+
+/* The sweep of one device's intervals (in chunk order) over its windows. */
+typedef struct rsweep {
+    const rwin_t *w;
+    size_t nw, next;       /* windows of the device; the first not activated yet */
+    uint32_t *act;         /* active windows (lo below the interval's end, hi above its start) */
+    size_t nact;
+    long long last_a;
+    uint64_t seq;          /* intervals seen: a group counts an interval once by its number */
+} rsweep_t;
+
+static void sweep_interval(rsweep_t *sw, rgrp_t *g, const int *col, long long a, long long b, const double *v)
+{
+    if (a < sw->last_a) { /* chunks out of order (a merged DB): start the sweep again */
+        sw->next = 0;
+        sw->nact = 0;
+    }
+    sw->last_a = a;
+    sw->seq++;
+    while (sw->next < sw->nw && sw->w[sw->next].lo < b)
+        sw->act[sw->nact++] = (uint32_t)sw->next++;
+    for (size_t i = 0; i < sw->nact;) {
+        const rwin_t *w = &sw->w[sw->act[i]];
+        if (w->hi <= a) { /* ended before this interval: before every later one too */
+            sw->act[i] = sw->act[--sw->nact];
+            continue;
+        }
+        i++;
+        rgrp_t *r = &g[w->g];
+        if (w->lo >= b || r->last == sw->seq)
+            continue;
+        r->last = sw->seq;
+        r->nint++;
+        for (int k = 0; k < 6; k++)
+            r->v[k] += v[col[k]];
+    }
+}
+
+/* The ranges' device work: groups (name, device) and their merged windows; returns the window
+ * count (*pw, *pg malloc'd), 0 when there is none. */
+static size_t ranges_windows(sqlite3 *db, long long slack, rgrp_t **pg, size_t *png, rwin_t **pw)
+{
+    sqlite3_stmt *st;
+    *pg = NULL, *pw = NULL, *png = 0;
+    if (sqlite3_prepare_v2(db, "SELECT s.value, z.deviceId, z.start, z.end, (SELECT xveCount FROM METRIC_DEVICES d"
+                           " WHERE d.deviceId = z.deviceId), r.nameId FROM HGTX_RANGES r JOIN HGTX_OP_ASSOC a ON a.rangeId = r.id"
+                           " JOIN ZE_OPS z ON z.rowid = a.opId AND z.kind != 4 JOIN STRING_IDS s ON s.id = r.nameId"
+                           " ORDER BY r.nameId, z.deviceId", -1, &st, NULL) != SQLITE_OK)
+        return 0; /* no HGTX/ZE tables in this session: no section */
+    rgrp_t *g = NULL;
+    rwin_t *w = NULL;
+    size_t ng = 0, gcap = 0, nw = 0, wcap = 0;
+    int64_t cname = -1, cdev = -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t dev = sqlite3_column_int64(st, 1), name = sqlite3_column_int64(st, 5);
+        if (!ng || dev != cdev || name != cname) {
+            if (ng == gcap) {
+                rgrp_t *n = realloc(g, (gcap = gcap ? gcap * 2 : 16) * sizeof *g);
+                if (!n)
+                    break;
+                g = n;
+            }
+            rgrp_t *r = &g[ng++];
+            memset(r, 0, sizeof *r);
+            const char *nm = (const char *)sqlite3_column_text(st, 0);
+            snprintf(r->name, sizeof r->name, "%s", nm ? nm : "");
+            r->dev = dev;
+            r->xve = sqlite3_column_double(st, 4);
+            cdev = dev;
+            cname = name;
+        }
+        if (nw == wcap) {
+            rwin_t *n = realloc(w, (wcap = wcap ? wcap * 2 : 256) * sizeof *w);
+            if (!n)
+                break;
+            w = n;
+        }
+        w[nw++] = (rwin_t){dev, sqlite3_column_int64(st, 2) - slack, sqlite3_column_int64(st, 3) + slack,
+                           (uint32_t)(ng - 1)};
+    }
+    sqlite3_finalize(st);
+    if (!nw) {
+        free(g), free(w);
+        return 0;
+    }
+    /* a group's overlapping windows as one: an interval overlapping the union overlaps one of them */
+    qsort(w, nw, sizeof *w, rwin_cmp);
+    size_t k = 0;
+    for (size_t i = 1; i < nw; i++) {
+        if (w[i].g == w[k].g && w[i].lo < w[k].hi) {
+            if (w[i].hi > w[k].hi)
+                w[k].hi = w[i].hi;
+        } else {
+            w[++k] = w[i];
+        }
+    }
+    nw = k + 1;
+    qsort(w, nw, sizeof *w, rwin_cmp_lo);
+    *pg = g, *png = ng, *pw = w;
+    return nw;
+}
+
+/* Sweeps every chunk of the devices with windows (only those overlapping one) through the groups. */
+static void ranges_scan(sqlite3 *db, const int *col, rgrp_t *g, const rwin_t *w, size_t nw)
+{
+    long long *maxhi = malloc(nw * sizeof *maxhi);
+    uint32_t *act = malloc(nw * sizeof *act);
+    sqlite3_stmt *st = NULL;
+    if (!maxhi || !act || sqlite3_prepare_v2(db, "SELECT deviceId, startNs, endNs, intervals, nmetrics, data FROM"
+                                             " METRIC_CHUNKS ORDER BY deviceId, startNs", -1, &st, NULL) != SQLITE_OK) {
+        free(maxhi), free(act);
+        return;
+    }
+    double v[1025];      /* v[nm] = 0 stands for a metric the group lacks */
+    uint8_t keep[1024];
+    pa_dm_mstate_t ms[1024];
+    rsweep_t sw = {.act = act};
+    int64_t sdev = INT64_MIN;
+    size_t d0 = 0, dn = 0;  /* the current device's windows w[d0 .. d0 + dn) */
+    int64_t nm_dev = 0;     /* the metric count of the device's first chunk used */
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t dev = sqlite3_column_int64(st, 0), nint = sqlite3_column_int64(st, 3), nm = sqlite3_column_int64(st, 4);
+        if (nint <= 0 || nm <= 0 || nm > 1024 || nint > 100000000)
+            continue;
+        if (dev != sdev) {
+            sdev = dev;
+            for (d0 = 0; d0 < nw && w[d0].dev < dev; d0++)
+                ;
+            for (dn = 0; d0 + dn < nw && w[d0 + dn].dev == dev; dn++)
+                maxhi[d0 + dn] = dn && maxhi[d0 + dn - 1] > w[d0 + dn].hi ? maxhi[d0 + dn - 1] : w[d0 + dn].hi;
+            sw = (rsweep_t){.w = w + d0, .nw = dn, .act = act, .last_a = LLONG_MIN};
+            nm_dev = 0;
+        }
+        long long t0 = sqlite3_column_int64(st, 1), t1 = sqlite3_column_int64(st, 2);
+        if (!dn || !chunk_wanted(w + d0, maxhi + d0, dn, t0, t1))
+            continue; /* the blob is not even read */
+        if (nm_dev && nm != nm_dev)
+            continue; /* one device, another metric count: not a stream of ours */
+        if (!nm_dev) {
+            nm_dev = nm;
+            memset(keep, 0, (size_t)nm);
+            for (int k = 0; k < 6; k++)
+                if (col[k] < nm)
+                    keep[col[k]] = 1;
+        }
+        int c[6];
+        for (int k = 0; k < 6; k++) /* a metric the group does not have adds nothing */
+            c[k] = col[k] < nm ? col[k] : (int)nm;
+        v[nm] = 0;
+        size_t got = 0;
+        int oom;
+        const uint8_t *raw = pa_dm_chunk_raw(sqlite3_column_blob(st, 5), (size_t)sqlite3_column_bytes(st, 5), &got, &oom);
+        if (!raw)
+            continue;
+        pa_dm_unpack_t u;
+        pa_dm_unpack_init(&u, raw, got, (uint64_t)t0, (uint32_t)nm, ms);
+        pa_dm_unpack_keep(&u, keep);
+        uint64_t a, d;
+        for (int64_t i = 0; i < nint && pa_dm_unpack_next(&u, &a, &d, v) == 1; i++)
+            sweep_interval(&sw, g, c, (long long)a, (long long)(a + d), v);
+    }
+    sqlite3_finalize(st);
+    free(maxhi), free(act);
 }
 
 void pa_dm_summary_ranges(sqlite3 *db, FILE *out)
@@ -184,98 +378,36 @@ void pa_dm_summary_ranges(sqlite3 *db, FILE *out)
     for (int i = 0; i < 6; i++)
         if ((col[i] = metric_col(db, m[i])) < 0)
             return;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT s.value, z.deviceId, z.start, z.end, (SELECT xveCount FROM METRIC_DEVICES d"
-                           " WHERE d.deviceId = z.deviceId), r.nameId FROM HGTX_RANGES r JOIN HGTX_OP_ASSOC a ON a.rangeId = r.id"
-                           " JOIN ZE_OPS z ON z.rowid = a.opId AND z.kind != 4 JOIN STRING_IDS s ON s.id = r.nameId"
-                           " ORDER BY r.nameId, z.deviceId", -1, &st, NULL) != SQLITE_OK)
-        return; /* no HGTX/ZE tables in this session: no section */
-    /* the ranges' device work first (name, device, op), then only the chunks it overlaps */
-    typedef struct rop { int64_t name, dev; uint64_t s, e; double xve; char text[64]; } rop_t;
-    rop_t *ops = NULL;
-    size_t nops = 0, ocap = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        if (nops == ocap) {
-            rop_t *no = realloc(ops, (ocap = ocap ? ocap * 2 : 256) * sizeof *ops);
-            if (!no)
-                break;
-            ops = no;
-        }
-        rop_t *o = &ops[nops++];
-        const char *nm = (const char *)sqlite3_column_text(st, 0);
-        snprintf(o->text, sizeof o->text, "%s", nm ? nm : "");
-        o->dev = sqlite3_column_int64(st, 1);
-        o->s = (uint64_t)sqlite3_column_int64(st, 2);
-        o->e = (uint64_t)sqlite3_column_int64(st, 3);
-        o->xve = sqlite3_column_double(st, 4);
-        o->name = sqlite3_column_int64(st, 5);
-    }
-    sqlite3_finalize(st);
-    long long slack = pa_dm_slack_ns(db);
-    pa_dm_window_t *w = malloc((nops ? nops : 1) * sizeof *w);
-    pa_dm_series_t *ser = NULL;
-    size_t nser = 0, nw = nops;
-    for (size_t i = 0; w && i < nops; i++)
-        w[i] = (pa_dm_window_t){ops[i].dev, ops[i].s, ops[i].e};
-    int loaded = w && nops && pa_dm_series_load_windows(db, "", w, &nw, slack, &ser, &nser, NULL) == 0 && nser;
-    free(w);
-    if (!loaded) {
-        free(ops);
-        pa_dm_series_free(ser, nser);
+    rgrp_t *g;
+    rwin_t *w;
+    size_t ng, nw = ranges_windows(db, pa_dm_slack_ns(db), &g, &ng, &w);
+    if (!nw)
         return;
-    }
-    rrow_t *rows = NULL;
-    size_t nr = 0, cap = 0;
+    ranges_scan(db, col, g, w, nw);
+    free(w);
+    rrow_t *rows = calloc(ng, sizeof *rows);
+    size_t nr = 0;
     static const char *const uname[4] = {"Scalar Unit", "Vector ALU", "Vector Load/Store", "MXU"};
     static const double rate[4] = {1, 2, 1, 1};
-    const char *cur = "";
-    int64_t cdev = -1, cname = -1;
-    double xve = 0;
-    uint32_t stamp = 0;
-    racc_t acc = {col, 0, {0}};
-    for (size_t oi = 0; oi <= nops; oi++) {
-        int more = oi < nops;
-        int64_t dev = more ? ops[oi].dev : -1, name = more ? ops[oi].name : -1;
-        if (!more || dev != cdev || name != cname) {
-            /* one (name, device) group is complete */
-            double clocks = acc.v[0];
-            if (stamp && clocks > 0 && xve > 0 && acc.nint) {
-                if (nr == cap) {
-                    rrow_t *nrw = realloc(rows, (cap = cap ? cap * 2 : 16) * sizeof *rows);
-                    if (!nrw)
-                        break;
-                    rows = nrw;
-                }
-                rrow_t *r = &rows[nr++];
-                memset(r, 0, sizeof *r);
-                snprintf(r->name, sizeof r->name, "%s", cur);
-                r->dev = cdev;
-                r->nint = acc.nint;
-                double a4[4] = {acc.v[1], acc.v[2] + acc.v[3], acc.v[4], acc.v[5]};
-                for (int u = 0; u < 4; u++) {
-                    r->util[u] = 100.0 * a4[u] / (rate[u] * xve * clocks);
-                    if (r->util[u] > r->busiest || u == 0) {
-                        r->busiest = r->util[u];
-                        r->unit = u;
-                    }
-                }
+    for (size_t i = 0; rows && i < ng; i++) {
+        const rgrp_t *a = &g[i];
+        double clocks = a->v[0], xve = a->xve;
+        if (!(clocks > 0 && xve > 0 && a->nint))
+            continue;
+        rrow_t *r = &rows[nr++];
+        snprintf(r->name, sizeof r->name, "%s", a->name);
+        r->dev = a->dev;
+        r->nint = a->nint;
+        double a4[4] = {a->v[1], a->v[2] + a->v[3], a->v[4], a->v[5]};
+        for (int u = 0; u < 4; u++) {
+            r->util[u] = 100.0 * a4[u] / (rate[u] * xve * clocks);
+            if (r->util[u] > r->busiest || u == 0) {
+                r->busiest = r->util[u];
+                r->unit = u;
             }
-            if (!more)
-                break;
-            cur = ops[oi].text;
-            cdev = dev;
-            cname = name;
-            xve = ops[oi].xve;
-            stamp++;
-            memset(&acc, 0, sizeof acc);
-            acc.col = col;
         }
-        pa_dm_series_t *se = pa_dm_series_find(ser, nser, dev);
-        if (se)
-            pa_dm_series_mark(se, ops[oi].s, ops[oi].e, slack, stamp, racc_add, &acc);
     }
-    free(ops);
-    pa_dm_series_free(ser, nser);
+    free(g);
     if (nr) {
         qsort(rows, nr, sizeof *rows, rrow_cmp);
         fprintf(out, "\nBusiest HGTX ranges by compute utilization (top %d of %zu; the busiest unit over the metric"

@@ -134,6 +134,198 @@ static void wide_group(void **state)
     pa_dm_pack_free(&p);
 }
 
+/* The one-compare repeat test gives the metric-by-metric answer at its edges: a stepping value
+ * reaching 2^53 (no longer integral-exact: written out, not repeated), -0.0 after +0.0 and the
+ * reverse, NaN repeated bit for bit; every interval decodes bit-exact and the repeats that are
+ * real are taken (the byte count). */
+static void repeat_edges(void **state)
+{
+    (void)state;
+    enum { NM = 4, N = 12 };
+    const double big = 9007199254740992.0; /* 2^53 */
+    double v[N][NM];
+    for (int i = 0; i < N; i++) {
+        v[i][0] = big - 6 + i;             /* steps by 1 through 2^53 - 1, then 2^53 and beyond */
+        v[i][1] = i < 6 ? 0.0 : -0.0;      /* the sign flips once */
+        v[i][2] = NAN;
+        v[i][3] = i == 9 ? 0.0 : 3;        /* one interval another value */
+    }
+    pa_dm_pack_t p;
+    assert_int_equal(pa_dm_pack_init(&p, NM), 0);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(pa_dm_pack_add(&p, 100 + (uint64_t)i * 10, 10, v[i]), 0);
+    pa_dm_pack_finish(&p);
+    pa_dm_mstate_t st[NM];
+    pa_dm_unpack_t u;
+    pa_dm_unpack_init(&u, p.buf, p.len, p.base, NM, st);
+    int runs = 0;
+    for (int i = 0; i < N; i++) {
+        uint64_t s0, d0;
+        double got[NM];
+        runs += u.rep > 0;
+        assert_int_equal(pa_dm_unpack_next(&u, &s0, &d0, got), 1);
+        assert_int_equal(s0, 100 + (uint64_t)i * 10);
+        assert_true(isnan(got[2]));
+        got[2] = v[i][2] = 0;
+        assert_memory_equal(got, v[i], sizeof got);
+    }
+    assert_true(runs > 0); /* intervals 2..5 repeat 1 (2^53 - 4 .. 2^53 - 1 by 1, +0.0, NaN, 3) */
+    pa_dm_pack_free(&p);
+}
+
+/* pa_dm_unpack_keep: only the kept metrics are written, with the values a full decode gives,
+ * across explicit intervals, float values and runs of repeats. */
+static void keep_some(void **state)
+{
+    (void)state;
+    enum { NM = 6, N = 50 };
+    double v[N][NM];
+    pa_dm_pack_t p;
+    assert_int_equal(pa_dm_pack_init(&p, NM), 0);
+    for (int i = 0; i < N; i++) {
+        for (int k = 0; k < NM; k++)
+            v[i][k] = k == 1 ? 0.5 + (i / 10) : k == 4 ? 1e300 : (double)(k * 1000 + (i / 7) * k) + (k == 0 ? i : 0);
+        assert_int_equal(pa_dm_pack_add(&p, 10 + (uint64_t)i * 5, 5, v[i]), 0);
+    }
+    pa_dm_pack_finish(&p);
+    const uint8_t keep[NM] = {0, 1, 0, 1, 0, 1};
+    pa_dm_mstate_t st[NM];
+    pa_dm_unpack_t u;
+    pa_dm_unpack_init(&u, p.buf, p.len, p.base, NM, st);
+    pa_dm_unpack_keep(&u, keep);
+    for (int i = 0; i < N; i++) {
+        uint64_t s0, d0;
+        double got[NM] = {-1, -1, -1, -1, -1, -1};
+        assert_int_equal(pa_dm_unpack_next(&u, &s0, &d0, got), 1);
+        assert_int_equal(s0, 10 + (uint64_t)i * 5);
+        for (int k = 0; k < NM; k++)
+            assert_true(keep[k] ? got[k] == v[i][k] : got[k] == -1);
+    }
+    uint64_t s0, d0;
+    assert_int_equal(pa_dm_unpack_next(&u, &s0, &d0, NULL), 0);
+    pa_dm_pack_free(&p);
+}
+
+/* ---- the encoder's fast paths (one-compare repeats, unchanged values) against the format's
+ * rules written out metric by metric (pa_devmetrics.h): the same bytes for the same stream ---- */
+typedef struct ref_pack { uint8_t buf[1 << 16]; size_t len; uint32_t n, rep; uint64_t prev_end, prev_dur;
+                          pa_dm_mstate_t st[8]; } ref_pack_t;
+
+static uint64_t rzz(int64_t x) { return ((uint64_t)x << 1) ^ (uint64_t)(x >> 63); }
+static void rvar(ref_pack_t *r, uint64_t v)
+{
+    while (v >= 0x80) {
+        r->buf[r->len++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    r->buf[r->len++] = (uint8_t)v;
+}
+static int ris_int(double x)
+{
+    return x < 9007199254740992.0 && x > -9007199254740992.0 && x == (double)(int64_t)x && !(x == 0 && signbit(x));
+}
+static void ref_add(ref_pack_t *r, uint32_t nm, uint64_t start, uint64_t dur, const double *v)
+{
+    int rep = r->n && start == r->prev_end && dur == r->prev_dur;
+    for (uint32_t k = 0; rep && k < nm; k++) {
+        uint64_t b;
+        memcpy(&b, &v[k], 8);
+        rep = r->st[k].is_float ? b == r->st[k].bits : ris_int(v[k]) && (int64_t)v[k] == r->st[k].prev + r->st[k].step;
+    }
+    if (rep) {
+        for (uint32_t k = 0; k < nm; k++)
+            if (!r->st[k].is_float)
+                r->st[k].prev += r->st[k].step;
+        r->rep++, r->n++, r->prev_end = start + dur;
+        return;
+    }
+    if (r->rep)
+        rvar(r, ((uint64_t)r->rep << 1) | 1);
+    r->rep = 0;
+    if (!r->n)
+        r->prev_end = start;
+    rvar(r, rzz((int64_t)(start - r->prev_end)) << 1);
+    rvar(r, rzz((int64_t)(dur - r->prev_dur)));
+    for (uint32_t k = 0; k < nm; k++) {
+        pa_dm_mstate_t *s = &r->st[k];
+        double x = v[k];
+        if (ris_int(x)) {
+            int64_t iv = (int64_t)x;
+            rvar(r, rzz(iv - s->prev) << 1);
+            s->step = s->is_float ? 0 : iv - s->prev;
+            s->prev = iv, s->is_float = 0;
+        } else {
+            if ((double)(float)x == x || x != x) {
+                float f = (float)x;
+                r->buf[r->len++] = 1;
+                memcpy(r->buf + r->len, &f, 4);
+                r->len += 4;
+                x = f;
+            } else {
+                r->buf[r->len++] = 3;
+                memcpy(r->buf + r->len, &x, 8);
+                r->len += 8;
+            }
+            memcpy(&s->bits, &x, 8);
+            s->is_float = 1;
+        }
+    }
+    r->prev_end = start + dur, r->prev_dur = dur, r->n++;
+}
+
+/* A stream of chunks (each packed, compared, decoded, then the pack reset and reused) of
+ * patterns a device gives: constant counters, a timestamp stepping by one period or alternating
+ * +-1 (ticks to ns), a counter alternating between two values, percentages as float32, values
+ * reaching 2^53, -0.0 and NaN now and then, a gap in the timeline. */
+static void same_bytes(void **state)
+{
+    (void)state;
+    enum { NM = 8, CHUNKS = 40, N = 300 };
+    static ref_pack_t ref;
+    pa_dm_pack_t p;
+    assert_int_equal(pa_dm_pack_init(&p, NM), 0);
+    uint32_t seed = 12345;
+    uint64_t t = 1000, qb = 77;
+    for (int c = 0; c < CHUNKS; c++) {
+        memset(&ref, 0, sizeof ref);
+        double v[N][NM];
+        for (int i = 0; i < N; i++) {
+            seed = seed * 1103515245u + 12345u;
+            uint32_t r = seed >> 16, mode = (uint32_t)(c % 5);
+            v[i][0] = (double)qb;
+            v[i][1] = 53333;
+            v[i][2] = mode == 1 ? 85333 + (i & 1) : 85333;
+            v[i][3] = mode == 2 && r % 7 == 0 ? (double)(r % 100) : 0;
+            v[i][4] = mode == 3 ? (float)(r % 1000) / 8.0f : 0.0;
+            v[i][5] = mode == 4 ? 9007199254740992.0 - 40 + i / 2 * 3 : (double)(i / 50);
+            v[i][6] = r % 97 == 0 ? -0.0 : r % 89 == 0 ? NAN : 1e300 * (r % 3 == 0);
+            v[i][7] = (double)(i / 10 * 5);
+            uint64_t d = 53333, st = t + (r % 211 == 0 ? 999 : 0);
+            assert_int_equal(pa_dm_pack_add(&p, st, d, v[i]), 0);
+            ref_add(&ref, NM, st, d, v[i]);
+            t = st + d;
+            qb += 53333 + (c % 2 ? (uint64_t)(i % 3 == 0) : 0);
+        }
+        pa_dm_pack_finish(&p);
+        if (ref.rep)
+            rvar(&ref, ((uint64_t)ref.rep << 1) | 1);
+        assert_int_equal(p.len, ref.len);
+        assert_memory_equal(p.buf, ref.buf, ref.len);
+        pa_dm_mstate_t ms[NM];
+        pa_dm_unpack_t u;
+        pa_dm_unpack_init(&u, p.buf, p.len, p.base, NM, ms);
+        for (int i = 0; i < N; i++) {
+            uint64_t s0, d0;
+            double got[NM];
+            assert_int_equal(pa_dm_unpack_next(&u, &s0, &d0, got), 1);
+            for (int k = 0; k < NM; k++)
+                assert_true(isnan(v[i][k]) ? isnan(got[k]) : memcmp(&got[k], &v[i][k], 8) == 0);
+        }
+        pa_dm_pack_reset(&p);
+    }
+    pa_dm_pack_free(&p);
+}
+
 static void bad_header(void **state)
 {
     (void)state;
@@ -161,6 +353,9 @@ int main(void)
         cmocka_unit_test(round_trip),
         cmocka_unit_test(steady_runs),
         cmocka_unit_test(wide_group),
+        cmocka_unit_test(repeat_edges),
+        cmocka_unit_test(keep_some),
+        cmocka_unit_test(same_bytes),
         cmocka_unit_test(bad_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
