@@ -268,38 +268,57 @@ static void write_report(uint8_t *out, const oa_run *r, uint64_t j, uint64_t mhz
     memset(out + OFF_FLAGS + 4, 0, SIMDEV_OA_REPORT_BYTES - OFF_FLAGS - 4);
 }
 
+#define OA_READ_RUNS 64 /* runs taken from the buffer per lock hold */
+
+/* The reports are written after the lock is released (from copies of the runs taken): a reader
+ * preempted while writing its thousands of reports must not hold up the engines' ticks. */
 uint32_t pa_sd_oa_read(pa_sd_device *dev, uint64_t gen, uint8_t *out, uint32_t max, bool *lost)
 {
     oa_dev *o = oa_of(dev);
     pa_sd_activity_poll(dev); /* the intervals that have ended */
-    pthread_mutex_lock(&o->mu);
-    *lost = false;
-    if (!o->open || o->gen != gen) {
-        pthread_mutex_unlock(&o->mu);
-        return 0;
-    }
     uint64_t mhz = pa_sd_config_get()->core_clock_mhz;
     uint32_t w = 0;
-    while (w < max && o->nruns) {
-        oa_run *r = run_at(o, 0);
-        uint64_t k = r->n < max - w ? r->n : max - w;
-        oa_edge at = {pa_sd_clock_ticks_at(r->begin_ns), clocks_at(r->begin_ns, mhz)};
-        for (uint64_t j = 0; j < k; j++, w++)
-            write_report(out + (size_t)w * SIMDEV_OA_REPORT_BYTES, r, j, mhz, &at);
-        if (k == r->n) {
-            o->rhead = o->rhead + 1 == o->rcap ? 0 : o->rhead + 1;
-            o->nruns--;
-        } else { /* the rest of the run stays: it starts k intervals later */
-            r->begin_ns += k * r->dur_ns;
-            r->n -= k;
-            r->flags = 0;
+    *lost = false;
+    for (;;) {
+        oa_run take[OA_READ_RUNS];
+        uint32_t nt = 0, want = 0;
+        pthread_mutex_lock(&o->mu);
+        if (!o->open || o->gen != gen) {
+            pthread_mutex_unlock(&o->mu);
+            break;
         }
+        while (w + want < max && o->nruns && nt < OA_READ_RUNS) {
+            oa_run *r = run_at(o, 0);
+            uint64_t k = r->n < max - w - want ? r->n : max - w - want;
+            take[nt] = *r;
+            take[nt++].n = k;
+            if (k == r->n) {
+                o->rhead = o->rhead + 1 == o->rcap ? 0 : o->rhead + 1;
+                o->nruns--;
+            } else { /* the rest of the run stays: it starts k intervals later */
+                r->begin_ns += k * r->dur_ns;
+                r->n -= k;
+                r->flags = 0;
+            }
+            want += (uint32_t)k;
+        }
+        o->count -= want;
+        int more = nt == OA_READ_RUNS && w + want < max && o->nruns;
+        if (!more) {
+            *lost = o->lost;
+            o->lost = false;
+            oa_notify(o);
+        }
+        pthread_mutex_unlock(&o->mu);
+        for (uint32_t t = 0; t < nt; t++) {
+            const oa_run *r = &take[t];
+            oa_edge at = {pa_sd_clock_ticks_at(r->begin_ns), clocks_at(r->begin_ns, mhz)};
+            for (uint64_t j = 0; j < r->n; j++, w++)
+                write_report(out + (size_t)w * SIMDEV_OA_REPORT_BYTES, r, j, mhz, &at);
+        }
+        if (!more)
+            break;
     }
-    o->count -= w;
-    *lost = o->lost;
-    o->lost = false;
-    oa_notify(o);
-    pthread_mutex_unlock(&o->mu);
     return w;
 }
 
