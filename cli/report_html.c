@@ -258,12 +258,32 @@ static void pa_html_meta_str(FILE *out, sqlite3 *db, const char *key)
 
 #define PA_HTML_BINS 240
 
-/* Per device: busy ns (union of its operations' intervals) in PA_HTML_BINS equal bins over the
- * session, and the total; from ZE_OPS in start order. */
-static void pa_html_busy(FILE *out, sqlite3 *db, int64_t t0, int64_t t1)
+/* The overview's window: the session [t0, t1], widened to every device operation (a DB of an
+ * older agent may hold operations converted with a device clock that had no reference yet,
+ * seconds away from the session: clipped away, their time was in the device's busy total and in
+ * none of its bins). */
+static void pa_html_busy_window(sqlite3 *db, int64_t *t0, int64_t *t1)
 {
     sqlite3_stmt *st;
-    fprintf(out, ",\n\"busy\":{\"t0\":0,\"t1\":%lld,\"bins\":%d,\"devices\":[", (long long)(t1 - t0), PA_HTML_BINS);
+    if (sqlite3_prepare_v2(db, "SELECT min(start), max(end) FROM ZE_OPS WHERE deviceId IS NOT NULL AND end > start"
+                           " AND kind IN (1, 2, 3)", -1, &st, NULL) != SQLITE_OK)
+        return;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        int64_t lo = sqlite3_column_int64(st, 0), hi = sqlite3_column_int64(st, 1);
+        *t0 = lo < *t0 ? lo : *t0;
+        *t1 = hi > *t1 ? hi : *t1;
+    }
+    sqlite3_finalize(st);
+}
+
+/* Per device: busy ns (union of its operations' intervals) in PA_HTML_BINS equal bins over the
+ * session (pa_html_busy_window), and the total; from ZE_OPS in start order. "t0" and "t1" are ns
+ * from the session's start (t0 < 0 when an operation precedes it). */
+static void pa_html_busy(FILE *out, sqlite3 *db, int64_t start, int64_t t0, int64_t t1)
+{
+    sqlite3_stmt *st;
+    fprintf(out, ",\n\"busy\":{\"t0\":%lld,\"t1\":%lld,\"bins\":%d,\"devices\":[", (long long)(t0 - start),
+            (long long)(t1 - start), PA_HTML_BINS);
     if (sqlite3_prepare_v2(db, "SELECT o.deviceId, o.start, o.end, d.name FROM ZE_OPS o LEFT JOIN ZE_DEVICES d"
                            " ON d.deviceId = o.deviceId WHERE o.deviceId IS NOT NULL AND o.end > o.start AND o.kind IN (1, 2, 3)"
                            " ORDER BY o.deviceId, o.start", -1, &st, NULL) != SQLITE_OK) {
@@ -274,13 +294,14 @@ static void pa_html_busy(FILE *out, sqlite3 *db, int64_t t0, int64_t t1)
     int64_t dev = -1, cs = 0, ce = -1, busy = 0, nops = 0;
     int ndev = 0, rc;
     char name[256] = "";
-    /* adds the merged interval [cs, ce) to the bins */
+    /* adds the merged interval [cs, ce) (inside [t0, t1]) to the bins */
 #define PA_HTML_FLUSH()                                                                   \
     do {                                                                                  \
         if (ce > cs) {                                                                    \
             busy += ce - cs;                                                              \
             double a = (double)(cs - t0), b = (double)(ce - t0);                          \
-            for (int k = (int)(a / w); k < PA_HTML_BINS && k * w < b; k++) {              \
+            int k0 = (int)(a / w);                                                        \
+            for (int k = k0 > 0 ? k0 : 0; k < PA_HTML_BINS && k * w < b; k++) {          \
                 double lo = fmax(a, k * w), hi = fmin(b, (k + 1) * w);                    \
                 if (hi > lo)                                                              \
                     bins[k] += hi - lo;                                                   \
@@ -373,7 +394,9 @@ static void pa_html_data(FILE *out, sqlite3 *db, const char *db_path, size_t lim
     pa_html_meta_str(out, db, "ranks");
     pa_html_losses(out, db);
     fputc('}', out);
-    pa_html_busy(out, db, start, end);
+    int64_t b0 = start, b1 = end;
+    pa_html_busy_window(db, &b0, &b1);
+    pa_html_busy(out, db, start, b0, b1);
     fputs(",\n\"reports\":[", out);
     int first = 1;
     char why[1024], names[8192];

@@ -458,33 +458,58 @@ uint32_t pa_ze_dev_index(ze_device_handle_t h)
     return UINT32_MAX;
 }
 
+/* A clock pair's error is up to half the window around the driver call (the reference is its
+ * middle): a caller preempted inside it shifted every operation converted with that reference
+ * by up to half the preemption. Up to 4 tries, the narrowest kept; a try within this window is
+ * kept at once. */
+#define PA_ZE_SYNC_GOOD_NS 100000u
+#define PA_ZE_SYNC_TRIES 4
+
+/* Reads device i's clock pair into c's reference (guard held by the caller). 0, or -1 when the
+ * driver failed every try. */
+static int dev_clock_read(pa_ze_dev_t *d, pa_ze_clock_t *c)
+{
+    uint64_t best = UINT64_MAX;
+    for (int t = 0; t < PA_ZE_SYNC_TRIES && best > PA_ZE_SYNC_GOOD_NS; t++) {
+        uint64_t host = 0, dev = 0, h0 = pa_clock_ns();
+        ze_result_t r = pa_ze.zeDeviceGetGlobalTimestamps(d->h, &host, &dev);
+        uint64_t h1 = pa_clock_ns();
+        if (r != ZE_RESULT_SUCCESS || h1 - h0 >= best)
+            continue;
+        best = h1 - h0;
+        /* our own clock around the call: the driver's host clock domain is unspecified */
+        c->ref_host_ns = h0 + (h1 - h0) / 2;
+        c->ref_dev_ticks = dev;
+    }
+    return best == UINT64_MAX ? -1 : 0;
+}
+
 void pa_ze_dev_clock(uint32_t i, pa_ze_clock_t *out)
 {
     pa_ze_dev_t *d = &pa_ze_devs[i];
     uint64_t now = pa_clock_ns();
     pa_ze_clock_load(&d->clk, out);
+    if (out->ref_host_ns != 0 && now - out->ref_host_ns <= 50000000u)
+        return;
     int expect = 0;
-    if ((out->ref_host_ns == 0 || now - out->ref_host_ns > 50000000u) &&
-        atomic_compare_exchange_strong(&d->clock_lock, &expect, 1)) {
-        uint64_t host = 0, dev = 0;
-        uint64_t h0 = pa_clock_ns();
-        pa_guard_enter();
-        ze_result_t r = pa_ze.zeDeviceGetGlobalTimestamps(d->h, &host, &dev);
-        pa_guard_leave();
-        uint64_t h1 = pa_clock_ns();
-        if (r == ZE_RESULT_SUCCESS) {
-            /* published under the seqlock (clock_lock makes us the only writer): a reader
-             * preempted across two refreshes retries instead of keeping a torn pair.
-             * Our own clock around the call: the driver's host clock domain is unspecified. */
-            pa_ze_clock_t c;
-            pa_ze_clock_load(&d->clk, &c);
-            c.ref_host_ns = h0 + (h1 - h0) / 2;
-            c.ref_dev_ticks = dev;
+    pa_guard_enter();
+    if (atomic_compare_exchange_strong(&d->clock_lock, &expect, 1)) {
+        /* published under the seqlock (clock_lock makes us the only writer): a reader
+         * preempted across two refreshes retries instead of keeping a torn pair */
+        pa_ze_clock_t c;
+        pa_ze_clock_load(&d->clk, &c);
+        if (dev_clock_read(d, &c) == 0) {
             pa_ze_clock_publish(&d->clk, &c);
             *out = c;
         }
         atomic_store(&d->clock_lock, 0);
+    } else if (out->ref_host_ns == 0) {
+        /* another thread makes the device's first reference: not published yet, and a
+         * conversion without one gives raw device times (seconds away from the session);
+         * a reference of our own for this conversion, not published (one writer) */
+        dev_clock_read(d, out);
     }
+    pa_guard_leave();
 }
 
 void pa_ze_detach(uint64_t timeout_ns)

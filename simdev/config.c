@@ -129,6 +129,9 @@ static void config_parse(void)
     v = 0;
     env_u64("SIMDEV_FAULT_TS_QUERY_US", 0, 10000000, &v);
     c->fault_ts_query_ns = v * 1000;
+    v = 0;
+    env_u64("SIMDEV_FAULT_CLOCK_SYNC_US", 0, 10000000, &v);
+    c->fault_clock_ns = v * 1000;
 }
 
 const pa_sd_config *pa_sd_config_get(void)

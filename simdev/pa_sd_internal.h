@@ -55,6 +55,9 @@ typedef struct pa_sd_config {
     uint64_t fault_list_barriers; /* SIMDEV_FAULT_LIST_BARRIERS: the same for barrier appends only */
     uint64_t fault_ts_query_ns;  /* SIMDEV_FAULT_TS_QUERY_US * 1000: each zeEventQueryKernelTimestamp
                                   * that returns timestamps takes this long first (0 = at once) */
+    uint64_t fault_clock_ns;     /* SIMDEV_FAULT_CLOCK_SYNC_US * 1000: a device's first
+                                  * zeDeviceGetGlobalTimestamps takes this long after reading the
+                                  * clocks (0 = at once) */
 } pa_sd_config;
 
 /*! pa_sd_config_get() : the process-wide configuration, parsed once from SIMDEV_* on first use. */

@@ -237,6 +237,12 @@ int pa_median_from_rows(sqlite3 *db, int cat, const char *key, size_t key_len, i
     else if (cat == PA_CAT_ZE_API) /* the aggregator's duration: t1 - t0, 0 when t1 <= t0 */
         sql = PA_MEDIAN_SQL("SELECT max(a.end - a.start, 0) FROM ZE_API a JOIN STRING_IDS s ON s.id = a.nameId"
                             " WHERE s.value = ?1 AND ?2 >= 0");
+    else if (cat == PA_CAT_KERNEL) /* device time of every kernel of that name (agg_ze.c on_op) */
+        sql = PA_MEDIAN_SQL("SELECT max(o.end - o.start, 0) FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId"
+                            " WHERE o.kind = 1 AND s.value = ?1 AND ?2 >= 0");
+    else if (cat == PA_CAT_MEMOP) /* tag 0: device time, 1: bytes, per operation name */
+        sql = PA_MEDIAN_SQL("SELECT CASE ?2 WHEN 1 THEN o.bytes ELSE max(o.end - o.start, 0) END FROM ZE_OPS o"
+                            " WHERE o.kind IN (2, 3) AND " PA_SQL_MEMOP_NAME("o") " = ?1");
     else
         return -1;
 #undef PA_MEDIAN_SQL

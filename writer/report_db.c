@@ -142,6 +142,13 @@ static int pa_fill_pending_medians(sqlite3 *db)
         /* the aggregator's duration: t1 - t0, 0 when t1 <= t0 */
         {PA_CAT_ZE_API, "SELECT s.value, -1, median(max(a.end - a.start, 0)) FROM ZE_API a JOIN STRING_IDS s ON"
                         " s.id = a.nameId GROUP BY s.value"},
+        /* device operations as the aggregator keys them (agg_ze.c on_op) */
+        {PA_CAT_KERNEL, "SELECT s.value, -1, median(max(o.end - o.start, 0)) FROM ZE_OPS o JOIN STRING_IDS s ON"
+                        " s.id = o.nameId WHERE o.kind = 1 GROUP BY s.value"},
+        {PA_CAT_MEMOP, "SELECT " PA_SQL_MEMOP_NAME("o") " AS k, 0, median(max(o.end - o.start, 0)) FROM ZE_OPS o"
+                       " WHERE o.kind IN (2, 3) GROUP BY k"},
+        {PA_CAT_MEMOP, "SELECT " PA_SQL_MEMOP_NAME("o") " AS k, 1, median(o.bytes) FROM ZE_OPS o"
+                       " WHERE o.kind IN (2, 3) GROUP BY k"},
     };
     int rc = sqlite3_exec(db, "CREATE TEMP TABLE pa_pending AS SELECT s.rowid AS r, s.category AS c, s.tag AS t,"
                           " k.value AS k FROM SUMMARY_STATS s JOIN STRING_IDS k ON k.id = s.nameId"

@@ -71,6 +71,14 @@ static int pa_row_median(sqlite3 *db, const pa_agg_results_t *res, const pa_stat
     return have;
 }
 
+/* The DB pa_summary_print() reads while it prints (NULL: none written, or it did not open). */
+static sqlite3 *summary_db;
+
+int pa_summary_row_median(const pa_agg_results_t *res, const pa_stat_row_t *row, double *med)
+{
+    return pa_row_median(summary_db, res, row, med);
+}
+
 /* One statistics section (HGTX ranges or OSRT calls) in the hgtx_sum / osrt_sum layout. */
 static void pa_summary_stats(FILE *out, sqlite3 *db, const pa_agg_results_t *res, int cat,
                              const char *heading, const char *const *titles, int ncols,
@@ -222,6 +230,7 @@ void pa_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_res
                 meta->cmdline ? meta->cmdline : "?", (double)dur / 1e9, (unsigned long long)dur);
     }
     fprintf(out, "Database: %s\n", db_path ? db_path : "(not written)");
+    summary_db = db; /* the sources' sections print the medians the writer recomputed too */
     if (res) {
         pa_summary_counters(out, db, res);
         pa_summary_threads(out, res);
@@ -241,5 +250,6 @@ void pa_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_res
     if (pa_writer_source_dm.summary)
         pa_writer_source_dm.summary(out, meta, res);
     fflush(out);
+    summary_db = NULL;
     sqlite3_close(db);
 }

@@ -137,11 +137,26 @@ int pa_schema_create(sqlite3 *db);
  *  trace table to compute it from (pa_median_recomputable() == 0) or it has no rows. */
 int pa_median_from_rows(sqlite3 *db, int cat, const char *key, size_t key_len, int64_t tag, double *out);
 
-/*! pa_median_recomputable() : 1 when pa_median_from_rows() serves category `cat`. */
+/*! pa_median_recomputable() : 1 when pa_median_from_rows() serves category `cat` (every
+ *  category with one trace row per sample; not the HGTX projection's, whose samples are range
+ *  instances projected by the aggregator). */
 static inline int pa_median_recomputable(int cat)
 {
-    return cat == PA_CAT_HGTX_RANGE || cat == PA_CAT_OSRT || cat == PA_CAT_ZE_API;
+    return cat == PA_CAT_HGTX_RANGE || cat == PA_CAT_OSRT || cat == PA_CAT_ZE_API || cat == PA_CAT_KERNEL ||
+           cat == PA_CAT_MEMOP;
 }
+
+/* The aggregator's name of a ZE_OPS copy or fill (alias a), as pa_ze_memop_name() makes it:
+ * "[memset]", "[memcpy Host-to-Device]" (memory kinds 1..4, anything else "Unknown"). */
+#define PA_SQL_MEMKIND(c) "CASE " c " WHEN 1 THEN 'Host' WHEN 2 THEN 'Device' WHEN 3 THEN 'Shared'" \
+    " WHEN 4 THEN 'Pageable' ELSE 'Unknown' END"
+#define PA_SQL_MEMOP_NAME(a) "(CASE " a ".kind WHEN 3 THEN '[memset]' ELSE '[memcpy ' || " \
+    PA_SQL_MEMKIND(a ".srcKind") " || '-to-' || " PA_SQL_MEMKIND(a ".dstKind") " || ']' END)"
+
+/*! pa_summary_row_median() : the exit summary's median of `row`: the aggregate's when exact,
+ *  else the one the writer recomputed into SUMMARY_STATS of the DB the summary reads (set by
+ *  pa_summary_print() while it prints). 1 and *med, 0 when there is none. */
+int pa_summary_row_median(const pa_agg_results_t *res, const pa_stat_row_t *row, double *med);
 
 /*! pa_writer_cross_thread_ranges() : start/end ranges (terminated) that ended on another thread
  *  than they started, among the records loaded into the DB being written (so the exit does not

@@ -36,20 +36,25 @@ static size_t pick(const pa_agg_results_t *res, int cat, uint32_t tag, const pa_
     return n;
 }
 
-static void stat_cells(pa_table_t *t, const pa_stat_t *s, double grand, int pct)
+/* The row's cells; returns 1 when its median is known (exact, or recomputed by the writer). */
+static int stat_cells(pa_table_t *t, const pa_agg_results_t *res, const pa_stat_row_t *row, double grand, int pct)
 {
+    const pa_stat_t *s = &row->st;
+    double med;
+    int have = pa_summary_row_median(res, row, &med);
     if (pct)
         pa_table_add_double(t, grand > 0 ? (double)s->total * 100.0 / grand : 0.0, 1);
     pa_table_add_int(t, (int64_t)s->total);
     pa_table_add_int(t, (int64_t)s->count);
     pa_table_add_double(t, (double)s->total / (double)s->count, 0);
-    if (s->median_exact)
-        pa_table_add_double(t, s->median, 0);
+    if (have)
+        pa_table_add_double(t, med, 0);
     else
         pa_table_add_str(t, "-", 1); /* past the sample budget: the reports compute it */
     pa_table_add_int(t, (int64_t)s->min);
     pa_table_add_int(t, (int64_t)s->max);
     pa_table_add_double(t, pa_stddev_pop(s->count, s->m2), 0);
+    return have;
 }
 
 /* Column names as in the report the section abbreviates (kern_sum, ze_api_sum, mem_time_sum,
@@ -74,8 +79,7 @@ static void section(FILE *out, const pa_agg_results_t *res, int cat, uint32_t ta
     t.titles = pct ? tpct : tbytes;
     size_t nomed = 0;
     for (size_t i = 0; i < n && i < PA_ZE_TOP; i++) {
-        stat_cells(&t, &v[i]->st, grand, pct);
-        nomed += !v[i]->st.median_exact;
+        nomed += !stat_cells(&t, res, v[i], grand, pct);
         char *d = demangle ? pa_ze_demangle(v[i]->key) : NULL;
         if (d)
             pa_table_add_str(&t, d, strlen(d));

@@ -154,11 +154,13 @@ void exitlife_early_pop(void);
 /* exit2nd: a second thread calls exit(7) once main made `arg` launches (not after a fixed time:
  * a loaded machine may take longer to set up), while main keeps launching and waiting. */
 static atomic_long launched;
+static atomic_int exiting; /* the second thread is calling exit(7) */
 
 static void *exit_later(void *arg)
 {
     while (atomic_load(&launched) < (long)(intptr_t)arg)
         nap_us(1000);
+    atomic_store(&exiting, 1);
     exit(7);
     return NULL;
 }
@@ -212,6 +214,11 @@ static void exit2nd(long launches, long exit_after)
             exit2nd_failed("zeEventHostReset", r);
         atomic_fetch_add(&launched, 1);
     }
+    /* main returns only once the exit(7) began (the race under test: main's return runs exit()
+     * meanwhile); a second thread starved for the whole loop on a loaded machine made main's
+     * exit(0) the first one (status 0, once in a sanitizer run) */
+    while (!atomic_load(&exiting))
+        nap_us(1000);
     printf("main done\n");
 }
 

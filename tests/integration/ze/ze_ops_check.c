@@ -1,5 +1,5 @@
 /* ze_ops_check.c - Level Zero scenarios with hand-computable device activity for test_ze.py.
- * usage: ze_ops_check devices|copies|reexec|devreset|names
+ * usage: ze_ops_check devices|copies|reexec|devreset|names|ipc|many N
  *   devices  : 2 devices x 2 engines, one busy kernel of 20 ms per engine, all overlapping;
  *              device 0 runs "busy_d0", device 1 "busy_d1"
  *   copies   : on device 0: H2D 4096 (host USM) + 1000 (pageable), D2H 8192, D2D 3000,
@@ -10,6 +10,8 @@
  *   names    : kernels whose names demangle: _Z10vector_addPKfS0_Pfj x3, _ZN2ns4busyEm x2 (50 us)
  *   ipc      : an IPC event pool (no KERNEL_TIMESTAMP allowed with it): busy_ipc (100 us) signals its
  *              event, busy_plain (100 us) none; one op without device times, one with
+ *   many N   : N rounds on device 0 of an H2D copy (host USM; 4 KiB, every 4th round 64 KiB) and
+ *              busy_many (2 us, every 4th round 20 us), drained every 64 rounds: medians unlike the means
  * Exits 0 when every call succeeded. */
 #include "common.h"
 
@@ -152,12 +154,35 @@ static int run_ipc(sample_env_t *env)
     return 0;
 }
 
+static unsigned long many_rounds = 1000;
+
+static int run_many(sample_env_t *env)
+{
+    ze_device_handle_t dev = env->devices[0];
+    ze_command_list_handle_t l = sample_immediate(env, dev, 0, 0);
+    ze_event_handle_t ev = sample_event(sample_event_pool(env, 1, 1), 0);
+    char *h = sample_alloc_host(env, 65536), *d = sample_alloc_device(env, dev, 65536);
+    ze_kernel_handle_t k = busy(env, dev, "busy_many", 2000);
+    for (unsigned long i = 0; i < many_rounds; i++) {
+        uint64_t ns = i % 4 == 3 ? 20000 : 2000;
+        sample_set_arg(k, 0, sizeof ns, &ns);
+        SAMPLE_CHECK(zeCommandListAppendMemoryCopy(l, d, h, i % 4 == 3 ? 65536 : 4096, NULL, 0, NULL));
+        sample_launch_1d(l, k, 1, 1, NULL);
+        if (i % 64 == 63)
+            drain(l, ev);
+    }
+    drain(l, ev);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct { const char *name; int (*fn)(sample_env_t *); uint32_t ndev; } modes[] = {
         {"devices", run_devices, 2}, {"copies", run_copies, 1}, {"reexec", run_reexec, 1},
-        {"devreset", run_devreset, 1}, {"names", run_names, 1}, {"ipc", run_ipc, 1}};
-    for (size_t i = 0; argc == 2 && i < sizeof modes / sizeof modes[0]; i++)
+        {"devreset", run_devreset, 1}, {"names", run_names, 1}, {"ipc", run_ipc, 1}, {"many", run_many, 1}};
+    if (argc == 3 && !strcmp(argv[1], "many"))
+        many_rounds = strtoul(argv[2], NULL, 10);
+    for (size_t i = 0; (argc == 2 || (argc == 3 && !strcmp(argv[1], "many"))) && i < sizeof modes / sizeof modes[0]; i++)
         if (!strcmp(argv[1], modes[i].name)) {
             sample_env_t env;
             sample_env_init(&env, modes[i].ndev);
@@ -165,6 +190,6 @@ int main(int argc, char **argv)
             printf("ze_ops_check %s: done\n", argv[1]);
             return rc;
         }
-    fprintf(stderr, "usage: %s devices|copies|reexec|devreset|names|ipc\n", argv[0]);
+    fprintf(stderr, "usage: %s devices|copies|reexec|devreset|names|ipc|many N\n", argv[0]);
     return 2;
 }
