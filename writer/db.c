@@ -541,21 +541,33 @@ int pa_dbw_suspend(pa_dbw_t *w)
     return rc;
 }
 
-int pa_dbw_rename(pa_dbw_t *w, const char *to)
+int pa_dbw_close_file(pa_dbw_t *w)
 {
-    char *np = strdup(to), side[PATH_MAX + 8];
-    if (!np || !w->db)
-        goto fail;
-    /* everything into the main file (an empty WAL is left), then the file alone moves */
+    if (!w->db) {
+        w->failed = 1;
+        return -1;
+    }
+    /* everything into the main file (an empty WAL is left): the file alone can then move */
     int rc = pa_bulk_flush_all(w->db); /* (nothing is loaded yet: not counted as a commit) */
     rc |= pa_db_exec(w->db, "COMMIT; PRAGMA wal_checkpoint(TRUNCATE);");
     pa_detach_sources(w->db);
     rc |= sqlite3_close(w->db) != SQLITE_OK;
     w->db = NULL;
     w->l.db = NULL;
-    if (rc || rename(w->path, to) != 0) {
-        pa_err("writer", "cannot move the new DB %s to %s: %s", w->path, to, rc ? "SQLite error" : strerror(errno));
-        goto fail;
+    if (rc) {
+        pa_err("writer", "cannot close the new DB %s to move it", w->path);
+        w->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+int pa_dbw_moved(pa_dbw_t *w, const char *to)
+{
+    char *np = strdup(to), side[PATH_MAX + 8];
+    if (!np) {
+        w->failed = 1;
+        return -1;
     }
     snprintf(side, sizeof side, "%s-wal", w->path);
     unlink(side);
@@ -564,10 +576,6 @@ int pa_dbw_rename(pa_dbw_t *w, const char *to)
     free(w->path);
     w->path = np;
     return 0;
-fail:
-    free(np);
-    w->failed = 1;
-    return -1;
 }
 
 int pa_dbw_resume(pa_dbw_t *w)

@@ -92,8 +92,8 @@ static void remove_db(const char *path)
     unlink(side);
 }
 
-/* Creates the DB (`wal` for streaming) under a temporary name beside the template, then claims
- * the first free name like the template and moves it there: a reader, or a kill, never meets a
+/* Creates the DB (`wal` for streaming) under a temporary name beside the template, then gives it
+ * the first free name like the template (pa_outname_link): a reader, or a kill, never meets a
  * claimed DB without its tables. Returns 0, or -1 (logged; s.failed set). */
 static int stream_create(uint64_t spool_bytes, int wal)
 {
@@ -112,23 +112,44 @@ static int stream_create(uint64_t spool_bytes, int wal)
     }
     /* `profagent recover` finds the DB a killed session streamed by it and completes it in place */
     pa_dbw_meta_text(s.w, "spool_path", s.spool_path);
-    if (pa_outname_claim(s.db_template, s.overwrite, s.final, sizeof s.final) < 0) {
+    if (pa_dbw_close_file(s.w) != 0) {
+        remove_db(tmp);
+        s.failed = 1;
+        return -1;
+    }
+    /* the DB takes its name by a hard link, in one step: a kill at any moment leaves either no
+     * DB of this session or the whole file (claiming an empty file first and moving the DB onto
+     * it left a 0-byte DB when the kill came in between) */
+    static const char *const sides[] = {"-wal", "-shm", NULL};
+    int rc = pa_outname_link(tmp, s.db_template, s.overwrite, sides, s.final, sizeof s.final);
+    if (rc != 0 && errno != EEXIST && errno != ENAMETOOLONG) {
+        /* no hard links on this file system: claim, then move at once (a window of two calls) */
+        rc = pa_outname_claim(s.db_template, s.overwrite, s.final, sizeof s.final);
+        if (rc == 0) {
+            char side[PATH_MAX + 8];
+            snprintf(side, sizeof side, "%s-wal", s.final);
+            unlink(side);
+            snprintf(side, sizeof side, "%s-shm", s.final);
+            unlink(side);
+            if (rename(tmp, s.final) != 0) {
+                pa_err("output", "cannot move the new DB %s to %s: %s", tmp, s.final, strerror(errno));
+                remove_db(tmp);
+                s.failed = 1;
+                return -1; /* the claimed name is removed at the end (s.final) */
+            }
+        }
+    } else if (rc == 0) {
+        unlink(tmp);
+    }
+    if (rc != 0) {
         pa_err("output", "cannot create a DB named like %s: %s", s.db_template,
                errno == EEXIST ? "100000 names taken" : strerror(errno));
         s.final[0] = '\0';
         s.failed = 1;
-        pa_dbw_suspend(s.w);
         remove_db(tmp);
         return -1;
     }
-    /* the name was free, so WAL files beside it belong to no DB (a removed one's): never replayed */
-    char side[PATH_MAX + 8];
-    snprintf(side, sizeof side, "%s-wal", s.final);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", s.final);
-    unlink(side);
-    if (pa_dbw_rename(s.w, s.final) != 0 || pa_dbw_resume(s.w) != 0) {
-        remove_db(tmp);
+    if (pa_dbw_moved(s.w, s.final) != 0 || pa_dbw_resume(s.w) != 0) {
         s.failed = 1;
         return -1;
     }
