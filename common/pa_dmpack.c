@@ -280,22 +280,30 @@ int pa_dm_unpack_next(pa_dm_unpack_t *u, uint64_t *start, uint64_t *dur, double 
     *dur = u->prev_dur + (uint64_t)unzz(b);
     u->prev_end = *start + *dur;
     u->prev_dur = *dur;
-    const uint8_t *keep = u->keep;
-    for (uint32_t k = 0; k < u->nmetrics; k++) {
+    /* the loop reads through locals: the stores to v and st could alias u's fields */
+    const uint8_t *keep = u->keep, *p = u->p, *end = u->end;
+    pa_dm_mstate_t *st = u->st;
+    for (uint32_t k = 0, n = u->nmetrics; k < n; k++) {
         uint64_t h;
         double x;
-        if (get_var(u, &h) != 0)
-            return -1;
+        if (p < end && !(*p & 0x80)) { /* one byte: most values of a steady stream */
+            h = *p++;
+        } else {
+            u->p = p;
+            if (get_var(u, &h) != 0)
+                return -1;
+            p = u->p;
+        }
         if (keep && !keep[k]) { /* stepped over: its state is never read */
             if (h & 1) {
                 size_t skip = h == 1 ? 4 : 8;
-                if (h > 3 || (size_t)(u->end - u->p) < skip)
+                if (h > 3 || (size_t)(end - p) < skip)
                     return -1;
-                u->p += skip;
+                p += skip;
             }
             continue;
         }
-        pa_dm_mstate_t *s = &u->st[k];
+        pa_dm_mstate_t *s = &st[k];
         if (!(h & 1)) {
             int64_t iv = s->prev + unzz(h >> 1);
             s->step = s->is_float ? 0 : iv - s->prev;
@@ -305,16 +313,16 @@ int pa_dm_unpack_next(pa_dm_unpack_t *u, uint64_t *start, uint64_t *dur, double 
         } else {
             if (h == 1) {
                 float f;
-                if (u->end - u->p < 4)
+                if (end - p < 4)
                     return -1;
-                memcpy(&f, u->p, 4);
-                u->p += 4;
+                memcpy(&f, p, 4);
+                p += 4;
                 x = f;
             } else if (h == 3) {
-                if (u->end - u->p < 8)
+                if (end - p < 8)
                     return -1;
-                memcpy(&x, u->p, 8);
-                u->p += 8;
+                memcpy(&x, p, 8);
+                p += 8;
             } else {
                 return -1;
             }
@@ -324,6 +332,7 @@ int pa_dm_unpack_next(pa_dm_unpack_t *u, uint64_t *start, uint64_t *dur, double 
         if (v)
             v[k] = x;
     }
+    u->p = p;
     u->first_done = 1;
     return 1;
 }
