@@ -36,21 +36,26 @@
  * depth counter each; every higher domain id shares the last one (documented in hgtx.h). */
 #define PA_HGTX_DEPTH_SLOTS 16
 
-/* Per-thread state, initial-exec TLS (the agent is preloaded, so static TLS is available). */
+/* Per-thread state, initial-exec TLS (the agent is preloaded, so static TLS is available). The
+ * fields every ze call and HGTX push/pop touch come first, in the struct's first 64-byte line
+ * (the struct is line-aligned): one per-thread cache line per event besides the ring slot. */
 typedef struct pa_tls {
-    pa_ring_t *ring;  /* NULL until the first event, and again after retirement */
+    _Alignas(64) pa_ring_t *ring;  /* NULL until the first event, and again after retirement */
     uint32_t tid;     /* gettid(), cached at the first event */
     int guard;        /* > 0 while agent code runs on this thread: record nothing */
     int agent;        /* 1 on the agent's own threads (aggregator): record nothing, ever */
-    int state;        /* PA_THREAD_NEW / ACTIVE / RETIRED / NORING */
-    int depth[PA_HGTX_DEPTH_SLOTS]; /* HGTX push/pop depth per domain (collector/hgtx.c) */
     int emitting;     /* inside pa_emit: a signal handler recording now would corrupt the ring */
     uint32_t hgtx_open; /* HGTX pushes open on this thread (all domains): one ring slot is kept
                            free for each one's pop (pa_emit), so a kept push never loses its pop */
+    int state;        /* PA_THREAD_NEW / ACTIVE / RETIRED / NORING */
+    uint64_t ze_corr_next, ze_corr_end; /* this thread's block of ze correlation ids (ze_api.c) */
+    uint64_t ze_corr;                   /* correlation id of the thread's current ze call */
+    int depth[PA_HGTX_DEPTH_SLOTS]; /* HGTX push/pop depth per domain (collector/hgtx.c) */
     int itt_depth[PA_HGTX_DEPTH_SLOTS];      /* ITT task nesting per domain slot (collector/itt.c) */
     uint64_t itt_skipped[PA_HGTX_DEPTH_SLOTS]; /* bit L: the ITT task at depth L was not recorded */
     uint64_t itt_dom_seen[4];                /* bit D: this ring carries domain D's name record */
 } pa_tls_t;
+_Static_assert(offsetof(pa_tls_t, ze_corr) + 8 <= 64, "pa_tls_t hot fields in one line");
 
 enum { PA_THREAD_NEW = 0, PA_THREAD_ACTIVE = 1, PA_THREAD_RETIRED = 2, PA_THREAD_NORING = 3 };
 
@@ -165,7 +170,7 @@ static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t 
  *  (kind, nslots = 1, len = 0, tid = pa_tls.tid, flags, t0, t1, u) straight into the ring, then
  *  calls pa_emit1_end(): no copy of a record built on the stack (whose 2- and 4-byte field
  *  stores, read back as 16-byte loads, stall store forwarding). Async-signal-safe. */
-static inline pa_record_t *pa_emit1_begin(void)
+static inline __attribute__((always_inline)) pa_record_t *pa_emit1_begin(void)
 {
     pa_ring_t *r = pa_thread_ring();
     if (PA_UNLIKELY(r == NULL || pa_tls.emitting)) {
@@ -183,7 +188,7 @@ static inline pa_record_t *pa_emit1_begin(void)
 }
 
 /*! pa_emit1_end() : publishes the record pa_emit1_begin() returned. */
-static inline void pa_emit1_end(void)
+static inline __attribute__((always_inline)) void pa_emit1_end(void)
 {
     pa_ring_commit(pa_tls.ring, 1);
     atomic_signal_fence(memory_order_seq_cst);

@@ -144,7 +144,7 @@ static inline uint64_t range_time(uint64_t t0)
 
 /* A push or pop record written in place (one slot; a push's name inline, `len` bytes): the
  * common case of push()/pop(); a record that cannot be stored is counted as pa_emit() counts it. */
-static inline void emit_pushpop(uint16_t kind, uint32_t flags, uint32_t dom, int level, uint64_t t0,
+static inline __attribute__((always_inline)) void emit_pushpop(uint16_t kind, uint32_t flags, uint32_t dom, int level, uint64_t t0,
                                 const char *name, size_t len)
 {
     pa_record_t *s = pa_emit1_begin();

@@ -5,26 +5,17 @@
 #include "collector.h"
 #include "ze_internal.h"
 
-/* Correlation ids: unique per process, > 0 (compared for equality only). Each thread takes a
- * block of them with one atomic add: a locked add per call cost more than the rest of the
- * prologue (it waits for the previous record's stores to drain while the aggregator reads
- * those lines on the other core). */
-#define PA_ZE_CORR_BLOCK 1024u
+/* Correlation ids: blocks of PA_ZE_CORR_BLOCK handed to threads (pa_ze_corr_new, ze_internal.h). */
 static _Atomic uint64_t next_corr = 1;
-static __thread uint64_t corr_next __attribute__((tls_model("initial-exec")));
-static __thread uint64_t corr_end __attribute__((tls_model("initial-exec")));
 
-static inline uint64_t corr_new(void)
+uint64_t pa_ze_corr_refill(void)
 {
-    if (PA_UNLIKELY(corr_next == corr_end)) {
-        corr_next = atomic_fetch_add_explicit(&next_corr, PA_ZE_CORR_BLOCK, memory_order_relaxed);
-        corr_end = corr_next + PA_ZE_CORR_BLOCK;
-    }
-    return corr_next++;
+    uint64_t c = atomic_fetch_add_explicit(&next_corr, PA_ZE_CORR_BLOCK, memory_order_relaxed);
+    pa_tls.ze_corr_next = c + 1;
+    pa_tls.ze_corr_end = c + PA_ZE_CORR_BLOCK;
+    return c;
 }
-/* The calling thread's current call (the application never nests ze calls; the agent's own
- * ze calls run under pa_guard and are not recorded). */
-static __thread uint64_t cur_corr __attribute__((tls_model("initial-exec")));
+
 /* zeCommandListReset/Destroy: the list's serial, read before the ops layer forgets the handle. */
 static __thread uint32_t cur_list_serial __attribute__((tls_model("initial-exec")));
 
@@ -72,60 +63,14 @@ static void api_aux(int api, void *params, int32_t result, uint64_t aux[2])
     }
 }
 
-/* APIs whose hooks need the ops layer; everything else only gets the API record. A table: one
- * load per check. OPS_EPI: pa_ze_ops_epilogue() (its default case serves every API listed);
- * OPS_PRO: also pa_ze_ops_prologue(), only the APIs its switch handles (for the others, e.g.
- * zeKernelSetArgumentValue, it would be a call doing nothing). IPC pools (EventCreate,
- * Open/CloseIpcHandle): no timestamps. */
-enum { OPS_EPI = 1, OPS_PRO = 2 };
-static const uint8_t ops_api[PA_ZE_API_COUNT] = {
-    [PA_ZE_API_CommandListAppendLaunchKernel] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_CommandListAppendLaunchCooperativeKernel] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_CommandListAppendLaunchKernelIndirect] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_CommandListAppendMemoryCopy] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_CommandListAppendMemoryCopyRegion] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_CommandListAppendMemoryCopyFromContext] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_CommandListAppendMemoryFill] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_CommandListAppendBarrier] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_CommandListAppendMemoryRangesBarrier] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_CommandQueueExecuteCommandLists] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_CommandQueueCreate] = OPS_EPI,
-    [PA_ZE_API_CommandListCreate] = OPS_EPI,
-    [PA_ZE_API_CommandListCreateImmediate] = OPS_EPI,
-    [PA_ZE_API_CommandListReset] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_CommandListDestroy] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_KernelCreate] = OPS_EPI,
-    [PA_ZE_API_KernelSetGroupSize] = OPS_EPI,
-    [PA_ZE_API_KernelDestroy] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_KernelSetArgumentValue] = OPS_EPI,
-    [PA_ZE_API_EventPoolCreate] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_EventHostReset] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_EventDestroy] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_EventPoolDestroy] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_EventCreate] = OPS_EPI,
-    [PA_ZE_API_EventPoolOpenIpcHandle] = OPS_EPI,
-    [PA_ZE_API_EventPoolCloseIpcHandle] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_CommandListAppendEventReset] = OPS_PRO | OPS_EPI,
-    [PA_ZE_API_CommandQueueSynchronize] = OPS_EPI,
-    [PA_ZE_API_EventHostSynchronize] = OPS_EPI,
-    [PA_ZE_API_FenceHostSynchronize] = OPS_EPI,
-    [PA_ZE_API_EventQueryStatus] = OPS_EPI,
-    [PA_ZE_API_MemAllocDevice] = OPS_EPI,
-    [PA_ZE_API_MemAllocHost] = OPS_EPI,
-    [PA_ZE_API_MemAllocShared] = OPS_EPI,
-    [PA_ZE_API_MemFree] = OPS_EPI,
-    [PA_ZE_API_MemFreeExt] = OPS_EPI,
-};
-
 static inline int needs_ops(int api)
 {
-    return ops_api[api];
+    return pa_ze_ops_api[api];
 }
 
 static inline int needs_prologue(int api)
 {
-    return ops_api[api] & OPS_PRO;
+    return pa_ze_ops_api[api] & PA_ZE_OPS_PRO;
 }
 
 static inline int is_mem_api(int api)
@@ -134,7 +79,7 @@ static inline int is_mem_api(int api)
            api == PA_ZE_API_MemFree || api == PA_ZE_API_MemFreeExt;
 }
 
-void pa_ze_on_enter(int api, void *params, void **inst)
+void pa_ze_on_enter_slow(int api, void *params, void **inst)
 {
     if (!pa_agent_collecting(PA_SRC_ZE)) {
         *inst = NULL;
@@ -144,18 +89,18 @@ void pa_ze_on_enter(int api, void *params, void **inst)
     }
     /* errno: only the ops hooks can change it (pa_clock_ns and pa_emit keep it) */
     uint64_t t0 = pa_clock_ns();
-    cur_corr = corr_new();
+    pa_tls.ze_corr = pa_ze_corr_new();
     if (PA_UNLIKELY(needs_prologue(api))) {
         int saved = errno;
         if (api == PA_ZE_API_CommandListReset || api == PA_ZE_API_CommandListDestroy)
             cur_list_serial = regular_serial(**(ze_command_list_handle_t **)params);
-        pa_ze_ops_prologue(api, params, cur_corr, t0);
+        pa_ze_ops_prologue(api, params, pa_tls.ze_corr, t0);
         errno = saved;
     }
     *inst = (void *)(uintptr_t)t0;
 }
 
-void pa_ze_on_exit(int api, void *params, int32_t result, void **inst)
+void pa_ze_on_exit_slow(int api, void *params, int32_t result, void **inst)
 {
     uint64_t t0 = (uint64_t)(uintptr_t)*inst;
     if (t0 == 0)
@@ -169,22 +114,15 @@ void pa_ze_on_exit(int api, void *params, int32_t result, void **inst)
     int ops = needs_ops(api);
     pa_record_t *rec = pa_emit1_begin(); /* filled in place: no record copy */
     if (PA_LIKELY(rec != NULL)) {
-        pa_emit1_head(rec, PA_REC_ZE_API, 0);
-        rec->t0 = t0;
-        rec->t1 = t1;
-        rec->u.ze.corr_id = cur_corr;
-        uint64_t w = (uint32_t)api | (uint64_t)(uint32_t)result << 32; /* api, result */
-        memcpy((char *)rec + offsetof(pa_record_t, u.ze.api), &w, 8);
+        pa_ze_api_rec_fill(rec, api, result, t0, t1);
         if (PA_UNLIKELY(ops))
             api_aux(api, params, result, rec->u.ze.aux);
-        else
-            rec->u.ze.aux[0] = rec->u.ze.aux[1] = 0;
         pa_emit1_end();
     }
     pa_ze_emit_devices();
     if (PA_UNLIKELY(ops)) {
         int saved = errno;
-        pa_ze_ops_epilogue(api, params, result, cur_corr, t0, t1);
+        pa_ze_ops_epilogue(api, params, result, pa_tls.ze_corr, t0, t1);
         errno = saved;
     }
 }

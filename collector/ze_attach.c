@@ -28,7 +28,7 @@ pa_ze_dev_t pa_ze_devs[PA_ZE_MAX_DEVICES];
 uint32_t pa_ze_ndevs;
 
 static pa_ze_device_t dev_attrs[PA_ZE_MAX_DEVICES];
-static _Atomic int dev_attrs_pending;
+_Atomic int pa_ze_dev_attrs_pending;
 static pthread_mutex_t attach_mu = PTHREAD_MUTEX_INITIALIZER;
 static int attach_tried;
 static zel_tracer_handle_t tracer;
@@ -145,7 +145,7 @@ static void device_record(uint32_t idx, ze_driver_handle_t drv, ze_device_handle
 
 void pa_ze_emit_devices(void)
 {
-    if (!atomic_load_explicit(&dev_attrs_pending, memory_order_relaxed) || !atomic_exchange(&dev_attrs_pending, 0))
+    if (!atomic_load_explicit(&pa_ze_dev_attrs_pending, memory_order_relaxed) || !atomic_exchange(&pa_ze_dev_attrs_pending, 0))
         return;
     for (uint32_t i = 0; i < pa_ze_ndevs; i++) {
         pa_record_t rec = { .kind = PA_REC_ZE_DEVICE, .t0 = pa_clock_ns() };
@@ -313,7 +313,7 @@ static int attach_locked(void *lib)
         return 0;
     }
     enumerate_devices();
-    atomic_store(&dev_attrs_pending, 1);
+    atomic_store(&pa_ze_dev_attrs_pending, 1);
     if (entry)
         pa_ze_entry_enable();
     else if (register_all(lib) != 0)

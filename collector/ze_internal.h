@@ -11,6 +11,7 @@
 #include <level_zero/layers/zel_tracing_register_cb.h>
 
 #include "../common/pa_export.h"
+#include "collector.h"
 #include "../common/pa_record.h"
 #include "ze.h"
 #include "../common/pa_ze_api_ids.h"
@@ -24,10 +25,6 @@ typedef struct pa_ze_api_entry {
 } pa_ze_api_entry_t;
 extern const pa_ze_api_entry_t pa_ze_api_table[PA_ZE_API_COUNT];
 
-/*! pa_ze_on_enter() / pa_ze_on_exit() : every traced call's prologue / epilogue (ze_api.c).
- *  `inst` is the tracer's per-call instance slot (holds the start time, 0 = not recorded). */
-void pa_ze_on_enter(int api, void *params, void **inst);
-void pa_ze_on_exit(int api, void *params, int32_t result, void **inst);
 
 /* ---- the loader-entry interception path (ze_entry.c, ze_entry_gen.c) ---- */
 /* One ze API: the loader's exported function and, when its code is a plain dispatch, where
@@ -184,5 +181,137 @@ void pa_ze_mem_hooks(int api, void *params, int32_t r, uint64_t t0, uint64_t t1)
  *  in total; what stays unsignaled is counted. */
 void pa_ze_ops_flush(uint64_t timeout_ns);
 extern _Atomic uint64_t pa_ze_uncollected, pa_ze_table_full;
+
+/* ---- the prologue/epilogue of every recorded call (ze_api.c): an inline fast path for the
+ * APIs without ops hooks, the rest out of line ---- */
+/* APIs whose hooks need the ops layer; everything else only gets the API record. A table, constant-folded in
+ * the inline fast paths below (every call site passes a constant api). PA_ZE_OPS_EPI: pa_ze_ops_epilogue() (its default case serves every API listed);
+ * PA_ZE_OPS_PRO: also pa_ze_ops_prologue(), only the APIs its switch handles (for the others, e.g.
+ * zeKernelSetArgumentValue, it would be a call doing nothing). IPC pools (EventCreate,
+ * Open/CloseIpcHandle): no timestamps. */
+enum { PA_ZE_OPS_EPI = 1, PA_ZE_OPS_PRO = 2 };
+static const uint8_t pa_ze_ops_api[PA_ZE_API_COUNT] = {
+    [PA_ZE_API_CommandListAppendLaunchKernel] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandListAppendLaunchCooperativeKernel] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandListAppendLaunchKernelIndirect] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandListAppendMemoryCopy] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandListAppendMemoryCopyRegion] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandListAppendMemoryCopyFromContext] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandListAppendMemoryFill] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandListAppendBarrier] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandListAppendMemoryRangesBarrier] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandQueueExecuteCommandLists] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandQueueCreate] = PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandListCreate] = PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandListCreateImmediate] = PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandListReset] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandListDestroy] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_KernelCreate] = PA_ZE_OPS_EPI,
+    [PA_ZE_API_KernelSetGroupSize] = PA_ZE_OPS_EPI,
+    [PA_ZE_API_KernelDestroy] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_KernelSetArgumentValue] = PA_ZE_OPS_EPI,
+    [PA_ZE_API_EventPoolCreate] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_EventHostReset] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_EventDestroy] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_EventPoolDestroy] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_EventCreate] = PA_ZE_OPS_EPI,
+    [PA_ZE_API_EventPoolOpenIpcHandle] = PA_ZE_OPS_EPI,
+    [PA_ZE_API_EventPoolCloseIpcHandle] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandListAppendEventReset] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandQueueSynchronize] = PA_ZE_OPS_EPI,
+    [PA_ZE_API_EventHostSynchronize] = PA_ZE_OPS_EPI,
+    [PA_ZE_API_FenceHostSynchronize] = PA_ZE_OPS_EPI,
+    [PA_ZE_API_EventQueryStatus] = PA_ZE_OPS_EPI,
+    [PA_ZE_API_MemAllocDevice] = PA_ZE_OPS_EPI,
+    [PA_ZE_API_MemAllocHost] = PA_ZE_OPS_EPI,
+    [PA_ZE_API_MemAllocShared] = PA_ZE_OPS_EPI,
+    [PA_ZE_API_MemFree] = PA_ZE_OPS_EPI,
+    [PA_ZE_API_MemFreeExt] = PA_ZE_OPS_EPI,
+};
+
+
+/* zeKernelSetArgumentValue needs the ops epilogue only to track local-memory arguments (a NULL
+ * value): 1 once any was set in the process; until then a call with a value changes nothing
+ * there (every kernel's argument sizes are still 0) and takes the fast path. */
+extern _Atomic int pa_ze_slm_seen;
+
+/*! pa_ze_on_enter_slow() / pa_ze_on_exit_slow() : the full prologue / epilogue (ops hooks,
+ *  memory-only tracing, not collecting). `inst` is the tracer's per-call instance slot (holds
+ *  the start time, 0 = not recorded). */
+void pa_ze_on_enter_slow(int api, void *params, void **inst);
+void pa_ze_on_exit_slow(int api, void *params, int32_t result, void **inst);
+
+/* Correlation ids: unique per process, > 0 (compared for equality only). Each thread takes a
+ * block of them with one atomic add: a locked add per call cost more than the rest of the
+ * prologue (it waits for the previous record's stores to drain while the aggregator reads
+ * those lines on the other core). */
+#define PA_ZE_CORR_BLOCK 1024u
+/*! pa_ze_corr_refill() : takes a new block for this thread; returns its first id. */
+uint64_t pa_ze_corr_refill(void);
+static inline uint64_t pa_ze_corr_new(void)
+{
+    uint64_t c = pa_tls.ze_corr_next;
+    if (PA_UNLIKELY(c == pa_tls.ze_corr_end))
+        return pa_ze_corr_refill();
+    pa_tls.ze_corr_next = c + 1;
+    return c;
+}
+
+/* Device attribute records still to emit (the first recorded call emits them). */
+extern _Atomic int pa_ze_dev_attrs_pending;
+
+/*! pa_ze_api_rec_fill() : writes a PA_REC_ZE_API record (aux words 0) into ring slot `rec`. */
+static inline void pa_ze_api_rec_fill(pa_record_t *rec, int api, int32_t result, uint64_t t0, uint64_t t1)
+{
+    pa_emit1_head(rec, PA_REC_ZE_API, 0);
+    rec->t0 = t0;
+    rec->t1 = t1;
+    rec->u.ze.corr_id = pa_tls.ze_corr;
+    uint64_t w = (uint32_t)api | (uint64_t)(uint32_t)result << 32; /* api, result */
+    memcpy((char *)rec + offsetof(pa_record_t, u.ze.api), &w, 8);
+    rec->u.ze.aux[0] = rec->u.ze.aux[1] = 0;
+}
+
+/*! pa_ze_on_enter() : every traced call's prologue. Fast path (an API without ops prologue,
+ *  ze recording on this thread): a clock read and the correlation id, errno untouched. */
+static inline __attribute__((always_inline)) void pa_ze_on_enter(int api, void *params, void **inst)
+{
+    if (PA_LIKELY(!(pa_ze_ops_api[api] & PA_ZE_OPS_PRO)) && PA_LIKELY(pa_agent_collecting(PA_SRC_ZE))) {
+        uint64_t t0 = pa_clock_ns();
+        pa_tls.ze_corr = pa_ze_corr_new();
+        *inst = (void *)(uintptr_t)t0;
+        return;
+    }
+    pa_ze_on_enter_slow(api, params, inst);
+}
+
+/* 1 when call `api` with `params` needs no ops epilogue. */
+static inline int pa_ze_exit_plain(int api, const void *params)
+{
+    if (api == PA_ZE_API_KernelSetArgumentValue)
+        return *((const ze_kernel_set_argument_value_params_t *)params)->ppArgValue != NULL &&
+               !atomic_load_explicit(&pa_ze_slm_seen, memory_order_relaxed);
+    return !pa_ze_ops_api[api];
+}
+
+/*! pa_ze_on_exit() : every traced call's epilogue. Fast path (no ops epilogue, recorded at
+ *  entry, still recording): a clock read and the record written in place in the ring. */
+static inline __attribute__((always_inline)) void pa_ze_on_exit(int api, void *params, int32_t result, void **inst)
+{
+    uint64_t t0 = (uint64_t)(uintptr_t)*inst;
+    if (PA_LIKELY(pa_ze_exit_plain(api, params)) && PA_LIKELY(t0 != 0) && PA_LIKELY(pa_agent_collecting(PA_SRC_ZE))) {
+        uint64_t t1 = pa_clock_ns();
+        pa_record_t *rec = pa_emit1_begin();
+        if (PA_LIKELY(rec != NULL)) {
+            pa_ze_api_rec_fill(rec, api, result, t0, t1);
+            pa_emit1_end();
+        }
+        if (PA_UNLIKELY(atomic_load_explicit(&pa_ze_dev_attrs_pending, memory_order_relaxed)))
+            pa_ze_emit_devices();
+        return;
+    }
+    pa_ze_on_exit_slow(api, params, result, inst);
+}
 
 #endif

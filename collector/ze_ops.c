@@ -1054,6 +1054,7 @@ static void capture_before_reset(ze_command_list_handle_t list, ze_event_handle_
         pool_give(p, idx);
 }
 
+_Atomic int pa_ze_slm_seen;
 static _Atomic uint32_t list_serial;  /* last list id given (Graph ID of regular lists) */
 
 static void object_created(int api, void *params)
@@ -1077,6 +1078,8 @@ static void object_created(int api, void *params)
         /* a NULL value sets a local-memory argument: `size` bytes of dynamic shared local memory
          * (Level Zero's convention, e.g. SYCL local accessors); any value means not local */
         ze_kernel_set_argument_value_params_t *p = params;
+        if (!*p->ppArgValue && *p->pargSize) /* before the store: later calls with a value come here */
+            atomic_store_explicit(&pa_ze_slm_seen, 1, memory_order_relaxed);
         pa_ze_obj_info_t *o = pa_ze_obj_get(*p->phKernel);
         if (o && *p->pargIndex < PA_ZE_SLM_ARGS)
             atomic_store_explicit(&o->slm_arg[*p->pargIndex],

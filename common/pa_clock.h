@@ -45,7 +45,9 @@
 #define PA_TSC_MARGIN_NS 10000000ull   /* recalibration starts this long before a segment's end */
 #define PA_TSC_STEP_NS 1000000ll       /* larger errors are stepped, not slewed */
 #define PA_TSC_SLEW_PPM 500            /* bound of the rate correction */
+#ifndef PA_TSC_PAIR_NS /* (overridable for instruction counts under valgrind, where a pair takes longer) */
 #define PA_TSC_PAIR_NS 2000ull         /* a (tsc, ns) pair read in a longer window is discarded */
+#endif
 #define PA_TSC_NSEG 8u                 /* segments kept (ticks read up to ~7 periods ago convert exactly) */
 #define PA_TSC_WAIT_TICKS 400000ull    /* ~0.1-0.2 ms: a reader past a hard end waits this long at most */
 
@@ -62,7 +64,9 @@ typedef struct pa_tsc_clock {
     _Atomic uint32_t seq;      /* seg[(seq >> 1) % PA_TSC_NSEG] is current; odd while the next slot is written */
     _Atomic int on;            /* 1: the TSC is used; 0: not (yet); -1: never (unsuitable) */
     _Atomic int lock;          /* 1 while a reader recalibrates */
-    pa_tsc_seg_t seg[PA_TSC_NSEG]; /* the current segment and the ones before it */
+    _Alignas(64) pa_tsc_seg_t seg[PA_TSC_NSEG]; /* the current segment and the ones before it
+                                                   (one cache line each: a reader touches seq's
+                                                   line and one segment line) */
     uint64_t cal_tsc, cal_ns;  /* last measured pair (the rate of the next segment is measured from it) */
     uint64_t rate;             /* measured ns per tick << 32 */
 } pa_tsc_clock_t;
@@ -120,7 +124,7 @@ static inline int pa_tsc_usable(void)
 
 /*! pa_tsc_load() : a consistent copy of the current segment (seqlock read, never waits: a
  *  publication in progress writes the other slot, the copy is retried only when seq moved). */
-static inline void pa_tsc_load(pa_tsc_seg_t *v)
+static inline __attribute__((always_inline)) void pa_tsc_load(pa_tsc_seg_t *v)
 {
     for (;;) {
         uint32_t s = atomic_load_explicit(&pa_tsc.seq, memory_order_acquire);
@@ -303,16 +307,17 @@ __attribute__((weak, noinline)) uint64_t pa_clock_slow(uint64_t t)
 /*! pa_clock_ns() : CLOCK_MONOTONIC now, in ns: with PA_CLOCK_TSC (the default) an rdtsc, a
  *  multiply and a seqlock copy of the segment once the TSC is calibrated (see above); clock_gettime
  *  (vDSO) otherwise. Async-signal-safe, never blocks, keeps errno. */
-static inline uint64_t pa_clock_ns(void)
+static inline __attribute__((always_inline)) uint64_t pa_clock_ns(void)
 {
 #if defined(__x86_64__) && PA_CLOCK_TSC
     uint64_t t = __rdtsc();
     pa_tsc_seg_t v;
-    pa_tsc_load(&v);
+    pa_tsc_load(&v); /* one cache line (the fields not used below are not loaded) */
     uint64_t d = t - v.tsc;
     if (__builtin_expect(d <= v.soft, 1)) /* not before the start (d would wrap) nor past the soft end */
         return v.ns + (uint64_t)(((unsigned __int128)d * v.mult) >> 32);
-    if ((int64_t)d < 0 && t - v.ptsc < v.tsc - v.ptsc) /* published ahead: the previous line */
+    /* published ahead (the last PA_TSC_MARGIN_NS of each period): the previous line */
+    if ((int64_t)d < 0 && t - v.ptsc < v.tsc - v.ptsc)
         return v.pns + (uint64_t)(((unsigned __int128)(t - v.ptsc) * v.pmult) >> 32);
     return pa_clock_slow(t); /* past the soft end, older than the previous line, or no segment */
 #else

@@ -45,7 +45,7 @@ void pa_ring_destroy(pa_ring_t *r);
  *  wrap around the array end: write it with pa_ring_write_payload) while `keep` more slots
  *  stay free after them (room promised to records that must follow, e.g. the pops of kept
  *  pushes). Returns the header slot to fill, or NULL when full (the drop is then counted). */
-static inline pa_record_t *pa_ring_reserve_keep(pa_ring_t *r, uint32_t nslots, uint32_t keep)
+static inline __attribute__((always_inline)) pa_record_t *pa_ring_reserve_keep(pa_ring_t *r, uint32_t nslots, uint32_t keep)
 {
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t cap = r->mask + 1;

@@ -49,6 +49,7 @@ typedef struct coll_hdr {
     uint64_t mask;                     /* which ranks */
     _Atomic uint32_t gen;              /* completed barriers: the futex word */
     uint32_t rank_n[COLL_MAX_RANKS];   /* element count of each rank's current operation */
+    uint64_t released_ns;              /* CLOCK_MONOTONIC when the last barrier completed */
 } coll_hdr;
 
 #define COLL_HDR_BYTES ((sizeof(coll_hdr) + 4095u) & ~(size_t)4095u)
@@ -267,7 +268,9 @@ static void futex_wake(_Atomic uint32_t *w)
 }
 
 /* Waits until all ranks arrived. 0; -1 on timeout or shutdown (this rank withdrew); -2 when the
- * rank is already waiting there (two launches with one rank). */
+ * rank is already waiting there (two launches with one rank). h->released_ns is then the time the
+ * last rank arrived (written before the wake-up; rewritten only once every rank arrived at the
+ * next barrier, so this rank reads its own barrier's however late it wakes). */
 static int coll_barrier(coll_hdr *h, uint32_t rank, uint64_t deadline)
 {
     uint64_t bit = 1ull << rank;
@@ -282,6 +285,7 @@ static int coll_barrier(coll_hdr *h, uint32_t rank, uint64_t deadline)
     if (++h->count == h->nranks) {
         h->count = 0;
         h->mask = 0;
+        h->released_ns = now_ns();
         atomic_fetch_add(&h->gen, 1);
         pthread_mutex_unlock(&h->mu);
         futex_wake(&h->gen);
@@ -308,10 +312,11 @@ static int coll_barrier(coll_hdr *h, uint32_t rank, uint64_t deadline)
     }
 }
 
-static int coll_fail(const coll_seg *s, uint32_t rank, int rc, uint64_t timeout_ns)
+/* One message for a rank that gives up (none at shutdown); 0: the operation did not complete. */
+static uint64_t coll_fail(const coll_seg *s, uint32_t rank, int rc, uint64_t timeout_ns)
 {
     if (pa_sd_shutting_down())
-        return -1;
+        return 0;
     if (rc == -2)
         fprintf(stderr, "simdev: allreduce_sum_f32 key %llu: rank %u launched twice at once; kernel skipped\n",
                 (unsigned long long)s->key, rank);
@@ -320,19 +325,19 @@ static int coll_fail(const coll_seg *s, uint32_t rank, int rc, uint64_t timeout_
                         "%s%s; giving up (its buffer is undefined)\n", (unsigned long long)s->key, rank,
                 (unsigned long long)(timeout_ns / 1000000ull), s->nranks, s->shared ? " in shared segment " : "",
                 s->shared ? s->name : "");
-    return -1;
+    return 0;
 }
 
-void pa_sd_coll_allreduce_f32(float *buf, uint32_t n, uint32_t rank, uint32_t nranks, uint64_t key)
+uint64_t pa_sd_coll_allreduce_f32(float *buf, uint32_t n, uint32_t rank, uint32_t nranks, uint64_t key)
 {
     if (nranks == 0 || nranks > COLL_MAX_RANKS || rank >= nranks) {
         fprintf(stderr, "simdev: allreduce_sum_f32: rank %u of %u is invalid (accepted: rank < nranks <= %u); "
                         "kernel skipped\n", rank, nranks, COLL_MAX_RANKS);
-        return;
+        return 0;
     }
     coll_seg *s = seg_get(key, nranks);
     if (!s)
-        return;
+        return 0;
     coll_hdr *h = s->h;
     float *data = coll_data(h);
     uint64_t timeout = pa_sd_config_get()->allreduce_timeout_ns;
@@ -340,7 +345,7 @@ void pa_sd_coll_allreduce_f32(float *buf, uint32_t n, uint32_t rank, uint32_t nr
     h->rank_n[rank] = n;
     int rc = coll_barrier(h, rank, deadline);
     if (rc)
-        return (void)coll_fail(s, rank, rc, timeout);
+        return coll_fail(s, rank, rc, timeout);
     uint32_t nmin = n;
     for (uint32_t r = 0; r < nranks; r++)
         if (h->rank_n[r] < nmin)
@@ -350,7 +355,7 @@ void pa_sd_coll_allreduce_f32(float *buf, uint32_t n, uint32_t rank, uint32_t nr
         uint32_t m = nmin - off < COLL_CHUNK ? nmin - off : COLL_CHUNK;
         memcpy(data + (size_t)rank * COLL_CHUNK, buf + off, (size_t)m * sizeof(float));
         if ((rc = coll_barrier(h, rank, deadline)) != 0)
-            return (void)coll_fail(s, rank, rc, timeout);
+            return coll_fail(s, rank, rc, timeout);
         for (uint32_t i = 0; i < m; i++) {
             float sum = 0.0f;
             for (uint32_t r = 0; r < nranks; r++)
@@ -358,8 +363,9 @@ void pa_sd_coll_allreduce_f32(float *buf, uint32_t n, uint32_t rank, uint32_t nr
             buf[off + i] = sum;
         }
         if ((rc = coll_barrier(h, rank, deadline)) != 0)
-            return (void)coll_fail(s, rank, rc, timeout);
+            return coll_fail(s, rank, rc, timeout);
     }
+    return h->released_ns; /* the last barrier's: every rank returns the same */
 }
 
 void pa_sd_coll_wake_all(void)

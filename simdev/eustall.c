@@ -8,14 +8,9 @@
 #include "pa_sd_metrics.h"
 
 typedef struct eustall_dev {
-    pthread_mutex_t mu;
-    bool open;
-    uint64_t generation;   /* bumped at every open: kernels restart their instant counter */
+    pa_sd_streamer st;     /* st.gen: kernels restart their instant counter at a new one */
     uint64_t period_ns;
     uint64_t open_ns;      /* sampling instants are open_ns + k * period_ns, k >= 1 */
-    uint32_t notify_n;
-    ze_event_handle_t event;
-    bool event_set;        /* we signalled the event and have not reset it */
     pa_sd_eustall_report *ring;
     uint32_t cap, head, count;
     bool lost;             /* reports dropped since the last read */
@@ -23,20 +18,9 @@ typedef struct eustall_dev {
     uint64_t launches;     /* kernel launches sampled: seeds the per-instant draws */
 } eustall_dev;
 
-static eustall_dev g_dev[PA_SD_MAX_DEVICES];
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static eustall_dev g_dev[PA_SD_MAX_DEVICES] = {[0 ... PA_SD_MAX_DEVICES - 1] = {.st = PA_SD_STREAMER_INIT}};
 
-static void devs_init(void)
-{
-    for (uint32_t i = 0; i < PA_SD_MAX_DEVICES; i++)
-        pthread_mutex_init(&g_dev[i].mu, NULL);
-}
-
-static eustall_dev *st_of(pa_sd_device *dev)
-{
-    pthread_once(&g_once, devs_init);
-    return &g_dev[dev->index % PA_SD_MAX_DEVICES];
-}
+static eustall_dev *st_of(pa_sd_device *dev) { return &g_dev[dev->index % PA_SD_MAX_DEVICES]; }
 
 uint32_t pa_sd_eustall_round_period(uint64_t ns)
 {
@@ -50,8 +34,7 @@ uint32_t pa_sd_eustall_round_period(uint64_t ns)
 
 uint32_t pa_sd_eustall_capacity(void)
 {
-    uint64_t n = pa_sd_config_get()->eustall_buffer / SIMDEV_EUSTALL_REPORT_BYTES;
-    return (uint32_t)(n < 1 ? 1 : n > UINT32_MAX ? UINT32_MAX : n);
+    return pa_sd_streamer_capacity(pa_sd_config_get()->eustall_buffer, SIMDEV_EUSTALL_REPORT_BYTES);
 }
 
 int pa_sd_eustall_open(pa_sd_device *dev, uint32_t period_ns, uint32_t notify_n, ze_event_handle_t ev,
@@ -62,9 +45,9 @@ int pa_sd_eustall_open(pa_sd_device *dev, uint32_t period_ns, uint32_t notify_n,
     pa_sd_eustall_report *ring = malloc((size_t)cap * sizeof *ring);
     if (!ring)
         return -1;
-    pthread_mutex_lock(&s->mu);
-    if (s->open) {
-        pthread_mutex_unlock(&s->mu);
+    pthread_mutex_lock(&s->st.mu);
+    if (pa_sd_streamer_begin(&s->st, notify_n, ev, gen)) {
+        pthread_mutex_unlock(&s->st.mu);
         free(ring);
         return 1;
     }
@@ -73,62 +56,41 @@ int pa_sd_eustall_open(pa_sd_device *dev, uint32_t period_ns, uint32_t notify_n,
     s->head = s->count = 0;
     s->lost = s->flag_next = false;
     s->period_ns = period_ns;
-    s->notify_n = notify_n;
-    s->event = ev;
-    s->event_set = false;
     s->open_ns = pa_sd_clock_host_ns();
-    *gen = ++s->generation;
-    s->open = true;
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->st.mu);
     return 0;
+}
+
+/* The buffer taken out of s, now closed (caller holds st.mu; frees it after unlocking). */
+static pa_sd_eustall_report *take_ring(eustall_dev *s)
+{
+    pa_sd_eustall_report *ring = s->ring;
+    pa_sd_streamer_end(&s->st);
+    s->ring = NULL;
+    s->count = s->cap = 0;
+    return ring;
 }
 
 void pa_sd_eustall_close(pa_sd_device *dev, uint64_t gen)
 {
     eustall_dev *s = st_of(dev);
-    pthread_mutex_lock(&s->mu);
-    if (!s->open || s->generation != gen) { /* closed already (e.g. in a fork child) */
-        pthread_mutex_unlock(&s->mu);
+    pthread_mutex_lock(&s->st.mu);
+    if (!pa_sd_streamer_is(&s->st, gen)) { /* closed already (e.g. in a fork child) */
+        pthread_mutex_unlock(&s->st.mu);
         return;
     }
-    pa_sd_eustall_report *ring = s->ring;
-    s->open = false;
-    s->ring = NULL;
-    s->count = s->cap = 0;
-    s->event = NULL;
-    pthread_mutex_unlock(&s->mu);
+    pa_sd_eustall_report *ring = take_ring(s);
+    pthread_mutex_unlock(&s->st.mu);
     free(ring);
-}
-
-
-/* The notification event follows "at least N reports pending", as the driver's event state does;
- * caller holds s->mu. A destroyed event is left alone. */
-static void notify_update(eustall_dev *s)
-{
-    if (!s->event)
-        return;
-    bool want = s->count >= s->notify_n;
-    if (want == s->event_set)
-        return;
-    pa_sd_event *ev = pa_sd_event_of(s->event);
-    if (!ev)
-        return;
-    if (want) {
-        uint64_t t = pa_sd_clock_ticks_at(pa_sd_clock_host_ns());
-        pa_sd_event_signal_device(ev, t, t);
-    } else {
-        pa_sd_event_reset_device(ev);
-    }
-    s->event_set = want;
 }
 
 uint32_t pa_sd_eustall_read(pa_sd_device *dev, uint64_t gen, uint8_t *out, uint32_t max, bool *lost)
 {
     eustall_dev *s = st_of(dev);
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->st.mu);
     *lost = false;
-    if (!s->open || s->generation != gen) {
-        pthread_mutex_unlock(&s->mu);
+    if (!pa_sd_streamer_is(&s->st, gen)) {
+        pthread_mutex_unlock(&s->st.mu);
         return 0;
     }
     uint32_t n = max < s->count ? max : s->count;
@@ -139,12 +101,12 @@ uint32_t pa_sd_eustall_read(pa_sd_device *dev, uint64_t gen, uint8_t *out, uint3
     s->count -= n;
     *lost = s->lost;
     s->lost = false;
-    notify_update(s);
-    pthread_mutex_unlock(&s->mu);
+    pa_sd_streamer_notify(&s->st, s->count);
+    pthread_mutex_unlock(&s->st.mu);
     return n;
 }
 
-/* Store one report or count it lost when the buffer is full; caller holds s->mu. */
+/* Store one report or count it lost when the buffer is full; caller holds s->st.mu. */
 static void push_report(eustall_dev *s, uint32_t ip8, const uint8_t cnt[PA_SD_RAW_COUNT], uint16_t subslice)
 {
     if (s->count == s->cap) {
@@ -244,13 +206,13 @@ static void sample_instant(eustall_dev *s, const run *r, uint64_t k)
 static void sample_upto(pa_sd_device *dev, run *r, uint64_t start, uint64_t until)
 {
     eustall_dev *s = st_of(dev);
-    pthread_mutex_lock(&s->mu);
-    if (!s->open || !s->period_ns) {
-        pthread_mutex_unlock(&s->mu);
+    pthread_mutex_lock(&s->st.mu);
+    if (!s->st.open || !s->period_ns) {
+        pthread_mutex_unlock(&s->st.mu);
         return;
     }
-    if (r->gen != s->generation) { /* a new streamer: restart from the kernel start or open */
-        r->gen = s->generation;
+    if (r->gen != s->st.gen) { /* a new streamer: restart from the kernel start or open */
+        r->gen = s->st.gen;
         uint64_t from = start > s->open_ns ? start : s->open_ns;
         r->last_k = (from - s->open_ns) / s->period_ns;
         r->launch = ++s->launches;
@@ -262,8 +224,8 @@ static void sample_upto(pa_sd_device *dev, run *r, uint64_t start, uint64_t unti
         if (k_now > r->last_k)
             r->last_k = k_now;
     }
-    notify_update(s);
-    pthread_mutex_unlock(&s->mu);
+    pa_sd_streamer_notify(&s->st, s->count);
+    pthread_mutex_unlock(&s->st.mu);
 }
 
 uint32_t pa_sd_kernel_threads(uint64_t groups, const uint32_t gsize[3])
@@ -318,20 +280,7 @@ uint64_t pa_sd_eustall_kernel(pa_sd_device *dev, const pa_sd_isa *isa, uint64_t 
 
 void pa_sd_eustall_atfork(int phase)
 {
-    pthread_once(&g_once, devs_init);
-    for (uint32_t i = 0; i < PA_SD_MAX_DEVICES; i++) {
-        eustall_dev *s = &g_dev[i];
-        if (phase == PA_SD_FORK_PREPARE) {
-            pthread_mutex_lock(&s->mu);
-        } else if (phase == PA_SD_FORK_PARENT) {
-            pthread_mutex_unlock(&s->mu);
-        } else { /* the reader thread of the parent does not exist here: no streamer */
-            free(s->ring);
-            s->ring = NULL;
-            s->open = false;
-            s->count = s->cap = 0;
-            s->event = NULL;
-            pthread_mutex_init(&s->mu, NULL);
-        }
-    }
+    for (uint32_t i = 0; i < PA_SD_MAX_DEVICES; i++)
+        if (pa_sd_streamer_atfork(&g_dev[i].st, phase))
+            free(take_ring(&g_dev[i]));
 }

@@ -98,11 +98,12 @@ static uint64_t exec_kernel(pa_sd_engine *eng, pa_sd_cmd *c, uint64_t start)
     uint64_t gs = (uint64_t)c->u.k.gsize[0] * c->u.k.gsize[1] * c->u.k.gsize[2];
     uint64_t items = groups * gs, simd_threads = groups * ((gs + SIMDEV_SIMD_WIDTH - 1) / SIMDEV_SIMD_WIDTH);
     const pa_sd_kernel_def *d = &c->u.k.def;
-    uint64_t requested = d->builtin ? pa_sd_builtin_run(d->builtin, c->u.k.args, items) : 0;
+    uint64_t done_ns = 0;
+    uint64_t requested = d->builtin ? pa_sd_builtin_run(d->builtin, c->u.k.args, items, &done_ns) : 0;
     kernel_mix(d, loop_trips(d, c->u.k.args, items, requested), simd_threads, items, tot);
     uint64_t model = d->base_ns + d->ns_per_item * items, bound = bound_ns(tot), now;
     uint64_t end = start + (requested ? requested : model > bound ? model : bound);
-    if (!requested && (now = pa_sd_clock_host_ns()) > end)
+    if (!requested && (now = done_ns ? done_ns : pa_sd_clock_host_ns()) > end)
         end = now; /* real work took longer than the model: report what happened */
     /* busy_ns gets exactly the requested device time, even on a loaded host */
     uint32_t threads = pa_sd_kernel_threads(groups, c->u.k.gsize);

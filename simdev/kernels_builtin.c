@@ -144,13 +144,13 @@ static void run_reduce(uint8_t (*a)[PA_SD_ARG_BYTES])
 }
 
 /* ---- all-reduce: the rendezvous lives in collective.c (across devices and processes) ---- */
-static void run_allreduce(uint8_t (*a)[PA_SD_ARG_BYTES])
+static uint64_t run_allreduce(uint8_t (*a)[PA_SD_ARG_BYTES])
 {
     float *buf = arg_ptr(a, 0);
     uint32_t n = arg_u32(a, 1), rank = arg_u32(a, 2), nranks = arg_u32(a, 3);
     if (!span_ok("allreduce_sum_f32", buf, (uint64_t)n * 4))
-        return;
-    pa_sd_coll_allreduce_f32(buf, n, rank, nranks, arg_u64(a, 4));
+        return 0;
+    return pa_sd_coll_allreduce_f32(buf, n, rank, nranks, arg_u64(a, 4));
 }
 
 void pa_sd_builtin_release_waiters(void)
@@ -158,8 +158,9 @@ void pa_sd_builtin_release_waiters(void)
     pa_sd_coll_wake_all();
 }
 
-uint64_t pa_sd_builtin_run(pa_sd_builtin b, uint8_t (*args)[PA_SD_ARG_BYTES], uint64_t items)
+uint64_t pa_sd_builtin_run(pa_sd_builtin b, uint8_t (*args)[PA_SD_ARG_BYTES], uint64_t items, uint64_t *done_ns)
 {
+    *done_ns = 0;
     switch (b) {
     case PA_SD_BI_VECTOR_ADD: run_vector_add(args, items); break;
     case PA_SD_BI_SAXPY: run_saxpy(args, items); break;
@@ -167,7 +168,7 @@ uint64_t pa_sd_builtin_run(pa_sd_builtin b, uint8_t (*args)[PA_SD_ARG_BYTES], ui
     case PA_SD_BI_FILL_U32: run_fill(args, items); break;
     case PA_SD_BI_REDUCE_SUM: run_reduce(args); break;
     case PA_SD_BI_BUSY_NS: return arg_u64(args, 0) ? arg_u64(args, 0) : 1;
-    case PA_SD_BI_ALLREDUCE: run_allreduce(args); break;
+    case PA_SD_BI_ALLREDUCE: *done_ns = run_allreduce(args); break;
     default: break;
     }
     return 0;

@@ -28,37 +28,22 @@ typedef struct oa_run {
 } oa_run;
 
 typedef struct oa_dev {
-    pthread_mutex_t mu;
-    bool open, have_base;
-    uint64_t gen;
+    pa_sd_streamer st;
+    bool have_base;
     pa_sd_counters prev;
     oa_run *runs;             /* a ring of runs, grown on demand (bounded by the report capacity) */
     uint32_t rcap, rhead, nruns;
     uint64_t cap, count;      /* capacity and pending reports (sum of the runs' n) */
-    uint32_t notify_n;
-    bool lost, flag_next, ev_set;
-    ze_event_handle_t ev;
+    bool lost, flag_next;
 } oa_dev;
 
-static oa_dev g_oa[PA_SD_MAX_DEVICES];
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static oa_dev g_oa[PA_SD_MAX_DEVICES] = {[0 ... PA_SD_MAX_DEVICES - 1] = {.st = PA_SD_STREAMER_INIT}};
 
-static void oa_init(void)
-{
-    for (uint32_t i = 0; i < PA_SD_MAX_DEVICES; i++)
-        pthread_mutex_init(&g_oa[i].mu, NULL);
-}
-
-static oa_dev *oa_of(pa_sd_device *dev)
-{
-    pthread_once(&g_once, oa_init);
-    return &g_oa[dev->index % PA_SD_MAX_DEVICES];
-}
+static oa_dev *oa_of(pa_sd_device *dev) { return &g_oa[dev->index % PA_SD_MAX_DEVICES]; }
 
 uint32_t pa_sd_oa_capacity(void)
 {
-    uint64_t n = pa_sd_config_get()->oa_buffer / SIMDEV_OA_REPORT_BYTES;
-    return (uint32_t)(n < 1 ? 1 : n > UINT32_MAX ? UINT32_MAX : n);
+    return pa_sd_streamer_capacity(pa_sd_config_get()->oa_buffer, SIMDEV_OA_REPORT_BYTES);
 }
 
 /* OA periods are 2^(e+1) timestamp ticks, e = 0..31: the largest not above the request, and at
@@ -85,31 +70,13 @@ static uint64_t get64(const uint8_t *r, int off)
     return v;
 }
 
-/* Caller holds o->mu: the event follows "at least N reports pending". */
-static void oa_notify(oa_dev *o)
-{
-    bool want = o->count >= o->notify_n;
-    if (!o->ev || want == o->ev_set)
-        return;
-    pa_sd_event *ev = pa_sd_event_of(o->ev);
-    if (!ev)
-        return;
-    if (want) {
-        uint64_t t = pa_sd_clock_ticks_at(pa_sd_clock_host_ns());
-        pa_sd_event_signal_device(ev, t, t);
-    } else {
-        pa_sd_event_reset_device(ev);
-    }
-    o->ev_set = want;
-}
-
 static oa_run *run_at(oa_dev *o, uint32_t i)
 {
     uint32_t k = o->rhead + i;
     return &o->runs[k >= o->rcap ? k - o->rcap : k];
 }
 
-/* A new run at the tail; NULL when out of memory (the reports are counted lost). Caller holds mu. */
+/* A new run at the tail; NULL when out of memory (the reports are counted lost). Caller holds st.mu. */
 static oa_run *run_push(oa_dev *o)
 {
     if (o->nruns == o->rcap) {
@@ -129,7 +96,7 @@ static oa_run *run_push(oa_dev *o)
 }
 
 /* Append n intervals of begin, dur with these deltas (NULL = zero), as far as the buffer has room;
- * caller holds mu. */
+ * caller holds st.mu. */
 static void oa_append(oa_dev *o, uint64_t begin, uint64_t dur, uint64_t n, const uint64_t *c, const uint64_t *busy)
 {
     uint64_t room = o->cap - o->count;
@@ -169,15 +136,15 @@ static void oa_append(oa_dev *o, uint64_t begin, uint64_t dur, uint64_t n, const
 static void oa_tick(pa_sd_device *dev, const pa_sd_counters *c, uint64_t n)
 {
     oa_dev *o = oa_of(dev);
-    pthread_mutex_lock(&o->mu);
-    if (!o->open) {
-        pthread_mutex_unlock(&o->mu);
+    pthread_mutex_lock(&o->st.mu);
+    if (!o->st.open) {
+        pthread_mutex_unlock(&o->st.mu);
         return;
     }
     if (!o->have_base) {
         o->have_base = true;
         o->prev = *c;
-        pthread_mutex_unlock(&o->mu);
+        pthread_mutex_unlock(&o->st.mu);
         return;
     }
     uint64_t period = n > 1 ? (c->at_ns - o->prev.at_ns) / n : c->at_ns - o->prev.at_ns;
@@ -190,27 +157,34 @@ static void oa_tick(pa_sd_device *dev, const pa_sd_counters *c, uint64_t n)
     if (n > 1)
         oa_append(o, o->prev.at_ns + period, period, n - 1, NULL, NULL);
     o->prev = *c;
-    oa_notify(o);
-    pthread_mutex_unlock(&o->mu);
+    pa_sd_streamer_notify(&o->st, o->count);
+    pthread_mutex_unlock(&o->st.mu);
+}
+
+/* The runs taken out of o, now closed (caller holds st.mu; frees them after unlocking). */
+static oa_run *take_runs(oa_dev *o)
+{
+    oa_run *runs = o->runs;
+    pa_sd_streamer_end(&o->st);
+    o->runs = NULL;
+    o->count = o->cap = 0;
+    o->nruns = o->rcap = o->rhead = 0;
+    return runs;
 }
 
 int pa_sd_oa_open(pa_sd_device *dev, uint32_t period_ns, uint32_t notify_n, ze_event_handle_t ev, uint64_t *gen)
 {
     oa_dev *o = oa_of(dev);
-    pthread_mutex_lock(&o->mu);
-    if (o->open) {
-        pthread_mutex_unlock(&o->mu);
+    pthread_mutex_lock(&o->st.mu);
+    if (pa_sd_streamer_begin(&o->st, notify_n, ev, gen)) {
+        pthread_mutex_unlock(&o->st.mu);
         return 1;
     }
     o->cap = pa_sd_oa_capacity();
     o->count = 0;
     o->nruns = o->rhead = 0;
-    o->lost = o->flag_next = o->ev_set = o->have_base = false;
-    o->notify_n = notify_n;
-    o->ev = ev;
-    *gen = ++o->gen;
-    o->open = true;
-    pthread_mutex_unlock(&o->mu);
+    o->lost = o->flag_next = o->have_base = false;
+    pthread_mutex_unlock(&o->st.mu);
     pa_sd_activity_stream(dev, pa_sd_clock_host_ns(), period_ns, oa_tick);
     return 0;
 }
@@ -218,20 +192,15 @@ int pa_sd_oa_open(pa_sd_device *dev, uint32_t period_ns, uint32_t notify_n, ze_e
 void pa_sd_oa_close(pa_sd_device *dev, uint64_t gen)
 {
     oa_dev *o = oa_of(dev);
-    pthread_mutex_lock(&o->mu);
-    bool mine = o->open && o->gen == gen;
-    pthread_mutex_unlock(&o->mu);
+    pthread_mutex_lock(&o->st.mu);
+    bool mine = pa_sd_streamer_is(&o->st, gen);
+    pthread_mutex_unlock(&o->st.mu);
     if (!mine)
         return;
     pa_sd_activity_stream(dev, 0, 0, NULL);
-    pthread_mutex_lock(&o->mu);
-    void *runs = o->runs;
-    o->runs = NULL;
-    o->open = false;
-    o->count = o->cap = 0;
-    o->nruns = o->rcap = o->rhead = 0;
-    o->ev = NULL;
-    pthread_mutex_unlock(&o->mu);
+    pthread_mutex_lock(&o->st.mu);
+    oa_run *runs = take_runs(o);
+    pthread_mutex_unlock(&o->st.mu);
     free(runs);
 }
 
@@ -282,9 +251,9 @@ uint32_t pa_sd_oa_read(pa_sd_device *dev, uint64_t gen, uint8_t *out, uint32_t m
     for (;;) {
         oa_run take[OA_READ_RUNS];
         uint32_t nt = 0, want = 0;
-        pthread_mutex_lock(&o->mu);
-        if (!o->open || o->gen != gen) {
-            pthread_mutex_unlock(&o->mu);
+        pthread_mutex_lock(&o->st.mu);
+        if (!pa_sd_streamer_is(&o->st, gen)) {
+            pthread_mutex_unlock(&o->st.mu);
             break;
         }
         while (w + want < max && o->nruns && nt < OA_READ_RUNS) {
@@ -307,9 +276,9 @@ uint32_t pa_sd_oa_read(pa_sd_device *dev, uint64_t gen, uint8_t *out, uint32_t m
         if (!more) {
             *lost = o->lost;
             o->lost = false;
-            oa_notify(o);
+            pa_sd_streamer_notify(&o->st, o->count);
         }
-        pthread_mutex_unlock(&o->mu);
+        pthread_mutex_unlock(&o->st.mu);
         for (uint32_t t = 0; t < nt; t++) {
             const oa_run *r = &take[t];
             oa_edge at = {pa_sd_clock_ticks_at(r->begin_ns), clocks_at(r->begin_ns, mhz)};
@@ -324,23 +293,9 @@ uint32_t pa_sd_oa_read(pa_sd_device *dev, uint64_t gen, uint8_t *out, uint32_t m
 
 void pa_sd_oa_atfork(int phase)
 {
-    pthread_once(&g_once, oa_init);
-    for (uint32_t i = 0; i < PA_SD_MAX_DEVICES; i++) {
-        oa_dev *o = &g_oa[i];
-        if (phase == PA_SD_FORK_PREPARE) {
-            pthread_mutex_lock(&o->mu);
-        } else if (phase == PA_SD_FORK_PARENT) {
-            pthread_mutex_unlock(&o->mu);
-        } else {
-            free(o->runs);
-            o->runs = NULL;
-            o->open = false;
-            o->count = o->cap = 0;
-            o->nruns = o->rcap = o->rhead = 0;
-            o->ev = NULL;
-            pthread_mutex_init(&o->mu, NULL);
-        }
-    }
+    for (uint32_t i = 0; i < PA_SD_MAX_DEVICES; i++)
+        if (pa_sd_streamer_atfork(&g_oa[i].st, phase))
+            free(take_runs(&g_oa[i]));
 }
 
 /* ---- calculation ---- */

@@ -238,9 +238,13 @@ PA_SD_HIDDEN const char *pa_sd_builtin_name(pa_sd_builtin b);
 PA_SD_HIDDEN uint32_t pa_sd_builtin_nargs(pa_sd_builtin b);
 /*! pa_sd_builtin_arg_size(b, i) : byte size of argument i of builtin b. */
 PA_SD_HIDDEN uint32_t pa_sd_builtin_arg_size(pa_sd_builtin b, uint32_t i);
-/*! pa_sd_builtin_run(b, args, items) : compute builtin b on args; returns the device ns the builtin
- *  requests by itself (busy_ns) or 0 when the cost model applies. */
-PA_SD_HIDDEN uint64_t pa_sd_builtin_run(pa_sd_builtin b, uint8_t (*args)[PA_SD_ARG_BYTES], uint64_t items);
+/*! pa_sd_builtin_run(b, args, items, done_ns) : compute builtin b on args; returns the device ns the
+ *  builtin requests by itself (busy_ns) or 0 when the cost model applies. *done_ns: the host ns
+ *  (CLOCK_MONOTONIC) its work completed on the device when the host's own clock after the call
+ *  would misstate it (an all-reduce: when the last rank arrived, not when this one's worker woke),
+ *  else 0. */
+PA_SD_HIDDEN uint64_t pa_sd_builtin_run(pa_sd_builtin b, uint8_t (*args)[PA_SD_ARG_BYTES], uint64_t items,
+                                        uint64_t *done_ns);
 /*! pa_sd_builtin_release_waiters() : wake all-reduce launches waiting at shutdown. */
 PA_SD_HIDDEN void pa_sd_builtin_release_waiters(void);
 
@@ -248,8 +252,10 @@ PA_SD_HIDDEN void pa_sd_builtin_release_waiters(void);
 /*! pa_sd_coll_allreduce_f32(buf, n, rank, nranks, key) : elementwise float sum of the `nranks`
  *  launches with the same `key` in the same job (README "Collectives"); waits at most
  *  SIMDEV_ALLREDUCE_TIMEOUT_MS for the peers, then gives up with one message (buf then holds an
- *  undefined mix). Never blocks past shutdown. */
-PA_SD_HIDDEN void pa_sd_coll_allreduce_f32(float *buf, uint32_t n, uint32_t rank, uint32_t nranks, uint64_t key);
+ *  undefined mix). Never blocks past shutdown. Returns the CLOCK_MONOTONIC ns at which the
+ *  operation completed for every rank (its last rendezvous was complete: the same for all ranks,
+ *  however late each one's thread woke), 0 when it did not complete. */
+PA_SD_HIDDEN uint64_t pa_sd_coll_allreduce_f32(float *buf, uint32_t n, uint32_t rank, uint32_t nranks, uint64_t key);
 /*! pa_sd_coll_wake_all() : makes every waiting rank of this process re-check shutdown now. */
 PA_SD_HIDDEN void pa_sd_coll_wake_all(void);
 /*! pa_sd_coll_detach_all() : at exit, drops this process from every shared segment (the last

@@ -17,6 +17,35 @@ _Static_assert(sizeof(pa_sd_eustall_report) == 64, "EU-stall report is 64 bytes"
 enum { PA_SD_RAW_ACTIVE, PA_SD_RAW_OTHER, PA_SD_RAW_CONTROL, PA_SD_RAW_PIPE, PA_SD_RAW_SEND,
        PA_SD_RAW_DIST, PA_SD_RAW_SBID, PA_SD_RAW_SYNC, PA_SD_RAW_INSTFETCH, PA_SD_RAW_COUNT };
 
+/* The device side every metric streamer shares (streamer.c): its lock, whether it is open and
+ * which open it is, and the notification event. One per device and kind, statically initialized
+ * with PA_SD_STREAMER_INIT; every function below but _atfork is called with mu held. */
+typedef struct pa_sd_streamer {
+    pthread_mutex_t mu;
+    bool open;
+    uint64_t gen;         /* bumped at every open: a handle of an older open reads nothing */
+    uint32_t notify_n;    /* the event is signalled while >= notify_n reports are pending */
+    ze_event_handle_t ev; /* NULL: none */
+    bool ev_set;          /* we signalled ev and have not reset it */
+} pa_sd_streamer;
+#define PA_SD_STREAMER_INIT {.mu = PTHREAD_MUTEX_INITIALIZER}
+
+/*! pa_sd_streamer_begin(s, notify_n, ev, gen) : 1 when s is open already; else s opened with a
+ *  new generation in *gen, 0. */
+PA_SD_HIDDEN int pa_sd_streamer_begin(pa_sd_streamer *s, uint32_t notify_n, ze_event_handle_t ev, uint64_t *gen);
+/*! pa_sd_streamer_is(s, gen) : s is open, by the open that returned gen. */
+PA_SD_HIDDEN bool pa_sd_streamer_is(const pa_sd_streamer *s, uint64_t gen);
+/*! pa_sd_streamer_end(s) : closed, its event forgotten (never signalled again). */
+PA_SD_HIDDEN void pa_sd_streamer_end(pa_sd_streamer *s);
+/*! pa_sd_streamer_notify(s, pending) : the event follows "pending >= notify_n" (signalled or reset
+ *  on a change only); a destroyed event is left alone. */
+PA_SD_HIDDEN void pa_sd_streamer_notify(pa_sd_streamer *s, uint64_t pending);
+/*! pa_sd_streamer_capacity(bytes, report_bytes) : reports a buffer of `bytes` holds, 1..UINT32_MAX. */
+PA_SD_HIDDEN uint32_t pa_sd_streamer_capacity(uint64_t bytes, uint32_t report_bytes);
+/*! pa_sd_streamer_atfork(s, phase) : PA_SD_FORK_PREPARE locks mu, _PARENT unlocks it; _CHILD ends
+ *  s and re-creates mu, returning true: the caller then drops its buffer (no streamer in a child). */
+PA_SD_HIDDEN bool pa_sd_streamer_atfork(pa_sd_streamer *s, int phase);
+
 /*! pa_sd_metrics_init() : read ZET_ENABLE_METRICS (once, at the first zeInit). */
 PA_SD_HIDDEN void pa_sd_metrics_init(void);
 /*! pa_sd_metrics_enabled() : ZET_ENABLE_METRICS was a non-zero integer at zeInit. */

@@ -342,78 +342,87 @@ static double sum_of(const dm_sums_t *s, const char *name, int *have)
     return pa_dm_sum(s->np, s->v, s->nm, name, have);
 }
 
-static int produce_unit(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
+/* Peak (an integer as the reports print it), or none when the device's peak is not known. */
+static void add_peak(pa_table_t *t, double peak)
+{
+    if (peak > 0)
+        pa_table_add_int(t, pa_stat_trunc(peak));
+    else
+        pa_table_add_none(t);
+}
+
+/* One unit_util_sum row: device s, TPU-viewer execution unit u. */
+static void unit_row(pa_table_t *t, const dm_sums_t *s, size_t u)
+{
+    const pa_dm_unit_t *un = &pa_dm_units[u];
+    int h = 0, h1 = 0, h2 = 0;
+    double a = un->m1 ? sum_of(s, un->m1, &h1) : 0;
+    if (un->m2)
+        a += sum_of(s, un->m2, &h2);
+    pa_table_add_int(t, s->dev);
+    pa_table_add_str(t, un->unit, strlen(un->unit));
+    if (!h1) { /* no Intel counterpart (or the group lacks it): shown as such */
+        pa_table_add_str(t, "-", 1);
+        pa_table_add_none(t);
+        pa_table_add_none(t);
+        const char *na = un->m1 ? "n/a (counter not in group)" : "n/a (no Intel counterpart)";
+        pa_table_add_str(t, na, strlen(na));
+        pa_table_add_none(t);
+        return;
+    }
+    double peak = un->rate * (double)s->pk.xve_count * sum_of(s, "GpuCoreClocks", &h);
+    pa_table_add_str(t, un->label, strlen(un->label));
+    pa_table_add_int(t, pa_stat_trunc(a));
+    add_peak(t, peak);
+    pa_table_add_str(t, "instructions", 12);
+    add_util(t, a, peak);
+}
+
+/* One dma_util_sum row: device s, transfer path p. */
+static void dma_row(pa_table_t *t, const dm_sums_t *s, size_t p)
+{
+    const pa_dm_path_t *pa = &pa_dm_paths[p];
+    int h = 0, have = 0;
+    double b = sum_of(s, pa->metric, &have);
+    pa_table_add_int(t, s->dev);
+    pa_table_add_str(t, pa->path, strlen(pa->path));
+    pa_table_add_str(t, have ? pa->metric : "-", have ? strlen(pa->metric) : 1);
+    if (!have) {
+        pa_table_add_none(t);
+        pa_table_add_none(t);
+        pa_table_add_none(t);
+        return;
+    }
+    double peak = pa_dm_path_bps(pa, &s->pk) * sum_of(s, "GpuTime", &h) / 1e9;
+    pa_table_add_int(t, pa_stat_trunc(b));
+    add_peak(t, peak);
+    add_util(t, b, peak);
+}
+
+/* The sums over the selected intervals of every device, then one row per device and item. */
+static int produce_per_device(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz,
+                              size_t nitems, void (*row)(pa_table_t *, const dm_sums_t *, size_t))
 {
     static dm_sums_t sums[16];
-    int n, h = 0;
+    int n;
     int rc = load_sums(db, req, sums, 16, &n, err, errsz);
     if (rc != PA_REP_OK)
         return rc;
     for (int i = 0; i < n; i++)
-        for (size_t u = 0; u < pa_dm_nunits; u++) {
-            const dm_sums_t *s = &sums[i];
-            const pa_dm_unit_t *un = &pa_dm_units[u];
-            int h1 = 0, h2 = 0;
-            double a = un->m1 ? sum_of(s, un->m1, &h1) : 0;
-            if (un->m2)
-                a += sum_of(s, un->m2, &h2);
-            pa_table_add_int(t, s->dev);
-            pa_table_add_str(t, un->unit, strlen(un->unit));
-            if (!h1) { /* no Intel counterpart (or the group lacks it): shown as such */
-                pa_table_add_str(t, "-", 1);
-                pa_table_add_none(t);
-                pa_table_add_none(t);
-                const char *na = un->m1 ? "n/a (counter not in group)" : "n/a (no Intel counterpart)";
-                pa_table_add_str(t, na, strlen(na));
-                pa_table_add_none(t);
-                continue;
-            }
-            double peak = un->rate * (double)s->pk.xve_count * sum_of(s, "GpuCoreClocks", &h);
-            pa_table_add_str(t, un->label, strlen(un->label));
-            pa_table_add_int(t, pa_stat_trunc(a));
-            if (peak > 0)
-                pa_table_add_int(t, pa_stat_trunc(peak));
-            else
-                pa_table_add_none(t);
-            pa_table_add_str(t, "instructions", 12);
-            add_util(t, a, peak);
-        }
+        for (size_t k = 0; k < nitems; k++)
+            row(t, &sums[i], k);
     pa_report_limit_rows(req, t);
     return PA_REP_OK;
 }
 
+static int produce_unit(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
+{
+    return produce_per_device(db, req, t, err, errsz, pa_dm_nunits, unit_row);
+}
+
 static int produce_dma(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
 {
-    static dm_sums_t sums[16];
-    int n, h = 0;
-    int rc = load_sums(db, req, sums, 16, &n, err, errsz);
-    if (rc != PA_REP_OK)
-        return rc;
-    for (int i = 0; i < n; i++)
-        for (size_t p = 0; p < pa_dm_npaths; p++) {
-            const dm_sums_t *s = &sums[i];
-            const pa_dm_path_t *pa = &pa_dm_paths[p];
-            int have = 0;
-            double b = sum_of(s, pa->metric, &have);
-            pa_table_add_int(t, s->dev);
-            pa_table_add_str(t, pa->path, strlen(pa->path));
-            pa_table_add_str(t, have ? pa->metric : "-", have ? strlen(pa->metric) : 1);
-            if (!have) {
-                pa_table_add_none(t);
-                pa_table_add_none(t);
-                pa_table_add_none(t);
-                continue;
-            }
-            double peak = pa_dm_path_bps(pa, &s->pk) * sum_of(s, "GpuTime", &h) / 1e9;
-            pa_table_add_int(t, pa_stat_trunc(b));
-            if (peak > 0)
-                pa_table_add_int(t, pa_stat_trunc(peak));
-            else
-                pa_table_add_none(t);
-            add_util(t, b, peak);
-        }
-    pa_report_limit_rows(req, t);
-    return PA_REP_OK;
+    return produce_per_device(db, req, t, err, errsz, pa_dm_npaths, dma_row);
 }
 
 PA_REPORT_DEF(r_dm_unit, "unit_util_sum", "Execution Unit Utilization Summary", NULL, NULL,

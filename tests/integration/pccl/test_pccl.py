@@ -8,7 +8,8 @@ HGTX_OP_ASSOC; sqlite3, none of the C code), on:
   3. a rank whose peer never comes, or is killed: bounded wait, one message, no hang, no segment
      left; a segment left by killed processes is reused; 20 two-rank jobs without a hang;
   4. mpirun -np 2 (Open MPI) + profagent merge, when both exist: kern_sum of the merge = sum of the
-     ranks', desync rows = hand computation, the late rank Last Process every time;
+     ranks', desync rows = hand computation, the late rank Last Process whenever its launch came
+     >= 10 ms after the other kernel started (a loaded host can delay the other rank as long);
 plus option errors. usage: test_pccl.py BUILD_DIR [SPEC_FILE]"""
 import csv, io, os, re, shutil, sqlite3, subprocess, sys, tempfile, time
 
@@ -85,11 +86,11 @@ def kernels(dbs, pattern=r"^allreduce_"):
     ks = []
     for db in dbs:
         c = sqlite3.connect(db)
-        for s, e, tid, dev, corr, name in c.execute(
-                "SELECT o.start, o.end, o.tid, o.deviceId, o.corrId, s.value FROM ZE_OPS o JOIN STRING_IDS s"
-                " ON s.id = o.nameId WHERE o.kind = 1"):
+        for s, e, tid, dev, corr, name, api in c.execute(
+                "SELECT o.start, o.end, o.tid, o.deviceId, o.corrId, s.value, o.apiStart FROM ZE_OPS o"
+                " JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1"):
             if re.search(pattern, name):
-                ks.append(dict(start=s, end=e, pid=tid >> 32, dev=dev, id=corr, name=name, ns=e - s))
+                ks.append(dict(start=s, end=e, pid=tid >> 32, dev=dev, id=corr, name=name, ns=e - s, api=api))
         c.close()
     ks.sort(key=lambda k: (k["start"], k["end"], k["pid"], k["dev"]))
     return ks
@@ -250,25 +251,46 @@ def check_all_reports(dbs, label):
 def check_late(rows, late_pid, late_dev, label, skip_first):
     comm = sorted(rows, key=lambda r: r["start"])[1 if skip_first else 0:]
     check(len(comm) == ITERS, f"{label}: {len(comm)} communications, want {ITERS}")
+    judged = 0
     for r in comm:
         check(r["n"] == 2, f"{label}: communication at {r['start']} has {r['n']} kernels, want 2")
+        late = [k for k in r["g"] if (k["pid"], k["dev"]) == (late_pid, late_dev)]
+        early = [k for k in r["g"] if (k["pid"], k["dev"]) != (late_pid, late_dev)]
+        if len(late) != 1 or len(early) != 1:
+            check(False, f"{label}: communication at {r['start']}: one kernel of the late rank and one other")
+            continue
+        L, E = late[0], early[0]
+        # the late rank sleeps DELAY_US before its launch call; a loaded host may delay the other
+        # rank's launch about as long (seen: 1 of 6 in a sanitizer run beside 2 busy loops). Judged
+        # are the communications whose late launch call began >= 10 ms after the other kernel had
+        # started on the device (ZE_OPS apiStart and start: CLOCK_MONOTONIC, which the ranks share):
+        # then the late kernel starts last, at least that much later, whatever the load
+        lead = L["api"] - E["start"]
+        if lead < 10000000:
+            print(f"{label}: communication at {r['start']} not judged: the late rank's launch call began"
+                  f" {lead} ns after the other kernel's start (the other rank was delayed as long)")
+            continue
+        judged += 1
         check((r["pid"], r["dev"]) == (late_pid, late_dev),
               f"{label}: Last Process/Device {r['pid']}/{r['dev']}, want the late {late_pid}/{late_dev}")
-        gap = max(k["start"] for k in r["g"]) - min(k["start"] for k in r["g"])
+        gap = L["start"] - E["start"]
         share = 100.0 * DELAY_US * 1000 / r["dur"]
-        # the late kernel starts DELAY_US after the other, give or take the launch path: -20 ms (the
-        # early kernel's engine worker scheduled late on a loaded host), +1 s (the sleep overshooting:
-        # 336 ms seen with two builds running beside it)
-        check(DELAY_US * 1000 - 20000000 <= gap <= DELAY_US * 1000 + 1000000000,
-              f"{label}: start gap {gap} ns, want {DELAY_US} us (-20 ms/+1 s)")
-        # the kernels meet, so they end together: within 20 ms (a loaded host wakes the waiter late)
+        # from the late launch call on: never earlier (a kernel starts after its launch call);
+        # +1 s for the sleep overshooting (336 ms seen with two builds running beside it)
+        check(lead <= gap <= DELAY_US * 1000 + 1000000000,
+              f"{label}: start gap {gap} ns, want >= {lead} (the late launch call after the other's start)"
+              f" and <= {DELAY_US} us + 1 s")
+        # the kernels meet, so they end together: simdev ends every rank's kernel when the last
+        # rendezvous completed, not when each engine's thread woke
         spread = max(k["end"] for k in r["g"]) - min(k["end"] for k in r["g"])
-        check(spread <= 20000000, f"{label}: kernel ends {spread} ns apart, want <= 20 ms")
+        check(spread <= 1000000, f"{label}: kernel ends {spread} ns apart, want <= 1 ms")
         # rate - share = (gap - delay + end spread) / duration: the stated tolerance
         tol = 100.0 * (abs(gap - DELAY_US * 1000) + spread) / r["dur"] + 0.1
         check(abs(r["rate"] - share) <= tol, f"{label}: rate {r['rate']:.2f} vs delay share {share:.2f} (tol {tol:.2f})")
         print(f"{label}: rate {r['rate']:.1f} % delay share {share:.1f} % (tol {tol:.1f}) gap {gap} ns end spread {spread} ns"
               f" duration {r['dur']} ns")
+    check(judged >= 1, f"{label}: {judged} of {len(comm)} communications judged (the late launch >= 10 ms after the other"
+          f" kernel's start)")
 
 
 tmp = tempfile.mkdtemp(prefix="pa_pccl_")

@@ -1,13 +1,18 @@
-/* exit_queued.c - exits with 5 s of device work still queued (qa3 defect 8 reproducer). */
+/* exit_queued.c [N] - exits with N (default 10) launches of 500 ms of device work still queued
+ * (qa3 defect 8 reproducer; N = 0: the same program with nothing queued), printing the
+ * CLOCK_MONOTONIC ns at which main returns. */
 #include <level_zero/ze_api.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CK(x) do { if ((x) != ZE_RESULT_SUCCESS) { fprintf(stderr, "failed: %s\n", #x); return 1; } } while (0)
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int launches = argc > 1 ? atoi(argv[1]) : 10;
     ze_driver_handle_t drv;
     ze_device_handle_t dev;
     ze_context_handle_t ctx;
@@ -33,8 +38,11 @@ int main(void)
     ze_command_list_handle_t l;
     CK(zeCommandListCreateImmediate(ctx, dev, &qd, &l));
     ze_group_count_t one = {1, 1, 1};
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < launches; i++)
         CK(zeCommandListAppendLaunchKernel(l, k, &one, NULL, 0, NULL));
-    printf("exiting with work queued\n");
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    printf("exiting with %d launches queued at %llu\n", launches,
+           (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
     return 0;
 }

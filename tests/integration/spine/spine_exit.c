@@ -1,6 +1,7 @@
 /* spine_exit.c - exit paths: detached threads recording while main returns, exit() from a
  * worker, atexit handlers and a destructor calling HGTX around the agent's own exit handler. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +17,17 @@ static void nap_us(long us)
     nanosleep(&ts, NULL);
 }
 
+static atomic_int detached_ranged; /* detached threads that have ended a range */
+
 static void *spin_forever(void *arg)
 {
     (void)arg;
-    for (;;) {
+    for (int first = 1;; first = 0) {
         hgtxRangePushA("detached");
         nap_us(100);
         hgtxRangePop();
+        if (first)
+            atomic_fetch_add(&detached_ranged, 1);
     }
     return NULL;
 }
@@ -83,6 +88,11 @@ int main(int argc, char **argv)
             pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
             pthread_create(&t, &a, spin_forever, NULL);
         }
+        /* main returns while all 4 record: once each has ended a range (a loaded machine may run
+         * them only after main's 50 ms; their records then all come after the exit drain began),
+         * at most 10 s */
+        for (int i = 0; i < 10000 && atomic_load(&detached_ranged) < 4; i++)
+            nap_us(1000);
         nap_us(50000);
         return 3;
     }

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "spine_clock.h"
+
 static void sleep_ms(long ms)
 {
     struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -15,17 +17,29 @@ static void sleep_ms(long ms)
 }
 
 /* push A:a, 10 ms, push B:b, 20 ms, pop A, 40 ms, pop B: A:a ~30 ms, B:b ~60 ms, B:b level 0.
+ * Each push and pop is bracketed by CLOCK_MONOTONIC readings (printed: which pop closed which range).
  * Then 3 misuses with bad handles: push/pop on garbage 0x5678, a mark on a destroyed domain. */
 static int domains(void)
 {
     hgtxDomainHandle_t a = hgtxDomainCreateA("A"), b = hgtxDomainCreateA("B");
+    spine_bracket ba, bb;
+    ba.push0 = spine_mono_ns();
     hgtxDomainRangePushA(a, "a");
+    ba.push1 = spine_mono_ns();
     sleep_ms(10);
+    bb.push0 = spine_mono_ns();
     hgtxDomainRangePushA(b, "b");
+    bb.push1 = spine_mono_ns();
     sleep_ms(20);
+    ba.pop0 = spine_mono_ns();
     int la = hgtxDomainRangePop(a);
+    ba.pop1 = spine_mono_ns();
     sleep_ms(40);
+    bb.pop0 = spine_mono_ns();
     int lb = hgtxDomainRangePop(b);
+    bb.pop1 = spine_mono_ns();
+    spine_bracket_print("A:a", &ba);
+    spine_bracket_print("B:b", &bb);
     hgtxDomainHandle_t junk = (hgtxDomainHandle_t)(uintptr_t)0x5678;
     hgtxDomainRangePushA(junk, "j");
     sleep_ms(1);

@@ -43,3 +43,29 @@ def summary_stats_match_report(cli, db):
             if tuple(s) != got:
                 bad.append((rep, r.get(key), s, got))
     return bad, n
+
+
+# The agent's times against the app's CLOCK_MONOTONIC readings: the agent reads a TSC converted to
+# CLOCK_MONOTONIC (README: "to ~2 us"); 100 us leaves room for the conversion and no more, against
+# range durations of >= 10 ms
+BRACKET_TOL_NS = 100000
+
+
+def brackets(stdout):
+    """The 'bracket NAME push0 push1 pop0 pop1' lines a program printed (spine_clock.h), in order:
+    a list of (name bytes, push0, push1, pop0, pop1), ns on CLOCK_MONOTONIC."""
+    out = []
+    for l in stdout.splitlines():
+        f = l.split()
+        if len(f) == 6 and f[0] == b"bracket":
+            out.append((f[1],) + tuple(int(x) for x in f[2:]))
+    return out
+
+
+def bracket_miss(start, end, br, tol=BRACKET_TOL_NS):
+    """How far (ns) a recorded range [start, end] lies outside the app's bracket br: its start must
+    be within the push call [push0, push1], its end within the pop call [pop0, pop1]; 0 = inside.
+    A loaded machine only stretches the bracket, so this holds whatever the scheduling delay."""
+    _, push0, push1, pop0, pop1 = br
+    miss = max(push0 - start, start - push1, pop0 - end, end - pop1, 0)
+    return 0 if miss <= tol else miss

@@ -57,9 +57,11 @@ static int run_det(long iters)
     return 0;
 }
 
-/* progress RANGES RATE: RANGES push/pop ranges "p" (2 events each) at RATE ranges/s, printing
- * "progress <ranges ended> <CLOCK_MONOTONIC ns>" after every 10000 ranges. */
-static int run_progress(long ranges, long rate)
+/* progress RANGES RATE [hold]: RANGES push/pop ranges "p" (2 events each) at RATE ranges/s,
+ * printing "progress <ranges ended> <CLOCK_MONOTONIC ns>" after every 10000 ranges; with "hold",
+ * then "held", and main returns only once stdin reaches its end (the reader decides how long the
+ * program keeps running, not the machine's load). */
+static int run_progress(long ranges, long rate, int hold)
 {
     uint64_t t0 = mono_ns();
     for (long i = 0; i < ranges; i++) {
@@ -74,6 +76,13 @@ static int run_progress(long ranges, long rate)
                 raw_sleep_ns(due - now);
         }
     }
+    if (hold) {
+        printf("held %ld %llu\n", ranges, (unsigned long long)mono_ns());
+        fflush(stdout);
+        char buf[64];
+        while (read(0, buf, sizeof buf) > 0)
+            ;
+    }
     /* flushed before main returns: the test reads "done" as "the exit part may run from now on" */
     printf("done %ld %llu\n", ranges, (unsigned long long)mono_ns());
     fflush(stdout);
@@ -85,7 +94,7 @@ int main(int argc, char **argv)
     if (argc >= 3 && strcmp(argv[1], "det") == 0)
         return run_det(atol(argv[2]));
     if (argc >= 4 && strcmp(argv[1], "progress") == 0)
-        return run_progress(atol(argv[2]), atol(argv[3]));
-    fprintf(stderr, "usage: stream_app det ITER | progress RANGES RATE\n");
+        return run_progress(atol(argv[2]), atol(argv[3]), argc >= 5 && strcmp(argv[4], "hold") == 0);
+    fprintf(stderr, "usage: stream_app det ITER | progress RANGES RATE [hold]\n");
     return 2;
 }
