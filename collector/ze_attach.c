@@ -527,19 +527,19 @@ void pa_ze_detach(uint64_t timeout_ns)
 
 /* ---- the Level Zero source (common/pa_source.h) ---- */
 
-#define PA_ZE_DETACH_MAX_NS 200000000ull /* bound of the in-flight wait at exit, ns */
-
 static int ze_source_init(void)
 {
     pa_ze_attach(); /* only when the app maps libze_loader; else on its dlopen (ze.h) */
     return 0;
 }
 
-/* In-flight device ops: work the app left queued at exit is not waited for long (it may run
- * for seconds); what is still pending after this short bound is counted uncollected. */
+/* In-flight device ops: waited for within the exit budget while the device completes them (a
+ * backlog of queued kernels is collected); work that makes no progress for 200 ms (a kernel
+ * running for seconds, a hung one) is not waited for: it is counted uncollected
+ * (pa_ze_ops_flush). */
 static void ze_source_finish(uint64_t budget_ns)
 {
-    pa_ze_detach(budget_ns < PA_ZE_DETACH_MAX_NS ? budget_ns : PA_ZE_DETACH_MAX_NS);
+    pa_ze_detach(budget_ns);
 }
 
 /* mem alone needs the tracer too: PA_SRC_MEM attaches it */

@@ -190,7 +190,12 @@ static int ev_take(void *ctx, int need_ts, ev_pool_t **pp, uint32_t *idx)
     ctx_pools_t *cp = ctx_for(ctx);
     if (!cp)
         return -1;
-    for (int round = 0; round < 3; round++) {
+    /* Not a fixed number of rounds: a pool added (by this thread or another) while this one
+     * was preempted may be taken whole by the other threads before this one scans it again
+     * (several threads appending without a sync, a loaded machine): the append lost its
+     * event, "uncollected". Each round either takes an event, or sees a pool added (at most
+     * pools_max() in all), or gives up. */
+    for (int round = 0;; round++) {
         uint32_t seen = atomic_load(&cp->npools);
         if (ctx_scan(cp, pp, idx) == 0) {
             if (!need_ts || (*pp)->ts)
@@ -203,7 +208,6 @@ static int ev_take(void *ctx, int need_ts, ev_pool_t **pp, uint32_t *idx)
         else if (ctx_grow(cp, seen) != 0)
             return ctx_scan(cp, pp, idx) == 0 && (!need_ts || (*pp)->ts) ? 0 : -1;
     }
-    return -1;
 }
 
 static void pool_give(ev_pool_t *p, uint32_t idx)
@@ -373,6 +377,25 @@ static void flight_start(const pa_ze_cmd_t *c, uint64_t corr, uint64_t t0, uint6
     atomic_store_explicit(fst(f), FL_PENDING, memory_order_release);
 }
 
+/* Set on the thread running the exit flush: its own failed polls put the flight back (the
+ * flush polls it again while the device makes progress, then counts what is left), and its
+ * records wait for room in its ring (it emits a whole backlog at once) until flush_end. */
+static __thread int ops_flushing __attribute__((tls_model("initial-exec")));
+static uint64_t flush_end;
+
+/* The exit flush emits every flight it collects from one thread, faster than the aggregator
+ * drains a ring: waits (yielding) for room for `ns` slots in r, at most until flush_end. */
+static void flush_wait_room(pa_ring_t *r, uint32_t ns)
+{
+    uint64_t cap = r->mask + 1, tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    for (unsigned i = 0; tail + ns - atomic_load_explicit(&r->head, memory_order_acquire) > cap; i++)
+        if (i >= 64) { /* the aggregator drains in batches: a short spin often suffices */
+            if (pa_clock_ns() > flush_end)
+                return;
+            sched_yield();
+        }
+}
+
 static void flight_emit(flight_t *f, const ze_kernel_timestamp_result_t *ts)
 {
     pa_ze_clock_t clk = { 0, 64, 0, 0 };
@@ -391,6 +414,8 @@ static void flight_emit(flight_t *f, const ze_kernel_timestamp_result_t *ts)
     }
     uint32_t len = (uint32_t)(sizeof(pa_ze_op_t) + nlen);
     uint32_t ns = pa_record_slots(len);
+    if (PA_UNLIKELY(ops_flushing))
+        flush_wait_room(r, ns);
     pa_record_t *slot = pa_ring_reserve(r, ns);
     if (!slot)
         return;
@@ -507,9 +532,10 @@ static int flight_try(uint32_t i, ze_event_handle_t ev, int wait_ok, uint64_t wa
     if (st == ZE_RESULT_SUCCESS && f->tsp)
         memcpy(&ts, f->tsp, sizeof ts);  /* the device wrote it before signalling f->event */
     else if (st != ZE_RESULT_SUCCESS || pa_ze.zeEventQueryKernelTimestamp(f->event, &ts) != ZE_RESULT_SUCCESS) {
-        if (PA_UNLIKELY(atomic_load(&ops_closed))) {
-            /* the exit flush began: it may have given up waiting for this poll, so a flight put
-             * back now would be neither collected nor counted; counted here instead */
+        if (PA_UNLIKELY(atomic_load(&ops_closed)) && !ops_flushing) {
+            /* the exit flush began (on another thread): it may have given up waiting for this
+             * poll, so a flight put back now would be neither collected nor counted; counted
+             * here instead */
             ops_closed_count(1);
             flight_end(f);
             return 0;
@@ -532,6 +558,7 @@ static int collect(ze_event_handle_t ev)
         return 0;
     int left = 0;
     uint32_t hwm = atomic_load(&flight_hwm);
+    (void)pa_thread_ring(); /* made before the guard (no ring is made under it): emits need it */
     pa_guard_enter();
     for (uint32_t i = 0; i < hwm; i++)
         if (!flight_try(i, ev, 0, 0) && ev && atomic_load(&flight_state[i]) == FL_PENDING &&
@@ -559,22 +586,51 @@ static void flights_drop(ze_event_handle_t ev)
     }
 }
 
+/* The exit flush gives up when no flight was collected for this long: a kernel the application
+ * left running for seconds (or a hung one) is not waited for, while a backlog the device is
+ * working through (threads that appended faster than it runs, no host sync) is collected
+ * within the flush's timeout. */
+#define PA_ZE_FLUSH_STALL_NS 200000000ull
+
+/* One pass of the flush over the pending flights: each is waited for until `end` or until
+ * PA_ZE_FLUSH_STALL_NS after the last collection (*last), whichever comes first; a flight not
+ * done then stays pending for the next pass. Returns the flights collected. */
+static uint32_t flush_pass(uint64_t end, uint64_t *last)
+{
+    uint32_t got = 0, hwm = atomic_load(&flight_hwm);
+    for (uint32_t i = 0; i < hwm && atomic_load(&npending); i++) {
+        if (atomic_load_explicit(&flight_state[i], memory_order_relaxed) != FL_PENDING)
+            continue;
+        uint64_t now = pa_clock_ns(), stop = *last + PA_ZE_FLUSH_STALL_NS < end ? *last + PA_ZE_FLUSH_STALL_NS : end;
+        if (flight_try(i, NULL, 1, now < stop ? stop - now : 0)) {
+            got++;
+            *last = pa_clock_ns();
+        }
+    }
+    return got;
+}
+
 void pa_ze_ops_flush(uint64_t timeout_ns)
 {
     atomic_store(&ops_closed, 1);
     uint64_t end = pa_clock_ns() + timeout_ns;
+    flush_end = end;
     pa_guard_enter();
     ops_wait_appends(end);
-    uint32_t hwm = atomic_load(&flight_hwm);
-    for (uint32_t i = 0; i < hwm; i++) {
-        uint64_t now = pa_clock_ns();
-        flight_try(i, NULL, 1, now < end ? end - now : 0);
-    }
+    /* Passes while the device makes progress: flights are scanned in slot order, not in the
+     * order the engines complete them, so one waited for in vain (stall window over while
+     * another list's kernels ran) is done by the next pass. A pass that collects nothing ends
+     * it (the device stalled, or nothing is pending). */
+    ops_flushing = 1;
+    uint64_t last = pa_clock_ns();
+    while (atomic_load(&npending) && pa_clock_ns() < end && flush_pass(end, &last))
+        ;
+    ops_flushing = 0;
     /* what is left is counted and released here, not left for an application thread's next
      * collect to emit after the last drain (uncounted). A flight another thread is polling
      * (FL_BUSY) is given what is left of the timeout, at least 10 ms, to be emitted (a poll
      * that fails now counts it itself: flight_try). */
-    hwm = atomic_load(&flight_hwm);
+    uint32_t hwm = atomic_load(&flight_hwm);
     uint64_t busy_end = pa_clock_ns() + 10000000ull;
     if (busy_end < end)
         busy_end = end;
@@ -663,6 +719,10 @@ static void append_begin(int api, ze_command_list_handle_t list, ze_event_handle
         pa_ze_obj_info_t *ei = pa_ze_obj_get(*signal);
         c->event = ei && ei->type == PA_ZE_OBJ_NOTS_EVENT ? NULL : *signal;
     } else if (li) {
+        /* the thread's ring before the guard: a first append that finds every agent event taken
+         * collects (ev_take), and under the guard no ring can be made for those records (a new
+         * thread's first launch lost the operation it collected: "unrecorded") */
+        (void)pa_thread_ring();
         pa_guard_enter();
         ev_pool_t *p;
         uint32_t idx;

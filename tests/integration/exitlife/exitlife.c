@@ -222,11 +222,54 @@ static void exit2nd(long launches, long exit_after)
     printf("main done\n");
 }
 
+/* nosync: THREADS workers, each with its own asynchronous immediate list and kernel, append
+ * busy_ns kernels for RUN_MS without ever synchronizing, then are joined and main returns: the
+ * engine is left with the backlog the threads appended faster than it runs. */
+static atomic_int nosync_stop;
+static atomic_long nosync_launches;
+typedef struct { ze_command_list_handle_t list; ze_kernel_handle_t k; } nosync_t;
+
+static void *nosync_worker(void *arg)
+{
+    nosync_t *w = arg;
+    while (!atomic_load(&nosync_stop)) {
+        sample_launch_1d(w->list, w->k, 1, 1, NULL);
+        atomic_fetch_add(&nosync_launches, 1);
+    }
+    return NULL;
+}
+
+static void nosync(int n, long run_ms)
+{
+    static nosync_t w[16];
+    pthread_t t[16];
+    n = n < 1 ? 1 : n > 16 ? 16 : n;
+    sample_env_init(&env, 1);
+    ze_module_handle_t m = sample_module_native(&env, env.devices[0], "SIMDEV-MODULE 1\nkernel busy_ns\n");
+    uint64_t ns = 1000;
+    for (int i = 0; i < n; i++) {
+        w[i].k = sample_kernel(m, "busy_ns", 1);
+        sample_set_arg(w[i].k, 0, sizeof ns, &ns);
+        w[i].list = sample_immediate(&env, env.devices[0], 0, 0);
+    }
+    for (int i = 0; i < n; i++)
+        pthread_create(&t[i], NULL, nosync_worker, &w[i]);
+    nap_us(run_ms * 1000);
+    atomic_store(&nosync_stop, 1);
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+    printf("launches %ld\n", atomic_load(&nosync_launches));
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     if (strcmp(mode, "exit2nd") == 0) { /* exit2nd LAUNCHES EXIT_AFTER: exit(7) from a second thread */
         exit2nd(argc > 2 ? atol(argv[2]) : 4000, argc > 3 ? atol(argv[3]) : 1000);
+        return 0;
+    }
+    if (strcmp(mode, "nosync") == 0) { /* nosync THREADS RUN_MS: launches never synchronized */
+        nosync(argc > 2 ? atoi(argv[2]) : 2, argc > 3 ? atol(argv[3]) : 300);
         return 0;
     }
     if (strcmp(mode, "zeworkers") == 0) { /* zeworkers N PACE_US RUN_MS [nofill]: main returns meanwhile;
