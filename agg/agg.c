@@ -1,6 +1,8 @@
 /* agg.c - the aggregator thread: start, poll-drain loop, bounded stop, fork-child reset. */
 #define _GNU_SOURCE /* pthread_cond_clockwait */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -29,11 +31,12 @@ static struct {
     const pa_agg_results_t *res;
 } g = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
-/* A raw syscall: the OSRT nanosleep wrapper must never see the aggregator's idle sleeps. */
-static void agg_sleep(uint64_t ns)
+/* Waits up to `ns` for the stop flag: a futex on it, so pa_agg_stop() wakes the thread at once
+ * (an exit never waits out a poll). A raw syscall: the OSRT wrappers never see these waits. */
+static void agg_wait(uint64_t ns)
 {
     struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
-    syscall(SYS_nanosleep, &ts, NULL);
+    syscall(SYS_futex, (int *)&g.stop, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
 }
 
 static void *agg_main(void *arg)
@@ -51,7 +54,7 @@ static void *agg_main(void *arg)
         if (behind)
             atomic_store_explicit(behind, got >= PA_AGG_BATCH, memory_order_relaxed);
         if (got == 0)
-            agg_sleep(poll_ns);
+            agg_wait(poll_ns);
         /* staged spool records reach the file at least this often, so a process killed
          * outright (SIGKILL, crash) loses at most the last interval: profagent recover */
         uint64_t now = pa_clock_ns();
@@ -112,6 +115,7 @@ const pa_agg_results_t *pa_agg_stop(uint64_t timeout_ns)
     if (g.agg)
         atomic_store_explicit(&g.agg->drain_deadline_ns, pa_clock_ns() + timeout_ns / 2, memory_order_relaxed);
     atomic_store_explicit(&g.stop, 1, memory_order_release);
+    syscall(SYS_futex, (int *)&g.stop, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0); /* agg_wait() */
     uint64_t deadline = pa_clock_ns() + timeout_ns;
     struct timespec ts = { (time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull) };
     pthread_mutex_lock(&g.mu);

@@ -56,8 +56,37 @@ int pa_agg_spool(pa_agg_t *a, const pa_record_t *rec, const void *payload)
     return 0;
 }
 
+/* The words of a string of at most 16 bytes that, with its length, determine every byte:
+ * overlapping loads of its first and last 8 (or 4) bytes, or its first, middle and last byte. */
+static inline void short_words(const uint8_t *s, size_t len, uint64_t *w0, uint64_t *w1)
+{
+    uint64_t x = 0, y = 0;
+    if (len >= 8) {
+        memcpy(&x, s, 8);
+        memcpy(&y, s + len - 8, 8);
+    } else if (len >= 4) {
+        uint32_t p, q;
+        memcpy(&p, s, 4);
+        memcpy(&q, s + len - 4, 4);
+        x = (uint64_t)p << 32 | q;
+    } else if (len) {
+        x = (uint64_t)s[0] << 16 | (uint64_t)s[len / 2] << 8 | s[len - 1];
+    }
+    *w0 = x;
+    *w1 = y;
+}
+
 uint32_t pa_agg_intern(pa_agg_t *a, const void *bytes, size_t len)
 {
+    struct pa_agg_icache *e = NULL;
+    uint64_t w0 = 0, w1 = 0;
+    if (len <= 16) { /* range, API and kernel names repeat: no hash or compare of the bytes */
+        short_words(bytes, len, &w0, &w1);
+        uint64_t h = (w0 ^ (w1 * 0x9e3779b97f4a7c15ull) ^ len) * 0xff51afd7ed558ccdull;
+        e = &a->icache[h >> 56];
+        if (e->id && e->w0 == w0 && e->w1 == w1 && e->len == len)
+            return e->id;
+    }
     int is_new;
     uint32_t id = pa_intern_get(&a->strings, bytes, len, &is_new);
     if (is_new) {
@@ -65,6 +94,8 @@ uint32_t pa_agg_intern(pa_agg_t *a, const void *bytes, size_t len)
         r.u.str.id = id;
         pa_agg_spool(a, &r, pa_intern_str(&a->strings, id, NULL));
     }
+    if (e && id)
+        *e = (struct pa_agg_icache){ w0, w1, (uint32_t)len, id };
     return id;
 }
 
@@ -75,9 +106,9 @@ const char *pa_agg_string(const pa_agg_t *a, uint32_t id, size_t *len)
 
 void pa_agg_stat_add_id(pa_agg_t *a, int cat, uint32_t tag, uint32_t key_id, uint64_t value)
 {
-    long row = pa_statset_row(&a->stats, cat, tag, key_id);
+    long row = pa_statset_row_fast(&a->stats, cat, tag, key_id);
     if (row >= 0)
-        pa_statset_add(&a->stats, (size_t)row, value);
+        pa_statset_add_fast(&a->stats, (size_t)row, value);
 }
 
 void pa_agg_stat_add(pa_agg_t *a, int cat, uint32_t tag, const void *key, size_t len, uint64_t value)
@@ -211,46 +242,52 @@ static void consume_dm(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *
     out.len = p ? rec->len : 0;
     pa_agg_spool(a, &out, p);
 }
-static const struct { uint16_t first, last; agg_consume_fn fn; } agg_consumers[] = {
-    {PA_REC_HGTX_FIRST, PA_REC_HGTX_LAST, consume_hgtx},
-    {PA_REC_OSRT_FIRST, PA_REC_OSRT_LAST, consume_osrt},
-    {PA_REC_ZE_FIRST, PA_REC_ZE_LAST, consume_ze},
-    {PA_REC_MEM_FIRST, PA_REC_MEM_LAST, consume_mem},
-    {PA_REC_PCSAMP_FIRST, PA_REC_PCSAMP_LAST, consume_pcs},
-    {PA_REC_HC_FIRST, PA_REC_HC_LAST, consume_hc},
-    {PA_REC_DM_FIRST, PA_REC_DM_LAST, consume_dm},
-    {PA_REC_ITT_FIRST, PA_REC_ITT_LAST, consume_itt},
+/* kind -> consumer, one load per record (GCC range designators: each source's kind range) */
+static const agg_consume_fn agg_consumers[256] = {
+    [PA_REC_HGTX_FIRST ... PA_REC_HGTX_LAST] = consume_hgtx,
+    [PA_REC_OSRT_FIRST ... PA_REC_OSRT_LAST] = consume_osrt,
+    [PA_REC_ZE_FIRST ... PA_REC_ZE_LAST] = consume_ze,
+    [PA_REC_MEM_FIRST ... PA_REC_MEM_LAST] = consume_mem,
+    [PA_REC_PCSAMP_FIRST ... PA_REC_PCSAMP_LAST] = consume_pcs,
+    [PA_REC_HC_FIRST ... PA_REC_HC_LAST] = consume_hc,
+    [PA_REC_DM_FIRST ... PA_REC_DM_LAST] = consume_dm,
+    [PA_REC_ITT_FIRST ... PA_REC_ITT_LAST] = consume_itt,
 };
 
-static void agg_dispatch(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
+static inline void agg_dispatch(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
 {
     a->consumed++;
-    struct pa_agg_thread *t = pa_agg_thread_get(a, rec->tid);
-    if (!t)
+    struct pa_agg_thread *t = a->last_thr;
+    if (__builtin_expect(!t || t->tid != rec->tid, 0) && !(t = pa_agg_thread_get(a, rec->tid)))
         return;
-    if (rec->t0) {
-        uint64_t end = rec->t1 > rec->t0 ? rec->t1 : rec->t0;
-        if (!a->first_ns || rec->t0 < a->first_ns)
-            a->first_ns = rec->t0;
-        if (end > a->last_ns)
-            a->last_ns = end;
-        if (!t->first_ns || rec->t0 < t->first_ns)
-            t->first_ns = rec->t0;
+    uint64_t t0 = rec->t0;
+    if (t0) { /* the session span is the threads' (agg_span) */
+        uint64_t end = rec->t1 > t0 ? rec->t1 : t0;
+        if (t0 - 1 < t->first_ns - 1) /* also when first_ns is still 0 */
+            t->first_ns = t0;
         if (end > t->last_ns)
             t->last_ns = end;
     }
     uint16_t k = rec->kind;
-    if (k == PA_REC_THREAD_NAME) {
-        if (payload)
-            thread_set_name(a, t, payload, rec->len);
+    if (__builtin_expect(k < 256, 1) && agg_consumers[k]) {
+        agg_consumers[k](a, t, rec, payload);
         return;
     }
+    if (k == PA_REC_THREAD_NAME && payload)
+        thread_set_name(a, t, payload, rec->len);
     /* PA_REC_THREAD_EXIT: only its time matters (t->last_ns, above); unknown kinds: skipped */
-    for (size_t i = 0; i < sizeof agg_consumers / sizeof agg_consumers[0]; i++)
-        if (k >= agg_consumers[i].first && k <= agg_consumers[i].last) {
-            agg_consumers[i].fn(a, t, rec, payload);
-            return;
-        }
+}
+
+/* The session's first and last event times: those of its threads. */
+static void agg_span(pa_agg_t *a)
+{
+    for (size_t i = 0; i < a->nthreads; i++) {
+        const struct pa_agg_thread *t = a->threads[i];
+        if (t->first_ns && (!a->first_ns || t->first_ns < a->first_ns))
+            a->first_ns = t->first_ns;
+        if (t->last_ns > a->last_ns)
+            a->last_ns = t->last_ns;
+    }
 }
 
 static void agg_sink(void *ctx, const pa_record_t *rec, const uint8_t *payload)
@@ -428,6 +465,7 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
         pa_agg_test_after_final_drain();
     if (!timed_out)
         agg_drain_pass_mode(a, 0, DRAIN_CATCH_UP);
+    agg_span(a);
     uint64_t now = pa_clock_ns();
     a->end_ns = now > a->last_ns ? now : a->last_ns;
     pa_agg_hgtx_finish(a);

@@ -80,7 +80,7 @@ static void range_emit(pa_agg_t *a, const range_out_t *o)
     pa_agg_spool(a, &r, NULL);
     if (pa_agg_proj_range)
         pa_agg_proj_range(a, &r); /* device projection of this instance (agg_proj.c) */
-    if (pa_agg_hc_range)
+    if (pa_agg_hc_range && a->src_state[PA_AGG_SRC_HC])
         pa_agg_hc_range(a, &r); /* host counter deltas of this instance */
     if (o->flags & PA_RF_UNTERMINATED)
         return;
@@ -299,7 +299,7 @@ void pa_agg_hgtx_record(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t 
 {
     if (rec->flags & PA_RF_BAD_DOMAIN) /* the collector judged the handle; domain is 0 now */
         a->bad_domain++;
-    if (pa_agg_hc_hgtx && rec->kind <= PA_REC_HGTX_END)
+    if (pa_agg_hc_hgtx && a->src_state[PA_AGG_SRC_HC] && rec->kind <= PA_REC_HGTX_END)
         pa_agg_hc_hgtx(a, t->tid, rec); /* the counter read just before this record */
     switch (rec->kind) {
     case PA_REC_HGTX_PUSH:

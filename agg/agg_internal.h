@@ -155,15 +155,24 @@ void pa_stat_add(pa_stat_t *st, uint64_t v);
  *  with an introsort-style fallback); even n: mean of the two middle values; n = 0: 0. */
 double pa_stat_median_u64(uint64_t *v, size_t n);
 
+/* Rows of small (cat, tag) are found by key id in a vector (ids are dense), the rest by the map. */
+#define PA_STAT_DIRECT_CATS 8
+#define PA_STAT_DIRECT_TAGS 2
+#define PA_STAT_DIRECT_MAX_ID (1u << 22)
+
 /* A set of statistics rows keyed by (cat, tag, key string id), with the samples kept for
  * exact medians under one global budget. */
 typedef struct pa_statset {
     pa_map_t index;                     /* (cat<<56 | tag<<32 | key_id) -> row */
+    uint32_t *direct[PA_STAT_DIRECT_CATS][PA_STAT_DIRECT_TAGS]; /* key_id -> row + 1 (0: none) */
+    uint32_t direct_cap[PA_STAT_DIRECT_CATS][PA_STAT_DIRECT_TAGS]; /* for small cat and tag: */
     struct pa_statrow {
         int cat; uint32_t tag; uint32_t key_id;
         pa_stat_t st;
         uint32_t *samples; size_t nsamples, cap; /* ns (or bytes) < 2^32: 4 bytes a sample */
         int overflow;                   /* budget ran out: median not exact */
+        double shift, s1, s2;           /* overflowed: sums of v - shift and its square
+                                           (moments without a division per sample) */
     } *rows;
     size_t nrows, rows_cap;
     size_t budget, used;                /* samples reserved over all rows (the rows' caps): two
@@ -177,6 +186,33 @@ long pa_statset_row(pa_statset_t *s, int cat, uint32_t tag, uint32_t key_id);
  *  past UINT32_MAX) the row's samples are released (giving the budget back to others) and its
  *  median marked inexact. */
 void pa_statset_add(pa_statset_t *s, size_t row, uint64_t v);
+/* their slow paths (stats.c) */
+long pa_statset_row_slow(pa_statset_t *s, int cat, uint32_t tag, uint32_t key_id);
+void pa_statset_add_slow(pa_statset_t *s, struct pa_statrow *r, uint64_t v);
+
+/*! pa_statset_row_fast() : pa_statset_row(), inline when the row is found by key id. */
+static inline long pa_statset_row_fast(pa_statset_t *s, int cat, uint32_t tag, uint32_t key_id)
+{
+    if ((unsigned)cat < PA_STAT_DIRECT_CATS && tag < PA_STAT_DIRECT_TAGS &&
+        key_id < s->direct_cap[cat][tag] && s->direct[cat][tag][key_id])
+        return (long)s->direct[cat][tag][key_id] - 1;
+    return pa_statset_row_slow(s, cat, tag, key_id);
+}
+
+/*! pa_statset_add_fast() : pa_statset_add(), inline while the row has reserved room. */
+static inline void pa_statset_add_fast(pa_statset_t *s, size_t row, uint64_t v)
+{
+    struct pa_statrow *r = &s->rows[row];
+    if (__builtin_expect(r->nsamples < r->cap && v <= UINT32_MAX, 1)) /* overflowed rows: cap 0 */
+        r->samples[r->nsamples++] = (uint32_t)v;
+    else
+        pa_statset_add_slow(s, r, v);
+    pa_stat_t *st = &r->st; /* count/total/min/max now; mean/m2 at finish */
+    st->min = st->count == 0 || v < st->min ? v : st->min;
+    st->max = v > st->max ? v : st->max;
+    st->count++;
+    st->total += v;
+}
 /*! pa_statset_finish() : computes every row's median (st.median, st.median_exact). */
 void pa_statset_finish(pa_statset_t *s);
 void pa_statset_free(pa_statset_t *s);

@@ -32,10 +32,18 @@ struct pa_agg_se {
     uint32_t next_free;  /* free-list link (index + 1) */
 };
 
+/* A short string (<= 16 bytes) as two words that, with its length, identify it exactly. */
+struct pa_agg_icache {
+    uint64_t w0, w1;
+    uint32_t len, id;            /* id 0: empty */
+};
+#define PA_AGG_ICACHE 256u       /* direct-mapped: names repeat, most lookups hit without hashing */
+
 struct pa_agg {
     pa_agg_config_t cfg;
     pa_spool_writer_t *spool;
     pa_intern_t strings;
+    struct pa_agg_icache icache[PA_AGG_ICACHE];
     pa_statset_t stats;
 
     pa_map_t tid_map;                /* tid -> index in threads */

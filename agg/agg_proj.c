@@ -83,6 +83,7 @@ typedef struct proj {
     pa_map_t inst_ix; inst_t *insts; size_t ninsts, insts_cap; uint32_t inst_free;
     pa_map_t name_ix; name_acc_t *names; uint64_t *name_keys; size_t nnames, names_cap;
     pa_map_t thr_ix; pthr_t *thrs; size_t nthrs, thrs_cap;
+    uint32_t last_key, last_ix;        /* one-entry cache of thr_ix: tid + 1 (0: none) -> index */
     pend_op_t *pend; size_t npend, pend_cap;
     late_t *late; size_t nlate, late_cap;
     pa_map_t list_ix; plist_t *lists; size_t nlists, lists_cap; uint32_t list_free;
@@ -121,9 +122,14 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 
 static pthr_t *thr_get(proj_t *s, uint32_t tid)
 {
+    if (s->last_key == tid + 1u && tid != UINT32_MAX) /* records come in per-thread batches */
+        return &s->thrs[s->last_ix];
     uint32_t *ix = pa_map_get(&s->thr_ix, (uint64_t)tid + 1);
-    if (ix)
+    if (ix) {
+        s->last_key = tid + 1u;
+        s->last_ix = *ix;
         return &s->thrs[*ix];
+    }
     if (grow((void **)&s->thrs, &s->thrs_cap, s->nthrs + 1, sizeof *s->thrs) < 0 ||
         pa_map_put(&s->thr_ix, (uint64_t)tid + 1, (uint32_t)s->nthrs) < 0)
         return NULL;

@@ -13,8 +13,12 @@
  * aggregator also links alone (unit tests): then ids print as "ze#<id>". */
 extern const char *pa_ze_api_name(uint32_t id) __attribute__((weak));
 
+#define ZE_API_DIRECT 1024u /* API enums below this: STRING id by index (the table has ~150) */
+
 typedef struct ze_state {
-    pa_map_t api_ids;                  /* api enum + 1 -> STRING id */
+    uint32_t api_direct[ZE_API_DIRECT]; /* api enum -> STRING id, 0 = not yet */
+    pa_map_t api_ids;                  /* api enum + 1 -> STRING id (enums past the table) */
+    uint32_t memop_ids[8][5][5];       /* kind, src, dst kind -> STRING id of its name, 0 = not yet */
     pa_map_t ctx_ids, queue_ids;       /* handle -> small id (1..) */
 } ze_state_t;
 
@@ -28,6 +32,8 @@ static ze_state_t *state(pa_agg_t *a)
 
 static uint32_t api_id(pa_agg_t *a, ze_state_t *s, uint32_t api)
 {
+    if (api < ZE_API_DIRECT && s->api_direct[api])
+        return s->api_direct[api];
     uint32_t *v = pa_map_get(&s->api_ids, (uint64_t)api + 1);
     if (v)
         return *v;
@@ -38,7 +44,10 @@ static uint32_t api_id(pa_agg_t *a, ze_state_t *s, uint32_t api)
         n = buf;
     }
     uint32_t id = pa_agg_intern(a, n, strlen(n));
-    pa_map_put(&s->api_ids, (uint64_t)api + 1, id);
+    if (api < ZE_API_DIRECT)
+        s->api_direct[api] = id;
+    else
+        pa_map_put(&s->api_ids, (uint64_t)api + 1, id);
     return id;
 }
 
@@ -86,10 +95,19 @@ static void on_op(pa_agg_t *a, ze_state_t *s, const pa_record_t *rec, const uint
         op.name_id = pa_agg_intern(a, n, nlen ? nlen : strlen(n));
         pa_agg_stat_add_id(a, PA_CAT_KERNEL, 0, op.name_id, dur);
     } else if (op.kind != PA_ZE_OP_BARRIER) { /* barriers: in ZE_OPS only, no statistic */
-        char buf[64];
-        const char *key = pa_ze_memop_name(op.kind, op.src_kind, op.dst_kind, buf, sizeof buf);
-        pa_agg_stat_add(a, PA_CAT_MEMOP, 0, key, strlen(key), dur);
-        pa_agg_stat_add(a, PA_CAT_MEMOP, 1, key, strlen(key), op.bytes);
+        uint32_t src = op.src_kind <= 4 ? op.src_kind : 0, dst = op.dst_kind <= 4 ? op.dst_kind : 0;
+        uint32_t *kid = op.kind < 8 ? &s->memop_ids[op.kind][src][dst] : NULL, key_id = kid ? *kid : 0;
+        if (!key_id) { /* the name once per (kind, src, dst), not a snprintf per operation */
+            char buf[64];
+            const char *key = pa_ze_memop_name(op.kind, src, dst, buf, sizeof buf);
+            key_id = pa_agg_intern(a, key, strlen(key));
+            if (kid)
+                *kid = key_id;
+        }
+        if (key_id) {
+            pa_agg_stat_add_id(a, PA_CAT_MEMOP, 0, key_id, dur);
+            pa_agg_stat_add_id(a, PA_CAT_MEMOP, 1, key_id, op.bytes);
+        }
     }
     op.name_len = 0;
     pa_record_t out = *rec;

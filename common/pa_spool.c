@@ -9,6 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <zstd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "pa_log.h"
 
@@ -22,20 +25,25 @@
 
 /*
  * Record encoding inside the zstd stream (before compression). Spool records are 64-byte
- * slots that are mostly zero and zstd's time grows with its input (it was ~60 % of the
- * aggregator's CPU on raw slots), so each record is shrunk first:
+ * slots that are mostly zero or repeat the previous record of their kind (same thread, same
+ * name, ids counting up), and zstd's time grows with its input, so each record is shrunk first:
  *
- *   u16 kind | u16 mask | [len] | [t0] | [t1] | the non-zero 32-bit halves of the rest | payload
+ *   u16 kind | u16 mask | [len] | [t0] | [t1] | the changed 32-bit halves of the rest | payload
  *
  * all integers little-endian varints (7 bits per byte, low first) except kind and mask.
  * mask bit 0: len != 0 (nslots follows from len); bit 1: t0 != 0, stored as the zigzag
  * delta from the previous record's t0 (records arrive roughly in time order); bit 2:
  * t1 != 0, stored as the zigzag of t1 - t0; bits 3..12: the 32-bit halves (low, high) of
- * header words 1 (tid, flags) and 4..7 (u.raw[0..3]) that are non-zero. Payload bytes
- * follow exactly (no slot padding).
+ * header words 1 (tid, flags) and 4..7 (u.raw[0..3]) that differ from the same half of the
+ * previous record of the same kind (its context, kind & 0xff; all zero at the start of the
+ * stream), each stored as the zigzag of the 32-bit difference. Payload bytes follow exactly
+ * (no slot padding). A reader therefore decodes the stream from its start, in order.
  */
 #define SPOOL_ENC_MAX (2 + 2 + 5 + 10 + 10 + 10 * 5) /* largest encoded header */
 #define SPOOL_NHALF 10
+#define SPOOL_NCTX 256 /* contexts: spool kinds are 0x10xx with distinct low bytes */
+
+typedef uint32_t spool_ctx_t[SPOOL_NCTX][SPOOL_NHALF];
 
 /* Byte offsets in pa_record_t of the ten 32-bit halves of mask bits 3..12. */
 static const uint8_t half_off[SPOOL_NHALF] = { 8, 12, 32, 36, 40, 44, 48, 52, 56, 60 };
@@ -78,42 +86,90 @@ static inline uint8_t *enc_u32(uint8_t *p, uint32_t v)
     return enc_varint(p, v);
 }
 
-/* Encodes rec's header (payload length `len`) at p (room: SPOOL_ENC_MAX); returns the end.
- * One pass over the words; the mask is written last into its reserved bytes. */
-static uint8_t *enc_header(uint8_t *p, const pa_record_t *rec, uint32_t len, uint64_t *prev_t0)
+static inline uint32_t zigzag32(uint32_t d)
 {
-    /* fields read straight from *rec (a local copy of the slot stalled on store forwarding) */
-    const uint64_t wv[SPOOL_NHALF / 2] = { (uint64_t)rec->flags << 32 | rec->tid, rec->u.raw[0],
-                                           rec->u.raw[1], rec->u.raw[2], rec->u.raw[3] };
+    return (d << 1) ^ (uint32_t)((int32_t)d >> 31);
+}
+
+static inline uint32_t unzigzag32(uint32_t z)
+{
+    return (z >> 1) ^ (uint32_t)-(int32_t)(z & 1);
+}
+
+/* A 64-bit varint with the 1- to 3-byte cases (time deltas, durations) unrolled. */
+static inline uint8_t *enc_u64(uint8_t *p, uint64_t v)
+{
+    if (v < 0x4000) {
+        if (v < 0x80) {
+            *p = (uint8_t)v;
+            return p + 1;
+        }
+        p[0] = (uint8_t)(v | 0x80);
+        p[1] = (uint8_t)(v >> 7);
+        return p + 2;
+    }
+    if (v < 0x200000) {
+        p[0] = (uint8_t)(v | 0x80);
+        p[1] = (uint8_t)(v >> 7 | 0x80);
+        p[2] = (uint8_t)(v >> 14);
+        return p + 3;
+    }
+    return enc_varint(p, v);
+}
+
+/* Bit i set: half i of rec differs from c[i]. */
+static inline uint32_t halves_changed(const pa_record_t *rec, const uint32_t *c)
+{
+    const uint8_t *b = (const uint8_t *)rec;
+#ifdef __SSE2__
+    __m128i u0 = _mm_loadu_si128((const __m128i *)(b + 32)), u1 = _mm_loadu_si128((const __m128i *)(b + 48));
+    __m128i c0 = _mm_loadu_si128((const __m128i *)(c + 2)), c1 = _mm_loadu_si128((const __m128i *)(c + 6));
+    uint32_t same = (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(u0, c0))) |
+                    (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(u1, c1))) << 4;
+    uint32_t diff = (~same & 0xffu) << 2;
+#else
+    uint32_t diff = 0;
+    for (int i = 2; i < SPOOL_NHALF; i++) {
+        uint32_t x;
+        memcpy(&x, b + half_off[i], 4);
+        diff |= (uint32_t)(x != c[i]) << i;
+    }
+#endif
+    return diff | (uint32_t)(rec->tid != c[0]) | (uint32_t)(rec->flags != c[1]) << 1;
+}
+
+/* Encodes rec's header (payload length `len`) at p (room: SPOOL_ENC_MAX); returns the end.
+ * Only the halves that changed against the kind's context are visited (and the context
+ * takes their new values). */
+static uint8_t *enc_header(uint8_t *p, const pa_record_t *rec, uint32_t len, uint64_t *prev_t0, spool_ctx_t ctx)
+{
+    uint32_t *c = ctx[rec->kind & (SPOOL_NCTX - 1)];
+    uint32_t diff = halves_changed(rec, c);
     uint64_t t0 = rec->t0, t1 = rec->t1;
     uint8_t *s = p;
-    uint32_t mask = 0;
+    uint32_t mask = diff << 3;
     p += 4;
     if (len) {
-        mask = 1;
+        mask |= 1;
         p = enc_u32(p, len);
     }
     if (t0) {
         mask |= 2;
-        p = enc_varint(p, zigzag(t0 - *prev_t0));
+        p = enc_u64(p, zigzag(t0 - *prev_t0));
         *prev_t0 = t0;
     }
     if (t1) {
         mask |= 4;
-        p = enc_varint(p, zigzag(t1 - t0));
+        p = enc_u64(p, zigzag(t1 - t0));
     }
-    for (int i = 0; i < SPOOL_NHALF / 2; i++) {
-        uint64_t x = wv[i];
-        if (!x)
-            continue;
-        if ((uint32_t)x) {
-            mask |= 8u << (2 * i);
-            p = enc_u32(p, (uint32_t)x);
-        }
-        if (x >> 32) {
-            mask |= 16u << (2 * i);
-            p = enc_u32(p, (uint32_t)(x >> 32));
-        }
+    const uint8_t *b = (const uint8_t *)rec;
+    while (diff) {
+        int i = __builtin_ctz(diff);
+        diff &= diff - 1;
+        uint32_t x;
+        memcpy(&x, b + half_off[i], 4);
+        p = enc_u32(p, zigzag32(x - c[i]));
+        c[i] = x;
     }
     s[0] = (uint8_t)rec->kind;
     s[1] = (uint8_t)(rec->kind >> 8);
@@ -140,9 +196,11 @@ static inline int dec_varint(const uint8_t **p, const uint8_t *end, unsigned bit
     return -1;
 }
 
-/* Decodes one header from [p, end) into *rec (nslots and len set). Returns the bytes used,
+/* Decodes one header from [p, end) into *rec (nslots and len set) against the contexts `ctx`
+ * (not updated: the caller does, once the whole record is there). Returns the bytes used,
  * 0 when [p, end) holds only part of it, -1 when it is malformed. */
-static long dec_header(const uint8_t *p, const uint8_t *end, pa_record_t *rec, uint64_t *prev_t0)
+static long dec_header(const uint8_t *p, const uint8_t *end, pa_record_t *rec, uint64_t *prev_t0,
+                       const spool_ctx_t ctx)
 {
     const uint8_t *s = p;
     if (end - p < 4)
@@ -174,12 +232,14 @@ static long dec_header(const uint8_t *p, const uint8_t *end, pa_record_t *rec, u
         rec->t1 = rec->t0 + unzigzag(v);
     }
     uint8_t *raw = (uint8_t *)rec;
-    for (int i = 0; i < SPOOL_NHALF; i++) {
-        if (!(mask >> (3 + i) & 1))
-            continue;
+    const uint32_t *c = ctx[rec->kind & (SPOOL_NCTX - 1)];
+    memcpy(raw + 8, c, 8);       /* tid, flags */
+    memcpy(raw + 32, c + 2, 32); /* u */
+    for (uint32_t m = mask >> 3; m; m &= m - 1) { /* the changed halves only */
+        int i = __builtin_ctz(m);
         if ((rc = dec_varint(&p, end, 35, &v)) != 0)
             return rc > 0 ? 0 : -1;
-        uint32_t x = (uint32_t)v;
+        uint32_t x = c[i] + unzigzag32((uint32_t)v);
         memcpy(raw + half_off[i], &x, 4);
     }
     return p - s;
@@ -194,6 +254,7 @@ struct pa_spool_writer {
     size_t out_cap;
     uint64_t raw, comp;     /* raw: bytes as 64-byte slots (what the encoding saves) */
     uint64_t prev_t0;       /* t0 delta base (enc_header) */
+    spool_ctx_t ctx;        /* each kind's last halves (enc_header) */
     int failed;
     _Atomic uint64_t *published; /* file bytes of whole frames, for a reader following the file */
 };
@@ -212,6 +273,7 @@ struct pa_spool_reader {
     int by_path;            /* pa_spool_follow(): opened for each read, no descriptor kept */
     uint64_t limit, file_pos; /* follow mode: file bytes that may be read / were read */
     uint64_t prev_t0;       /* t0 delta base (dec_header) */
+    spool_ctx_t ctx;        /* each kind's last halves (dec_header), of the records returned */
     pa_record_t rec;        /* the record last returned */
 };
 
@@ -335,14 +397,14 @@ int pa_spool_append(pa_spool_writer_t *w, const pa_record_t *rec, const void *pa
     uint32_t len = payload ? rec->len : 0;
     w->raw += (size_t)pa_record_slots(len) * PA_SLOT_SIZE;
     if (w->in_len + SPOOL_ENC_MAX + len <= SPOOL_IN_CAP) { /* fast path: straight into the stage */
-        uint8_t *p = enc_header(w->in + w->in_len, rec, len, &w->prev_t0);
+        uint8_t *p = enc_header(w->in + w->in_len, rec, len, &w->prev_t0, w->ctx);
         if (len)
             memcpy(p, payload, len), p += len;
         w->in_len = (size_t)(p - w->in);
         return 0;
     }
     uint8_t hdr[SPOOL_ENC_MAX];
-    size_t hlen = (size_t)(enc_header(hdr, rec, len, &w->prev_t0) - hdr);
+    size_t hlen = (size_t)(enc_header(hdr, rec, len, &w->prev_t0, w->ctx) - hdr);
     if (spool_put(w, hdr, hlen) < 0 || spool_put(w, payload, len) < 0) {
         w->failed = 1;
         return -1;
@@ -493,7 +555,7 @@ int pa_spool_next(pa_spool_reader_t *r, const pa_record_t **rec, const uint8_t *
         return -1;
     }
     uint64_t t0 = r->prev_t0;
-    long h = dec_header(r->buf + r->pos, r->buf + r->len, &r->rec, &t0);
+    long h = dec_header(r->buf + r->pos, r->buf + r->len, &r->rec, &t0, (const uint32_t (*)[SPOOL_NHALF])r->ctx);
     if (h == 0 && r->follow && !r->eof)
         return 2; /* the rest of this record is in a frame not published yet */
     if (h <= 0) {
@@ -506,6 +568,9 @@ int pa_spool_next(pa_spool_reader_t *r, const pa_record_t **rec, const uint8_t *
     if (reader_fill(r, total) < 0) /* may move the buffer: the payload is located after it */
         return r->follow && !r->eof && r->len - r->pos < total ? 2 : -1;
     r->prev_t0 = t0;
+    uint32_t *c = r->ctx[r->rec.kind & (SPOOL_NCTX - 1)];
+    memcpy(c, (const uint8_t *)&r->rec + 8, 8);
+    memcpy(c + 2, (const uint8_t *)&r->rec + 32, 32);
     *rec = &r->rec;
     *payload = r->rec.len ? r->buf + r->pos + (size_t)h : NULL;
     r->pos += total;

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdlib.h>
 #include <cmocka.h>
 
@@ -161,13 +162,90 @@ static void test_statset_budget_shared(void **state)
     pa_statset_free(&s);
 }
 
+/* Large rows (the finish counts digits instead of quickselect): median, mean and m2 against a
+ * sort and a two-pass long double on shapes with 1, 2 and 3 digit passes, odd and even counts,
+ * duplicates around the middle, values up to UINT32_MAX. */
+static void test_statset_large_rows(void **state)
+{
+    (void)state;
+    uint64_t seed = 777;
+    const size_t ns[] = { 2048, 2049, 5000, 65537, 100000 };
+    for (int shape = 0; shape < 6; shape++)
+        for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
+            size_t n = ns[t];
+            pa_statset_t s = { .budget = 1u << 20 };
+            long r = pa_statset_row(&s, PA_CAT_ZE_API, 0, 1);
+            uint64_t *w = malloc(n * sizeof *w);
+            for (size_t i = 0; i < n; i++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                uint64_t x = shape == 0 ? seed >> 32                       /* full 32 bits: 3 passes */
+                           : shape == 1 ? 100 + (seed >> 58)               /* few distinct, 1 pass */
+                           : shape == 2 ? (seed >> 44)                     /* 20 bits: 2 passes */
+                           : shape == 3 ? 42                               /* all equal */
+                           : shape == 4 ? (i % 2 ? UINT32_MAX : UINT32_MAX - (seed >> 60))
+                                        : (i < n / 2 ? 1000 : 3000);       /* the middle splits */
+                w[i] = x;
+                pa_statset_add(&s, (size_t)r, x);
+            }
+            pa_statset_finish(&s);
+            qsort(w, n, sizeof *w, cmp_u64);
+            double want = n % 2 ? (double)w[n / 2] : ((double)w[n / 2 - 1] + (double)w[n / 2]) / 2.0;
+            const pa_stat_t *st = &s.rows[r].st;
+            assert_int_equal(st->median_exact, 1);
+            assert_true(st->median == want);
+            long double sum = 0, m2 = 0;
+            for (size_t i = 0; i < n; i++)
+                sum += w[i];
+            long double mean = sum / n;
+            for (size_t i = 0; i < n; i++)
+                m2 += (w[i] - mean) * (w[i] - mean);
+            assert_true(fabsl(st->mean - mean) <= 1e-12L * (mean + 1));
+            assert_true(fabsl(st->m2 - m2) <= 1e-9L * (m2 + 1));
+            free(w);
+            pa_statset_free(&s);
+        }
+}
+
+/* A row past the budget keeps shifted sums: its mean and stddev still match the exact ones
+ * (two-pass long double over every sample) to 1e-9, also when the values sit far from zero. */
+static void test_statset_overflow_moments(void **state)
+{
+    (void)state;
+    for (int base = 0; base < 2; base++) {
+        pa_statset_t s = { .budget = 1000 };
+        long r = pa_statset_row(&s, PA_CAT_OSRT, 0, 1);
+        size_t n = 300000;
+        uint64_t *w = malloc(n * sizeof *w), seed = 99;
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            w[i] = (base ? 4000000000ull : 0) + 5000 + (seed >> 54);
+            pa_statset_add(&s, (size_t)r, w[i]);
+        }
+        pa_statset_finish(&s);
+        const pa_stat_t *st = &s.rows[r].st;
+        assert_int_equal(st->median_exact, 0);
+        assert_int_equal(st->count, n);
+        long double sum = 0, m2 = 0;
+        for (size_t i = 0; i < n; i++)
+            sum += w[i];
+        long double mean = sum / n;
+        for (size_t i = 0; i < n; i++)
+            m2 += (w[i] - mean) * (w[i] - mean);
+        assert_true(fabsl(st->mean - mean) <= 1e-9L * mean);
+        assert_true(fabsl(pa_stat_stddev(st) - sqrtl(m2 / n)) <= 1e-9L * sqrtl(m2 / n));
+        free(w);
+        pa_statset_free(&s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_stddev),       cmocka_unit_test(test_single_sample),
         cmocka_unit_test(test_median_odd_even),    cmocka_unit_test(test_median_matches_sort),
         cmocka_unit_test(test_statset_budget),     cmocka_unit_test(test_statset_32bit_samples),
-        cmocka_unit_test(test_statset_budget_shared),
+        cmocka_unit_test(test_statset_budget_shared), cmocka_unit_test(test_statset_large_rows),
+        cmocka_unit_test(test_statset_overflow_moments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
