@@ -213,12 +213,10 @@ static int pa_ze_keeps_exit_fn(void *dso, int thread_local_dtor)
  * still call Level Zero; they are replaced by this no-op once the layer is loaded. */
 static void layer_fini_skipped(void) {}
 
-static int layer_fini_cb(struct dl_phdr_info *info, size_t size, void *arg)
+/*! fini_patch() : calls `edit` on the .fini_array of object `info` (made writable for the call
+ *  when it lies in RELRO). Returns 1 when `edit` ran. */
+static int fini_patch(struct dl_phdr_info *info, void (*edit)(void (**fns)(void), size_t n))
 {
-    (void)size;
-    int *patched = arg;
-    if (!info->dlpi_name || !strstr(info->dlpi_name, "libze_tracing_layer"))
-        return 0;
     const ElfW(Dyn) *dyn = NULL;
     uintptr_t relro_lo = 0, relro_hi = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -238,19 +236,69 @@ static int layer_fini_cb(struct dl_phdr_info *info, size_t size, void *arg)
         if (dyn->d_tag == DT_FINI_ARRAYSZ)
             bytes = dyn->d_un.d_val;
     }
-    if (!arr || !bytes)
-        return 1;
+    if (!arr || bytes < sizeof(void *))
+        return 0;
     long pg = sysconf(_SC_PAGESIZE);
     uintptr_t lo = arr & ~(uintptr_t)(pg - 1), hi = (arr + bytes + pg - 1) & ~(uintptr_t)(pg - 1);
     int relro = arr >= relro_lo && arr < relro_hi;
     if (relro && mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) != 0)
-        return 1;
-    void (**fns)(void) = (void (**)(void))arr;
-    for (size_t i = 0; i < bytes / sizeof *fns; i++)
-        fns[i] = layer_fini_skipped;
+        return 0;
+    edit((void (**)(void))arr, bytes / sizeof(void *));
     if (relro)
         mprotect((void *)lo, hi - lo, PROT_READ);
-    *patched = 1;
+    return 1;
+}
+
+static void layer_fini_skip_all(void (**fns)(void), size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fns[i] = layer_fini_skipped;
+}
+
+static int layer_fini_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    if (!info->dlpi_name || !strstr(info->dlpi_name, "libze_tracing_layer"))
+        return 0;
+    *(int *)arg = fini_patch(info, layer_fini_skip_all);
+    return 1;
+}
+
+/* ---- the loader's teardown ends the entry path ----
+ *
+ * Why: the loader's ELF destructors (run by _dl_fini after every exit handler, or by the
+ * dlclose of a loader the application dlopen'd) delete ze_lib::context, the object whose
+ * dispatch table every entry point reads. Application threads still calling Level Zero
+ * then made pa_ze_entry_next() read freed memory and jump through it. _dl_fini calls a
+ * .fini_array from its last entry down, so the last entry is replaced by loader_fini_first(),
+ * which turns the entry path off (pa_ze_entry_on = 0: the hot path's existing load, nothing
+ * added) before the loader's own destructors run: from then on every call goes, unrecorded,
+ * to the loader's exported function, i.e. the process behaves as without the agent. (A call
+ * that passed the check a few instructions before the flag fell can still read the context:
+ * the same window the loader's own functions have.) */
+static void (*loader_fini_orig)(void);
+
+static void loader_fini_first(void)
+{
+    atomic_store_explicit(&pa_ze_entry_on, 0, memory_order_seq_cst);
+    if (loader_fini_orig)
+        loader_fini_orig();
+}
+
+static void loader_fini_wrap_last(void (**fns)(void), size_t n)
+{
+    if (fns[n - 1] == loader_fini_first)
+        return;
+    loader_fini_orig = fns[n - 1];
+    fns[n - 1] = loader_fini_first;
+}
+
+static int loader_fini_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    if (!info->dlpi_name || !strstr(info->dlpi_name, "libze_loader.so"))
+        return 0;
+    *(int *)arg = fini_patch(info, loader_fini_wrap_last);
     return 1;
 }
 
@@ -314,8 +362,13 @@ static int attach_locked(void *lib)
     }
     enumerate_devices();
     atomic_store(&pa_ze_dev_attrs_pending, 1);
-    if (entry)
+    if (entry) {
+        int wrapped = 0;
+        dl_iterate_phdr(loader_fini_cb, &wrapped);
+        if (!wrapped)
+            pa_info("ze", "loader destructors not found: Level Zero calls racing the exit may crash in the agent");
         pa_ze_entry_enable();
+    }
     else if (register_all(lib) != 0)
         return 0;
     atomic_store(&pa_ze_attached, 1);

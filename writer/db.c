@@ -15,6 +15,7 @@
 #include "../common/pa_stddev.h"
 
 #define PA_BATCH 64  /* rows per INSERT statement */
+#define PA_DBW_BUSY_MS 2000 /* longest wait of the streamed DB's writer for a reader's lock */
 
 typedef struct pa_load {
     sqlite3 *db;
@@ -455,7 +456,7 @@ static int pa_dbw_connect(pa_dbw_t *w, int create)
         return -1;
     }
     /* a reader of the DB (another process while the program runs) can hold a lock for a moment */
-    sqlite3_busy_timeout(w->db, 2000);
+    sqlite3_busy_timeout(w->db, PA_DBW_BUSY_MS);
     /* closed between batches: the WAL stays (copied back by the auto-checkpoint, and at the end) */
     sqlite3_db_config(w->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
     /* 4 MiB: the writer's share of peak RSS. Without secondary indexes a batch only appends (the
@@ -503,6 +504,22 @@ pa_dbw_t *pa_dbw_create(const char *db_path, int page_size, int wal, const pa_se
     return w;
 }
 
+void pa_dbw_empty_wal(pa_dbw_t *w)
+{
+    if (!w->db || w->failed)
+        return;
+    /* outside a transaction (pa_dbw_commit left a deferred BEGIN that holds no lock yet) */
+    if (pa_db_exec(w->db, "COMMIT") != 0) {
+        w->failed = 1;
+        return;
+    }
+    sqlite3_busy_timeout(w->db, 0);
+    sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    sqlite3_busy_timeout(w->db, PA_DBW_BUSY_MS);
+    if (pa_db_exec(w->db, "BEGIN") != 0)
+        w->failed = 1;
+}
+
 int pa_dbw_suspend(pa_dbw_t *w)
 {
     if (!w->db)
@@ -527,21 +544,33 @@ int pa_dbw_suspend(pa_dbw_t *w)
     return rc;
 }
 
-int pa_dbw_rename(pa_dbw_t *w, const char *to)
+int pa_dbw_close_file(pa_dbw_t *w)
 {
-    char *np = strdup(to), side[PATH_MAX + 8];
-    if (!np || !w->db)
-        goto fail;
-    /* everything into the main file (an empty WAL is left), then the file alone moves */
+    if (!w->db) {
+        w->failed = 1;
+        return -1;
+    }
+    /* everything into the main file (an empty WAL is left): the file alone can then move */
     int rc = pa_bulk_flush_all(w->db); /* (nothing is loaded yet: not counted as a commit) */
     rc |= pa_db_exec(w->db, "COMMIT; PRAGMA wal_checkpoint(TRUNCATE);");
     pa_detach_sources(w->db);
     rc |= sqlite3_close(w->db) != SQLITE_OK;
     w->db = NULL;
     w->l.db = NULL;
-    if (rc || rename(w->path, to) != 0) {
-        pa_err("writer", "cannot move the new DB %s to %s: %s", w->path, to, rc ? "SQLite error" : strerror(errno));
-        goto fail;
+    if (rc) {
+        pa_err("writer", "cannot close the new DB %s to move it", w->path);
+        w->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+int pa_dbw_moved(pa_dbw_t *w, const char *to)
+{
+    char *np = strdup(to), side[PATH_MAX + 8];
+    if (!np) {
+        w->failed = 1;
+        return -1;
     }
     snprintf(side, sizeof side, "%s-wal", w->path);
     unlink(side);
@@ -550,10 +579,6 @@ int pa_dbw_rename(pa_dbw_t *w, const char *to)
     free(w->path);
     w->path = np;
     return 0;
-fail:
-    free(np);
-    w->failed = 1;
-    return -1;
 }
 
 int pa_dbw_resume(pa_dbw_t *w)

@@ -1,4 +1,5 @@
 /* report_db.c - opening a DB for reports: refuse anything that is not a profagent DB we can read. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -107,9 +108,40 @@ static int pa_meta_is_this_boot(sqlite3 *db)
     return same;
 }
 
+/* The spool "<path>.<pid>.<tag>.spool.zst" the session of `pid` left beside its DB
+ * (session/session.c names it so): 0 with its name in `out`, or -1 when there is none. */
+static int pa_find_spool_beside(const char *path, int64_t pid, char *out, size_t sz)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char dir[4096], prefix[512];
+    if (pid <= 0 || snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1,
+                             slash ? (slash == path ? "/" : path) : ".") >= (int)sizeof dir ||
+        snprintf(prefix, sizeof prefix, "%s.%lld.", base, (long long)pid) >= (int)sizeof prefix)
+        return -1;
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    size_t pl = strlen(prefix);
+    int rc = -1;
+    for (struct dirent *e; rc && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n > pl + 10 && strncmp(e->d_name, prefix, pl) == 0 && strcmp(e->d_name + n - 10, ".spool.zst") == 0) {
+            int w = snprintf(out, sz, "%.*s%s", slash ? (int)(slash - path + 1) : 0, path, e->d_name);
+            rc = w > 0 && (size_t)w < sz ? 0 : -1;
+            if (rc)
+                break;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
 /* One warning line on stderr when the DB is from a session that did not finish (killed while
  * the DB was written: db_complete missing; or ended abnormally / recovered from a spool:
- * session_complete = 0). Reports still run: what is there is consistent. */
+ * session_complete = 0). Reports still run: what is there is consistent. When the dead
+ * session's spool is still beside the DB (it is removed once a DB has everything), it holds
+ * the records the DB lacks: the line names the command that rebuilds them. */
 static void pa_warn_incomplete(sqlite3 *db, const char *path)
 {
     const char *why = NULL;
@@ -123,9 +155,57 @@ static void pa_warn_incomplete(sqlite3 *db, const char *path)
         why = "the DB was not finished: the process died while writing it";
     else if (pa_meta_int(db, "session_complete") != 1)
         why = "session_complete=0: the process ended abnormally or the DB was recovered from a spool";
-    if (why)
-        fprintf(stderr, "profagent: stats: warning: %s is from an incomplete session (%s): reports may miss data\n",
-                path, why);
+    if (!why)
+        return;
+    char spool[4096], fresh[4200];
+    sqlite3_stmt *st = NULL;
+    int recovered = sqlite3_prepare_v2(db, "SELECT 1 FROM META WHERE key = 'recovered_from'", -1, &st, NULL)
+                    == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    if (!recovered && pa_find_spool_beside(path, pa_meta_int(db, "pid"), spool, sizeof spool) == 0) {
+        size_t n = strlen(path);
+        int ext = n > 3 && strcmp(path + n - 3, ".db") == 0;
+        snprintf(fresh, sizeof fresh, "%.*s-recovered.db", (int)(ext ? n - 3 : n), path);
+        fprintf(stderr, "profagent: stats: warning: %s is from an incomplete session (%s): reports may miss data;"
+                " the spool %s beside it holds records that are not in the DB: build a DB with all of them with:"
+                " profagent recover %s -o %s\n", path, why, spool, spool, fresh);
+        return;
+    }
+    fprintf(stderr, "profagent: stats: warning: %s is from an incomplete session (%s): reports may miss data\n",
+            path, why);
+}
+
+/* One warning line on stderr naming the records the session lost while recording, from
+ * SESSION_COUNTERS (the counters the exit summary warns about: full rings, late records,
+ * device operations the Level Zero source could not collect, events not recorded, HGTX pushes
+ * beyond the depth limit, spool write errors). Nothing when none was lost. */
+static void pa_warn_losses(sqlite3 *db, const char *path)
+{
+    static const struct { const char *sql_names; const char *what; } c[] = {
+        {"'drops'", "records dropped (full rings)"},
+        {"'late_records'", "late records (after the exit drain began, not stored)"},
+        {"'ze_uncollected_ops', 'ze_inflight_table_full'", "device operations uncollected (no device times)"},
+        {"'unrecorded'", "events not recorded (no ring memory, or inside a signal handler)"},
+        {"'hgtx_depth_overflow'", "HGTX pushes beyond the maximum nesting depth not recorded"},
+        {"'spool_errors'", "spool write errors (trace rows from the first one on are missing)"},
+    };
+    char line[1024];
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char sql[160];
+        sqlite3_stmt *st = NULL;
+        int64_t v = 0;
+        snprintf(sql, sizeof sql, "SELECT total(value) FROM SESSION_COUNTERS WHERE name IN (%s)", c[i].sql_names);
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        if (v > 0 && len < sizeof line)
+            len += (size_t)snprintf(line + len, sizeof line - len, "%s%lld %s", len ? ", " : "", (long long)v,
+                                    c[i].what);
+    }
+    if (len)
+        fprintf(stderr, "profagent: stats: warning: %s: the session lost data while recording: %s; counts and"
+                " totals in the reports are low\n", path, line);
 }
 
 /* The medians the exit left to the first reader, from the trace rows, stored truncated as the
@@ -375,6 +455,7 @@ int pa_report_db_open(const char *path, sqlite3 **out, char *err, size_t errsz)
         return PA_REP_EDATA;
     }
     pa_warn_incomplete(db, path);
+    pa_warn_losses(db, path);
     *out = db;
     return PA_REP_OK;
 }

@@ -102,14 +102,20 @@ int pa_dbw_failed(const pa_dbw_t *w);
 /*! pa_dbw_commit() : commits every record loaded so far (rows the bulks buffer included, META
  *  spool_records_loaded = their count) and opens the next transaction. 0 or -1 (logged). */
 int pa_dbw_commit(pa_dbw_t *w);
+/*! pa_dbw_empty_wal() : copies the committed WAL frames into the main file and empties the WAL,
+ *  without waiting for a reader that holds old frames (then partly, the next one goes on). */
+void pa_dbw_empty_wal(pa_dbw_t *w);
 /*! pa_dbw_suspend() : commits and closes the connection between two batches: the agent holds
  *  no file descriptor while it waits (an application that closes or reuses fds, closefrom(3),
  *  never gets DB bytes). pa_dbw_resume() reopens it (statements prepared again) and opens the
  *  next transaction. Both 0 or -1 (logged; the DB is then failed). */
 int pa_dbw_suspend(pa_dbw_t *w);
-/*! pa_dbw_rename() : commits, copies the WAL back, closes and moves the DB file to `to` (same file
- *  system), which it replaces; pa_dbw_resume() then opens it there. 0 or -1 (logged; failed). */
-int pa_dbw_rename(pa_dbw_t *w, const char *to);
+/*! pa_dbw_close_file() : commits, copies the WAL back and closes: the DB is then one file the
+ *  caller may link or move elsewhere (same file system). 0 or -1 (logged; failed). */
+int pa_dbw_close_file(pa_dbw_t *w);
+/*! pa_dbw_moved() : the closed DB's file is now `to` (its old WAL side files are removed);
+ *  pa_dbw_resume() opens it there. 0 or -1 (out of memory; failed). */
+int pa_dbw_moved(pa_dbw_t *w, const char *to);
 int pa_dbw_resume(pa_dbw_t *w);
 /*! pa_dbw_finish() : the exit part (summary tables, threads, counters, the sources' finish, META
  *  with session_complete from meta), commit, journal back to DELETE, close; frees w. 0 or -1. */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -222,6 +223,25 @@ static void exit2nd(long launches, long exit_after)
     printf("main done\n");
 }
 
+/* sigexit: workers append kernels on their own asynchronous immediate lists until the process
+ * ends; main's SIGALRM handler calls exit(42) meanwhile, so the loader's destructors run while
+ * they call. A call failing (the loader's own teardown, as without the agent) parks its thread. */
+static ze_kernel_handle_t sig_kernel[16];
+static ze_command_list_handle_t sig_list[16];
+
+static void *sig_worker(void *arg)
+{
+    long i = (long)arg;
+    ze_group_count_t g = {1, 1, 1};
+    for (;;) {
+        if (zeCommandListAppendLaunchKernel(sig_list[i], sig_kernel[i], &g, NULL, 0, NULL) != ZE_RESULT_SUCCESS)
+            for (;;)
+                pause();
+        atomic_fetch_add(&rounds, 1);
+    }
+    return NULL;
+}
+
 /* nosync: THREADS workers, each with its own asynchronous immediate list and kernel, append
  * busy_ns kernels for RUN_MS without ever synchronizing, then are joined and main returns: the
  * engine is left with the backlog the threads appended faster than it runs. */
@@ -237,6 +257,36 @@ static void *nosync_worker(void *arg)
         atomic_fetch_add(&nosync_launches, 1);
     }
     return NULL;
+}
+
+static void sig_exit(int sig)
+{
+    (void)sig;
+    exit(42);
+}
+
+static void sigexit(int n, long after_ms)
+{
+    uint64_t ns = 1000;
+    n = n < 1 ? 1 : n > 16 ? 16 : n;
+    sample_env_init(&env, 1);
+    ze_module_handle_t mod = sample_module_native(&env, env.devices[0], "SIMDEV-MODULE 1\nkernel busy_ns\n");
+    for (int i = 0; i < n; i++) {
+        sig_kernel[i] = sample_kernel(mod, "busy_ns", 1);
+        sample_set_arg(sig_kernel[i], 0, sizeof ns, &ns);
+        sig_list[i] = sample_immediate(&env, env.devices[0], 0, 0);
+    }
+    signal(SIGALRM, sig_exit);
+    for (long i = 0; i < n; i++) {
+        pthread_t t;
+        pthread_create(&t, NULL, sig_worker, (void *)i);
+    }
+    for (int w = 0; w < 100000 && atomic_load(&rounds) < 2 * n; w++) /* all calling (bounded: 10 s) */
+        nap_us(100);
+    struct itimerval it = {{0, 0}, {after_ms / 1000, (after_ms % 1000) * 1000}};
+    setitimer(ITIMER_REAL, &it, NULL);
+    for (;;)
+        pause();
 }
 
 static void nosync(int n, long run_ms)
@@ -263,6 +313,11 @@ static void nosync(int n, long run_ms)
 
 int main(int argc, char **argv)
 {
+    const char *mode0 = argc > 1 ? argv[1] : "";
+    if (strcmp(mode0, "sigexit") == 0) { /* sigexit N AFTER_MS: exit(42) from SIGALRM while N threads append */
+        sigexit(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atol(argv[3]) : 100);
+        return 0;
+    }
     const char *mode = argc > 1 ? argv[1] : "";
     if (strcmp(mode, "exit2nd") == 0) { /* exit2nd LAUNCHES EXIT_AFTER: exit(7) from a second thread */
         exit2nd(argc > 2 ? atol(argv[2]) : 4000, argc > 3 ? atol(argv[3]) : 1000);

@@ -149,6 +149,18 @@ def t_tiny_ring():
     check(drops > 0, "a 4K ring drops (%s)" % drops)
     check(rec + drops == attempts, "records %s + drops %s == generated %d" % (rec, drops, attempts))
     check(str(drops).encode() in p.stderr, "the summary prints the exact drop count %s" % drops)
+    # profagent stats on that DB: one warning line naming SESSION_COUNTERS' drops, the rows unchanged
+    sc = c.execute("SELECT value FROM SESSION_COUNTERS WHERE name = 'drops'").fetchone()[0]
+    s = subprocess.run([CLI, "stats", "-r", "hgtx_sum", "--format", "csv", p.db], capture_output=True, timeout=60)
+    warn = [l for l in s.stderr.splitlines() if b"lost data while recording" in l]
+    check(s.returncode == 0 and len(warn) == 1 and (b": %d records dropped (full rings)" % sc) in warn[0],
+          "stats warns once of the %d drops of SESSION_COUNTERS (%r)" % (sc, s.stderr))
+    check(sc == drops, "SESSION_COUNTERS drops %s == THREADS drops %s" % (sc, drops))
+    rows = list(csv.reader(io.StringIO(s.stdout.decode(errors="replace"))))
+    n = c.execute("SELECT COUNT(*) FROM HGTX_RANGES r JOIN STRING_IDS s ON s.id = r.nameId"
+                  " WHERE s.value = 'stress'").fetchone()[0]
+    check([int(r[3]) for r in rows[1:] if r and r[-2] == "stress"] == [n],
+          "hgtx_sum's Instances stay the DB's %d rows" % n)
 
 
 def t_osrt_parity():

@@ -147,7 +147,7 @@ def t_same():
     for mode, extra in (("exit", {"PROFAGENT_DB_COMMIT_MS": "0"}), ("stream", {"PROFAGENT_DB_COMMIT_MS": "1"})):
         db = os.path.join(WORK, "gemm-%s.db" % mode)
         # with device metric intervals: a source that keeps a statement across records (writer_dm.c);
-        # long enough (~1 s) for several 100 ms spool frames, hence commits, while it runs on a loaded
+        # long enough (~1 s) for several 25 ms spool frames, hence commits, while it runs on a loaded
         # host (the packed intervals no longer fill frames by size)
         p = run([gemm, "150", "128"], db, dict(extra, PROFAGENT_TRACE="ze,hgtx", PROFAGENT_METRICS="ComputeBasic"))
         check(p.returncode == 0 and os.path.exists(db), "gemm %s: exit 0 and a DB" % mode)
@@ -323,6 +323,21 @@ def t_kill():
         check(s.returncode == 0 and '"p"' in s.stdout, "kill %d: profagent stats reads it" % it)
         spools = glob.glob(os.path.join(WORK, "kill%d.*.spool.zst" % it))
         check(len(spools) == 1, "kill %d: the spool is kept for the tail" % it)
+        # the incomplete-session warning names that spool and the exact command that rebuilds a DB from it
+        fresh = os.path.join(WORK, "kill%d-recovered.db" % it)
+        cmd = "profagent recover %s -o %s" % (spools[0] if spools else "?", fresh)
+        warn = [l for l in s.stderr.splitlines() if "incomplete session" in l]
+        check(len(warn) == 1 and ("the spool %s beside it holds records that are not in the DB" % spools[0]
+                                  if spools else "?") in warn[0] and warn[0].endswith(": " + cmd),
+              "kill %d: the warning names the spool and '%s' (%r)" % (it, cmd, s.stderr))
+        if it == 1 and spools and warn:
+            r = subprocess.run([CLI] + warn[0].rsplit(": profagent ", 1)[1].split(), capture_output=True, text=True)
+            c = sqlite3.connect(fresh) if r.returncode == 0 else None
+            m = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0] if c else -1
+            if c:
+                c.close()
+            check(r.returncode == 0 and m >= n, "kill 1: the named command builds %s with %d >= %d ranges (%s)"
+                  % (fresh, m, n, r.stderr.strip()))
         if it == 0 and spools:
             r = subprocess.run([CLI, "recover", spools[0]], capture_output=True, text=True, cwd=WORK)
             check(r.returncode == 0, "kill 0: recover exits 0 (%s)" % r.stderr.strip())
