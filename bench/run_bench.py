@@ -8,7 +8,9 @@ over the runs. Prints one table, then machine-readable lines `name value unit`.
 import argparse
 import glob
 import os
+import random
 import re
+import signal
 import sqlite3
 import statistics
 import subprocess
@@ -20,9 +22,11 @@ import time
 SIZES = {
     "full": dict(runs=5, ze_calls=1000000, ze_whole_calls=1000000, hgtx_pairs=500000, osrt_calls=20000, mem_allocs=2000,
                  mem_live=(1000, 1000000), drain_rounds=25, write_events=1000000, exit_pairs=500000,
+                 kill_rate=250000, kill_at=(3.0, 10.0),
                  rss_pairs=(500000, 5000000, 15000000), rss_runs=1, gemm=(300, 128), mt=(4, 2000, 65536), pcs_entries=20000000),
     "smoke": dict(runs=1, ze_calls=20000, ze_whole_calls=20000, hgtx_pairs=20000, osrt_calls=200, mem_allocs=50,
                   mem_live=(10, 1000), drain_rounds=2, write_events=30000, exit_pairs=5000,
+                  kill_rate=250000, kill_at=(1.0, 1.5),
                   rss_pairs=(5000, 50000, 150000), rss_runs=1, gemm=(5, 16), mt=(2, 5, 256), pcs_entries=100000),
 }
 
@@ -38,6 +42,7 @@ GOALS = [
     ("hgtx_pushpop_added_ns", "HGTX push+pop added", "92 ns", "<=", 50.0, "ns"),
     ("agg_drain_rate", "aggregator drain incl. spool/DB work, one core", "21.3 M/s", ">=", 40e6, "events/s"),
     ("db_write_rate", "DB rows/s", "1.44 M/s", ">=", 3e6, "rows/s"),
+    ("kill_db_lag_s", "kill -9 at 250 k ranges/s: DB behind the program", "1.4-2 s", "<=", 1.0, "s"),
     ("rss_growth_30x_events", "peak RSS growth, 30 M vs 1 M events", "+85 MiB", "<=", 10.0, "MiB"),
     ("slowdown_multithread", "slowdown of samples/multithread", "1.17", "<=", 1.03, "x"),
     ("slowdown_gemm", "slowdown of samples/gemm", "0.99", "<=", 1.02, "x"),
@@ -135,6 +140,34 @@ class Bench:
     def run_rss(self, argv, env):
         """Peak RSS in KiB of argv (through bench_rss: python's own RSS must not count)."""
         return self.run(["bench_rss", os.path.join(self.bin, argv[0])] + argv[1:], env)[0]["maxrss_kib"]
+
+
+def kill_lag(b, rate, at):
+    """Seconds the DB of a `progress` run at `rate` ranges/s, killed -9 at a random moment in
+    `at` (s), is behind the program: kill time - the time the program reported its DB's last range
+    done. Exits when the DB fails integrity_check."""
+    app = os.path.join(os.path.dirname(b.bin), "tests", "stream", "stream_app")
+    env = b.env(True, extra={"PROFAGENT_RING_SIZE": "64M", "PROFAGENT_SUMMARY": "none"})
+    db = env["PROFAGENT_OUTPUT"]
+    p = subprocess.Popen([app, "progress", str(rate * 60), str(rate)], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+    time.sleep(random.uniform(*at))
+    killed = time.monotonic_ns()
+    p.send_signal(signal.SIGKILL)
+    out, _ = p.communicate()
+    prog = [(int(f[1]), int(f[2])) for f in (l.split() for l in out.decode().splitlines()) if f[0] == "progress"]
+    n, ic = 0, "no DB"
+    if os.path.exists(db):
+        c = sqlite3.connect(db)
+        ic = c.execute("PRAGMA integrity_check").fetchone()[0]
+        n = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
+        c.close()
+    for f in glob.glob(os.path.join(b.tmp, "run*")):
+        os.unlink(f)
+    if ic != "ok":
+        sys.exit("bench: the DB of a killed run fails integrity_check: %s" % ic)
+    held = [t for done, t in prog if done <= n]
+    return (killed - max(held)) / 1e9 if held else (killed - prog[0][1]) / 1e9 if prog else 0.0
 
 
 def ze_path(summary):
@@ -264,10 +297,22 @@ def main():
         sym = [b.run(["bench_mem_agg"], b.env(False))[0]["mem_sym_ns_per_unique_stack"] for _ in range(R)]
         fig("mem_sym_ns_per_unique_stack", statistics.median(sym), "ns", "report; 32-frame stacks, at exit")
         # 6. DB write rate and the spool's compression (bench_write, in-process).
-        w = [b.run(["bench_write", S["write_events"]], b.env(False))[0] for _ in range(R)]
+        # alternated with SQLite's own rate for the same two row shapes (bench_sqlite_ceiling): a row
+        # per event cannot be written faster than that, whatever the writer around it does
+        w, ceil = [], []
+        for _ in range(R):
+            w.append(b.run(["bench_write", S["write_events"]], b.env(False))[0])
+            ceil.append(b.run(["bench_sqlite_ceiling", int(w[-1]["spool_records"])], b.env(False))[0])
         med = lambda k: statistics.median(x[k] for x in w)
         fig("db_write_rate", med("db_write_rate"), "rows/s", "goal >=3M; bench_write, wall time of the load")
         fig("db_write_cpu_rate", med("db_write_cpu_rate"), "rows/s", "report; the same on the writer's CPU time")
+        fig("db_sqlite_ceiling_cpu_rate", statistics.median(x["sqlite_ceiling_cpu_rate"] for x in ceil), "rows/s",
+            "report; SQLite alone, same rows, prepared 64-row inserts, one transaction (CPU)")
+        fig("db_sqlite_ceiling_wal_cpu_rate", statistics.median(x["sqlite_ceiling_wal_cpu_rate"] for x in ceil),
+            "rows/s", "report; the same in WAL, a commit + emptied WAL per 12.5 k rows (CPU)")
+        fig("db_write_vs_ceiling", statistics.median(a["db_write_cpu_rate"] / c["sqlite_ceiling_cpu_rate"]
+                                                     for a, c in zip(w, ceil)), "ratio",
+            "report; db_write_cpu_rate / SQLite's ceiling, per run pair")
         fig("spool_bytes_per_event", med("spool_bytes_per_event"), "bytes", "report; zstd level -1 on the compact encoding, HGTX+OSRT mix")
         fig("spool_compress_rate", med("spool_compress_rate"), "MB/s", "report; raw bytes in, one core")
         fig("spool_compress_event_rate", med("spool_compress_event_rate"), "events/s", "report")
@@ -288,6 +333,14 @@ def main():
             ex.append(exit_s)
         fig("exit_time_paced_1M_events", statistics.median(ex), "s",
             "target <=0.05; %d pairs, 1000 every 4 ms, DB streamed" % S["exit_pairs"])
+        # 7c. kill -9 at a random moment of a run at 250 k ranges/s (the paced exit's rate): how far
+        # the DB is behind what the program had done (its last committed range's progress time
+        # to the kill). The DB thread must keep up and commit often enough: goal <= 1 s.
+        lags = []
+        for _ in range(R):
+            lags.append(kill_lag(b, S["kill_rate"], S["kill_at"]))
+        fig("kill_db_lag_s", statistics.median(lags), "s", "goal <=1; kill -9 after %.0f-%.0f s at %d ranges/s, "
+            "DB passes integrity_check" % (S["kill_at"][0], S["kill_at"][1], S["kill_rate"]))
         # 8. peak RSS: no agent vs agent at N, 10N and 30N events. Growth is bounded by configuration
         # (rings, PROFAGENT_MEDIAN_BUDGET, the writer's 16 MiB page cache), so it must not follow N
         # once N is past the median budget (4M samples = 32 MiB by default).

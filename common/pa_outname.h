@@ -56,5 +56,14 @@ int pa_outname_spool(const char *db, const char *spool_dir, long pid, unsigned t
  *  each get their own name. `overwrite`: `path` is unlinked first. Returns 0, or -1 with
  *  errno (ENAMETOOLONG; EEXIST when 100000 names are taken; the open's errno otherwise). */
 int pa_outname_claim(const char *path, int overwrite, char *out, size_t size);
+/*! pa_outname_link() : like pa_outname_claim(), but the first free name becomes a hard link to
+ *  the existing file `from` in one step (link(2) fails on a taken name): nobody, not even a
+ *  process killed meanwhile, ever leaves the name claimed without the content. Before a free
+ *  name is tried, the files named like it plus each suffix of `sides` (NULL-terminated; e.g. a
+ *  removed DB's "-wal") are removed. Returns 0, or -1 with errno (EEXIST when 100000 names are
+ *  taken; ENAMETOOLONG; link(2)'s: EPERM/ENOTSUP/EOPNOTSUPP/EMLINK where the file system has
+ *  no hard links, then pa_outname_claim() and rename(2) remain). */
+int pa_outname_link(const char *from, const char *path, int overwrite, const char *const *sides, char *out,
+                    size_t size);
 
 #endif

@@ -170,3 +170,31 @@ int pa_outname_claim(const char *path, int overwrite, char *out, size_t size)
     }
     return errno = EEXIST, -1;
 }
+
+int pa_outname_link(const char *from, const char *path, int overwrite, const char *const *sides, char *out,
+                    size_t size)
+{
+    if (overwrite)
+        unlink(path);
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    size_t len = strlen(path), stem = dot && dot != base ? (size_t)(dot - path) : len;
+    char side[PATH_MAX + 16];
+    for (int i = 0; i < 100000; i++) {
+        int n = i ? snprintf(out, size, "%.*s-%d%s", (int)stem, path, i, path + stem)
+                  : snprintf(out, size, "%s", path);
+        if (n < 0 || (size_t)n >= size)
+            return errno = ENAMETOOLONG, -1;
+        if (access(out, F_OK) == 0)
+            continue; /* taken (link would say EEXIST too; its side files are someone's) */
+        for (const char *const *sd = sides; sd && *sd; sd++)
+            if (snprintf(side, sizeof side, "%s%s", out, *sd) < (int)sizeof side)
+                unlink(side); /* the name is free: side files beside it belong to no file */
+        if (link(from, out) == 0)
+            return 0;
+        if (errno != EEXIST)
+            return -1; /* no hard links here, permissions, the directory went away, ... */
+    }
+    return errno = EEXIST, -1;
+}

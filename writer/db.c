@@ -15,6 +15,7 @@
 #include "../common/pa_stddev.h"
 
 #define PA_BATCH 64  /* rows per INSERT statement */
+#define PA_DBW_BUSY_MS 2000 /* longest wait of the streamed DB's writer for a reader's lock */
 
 typedef struct pa_load {
     sqlite3 *db;
@@ -242,6 +243,9 @@ int pa_median_from_rows(sqlite3 *db, int cat, const char *key, size_t key_len, i
     else if (cat == PA_CAT_MEMOP) /* tag 0: device time, 1: bytes, per operation name */
         sql = PA_MEDIAN_SQL("SELECT CASE ?2 WHEN 1 THEN o.bytes ELSE max(o.end - o.start, 0) END FROM ZE_OPS o"
                             " WHERE o.kind IN (2, 3) AND " PA_SQL_MEMOP_NAME("o") " = ?1");
+    else if (cat == PA_CAT_HGTX_PROJ && (tag & ~3) == 0) /* tag 0|style: duration, 2|style: ops */
+        sql = PA_MEDIAN_SQL("SELECT CASE WHEN ?2 & 2 THEN nops ELSE dur END FROM (" PA_SQL_PROJ_INSTANCES
+                            ") WHERE name = ?1 AND style = (?2 & 1)");
     else
         return -1;
 #undef PA_MEDIAN_SQL
@@ -286,7 +290,7 @@ static int pa_load_summary(sqlite3 *db, const pa_agg_results_t *res, uint64_t nr
         int exact = row->st.median_exact, pending = 0;
         if (!exact && now && pa_median_from_rows(db, row->cat, row->key, row->key_len, row->tag, &med) == 0)
             exact = 1;
-        else if (!exact && pa_median_recomputable(row->cat))
+        else if (!exact && pa_median_recomputable(row->cat, row->tag))
             pending = 1;
         *npending += (size_t)pending;
         pa_bulk_int(&s, id);
@@ -452,7 +456,7 @@ static int pa_dbw_connect(pa_dbw_t *w, int create)
         return -1;
     }
     /* a reader of the DB (another process while the program runs) can hold a lock for a moment */
-    sqlite3_busy_timeout(w->db, 2000);
+    sqlite3_busy_timeout(w->db, PA_DBW_BUSY_MS);
     /* closed between batches: the WAL stays (copied back by the auto-checkpoint, and at the end) */
     sqlite3_db_config(w->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
     /* 4 MiB: the writer's share of peak RSS. Without secondary indexes a batch only appends (the
@@ -500,6 +504,22 @@ pa_dbw_t *pa_dbw_create(const char *db_path, int page_size, int wal, const pa_se
     return w;
 }
 
+void pa_dbw_empty_wal(pa_dbw_t *w)
+{
+    if (!w->db || w->failed)
+        return;
+    /* outside a transaction (pa_dbw_commit left a deferred BEGIN that holds no lock yet) */
+    if (pa_db_exec(w->db, "COMMIT") != 0) {
+        w->failed = 1;
+        return;
+    }
+    sqlite3_busy_timeout(w->db, 0);
+    sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    sqlite3_busy_timeout(w->db, PA_DBW_BUSY_MS);
+    if (pa_db_exec(w->db, "BEGIN") != 0)
+        w->failed = 1;
+}
+
 int pa_dbw_suspend(pa_dbw_t *w)
 {
     if (!w->db)
@@ -524,21 +544,33 @@ int pa_dbw_suspend(pa_dbw_t *w)
     return rc;
 }
 
-int pa_dbw_rename(pa_dbw_t *w, const char *to)
+int pa_dbw_close_file(pa_dbw_t *w)
 {
-    char *np = strdup(to), side[PATH_MAX + 8];
-    if (!np || !w->db)
-        goto fail;
-    /* everything into the main file (an empty WAL is left), then the file alone moves */
+    if (!w->db) {
+        w->failed = 1;
+        return -1;
+    }
+    /* everything into the main file (an empty WAL is left): the file alone can then move */
     int rc = pa_bulk_flush_all(w->db); /* (nothing is loaded yet: not counted as a commit) */
     rc |= pa_db_exec(w->db, "COMMIT; PRAGMA wal_checkpoint(TRUNCATE);");
     pa_detach_sources(w->db);
     rc |= sqlite3_close(w->db) != SQLITE_OK;
     w->db = NULL;
     w->l.db = NULL;
-    if (rc || rename(w->path, to) != 0) {
-        pa_err("writer", "cannot move the new DB %s to %s: %s", w->path, to, rc ? "SQLite error" : strerror(errno));
-        goto fail;
+    if (rc) {
+        pa_err("writer", "cannot close the new DB %s to move it", w->path);
+        w->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+int pa_dbw_moved(pa_dbw_t *w, const char *to)
+{
+    char *np = strdup(to), side[PATH_MAX + 8];
+    if (!np) {
+        w->failed = 1;
+        return -1;
     }
     snprintf(side, sizeof side, "%s-wal", w->path);
     unlink(side);
@@ -547,10 +579,6 @@ int pa_dbw_rename(pa_dbw_t *w, const char *to)
     free(w->path);
     w->path = np;
     return 0;
-fail:
-    free(np);
-    w->failed = 1;
-    return -1;
 }
 
 int pa_dbw_resume(pa_dbw_t *w)

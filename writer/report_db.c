@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "writer_internal.h"
@@ -229,6 +230,9 @@ static int pa_fill_pending_medians(sqlite3 *db)
                        " WHERE o.kind IN (2, 3) GROUP BY k"},
         {PA_CAT_MEMOP, "SELECT " PA_SQL_MEMOP_NAME("o") " AS k, 1, median(o.bytes) FROM ZE_OPS o"
                        " WHERE o.kind IN (2, 3) GROUP BY k"},
+        /* projected instances (agg_proj.c): tag style = duration, 2 | style = ops per instance */
+        {PA_CAT_HGTX_PROJ, "SELECT name, style, median(dur) FROM (" PA_SQL_PROJ_INSTANCES ") GROUP BY name, style"},
+        {PA_CAT_HGTX_PROJ, "SELECT name, 2 | style, median(nops) FROM (" PA_SQL_PROJ_INSTANCES ") GROUP BY name, style"},
     };
     int rc = sqlite3_exec(db, "CREATE TEMP TABLE pa_pending AS SELECT s.rowid AS r, s.category AS c, s.tag AS t,"
                           " k.value AS k FROM SUMMARY_STATS s JOIN STRING_IDS k ON k.id = s.nameId"
@@ -287,10 +291,14 @@ static int pa_have_index(sqlite3 *db, const char *name)
 #define PA_READ_WAIT_MS 60000
 /* The preparation waits at most this long in total for other programs' locks, ns. */
 #define PA_PREP_WAIT_NS 2000000000ull
+/* A reader queued behind another reader that is preparing waits as long as that reader lives
+ * and holds the preparers' lock, up to this (its lock waits are bounded by PA_PREP_WAIT_NS, the
+ * rest is its own work on the DB: the median passes over the trace rows), ns. */
+#define PA_PREP_QUEUE_NS 600000000000ull
 
 typedef struct {
-    uint64_t deadline_ns; /* CLOCK_MONOTONIC */
-    int busy;             /* a lock was waited for */
+    uint64_t waited_ns; /* slept in the busy handler so far, all statements together */
+    int busy;           /* a lock was waited for */
 } pa_prep_wait_t;
 
 static uint64_t pa_mono_ns(void)
@@ -300,48 +308,82 @@ static uint64_t pa_mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* SQLite busy handler: one wait of at most PA_PREP_WAIT_NS shared by every statement of the
- * preparation (a per-statement timeout made each of them wait again: ~13 s in all). */
+static void pa_sleep_ms(long ms)
+{
+    struct timespec ts = {0, ms * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+/* SQLite busy handler: one wait of at most PA_PREP_WAIT_NS in total, shared by every statement
+ * of the preparation (a per-statement timeout made each of them wait again: ~13 s in all). The
+ * time slept is what counts, not the time since BEGIN: on a loaded machine the median passes
+ * alone can take longer than the bound, and a brief lock met at COMMIT must still be waited for. */
 static int pa_prep_busy(void *arg, int n)
 {
     pa_prep_wait_t *w = arg;
     (void)n;
     w->busy = 1;
-    if (pa_mono_ns() >= w->deadline_ns)
+    if (w->waited_ns >= PA_PREP_WAIT_NS)
         return 0;
-    struct timespec ts = {0, 10000000L};
-    nanosleep(&ts, NULL);
+    uint64_t t0 = pa_mono_ns();
+    pa_sleep_ms(10);
+    w->waited_ns += pa_mono_ns() - t0;
     return 1;
 }
 
-void pa_db_prepare_for_readers(const char *path)
+/* 1 when the finished DB still needs the preparation (pending medians or the readers' indexes),
+ * from a read-only connection (waiting for a preparation that is committing). */
+static int pa_prep_todo(const char *path)
 {
     sqlite3 *db = NULL;
-    /* read-only first: a finished DB that has everything is not opened for writing at all */
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return;
-    }
-    sqlite3_busy_timeout(db, PA_READ_WAIT_MS); /* another reader's preparation committing */
-    int todo = pa_meta_int(db, "db_complete") == 1 &&
+    int todo = 0;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_busy_timeout(db, PA_READ_WAIT_MS);
+        todo = pa_meta_int(db, "db_complete") == 1 &&
                (pa_meta_int(db, "medians_pending") > 0 || !pa_have_index(db, "ZE_API_start"));
+    }
     sqlite3_close(db);
-    db = NULL;
-    if (!todo || access(path, W_OK) != 0 ||
-        sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return;
+    return todo;
+}
+
+/* Takes the preparers' lock: flock(2) on the DB file, independent of SQLite's fcntl locks, held
+ * by the one reader preparing and released by the kernel if it dies. Returns 0 at once, 1 after
+ * waiting for another reader (which held it all the while: alive), -1 when that reader still held
+ * it after PA_PREP_QUEUE_NS. */
+static int pa_prep_lock(int fd)
+{
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+        return 0;
+    if (errno != EWOULDBLOCK && errno != EINTR)
+        return 0; /* no flock here (some network file systems): SQLite's locks alone order them */
+    uint64_t until = pa_mono_ns() + PA_PREP_QUEUE_NS;
+    while (pa_mono_ns() < until) {
+        pa_sleep_ms(20);
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return 1;
     }
-    pa_prep_wait_t w = { pa_mono_ns() + PA_PREP_WAIT_NS, 0 };
+    return -1;
+}
+
+/* The preparation proper, by the reader holding the preparers' lock. Returns 0, -1 on failure,
+ * -2 when it gave up because another program held a lock past PA_PREP_WAIT_NS. */
+static int pa_prep_run(const char *path)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return -1;
+    }
+    pa_prep_wait_t w = {0, 0};
     sqlite3_busy_handler(db, pa_prep_busy, &w);
-    /* IMMEDIATE: of two readers opening the DB at once, the second waits and then finds it done
-     * (or, when the first takes longer, leaves it to the first and waits at its read-only open) */
-    if (pa_sqlfn_register(db) != 0 || sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+    /* EXCLUSIVE: another program's transaction (a read one too) is waited for here, within the
+     * bound, before the work rather than at COMMIT after it; readers of this machine queue on the
+     * preparers' lock meanwhile, not on SQLite's */
+    if (pa_sqlfn_register(db) != 0 || sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL) != SQLITE_OK) {
         sqlite3_close(db);
-        return;
+        return w.busy ? -2 : -1;
     }
-    w.deadline_ns = pa_mono_ns() + PA_PREP_WAIT_NS;
-    w.busy = 0;
     int rc = 0;
     if (pa_meta_int(db, "medians_pending") > 0) {
         rc |= pa_fill_pending_medians(db);
@@ -354,7 +396,31 @@ void pa_db_prepare_for_readers(const char *path)
         rc = -1;
     }
     sqlite3_close(db);
-    if (rc && w.busy)
+    return rc && w.busy ? -2 : rc;
+}
+
+void pa_db_prepare_for_readers(const char *path)
+{
+    if (access(path, W_OK) != 0)
+        return; /* cannot store anything: the reports compute what they need */
+    /* Readers arriving together queue here, outside SQLite: the one preparing may take long on a
+     * loaded machine, and SQLite cannot tell a reader waiting for it from another program's read
+     * transaction. Every SQLite connection of this process on the file is closed before `fd` is
+     * (closing any descriptor of a file drops the process's fcntl locks on it). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    int q = pa_prep_lock(fd), rc = 0;
+    if (q < 0)
+        fprintf(stderr, "profagent: stats: note: another reader has been preparing '%s' for readers for %llu s:"
+                " not waiting longer; the reports compute what they need\n", path,
+                (unsigned long long)(PA_PREP_QUEUE_NS / 1000000000ull));
+    /* read-only first: a finished DB that has everything is not opened for writing at all; still
+     * to do after a queued wait: the reader before us gave up (another program's lock) */
+    else if (pa_prep_todo(path))
+        rc = q == 1 ? -2 : pa_prep_run(path);
+    close(fd);
+    if (rc == -2)
         fprintf(stderr, "profagent: stats: note: '%s' is open in another program (a read transaction): the"
                 " preparation for readers (stored medians, indexes) was skipped; the reports compute what they"
                 " need\n", path);

@@ -27,6 +27,7 @@ void pa_thread_mark_agent(void) __attribute__((weak));
 #define STREAM_LOOK_NS 50000000ull     /* at most this long between two looks (bounds the exit's tail) */
 #define STREAM_CREATE_NS 500000000ull  /* a small session gets its DB this long after its first frame */
 #define STREAM_CHECK_EVERY 4096u       /* records between two looks at the clock */
+#define STREAM_STOP_EVERY 1024u        /* records between two looks at stop_asked (the exit's wait) */
 #define STREAM_YIELD_MAX_NS 20000000ull /* longest step aside per STREAM_CHECK_EVERY records */
 #define STREAM_NICE 5                  /* the DB thread's nice above the process's (weight ~1/3) */
 
@@ -91,8 +92,8 @@ static void remove_db(const char *path)
     unlink(side);
 }
 
-/* Creates the DB (`wal` for streaming) under a temporary name beside the template, then claims
- * the first free name like the template and moves it there: a reader, or a kill, never meets a
+/* Creates the DB (`wal` for streaming) under a temporary name beside the template, then gives it
+ * the first free name like the template (pa_outname_link): a reader, or a kill, never meets a
  * claimed DB without its tables. Returns 0, or -1 (logged; s.failed set). */
 static int stream_create(uint64_t spool_bytes, int wal)
 {
@@ -111,23 +112,44 @@ static int stream_create(uint64_t spool_bytes, int wal)
     }
     /* `profagent recover` finds the DB a killed session streamed by it and completes it in place */
     pa_dbw_meta_text(s.w, "spool_path", s.spool_path);
-    if (pa_outname_claim(s.db_template, s.overwrite, s.final, sizeof s.final) < 0) {
+    if (pa_dbw_close_file(s.w) != 0) {
+        remove_db(tmp);
+        s.failed = 1;
+        return -1;
+    }
+    /* the DB takes its name by a hard link, in one step: a kill at any moment leaves either no
+     * DB of this session or the whole file (claiming an empty file first and moving the DB onto
+     * it left a 0-byte DB when the kill came in between) */
+    static const char *const sides[] = {"-wal", "-shm", NULL};
+    int rc = pa_outname_link(tmp, s.db_template, s.overwrite, sides, s.final, sizeof s.final);
+    if (rc != 0 && errno != EEXIST && errno != ENAMETOOLONG) {
+        /* no hard links on this file system: claim, then move at once (a window of two calls) */
+        rc = pa_outname_claim(s.db_template, s.overwrite, s.final, sizeof s.final);
+        if (rc == 0) {
+            char side[PATH_MAX + 8];
+            snprintf(side, sizeof side, "%s-wal", s.final);
+            unlink(side);
+            snprintf(side, sizeof side, "%s-shm", s.final);
+            unlink(side);
+            if (rename(tmp, s.final) != 0) {
+                pa_err("output", "cannot move the new DB %s to %s: %s", tmp, s.final, strerror(errno));
+                remove_db(tmp);
+                s.failed = 1;
+                return -1; /* the claimed name is removed at the end (s.final) */
+            }
+        }
+    } else if (rc == 0) {
+        unlink(tmp);
+    }
+    if (rc != 0) {
         pa_err("output", "cannot create a DB named like %s: %s", s.db_template,
                errno == EEXIST ? "100000 names taken" : strerror(errno));
         s.final[0] = '\0';
         s.failed = 1;
-        pa_dbw_suspend(s.w);
         remove_db(tmp);
         return -1;
     }
-    /* the name was free, so WAL files beside it belong to no DB (a removed one's): never replayed */
-    char side[PATH_MAX + 8];
-    snprintf(side, sizeof side, "%s-wal", s.final);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", s.final);
-    unlink(side);
-    if (pa_dbw_rename(s.w, s.final) != 0 || pa_dbw_resume(s.w) != 0) {
-        remove_db(tmp);
+    if (pa_dbw_moved(s.w, s.final) != 0 || pa_dbw_resume(s.w) != 0) {
         s.failed = 1;
         return -1;
     }
@@ -152,10 +174,12 @@ static int stream_load(uint64_t limit, int final)
     pa_spool_follow(s.rd, limit, final);
     while ((rc = pa_spool_next(s.rd, &rec, &payload)) == 1) {
         pa_dbw_record(s.w, rec, payload);
-        if (!final && ++k == STREAM_CHECK_EVERY) {
-            k = 0;
+        if (!final && ++k % STREAM_STOP_EVERY == 0) {
             if (atomic_load_explicit(&stop_asked, memory_order_relaxed))
                 return 3; /* the final part goes on from here, on the open connection */
+            if (k < STREAM_CHECK_EVERY)
+                continue;
+            k = 0;
             stream_yield();
             if (pa_clock_ns() - s.last_commit_ns >= s.commit_ns)
                 return 1; /* commit now; the rest follows */
@@ -171,6 +195,10 @@ static void stream_commit(void)
         return;
     if (pa_dbw_commit(s.w) != 0)
         s.failed = 1;
+    /* a DB thread that is behind commits without closing: the WAL is emptied here as at a
+     * suspend, so what the exit copies back into the plain file is its own last transaction,
+     * not up to wal_autocheckpoint pages (16 MiB) of the run */
+    pa_dbw_empty_wal(s.w);
     s.committed = pa_dbw_records(s.w);
 }
 
@@ -350,7 +378,7 @@ int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final,
         s.stop = 1;
         atomic_store(&stop_asked, 1);
         pthread_cond_broadcast(&s.cv);
-        while (!s.done) /* at most a few thousand records: the DB thread looks at stop_asked */
+        while (!s.done) /* at most STREAM_STOP_EVERY records: the DB thread looks at stop_asked */
             pthread_cond_wait(&s.cv, &s.mu);
         s.thread = 0;
         pthread_mutex_unlock(&s.mu);

@@ -102,14 +102,20 @@ int pa_dbw_failed(const pa_dbw_t *w);
 /*! pa_dbw_commit() : commits every record loaded so far (rows the bulks buffer included, META
  *  spool_records_loaded = their count) and opens the next transaction. 0 or -1 (logged). */
 int pa_dbw_commit(pa_dbw_t *w);
+/*! pa_dbw_empty_wal() : copies the committed WAL frames into the main file and empties the WAL,
+ *  without waiting for a reader that holds old frames (then partly, the next one goes on). */
+void pa_dbw_empty_wal(pa_dbw_t *w);
 /*! pa_dbw_suspend() : commits and closes the connection between two batches: the agent holds
  *  no file descriptor while it waits (an application that closes or reuses fds, closefrom(3),
  *  never gets DB bytes). pa_dbw_resume() reopens it (statements prepared again) and opens the
  *  next transaction. Both 0 or -1 (logged; the DB is then failed). */
 int pa_dbw_suspend(pa_dbw_t *w);
-/*! pa_dbw_rename() : commits, copies the WAL back, closes and moves the DB file to `to` (same file
- *  system), which it replaces; pa_dbw_resume() then opens it there. 0 or -1 (logged; failed). */
-int pa_dbw_rename(pa_dbw_t *w, const char *to);
+/*! pa_dbw_close_file() : commits, copies the WAL back and closes: the DB is then one file the
+ *  caller may link or move elsewhere (same file system). 0 or -1 (logged; failed). */
+int pa_dbw_close_file(pa_dbw_t *w);
+/*! pa_dbw_moved() : the closed DB's file is now `to` (its old WAL side files are removed);
+ *  pa_dbw_resume() opens it there. 0 or -1 (out of memory; failed). */
+int pa_dbw_moved(pa_dbw_t *w, const char *to);
 int pa_dbw_resume(pa_dbw_t *w);
 /*! pa_dbw_finish() : the exit part (summary tables, threads, counters, the sources' finish, META
  *  with session_complete from meta), commit, journal back to DELETE, close; frees w. 0 or -1. */
@@ -134,13 +140,22 @@ int pa_schema_create(sqlite3 *db);
  *  trace table to compute it from (pa_median_recomputable() == 0) or it has no rows. */
 int pa_median_from_rows(sqlite3 *db, int cat, const char *key, size_t key_len, int64_t tag, double *out);
 
-/*! pa_median_recomputable() : 1 when pa_median_from_rows() serves category `cat` (every
- *  category with one trace row per sample; not the HGTX projection's, whose samples are range
- *  instances projected by the aggregator). */
-static inline int pa_median_recomputable(int cat)
+/* The HGTX projection's instances from the DB, as agg_proj.c builds them with graph mapping on:
+ * per terminated range instance, every associated op once; columns name, style, dur (latest op
+ * end - earliest op start, ns), nops. */
+#define PA_SQL_PROJ_INSTANCES                                                                    \
+    "SELECT r.name AS name, r.style AS style, max(o.end) - min(o.start) AS dur, count(*) AS nops"  \
+    " FROM (SELECT DISTINCT rangeId, opId FROM HGTX_OP_ASSOC) x JOIN HGTX_RANGES_NAMED r"          \
+    " ON r.id = x.rangeId JOIN ZE_OPS o ON o.rowid = x.opId WHERE r.unterminated = 0 GROUP BY r.id"
+
+/*! pa_median_recomputable() : 1 when pa_median_from_rows() serves category `cat`, tag `tag`
+ *  (every category with one trace row per sample, and the HGTX projection's projected duration
+ *  and ops per instance, tags 0-3, rebuilt from HGTX_OP_ASSOC and ZE_OPS as agg_proj.c builds its
+ *  instances; not its one-sample rows: active time, device span, counters). */
+static inline int pa_median_recomputable(int cat, int64_t tag)
 {
     return cat == PA_CAT_HGTX_RANGE || cat == PA_CAT_OSRT || cat == PA_CAT_ZE_API || cat == PA_CAT_KERNEL ||
-           cat == PA_CAT_MEMOP;
+           cat == PA_CAT_MEMOP || (cat == PA_CAT_HGTX_PROJ && (tag & ~3) == 0);
 }
 
 /* The aggregator's name of a ZE_OPS copy or fill (alias a), as pa_ze_memop_name() makes it:
@@ -166,7 +181,10 @@ void pa_summary_median_note(FILE *out, const char *report);
 /*! pa_db_prepare_for_readers() : the first reader's part of a finished DB: the readers' indexes
  *  and the medians the exit left pending (META medians_pending), in one write transaction.
  *  Does nothing for a DB being written, or one that cannot be opened for writing (the reports
- *  run without the indexes; they compute medians from the rows anyway). */
+ *  run without the indexes; they compute medians from the rows anyway). Readers arriving
+ *  together wait for the one preparing (a flock(2) on the file) as long as it lives, up to
+ *  10 min, then find the DB prepared; another program's locks are waited for 2 s in all, then
+ *  the preparation is skipped with one note on stderr. */
 void pa_db_prepare_for_readers(const char *path);
 
 /*! pa_schema_create_reader_indexes() : the trace tables' indexes only readers need (IF NOT

@@ -152,6 +152,52 @@ static void test_claim_atomic(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Linking: the first free name becomes the file itself (same inode, whole content) in one
+ * step; taken names are skipped, a free name's stale side files removed, a taken one's kept. */
+static void test_link_atomic(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pa_link_XXXXXX", p[512], src[512], side[600];
+    assert_non_null(mkdtemp(dir));
+    snprintf(p, sizeof p, "%s/l.db", dir);
+    snprintf(src, sizeof src, "%s/l.db.1.creating", dir);
+    static const char *const sides[] = {"-wal", "-shm", NULL};
+    FILE *f = fopen(src, "w");
+    assert_non_null(f);
+    fputs("0123456789", f);
+    fclose(f);
+    struct stat s0, st;
+    assert_int_equal(stat(src, &s0), 0);
+    /* l.db is taken (with its -wal: someone's), l-1.db is free with a stale -wal */
+    snprintf(side, sizeof side, "%s-wal", p);
+    fclose(fopen(p, "w"));
+    fclose(fopen(side, "w"));
+    snprintf(side, sizeof side, "%s/l-1.db-wal", dir);
+    fclose(fopen(side, "w"));
+    assert_int_equal(pa_outname_link(src, p, 0, sides, out, sizeof out), 0);
+    snprintf(want, sizeof want, "%s/l-1.db", dir);
+    assert_string_equal(out, want);
+    assert_int_equal(stat(out, &st), 0);
+    assert_true(st.st_ino == s0.st_ino && st.st_size == 10);
+    assert_int_equal(access(side, F_OK), -1); /* the free name's stale -wal went */
+    snprintf(side, sizeof side, "%s-wal", p);
+    assert_int_equal(access(side, F_OK), 0); /* the taken name's stays */
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, 0);
+    /* overwrite: the name itself, replaced by the file */
+    assert_int_equal(pa_outname_link(src, p, 1, NULL, out, sizeof out), 0);
+    assert_string_equal(out, p);
+    assert_int_equal(stat(p, &st), 0);
+    assert_true(st.st_ino == s0.st_ino);
+    /* a missing source or directory: link's errno, nothing claimed */
+    snprintf(want, sizeof want, "%s/none/l.db", dir);
+    assert_int_equal(pa_outname_link(src, want, 0, sides, out, sizeof out), -1);
+    assert_int_equal(errno, ENOENT);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* Placement: directories get the default name, devices are refused, results are absolute. */
 static void test_place(void **state)
 {
@@ -192,7 +238,7 @@ int main(void)
         cmocka_unit_test(test_pid_host_percent), cmocka_unit_test(test_env_var),
         cmocka_unit_test(test_unknown_placeholder_kept), cmocka_unit_test(test_too_long),
         cmocka_unit_test(test_unique_suffixes), cmocka_unit_test(test_unique_dot_in_directory),
-        cmocka_unit_test(test_claim_atomic), cmocka_unit_test(test_place),
+        cmocka_unit_test(test_claim_atomic), cmocka_unit_test(test_link_atomic), cmocka_unit_test(test_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,8 @@ EXPECTED = [
     ("osrt_call_added_ns", "ns"),
     ("mem_alloc_added_ns_live10", "ns"), ("mem_alloc_added_ns_live1k", "ns"),
     ("agg_drain_rate", "events/s"), ("mem_sym_ns_per_unique_stack", "ns"), ("db_write_rate", "rows/s"), ("db_write_cpu_rate", "rows/s"),
+    ("db_sqlite_ceiling_cpu_rate", "rows/s"), ("db_sqlite_ceiling_wal_cpu_rate", "rows/s"), ("db_write_vs_ceiling", "ratio"),
+    ("kill_db_lag_s", "s"),
     ("spool_bytes_per_event", "bytes"),
     ("spool_compress_rate", "MB/s"), ("spool_compress_event_rate", "events/s"),
     ("exit_time_per_1M_events", "s"), ("exit_time_paced_1M_events", "s"), ("rss_growth_vs_none", "MiB"), ("rss_growth_10x_events", "MiB"), ("rss_growth_30x_events", "MiB"),
@@ -24,7 +26,7 @@ EXPECTED = [
 
 # every figure of the overhead goal table gets a verdict line
 GOAL_FIGURES = ["slowdown_ze_calls_1M", "exit_time_per_1M_events", "exit_time_paced_1M_events", "ze_call_agent_callbacks_ns", "ze_call_added_ns",
-                "hgtx_pushpop_added_ns", "agg_drain_rate", "db_write_rate", "rss_growth_30x_events",
+                "hgtx_pushpop_added_ns", "agg_drain_rate", "db_write_rate", "kill_db_lag_s", "rss_growth_30x_events",
                 "slowdown_multithread", "slowdown_gemm"]
 
 

@@ -1,8 +1,9 @@
 /* proj_scen.c - HGTX-to-device scenarios with known device work (busy_ns kernels on simdev) for
- * the projection tests. usage: proj_scen nested|overlap|graph|recstep|xthread|xthread2|xthread3|xthread4|manyexec|relist */
+ * the projection tests. usage: proj_scen nested|overlap|graph|recstep|xthread|xthread2|xthread3|xthread4|manyexec|relist|manymed N */
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -141,6 +142,20 @@ static void manyexec(ze_device_handle_t dev)
     hgtxRangePop();
     SAMPLE_CHECK(zeCommandListDestroy(l));
     SAMPLE_CHECK(zeCommandQueueDestroy(q));
+}
+
+/* N instances of "it", each around one 2 us kernel, every 4th around two 20 us kernels: the
+ * projected duration and ops per instance have means far from their medians */
+static void manymed(ze_command_list_handle_t l, int n)
+{
+    for (int i = 0; i < n; i++) {
+        hgtxRangePushA("it");
+        busy(l, i % 4 ? 2000 : 20000);
+        if (i % 4 == 0)
+            busy(l, 20000);
+        sync_list(l);
+        hgtxRangePop();
+    }
 }
 
 /* "run" around: 3 executions of a list recorded in "rec1" (1 us kernel), its reset, a new
@@ -317,8 +332,10 @@ int main(int argc, char **argv)
         manyexec(dev);
     else if (!strcmp(what, "relist"))
         relist(dev);
+    else if (!strcmp(what, "manymed") && argc > 2)
+        manymed(l[0], atoi(argv[2]));
     else
-        sample_die("usage: %s nested|overlap|graph|recstep|xthread|xthread2|xthread3|xthread4|manyexec|relist (got '%s')", argv[0], what);
+        sample_die("usage: %s nested|overlap|graph|recstep|xthread|xthread2|xthread3|xthread4|manyexec|relist|manymed N (got '%s')", argv[0], what);
     for (uint32_t e = 0; e < 3; e++) {
         SAMPLE_CHECK(zeCommandListDestroy(l[e]));
         SAMPLE_CHECK(zeEventDestroy(done[e]));

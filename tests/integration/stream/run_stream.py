@@ -147,7 +147,7 @@ def t_same():
     for mode, extra in (("exit", {"PROFAGENT_DB_COMMIT_MS": "0"}), ("stream", {"PROFAGENT_DB_COMMIT_MS": "1"})):
         db = os.path.join(WORK, "gemm-%s.db" % mode)
         # with device metric intervals: a source that keeps a statement across records (writer_dm.c);
-        # long enough (~1 s) for several 100 ms spool frames, hence commits, while it runs on a loaded
+        # long enough (~1 s) for several 25 ms spool frames, hence commits, while it runs on a loaded
         # host (the packed intervals no longer fill frames by size)
         p = run([gemm, "150", "128"], db, dict(extra, PROFAGENT_TRACE="ze,hgtx", PROFAGENT_METRICS="ComputeBasic"))
         check(p.returncode == 0 and os.path.exists(db), "gemm %s: exit 0 and a DB" % mode)
