@@ -19,7 +19,10 @@ from pa_itest import check, FAILS, run_sample  # noqa: E402
 B = sys.argv[1]
 PA = os.path.join(B, "bin", "profagent")
 WORK = tempfile.mkdtemp(prefix="pa_zeclock_")
-SLACK_NS = 1000000
+SLACK_NS = 1000000  # a conversion's error is half the window of its clock pair (up to 4 tries kept
+# narrowest, at once when within 100 us: collector/ze_attach.c); on a loaded machine every try can
+# be wider, so an operation may appear that much before its API call or after its sync: the faults
+# this test catches are 10 ms (the slow pair itself) and hours (no reference) off
 
 
 def bad_ops(db):
@@ -30,7 +33,7 @@ def bad_ops(db):
            " s.id = a.nameId WHERE s.value = 'zeCommandQueueSynchronize' AND a.tid = o.tid AND a.start >= o.apiEnd)"
            " AS sync_end FROM ZE_OPS o WHERE o.kind = 1")
     rows = c.execute(sql).fetchall()
-    bad = [r for r in rows if r[1] < r[3] or r[1] < m["start_mono_ns"] or r[2] > m["end_mono_ns"]
+    bad = [r for r in rows if r[1] < r[3] - SLACK_NS or r[1] < m["start_mono_ns"] or r[2] > m["end_mono_ns"]
            or r[4] is None or r[2] > r[4] + SLACK_NS]
     c.close()
     return len(rows), bad
