@@ -343,6 +343,7 @@ static void exit_claim(void)
 static void pa_atexit_handler(void)
 {
     exit_claim();
+    exit_park_others(); /* owned by a thread whose session already ended: still parked */
     pa_finish();
 }
 
@@ -386,7 +387,10 @@ static int pa_main(int argc, char **argv, char **envp)
 {
     if (pa_session_active())
         atexit(pa_atexit_handler); /* pa_finish() runs once: the later registration is a no-op */
-    return app_main(argc, argv, envp);
+    /* main's return reaches exit() inside libc, past the interposed symbol: through it instead, so
+     * a return while another thread's exit() owns the ending is parked like any exit() caller
+     * (libc's own call took the handlers the owner had left and ended with main's status) */
+    exit(app_main(argc, argv, envp));
 }
 
 /* Unversioned: it satisfies the executable's reference of either version (agent.map). */
