@@ -147,19 +147,32 @@ int pa_outname_spool(const char *db, const char *spool_dir, long pid, unsigned t
     return pa_outname_absolute(joined, out, size);
 }
 
+/* The stem of path (up to its file name's last dot) and, for try i, the candidate name:
+ * path itself, then STEM-i.EXT. -1 with errno ENAMETOOLONG when it does not fit. */
+static size_t outname_stem(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    return dot && dot != base ? (size_t)(dot - path) : strlen(path);
+}
+
+static int outname_candidate(const char *path, size_t stem, int i, char *out, size_t size)
+{
+    int n = i ? snprintf(out, size, "%.*s-%d%s", (int)stem, path, i, path + stem) : snprintf(out, size, "%s", path);
+    if (n < 0 || (size_t)n >= size)
+        return errno = ENAMETOOLONG, -1;
+    return 0;
+}
+
 int pa_outname_claim(const char *path, int overwrite, char *out, size_t size)
 {
     if (overwrite)
         unlink(path);
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    const char *dot = strrchr(base, '.');
-    size_t len = strlen(path), stem = dot && dot != base ? (size_t)(dot - path) : len;
+    size_t stem = outname_stem(path);
     for (int i = 0; i < 100000; i++) {
-        int n = i ? snprintf(out, size, "%.*s-%d%s", (int)stem, path, i, path + stem)
-                  : snprintf(out, size, "%s", path);
-        if (n < 0 || (size_t)n >= size)
-            return errno = ENAMETOOLONG, -1;
+        if (outname_candidate(path, stem, i, out, size) < 0)
+            return -1;
         int fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (fd >= 0) {
             close(fd);
@@ -176,16 +189,11 @@ int pa_outname_link(const char *from, const char *path, int overwrite, const cha
 {
     if (overwrite)
         unlink(path);
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    const char *dot = strrchr(base, '.');
-    size_t len = strlen(path), stem = dot && dot != base ? (size_t)(dot - path) : len;
+    size_t stem = outname_stem(path);
     char side[PATH_MAX + 16];
     for (int i = 0; i < 100000; i++) {
-        int n = i ? snprintf(out, size, "%.*s-%d%s", (int)stem, path, i, path + stem)
-                  : snprintf(out, size, "%s", path);
-        if (n < 0 || (size_t)n >= size)
-            return errno = ENAMETOOLONG, -1;
+        if (outname_candidate(path, stem, i, out, size) < 0)
+            return -1;
         if (access(out, F_OK) == 0)
             continue; /* taken (link would say EEXIST too; its side files are someone's) */
         for (const char *const *sd = sides; sd && *sd; sd++)
