@@ -35,6 +35,7 @@ static _Atomic int fin_req;     /* futex word: 0 idle, 1 = finish now, 2 = main 
                                   check and its wait changes the word and cannot be a lost wake-up) */
 static int finisher_started;
 static _Atomic int deferred_sig; /* a fatal signal that interrupted pa_finish() on its own thread */
+static _Atomic int sig_in_finish; /* a fatal signal came (on any thread) while pa_finish() ran */
 _Atomic int pa_finish_tid;      /* thread running pa_finish() (session.c sets it) */
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
@@ -132,6 +133,8 @@ int pa_exitpaths_finish_bounded(int sig)
      * finisher thread: only the owner may wait for it */
     if (getpid() != ep_owner || (!pa_session_active() && atomic_load(&pa_finish_state) != 1))
         goto out; /* not ours (fork/vfork child), or already finalized */
+    if (sig && atomic_load(&pa_finish_state) == 1) /* the exit's DB load stops for it (cut) */
+        atomic_store(&sig_in_finish, sig);
     if (sig && atomic_load(&pa_finish_state) == 1 && atomic_load(&pa_finish_tid) == (int)syscall(SYS_gettid)) {
         /* the signal interrupted pa_finish() itself (the exit-time DB write): waiting here would
          * wait for ourselves; let it finish, it raises the signal when done */
@@ -154,6 +157,11 @@ int pa_exitpaths_finish_bounded(int sig)
 out:
     errno = saved;
     return deferred;
+}
+
+int pa_exitpaths_signal_in_finish(void)
+{
+    return atomic_load_explicit(&sig_in_finish, memory_order_relaxed);
 }
 
 int pa_exitpaths_take_deferred(void)

@@ -199,7 +199,7 @@ static void pipe_restore(pipe_guard_t *g)
 
 /* The summary (or, for an empty session, one line) at PROFAGENT_SUMMARY's destination.
  * Returns 1 when a summary was printed. */
-static int print_summary(const pa_agg_results_t *res, const char *db, int empty)
+static int print_summary(const pa_agg_results_t *res, const char *db, int empty, const char *db_note)
 {
     int close_it;
     FILE *out;
@@ -214,7 +214,7 @@ static int print_summary(const pa_agg_results_t *res, const char *db, int empty)
         if (empty)
             fprintf(out, "profagent: %s (pid %u): nothing recorded, no database written\n", cmdline, meta.pid);
         else
-            pa_summary_print(out, &meta, res, db);
+            pa_summary_print_note(out, &meta, res, db, db_note);
         fflush(out);
         if (!close_it) {
             clearerr(out); /* EPIPE: ignored, the stream stays usable for the application */
@@ -233,6 +233,27 @@ static int print_summary(const pa_agg_results_t *res, const char *db, int empty)
     }
 }
 
+/* The exit's load of the spool's rest was cut (the budget ran out, or a fatal signal came): one
+ * message naming why, what the DB holds and the command that completes it; the summary's
+ * Database line gets the short form in note[size]. */
+static void db_cut_message(char *note, size_t size, const char *db)
+{
+    uint64_t loaded = 0;
+    int why = pa_writer_stream_cut_why(&loaded);
+    int sig = pa_exitpaths_signal_in_finish();
+    char reason[96];
+    if (why == 2)
+        snprintf(reason, sizeof reason, "signal %d arrived during the exit", sig);
+    else
+        snprintf(reason, sizeof reason, "PROFAGENT_EXIT_TIMEOUT_MS=%llu ran out",
+                 (unsigned long long)pa_config.exit_timeout_ms);
+    pa_err("agent", "the DB load at exit stopped (%s) after %llu spool records: %s holds them, valid but"
+           " INCOMPLETE (session_complete=0, no summary tables); the spool %s holds the rest, complete the DB"
+           " in place with: profagent recover %s", reason, (unsigned long long)loaded, db, spool_path, spool_path);
+    snprintf(note, size, "INCOMPLETE: %s, the tail is in the spool; complete it with: profagent recover %s",
+             reason, spool_path);
+}
+
 /* The exit path: stop the aggregator (bounded), write the DB, print the summary, remove the
  * spool. Runs once, only in the process that owns the session; never changes exit status. */
 void pa_finish(void)
@@ -243,6 +264,10 @@ void pa_finish(void)
     int saved = errno;
     atomic_store(&pa_finish_tid, (int)syscall(SYS_gettid));
     atomic_store(&pa_finish_state, 1);
+    /* the whole exit's budget: what the drain leaves of it bounds the DB's load of the spool's
+     * rest, cut as well by a fatal signal arriving meanwhile (writer/stream.c) */
+    uint64_t deadline = pa_clock_ns() + pa_config.exit_timeout_ms * 1000000ull;
+    pa_writer_stream_bound(deadline, pa_exitpaths_signal_in_finish);
     pa_guard_enter();
     /* Existing rings keep recording (the aggregator counts what comes after its last drain
      * as late); no new ring is created from now on. */
@@ -272,7 +297,7 @@ void pa_finish(void)
     if (session_empty(res)) {
         pa_writer_stream_finish(res, 1, NULL, 0);
         unlink(spool_path);
-        print_summary(res, NULL, 1);
+        print_summary(res, NULL, 1, NULL);
         pipe_restore(&pg);
         goto out;
     }
@@ -281,14 +306,18 @@ void pa_finish(void)
      * atomically: a name another process took is skipped, never overwritten, unless
      * PROFAGENT_OVERWRITE=1. A DB that fails half-way is removed (the spool stays). */
     static char final_path[PATH_MAX];
-    int wrote = pa_writer_stream_finish(res, 0, final_path, sizeof final_path) == 0;
+    int rc = pa_writer_stream_finish(res, 0, final_path, sizeof final_path);
+    int wrote = rc == 0, cut = rc == -3;
     /* the spool goes before the summary: a reader (head -1) that closes the pipe early must
      * not leave a spool that `profagent stats` takes for a process that died */
     if (wrote)
         unlink(spool_path);
-    else
+    else if (!cut)
         db_failed_message();
-    int shown = print_summary(res, wrote ? final_path : NULL, 0);
+    static char note[PATH_MAX + 256];
+    if (cut) /* the DB lacks the spool's tail: kept for `profagent recover`, which completes it */
+        db_cut_message(note, sizeof note, final_path);
+    int shown = print_summary(res, wrote || cut ? final_path : NULL, 0, cut ? note : NULL);
     /* the summary named the losses it saw: one message, here only for what it could not show */
     uint64_t unrec = atomic_load(&pa_unrecorded);
     if (unrec > (shown ? res->unrecorded : 0))

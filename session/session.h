@@ -68,6 +68,10 @@ void pa_exitpaths_init(void);
  *  the signal once it is done (pa_exitpaths_take_deferred), the handler just returns. */
 int pa_exitpaths_finish_bounded(int sig);
 
+/*! pa_exitpaths_signal_in_finish() : the fatal signal that came while pa_finish() ran (any
+ *  thread; 0: none): the exit's DB load stops for it. Async-signal-safe, lock-free. */
+int pa_exitpaths_signal_in_finish(void);
+
 /*! pa_exitpaths_take_deferred() : the signal deferred by pa_exitpaths_finish_bounded() (0:
  *  none), cleared. */
 int pa_exitpaths_take_deferred(void);

@@ -151,7 +151,14 @@ static void pa_warn_incomplete(sqlite3 *db, const char *path)
                 " show what it has committed so far\n", path, (long long)pid);
         return;
     }
-    if (pa_meta_int(db, "db_complete") != 1)
+    sqlite3_stmt *cq = NULL;
+    int cut = sqlite3_prepare_v2(db, "SELECT 1 FROM META WHERE key = 'exit_load_cut'", -1, &cq, NULL) == SQLITE_OK &&
+              sqlite3_step(cq) == SQLITE_ROW;
+    sqlite3_finalize(cq);
+    if (pa_meta_int(db, "db_complete") != 1 && cut)
+        why = "the exit stopped loading the spool at PROFAGENT_EXIT_TIMEOUT_MS or a signal: the DB lacks the"
+              " spool's tail and the summary tables";
+    else if (pa_meta_int(db, "db_complete") != 1)
         why = "the DB was not finished: the process died while writing it";
     else if (pa_meta_int(db, "session_complete") != 1)
         why = "session_complete=0: the process ended abnormally or the DB was recovered from a spool";
@@ -163,6 +170,12 @@ static void pa_warn_incomplete(sqlite3 *db, const char *path)
                     == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
     if (!recovered && pa_find_spool_beside(path, pa_meta_int(db, "pid"), spool, sizeof spool) == 0) {
+        if (cut && pa_meta_int(db, "db_complete") != 1) { /* recover completes this very DB (cli/recover.c) */
+            fprintf(stderr, "profagent: stats: warning: %s is from an incomplete session (%s): reports miss data;"
+                    " the spool %s beside it holds the rest: complete this DB in place with: profagent recover %s\n",
+                    path, why, spool, spool);
+            return;
+        }
         size_t n = strlen(path);
         int ext = n > 3 && strcmp(path + n - 3, ".db") == 0;
         snprintf(fresh, sizeof fresh, "%.*s-recovered.db", (int)(ext ? n - 3 : n), path);

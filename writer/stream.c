@@ -54,11 +54,17 @@ static struct {
     char final[PATH_MAX];
     uint64_t first_frame_ns, last_commit_ns, committed;
     uint64_t read_up;         /* published bytes everything was loaded from; 0 while behind */
+    uint64_t loaded;          /* spool records in the DB when the exit's load was cut */
 } s = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 static _Atomic uint64_t published; /* the aggregator's whole-frame spool bytes */
 static _Atomic int agg_behind;     /* the aggregator has full batches waiting in rings */
 static _Atomic int stop_asked;     /* s.stop, read without the lock while loading */
+/* The exit's bound on the final load (pa_writer_stream_bound): the load stops at cut_at_ns or
+ * when cut_asked() says a signal wants the process to end; cut_why says which stopped it. */
+static uint64_t cut_at_ns;
+static int (*cut_asked)(void);
+static int cut_why; /* 0 not cut, 1 the deadline, 2 a signal */
 
 _Atomic uint64_t *pa_writer_stream_published(void)
 {
@@ -163,8 +169,19 @@ static int stream_open_reader(void)
     return s.rd ? 0 : -1;
 }
 
+/* Whether the exit's final load must stop here (the deadline passed, or a signal came). */
+static int stream_cut(void)
+{
+    if (cut_at_ns && pa_clock_ns() >= cut_at_ns)
+        cut_why = 1;
+    else if (cut_asked && cut_asked())
+        cut_why = 2;
+    return cut_why;
+}
+
 /* Loads what the spool holds up to `limit` (final: to its end). Returns pa_spool_next()'s last
- * result: 2 when everything published was read, 0 at a clean end, -1 truncated or corrupt. */
+ * result: 2 when everything published was read, 0 at a clean end, -1 truncated or corrupt;
+ * 4 when the final load was cut (stream_cut). */
 static int stream_load(uint64_t limit, int final)
 {
     const pa_record_t *rec;
@@ -174,7 +191,13 @@ static int stream_load(uint64_t limit, int final)
     pa_spool_follow(s.rd, limit, final);
     while ((rc = pa_spool_next(s.rd, &rec, &payload)) == 1) {
         pa_dbw_record(s.w, rec, payload);
-        if (!final && ++k % STREAM_STOP_EVERY == 0) {
+        if (final) {
+            /* a look per STREAM_STOP_EVERY records (~1 ms of loading) */
+            if (++k % STREAM_STOP_EVERY == 0 && stream_cut())
+                return 4;
+            continue;
+        }
+        if (++k % STREAM_STOP_EVERY == 0) {
             if (atomic_load_explicit(&stop_asked, memory_order_relaxed))
                 return 3; /* the final part goes on from here, on the open connection */
             if (k < STREAM_CHECK_EVERY)
@@ -281,7 +304,17 @@ static int stream_final(const pa_agg_results_t *res, int empty, int wal)
     if (s.w && !s.failed && s.rd && pa_dbw_resume(s.w) != 0)
         s.failed = 1;
     if (s.w && !s.failed && s.rd) {
-        int rc = stream_load(UINT64_MAX, 1);
+        int rc = stream_cut() ? 4 : stream_load(UINT64_MAX, 1);
+        if (rc == 4 && !empty) {
+            /* the exit's bound: what is loaded is committed (the DB stays valid, as a kill leaves
+             * it: no db_complete, session_complete = 0, no summary tables, which `profagent
+             * recover` computes from the rows when it completes this DB in place from the spool) */
+            s.loaded = pa_dbw_records(s.w);
+            pa_dbw_meta_text(s.w, "exit_load_cut", cut_why == 1 ? "deadline" : "signal");
+            pa_dbw_commit(s.w); /* failing, the DB keeps the DB thread's last commit: valid too */
+            s.w = NULL;        /* left open: the sources still hold statements on it (pa_dbw_abandon) */
+            return -3;
+        }
         if (rc < 0) {
             pa_warn("writer", "spool '%s' is truncated after %llu records; the DB keeps those", s.spool_path,
                     (unsigned long long)pa_dbw_records(s.w));
@@ -348,7 +381,7 @@ int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg)
     s.meta = cfg->meta;
     s.stop = s.done = s.failed = s.truncated = 0;
     atomic_store(&stop_asked, 0);
-    s.committed = s.first_frame_ns = s.read_up = 0;
+    s.committed = s.first_frame_ns = s.read_up = s.loaded = 0;
     s.final[0] = '\0';
     if (!s.commit_ns)
         return 0; /* everything at exit */
@@ -366,6 +399,20 @@ int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg)
     }
     s.thread = 1;
     return 0;
+}
+
+void pa_writer_stream_bound(uint64_t deadline_ns, int (*cut)(void))
+{
+    cut_at_ns = deadline_ns;
+    cut_asked = cut;
+    cut_why = 0;
+}
+
+int pa_writer_stream_cut_why(uint64_t *loaded)
+{
+    if (loaded)
+        *loaded = s.loaded;
+    return cut_why;
 }
 
 int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final, size_t size)

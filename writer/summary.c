@@ -209,6 +209,12 @@ static void pa_summary_counters(FILE *out, sqlite3 *db, const pa_agg_results_t *
 void pa_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res,
                       const char *db_path)
 {
+    pa_summary_print_note(out, meta, res, db_path, NULL);
+}
+
+void pa_summary_print_note(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res,
+                           const char *db_path, const char *db_note)
+{
     static const char *const hgtx_titles[] = {"Time (%)", "Total Time (ns)", "Instances",
         "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Style", "Range"};
     static const char *const osrt_titles[] = {"Time (%)", "Total Time (ns)", "Num Calls",
@@ -216,7 +222,9 @@ void pa_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_res
     sqlite3 *db = NULL;
     if (!out)
         return;
-    if (db_path && sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    /* a DB with a note is not read: it lacks rows the aggregates count (its scans would also
+     * cost what the exit's bound just saved) */
+    if (db_path && !db_note && sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         sqlite3_close(db);
         db = NULL;
     }
@@ -229,7 +237,10 @@ void pa_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_res
                 meta->complete ? "" : " (session did not complete)",
                 meta->cmdline ? meta->cmdline : "?", (double)dur / 1e9, (unsigned long long)dur);
     }
-    fprintf(out, "Database: %s\n", db_path ? db_path : "(not written)");
+    if (db_note)
+        fprintf(out, "Database: %s (%s)\n", db_path ? db_path : "(not written)", db_note);
+    else
+        fprintf(out, "Database: %s\n", db_path ? db_path : "(not written)");
     summary_db = db; /* the sources' sections print the medians the writer recomputed too */
     if (res) {
         pa_summary_counters(out, db, res);

@@ -69,8 +69,21 @@ int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg);
  *  aggregates `res`, the sources' tables, META (session_complete from meta->complete) and closes.
  *  `empty`: nothing was recorded, no DB is left. Returns 0 with the DB's name in final[size];
  *  1: empty, no DB; -1: failed (logged), no DB left; -2: res == NULL (the aggregator did not
- *  finish), the DB keeps what it committed (session_complete = 0), its name in final. */
+ *  finish), the DB keeps what it committed (session_complete = 0), its name in final; -3: the
+ *  load of the spool's rest was cut (pa_writer_stream_bound): the DB keeps what was loaded, valid,
+ *  as a killed session leaves it (no db_complete, session_complete = 0, META exit_load_cut, no
+ *  summary tables), its name in final; the spool holds the rest (`profagent recover` completes
+ *  the DB in place). */
 int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final, size_t size);
+
+/*! pa_writer_stream_bound() : bounds the next pa_writer_stream_finish()'s load of the spool's rest:
+ *  it stops at deadline_ns (pa_clock_ns() time; 0: none) or once cut() returns non-zero (NULL:
+ *  never; called every ~1000 records, must be cheap), looked at every 1024 records (~1 ms). */
+void pa_writer_stream_bound(uint64_t deadline_ns, int (*cut)(void));
+
+/*! pa_writer_stream_cut_why() : after pa_writer_stream_finish() returned -3: 1 the deadline cut the
+ *  load, 2 cut() did; the spool records the DB holds in *loaded. 0 when nothing was cut. */
+int pa_writer_stream_cut_why(uint64_t *loaded);
 
 /*! pa_writer_stream_after_fork_child() : a fork child forgets the parent's DB thread and DB. */
 void pa_writer_stream_after_fork_child(void);
@@ -84,6 +97,12 @@ int pa_writer_recover(const char *spool_path, const char *db_path, uint32_t pid)
 /*! pa_summary_print() : the human summary printed at exit. */
 void pa_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res,
                       const char *db_path);
+
+/*! pa_summary_print_note() : the same summary (from the aggregates alone), the Database line
+ *  followed by `db_note` in parentheses (an incomplete DB: why, what completes it); the DB is not
+ *  read. db_note NULL: pa_summary_print(). */
+void pa_summary_print_note(FILE *out, const pa_session_meta_t *meta, const pa_agg_results_t *res,
+                           const char *db_path, const char *db_note);
 
 /* ---- merging DBs of several processes (writer/merge*.c) ---- */
 

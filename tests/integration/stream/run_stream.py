@@ -13,6 +13,12 @@ kill   kill -9 at a random moment of a 10 M-event run: the DB passes integrity_c
        waited for a CPU on a loaded machine, from schedstat); recover still builds the whole
 reader  the first `profagent stats` of a finished DB creates the readers' indexes and the median the
        exit left pending (a key past the sample budget)
+exitcut a backlog at exit (the DB loads slower than the program made records) is cut at
+       PROFAGENT_EXIT_TIMEOUT_MS: main's return -> the process's end stays below the limit + a margin
+       (+ the run-queue waits of the exiting thread and of this test, from schedstat), the DB passes
+       integrity_check with session_complete = 0 and fewer ranges than made, `profagent stats` names
+       the in-place recover command, which completes the DB to every range; a SIGINT during the
+       exit's DB load (its DB appeared) ends the process promptly the same way
 SCALE divides the event counts (the sanitizer build runs smaller sessions)."""
 import csv, glob, io, os, random, signal, sqlite3, subprocess, sys, tempfile, threading, time
 
@@ -430,6 +436,125 @@ def t_reader():
     check(s.returncode == 0 and os.stat(db).st_mtime_ns == before, "reader: a second reader writes nothing")
 
 
-{"same": t_same, "live": t_live, "kill": t_kill, "reader": t_reader}[TEST]()
+def run_wait_ns(pid, tid):
+    """ns thread tid of pid spent runnable but not running (schedstat field 2); 0 when gone."""
+    try:
+        with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
+            return int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+EXIT_LIMIT_MS = 500  # the drain gets half: a loaded machine's aggregator still empties the rings
+# what the exit does besides the bounded drain and load: the last commit of what was loaded, the
+# rings' and spool's release, the process's teardown (~20 ms on an idle machine; 10x that)
+EXIT_MARGIN_MS = 300
+
+
+def cut_checks(name, db, ranges, lines):
+    """The DB a cut exit left: valid, incomplete, named by stats; recover completes it in place."""
+    check(os.path.exists(db), "%s: the DB exists" % name)
+    if not os.path.exists(db):
+        return
+    c = sqlite3.connect(db)
+    ic = c.execute("PRAGMA integrity_check").fetchone()[0]
+    n = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
+    meta = dict(c.execute("SELECT key, value FROM META").fetchall())
+    c.close()
+    check(ic == "ok", "%s: integrity_check ok (%s)" % (name, ic))
+    check(meta.get("session_complete") == 0 and "db_complete" not in meta and "exit_load_cut" in meta,
+          "%s: session_complete = 0, no db_complete, exit_load_cut %s" % (name, meta.get("exit_load_cut")))
+    check(n < ranges, "%s: the DB lacks the tail: %d < %d ranges" % (name, n, ranges))
+    spools = glob.glob(db + ".*.spool.zst")
+    check(len(spools) == 1, "%s: the spool is kept (%s)" % (name, spools))
+    if len(spools) != 1:
+        return
+    said = [l for l in lines if "the DB load at exit stopped" in l]
+    check(len(said) == 1 and said[0].endswith("profagent recover " + spools[0]),
+          "%s: the exit names the recover command (%r)" % (name, said))
+    s = subprocess.run([CLI, "stats", "-r", "hgtx_sum", db], capture_output=True, text=True)
+    warn = [l for l in s.stderr.splitlines() if "incomplete session" in l]
+    check(s.returncode == 0 and len(warn) == 1 and warn[0].endswith("in place with: profagent recover " + spools[0]),
+          "%s: stats reads it and names the in-place recover command (%r)" % (name, s.stderr))
+    r = subprocess.run([CLI, "recover", spools[0]], capture_output=True, text=True)
+    check(r.returncode == 0 and "completed with the spool's tail" in r.stdout, "%s: recover completed the DB in"
+          " place (%s%s)" % (name, r.stdout.strip(), r.stderr.strip()))
+    c = sqlite3.connect(db)
+    m = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
+    st = c.execute("SELECT count FROM SUMMARY_STATS WHERE category = 1").fetchall()
+    ic = c.execute("PRAGMA integrity_check").fetchone()[0]
+    c.close()
+    check(m == ranges and st == [(ranges,)] and ic == "ok",
+          "%s: the completed DB holds every range: %d, SUMMARY_STATS %s, of %d (%s)" % (name, m, st, ranges, ic))
+
+
+def t_exitcut():
+    ranges, rate = 2000000 // SCALE, str(700000 // SCALE)
+    # 1.4 M rows/s: more than SQLite loads on one core (~1 M/s, bench_write), well below what the
+    # aggregator takes: the DB thread, below the program's priority, is far behind at exit while
+    # the rings stay near empty; 256M rings hold the whole run: no drop, every range reaches the spool
+    for mode, extra in (("stream", {}), ("atexit", {"PROFAGENT_DB_COMMIT_MS": "0"})):
+        db = os.path.join(WORK, "cut-%s.db" % mode)
+        env = env_for(db, dict(PROFAGENT_RING_SIZE="256M", PROFAGENT_EXIT_TIMEOUT_MS=str(EXIT_LIMIT_MS), PROFAGENT_SUMMARY="stderr"))
+        p = subprocess.Popen([APP, "progress", str(ranges), rate], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        done_ns, my_tid = None, threading.get_native_id()
+        for line in p.stdout:
+            w = line.decode().split()
+            if w and w[0] == "done":
+                done_ns = int(w[2])
+                break
+        waits0 = run_wait_ns(p.pid, p.pid) + run_wait_ns(os.getpid(), my_tid)
+        # the child's end, unreaped: its exiting thread's schedstat is still there
+        os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
+        end_ns = time.monotonic_ns()
+        waits = run_wait_ns(p.pid, p.pid) + run_wait_ns(os.getpid(), my_tid) - waits0
+        out, err = p.communicate(timeout=60)
+        lines = err.decode(errors="replace").splitlines()
+        sys.stderr.write("\n".join(l for l in lines if "profagent" in l) + "\n")
+        check(p.returncode == 0 and done_ns is not None, "%s: exit 0 after 'done' (rc %s)" % (mode, p.returncode))
+        if done_ns is None:
+            continue
+        tail_ms = (end_ns - done_ns) / 1e6
+        bound_ms = EXIT_LIMIT_MS + EXIT_MARGIN_MS + waits / 1e6
+        print("%s: main's return -> the end %.0f ms (limit %d ms + margin %d ms + %.0f ms of run-queue waits)"
+              % (mode, tail_ms, EXIT_LIMIT_MS, EXIT_MARGIN_MS, waits / 1e6))
+        check(tail_ms < bound_ms, "%s: the exit took %.0f ms < %.0f ms" % (mode, tail_ms, bound_ms))
+        summ = [l for l in lines if l.startswith("Database: ")]
+        check(len(summ) == 1 and "INCOMPLETE" in summ[0] and "profagent recover" in summ[0],
+              "%s: the summary says the DB is incomplete and why (%r)" % (mode, summ))
+        check(any(l.split()[-1:] == ["p"] and str(ranges) in l.split() for l in lines),
+              "%s: the summary still counts every range (from the aggregates)" % mode)
+        cut_checks(mode, db, ranges, lines)
+    # SIGINT while the exit loads the DB (written at exit only: it appears when the load begins);
+    # no time limit to speak of, only the signal cuts the load
+    db = os.path.join(WORK, "cut-sig.db")
+    env = env_for(db, dict(PROFAGENT_RING_SIZE="256M", PROFAGENT_EXIT_TIMEOUT_MS="600000", PROFAGENT_DB_COMMIT_MS="0"))
+    p = subprocess.Popen([APP, "progress", str(ranges), rate], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    for line in p.stdout:
+        if line.startswith(b"done"):
+            break
+    while not os.path.exists(db) and p.poll() is None:
+        time.sleep(0.001)  # polls for the DB's creation: the exit's load has begun
+    waits0 = run_wait_ns(p.pid, p.pid) + run_wait_ns(os.getpid(), threading.get_native_id())
+    sent_ns = time.monotonic_ns()
+    p.send_signal(signal.SIGINT)
+    os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
+    end_ns = time.monotonic_ns()
+    waits = run_wait_ns(p.pid, p.pid) + run_wait_ns(os.getpid(), threading.get_native_id()) - waits0
+    out, err = p.communicate(timeout=60)
+    lines = err.decode(errors="replace").splitlines()
+    sys.stderr.write("\n".join(l for l in lines if "profagent" in l) + "\n")
+    took_ms = (end_ns - sent_ns) / 1e6
+    print("sigint: the signal -> the end %.0f ms (margin %d ms + %.0f ms of run-queue waits)"
+          % (took_ms, EXIT_MARGIN_MS, waits / 1e6))
+    check(p.returncode == -signal.SIGINT, "sigint: ended by SIGINT (rc %s)" % p.returncode)
+    check(took_ms < EXIT_MARGIN_MS + waits / 1e6, "sigint: ended %.0f ms after the signal" % took_ms)
+    check(any("signal 2 arrived during the exit" in l for l in lines), "sigint: the exit says the signal cut the DB")
+    cut_checks("sigint", db, ranges, lines)
+
+
+{"same": t_same, "live": t_live, "kill": t_kill, "reader": t_reader, "exitcut": t_exitcut}[TEST]()
 print("%d failure(s)" % len(FAILS))
 sys.exit(1 if FAILS else 0)
