@@ -250,6 +250,7 @@ void pa_finish(void)
     /* the sources turn what is in flight into records before the last drain (sources.c);
      * together they get at most half of the exit budget */
     uint64_t t0 = pa_clock_ns();
+    pa_writer_stream_exit_begins(); /* the DB thread yields the cores to the flush and the drain */
     pa_sources_finish(pa_config.exit_timeout_ms * 1000000ull / 2);
     meta.end_mono_ns = pa_clock_ns();
     const pa_agg_results_t *res = pa_agg_stop(pa_config.exit_timeout_ms * 1000000ull);
