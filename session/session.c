@@ -253,6 +253,7 @@ void pa_finish(void)
     pa_writer_stream_exit_begins(); /* the DB thread yields the cores to the flush and the drain */
     pa_sources_finish(pa_config.exit_timeout_ms * 1000000ull / 2);
     meta.end_mono_ns = pa_clock_ns();
+    atomic_store(&pa_session_ended, 1); /* what ends from now on is after the session */
     const pa_agg_results_t *res = pa_agg_stop(pa_config.exit_timeout_ms * 1000000ull);
     pa_dbg("agent", "exit: sources finished in %.1f ms, the aggregator stopped in %.1f ms",
            (meta.end_mono_ns - t0) / 1e6, (pa_clock_ns() - meta.end_mono_ns) / 1e6);
