@@ -265,7 +265,9 @@ static long dec_header(const uint8_t *p, const uint8_t *end, pa_record_t *rec, u
  */
 #define SPOOL_PIPE_FLUSH 0xfffeu
 #define SPOOL_PIPE_CLOSE 0xffffu
-#define SPOOL_WAKE_BYTES (64u << 10)    /* the producer looks at the worker's sleep this often */
+#define SPOOL_WAKE_BYTES (1u << 20)     /* the producer looks at the worker's sleep at most this
+                                           often (an eighth of a smaller pipe): fewer wake-ups,
+                                           each a context switch on a loaded machine */
 #define SPOOL_IDLE_NS 100000000ull      /* worker sleep when the pipe is empty (wakes are explicit) */
 #define SPOOL_FULL_NS 1000000ull        /* producer wait slice when the pipe is full */
 #define SPOOL_STALL_NS 5000000000ull    /* a worker making no progress this long is given up */
@@ -278,6 +280,7 @@ struct spool_pipe {
     _Atomic uint32_t full;              /* futex: the producer waits for room */
     pa_record_t *slots;
     uint64_t cap;                       /* bytes, a power of two, multiple of 64 */
+    uint64_t wake_step;                 /* bytes between two looks at `idle` (producer) */
     pthread_t th;
 };
 
@@ -492,7 +495,7 @@ static inline void pipe_commit(pa_spool_writer_t *w, uint64_t tail, int wake)
 
 void pa_spool_wake_worker(pa_spool_writer_t *w)
 {
-    w->prod.wake_at = w->prod.tail + SPOOL_WAKE_BYTES;
+    w->prod.wake_at = w->prod.tail + w->pipe->wake_step;
     pipe_wake(&w->pipe->idle);
 }
 
@@ -629,7 +632,7 @@ static void *spool_worker(void *arg)
             pending = h->len;
             if (!atomic_load_explicit(&w->failed, memory_order_relaxed) && spool_stage(w, h, pending, NULL) < 0)
                 atomic_store(&w->failed, 1);
-            if (head - shown >= SPOOL_WAKE_BYTES) { /* room for a producer waiting on a full pipe */
+            if (head - shown >= q->wake_step) { /* room for a producer waiting on a full pipe */
                 atomic_store_explicit(&q->head, shown = head, memory_order_release);
                 pipe_wake(&q->full);
             }
@@ -666,7 +669,8 @@ int pa_spool_start_worker(pa_spool_writer_t *w, size_t pipe_bytes)
     w->prod.slots = slots;
     w->prod.mask = cap - 1;
     w->prod.room = cap;
-    w->prod.wake_at = SPOOL_WAKE_BYTES;
+    q->wake_step = cap / 8 < SPOOL_WAKE_BYTES ? cap / 8 : SPOOL_WAKE_BYTES;
+    w->prod.wake_at = q->wake_step;
     w->prod.pub = &q->tail;
     return 0;
 }
