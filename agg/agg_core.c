@@ -504,7 +504,7 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
             a->spool_errors++;
         a->spool = NULL;
     }
-    pa_info("agg", "spool: %llu records, the spool thread's pipe full %llu times (%.1f ms waited)",
+    pa_dbg("agg", "spool: %llu records, the spool thread's pipe full %llu times (%.1f ms waited)",
             (unsigned long long)a->spool_records, (unsigned long long)res->spool_pipe_waits,
             (double)res->spool_pipe_wait_ns / 1e6);
     res->spool_records = a->spool_records;
