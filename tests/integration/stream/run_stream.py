@@ -491,7 +491,7 @@ def cut_checks(name, db, ranges, lines):
 def t_exitcut():
     ranges, rate = 2000000 // SCALE, str(700000 // SCALE)
     # 1.4 M rows/s: more than SQLite loads on one core (~1 M/s, bench_write), well below what the
-    # aggregator takes: the DB thread, below the program's priority, is far behind at exit while
+    # aggregator takes: the DB thread is far behind at exit while
     # the rings stay near empty; 256M rings hold the whole run: no drop, every range reaches the spool
     for mode, extra in (("stream", {}), ("atexit", {"PROFAGENT_DB_COMMIT_MS": "0"})):
         db = os.path.join(WORK, "cut-%s.db" % mode)
