@@ -397,6 +397,24 @@ def t_sigexit():
                 return "sanitizer report: %s" % " ".join(err[i:i + 300].split())
         return complete_db()
     repeat(20, "exit(42) from SIGALRM while 4 threads append kernels", one)
+def t_sigmalloc():
+    """A worker's SIGALRM handler calls exit(42) while the workers malloc/free large blocks
+    between their appends (exitlife sigmalloc: the handler often interrupts a malloc holding
+    its arena's lock). The agent's exit path allocated on that thread (pa_finish: SQLite) and
+    waited for ever for the lock its own thread held: 7 of 8 runs hung; simdev's destructor
+    waited for an engine lock held by a worker that waited for that arena (2 of 8 runs hung,
+    without the agent too). Every run ends (60 s bound a run, the agent's own bound is
+    PROFAGENT_EXIT_TIMEOUT_MS + 1 s), status 42, one complete DB."""
+    def one():
+        rc, err, secs = run(["sigmalloc", "4", "100"], timeout=60)
+        if rc is None:
+            return "hang (killed after 60 s)"
+        if rc != 42:
+            return "exit status %s%s" % (rc, " (SIGSEGV)" if rc == -11 else "")
+        return complete_db()
+    repeat(30, "exit(42) from SIGALRM that interrupted malloc on a worker", one)
+
+
 def nosync_run(threads):
     """One exitlife nosync THREADS run: None when fine, else what was wrong (see t_nosync)."""
     rc, err, secs = run(["nosync", str(threads), "300"], {"PROFAGENT_EXIT_TIMEOUT_MS": "30000"}, timeout=90)
@@ -438,7 +456,7 @@ def t_nosync():
 TESTS = {"ze_exit_race": t_ze_exit_race, "ze_exit_race_fill": t_ze_exit_race_fill, "tight_exit": t_tight_exit, "pthread_exit": t_pthread_exit,
          "atexit_ze": t_atexit_ze, "quick_exit": t_quick_exit, "preinit": t_preinit, "libctor": t_libctor,
          "sigwrite": t_sigwrite, "dropped_pops": t_dropped_pops, "exit2nd": t_exit2nd,
-         "exit2nd_slow": t_exit2nd_slow, "sigexit": t_sigexit, "nosync": t_nosync, "manyexit": t_manyexit}
+         "exit2nd_slow": t_exit2nd_slow, "sigexit": t_sigexit, "sigmalloc": t_sigmalloc, "nosync": t_nosync, "manyexit": t_manyexit}
 TESTS[TEST]()
 print("FAILED: %d" % len(FAILS) if FAILS else "all ok")
 sys.exit(1 if FAILS else 0)
