@@ -94,8 +94,6 @@ static inline void pa_guard_leave(void) { pa_tls.guard--; }
  *  through a weak reference). */
 void pa_thread_mark_agent(void);
 extern _Atomic int pa_agent_threads; /* threads of the agent's own (they never exit) */
-#define PA_AGENT_TIDS 16
-extern _Atomic int pa_agent_tids[PA_AGENT_TIDS]; /* gettid() of the first PA_AGENT_TIDS of them */
 
 /*! pa_thread_ring_slow() : first event of a thread (or first after retirement): creates and
  *  registers the ring, records the thread name. NULL when no ring can be had (counted in

@@ -34,14 +34,11 @@ static void exit_key_create(void)
 }
 
 _Atomic int pa_agent_threads;
-_Atomic int pa_agent_tids[PA_AGENT_TIDS];
 
 void pa_thread_mark_agent(void)
 {
     pa_tls.agent = 1;
-    int n = atomic_fetch_add(&pa_agent_threads, 1);
-    if (n < PA_AGENT_TIDS)
-        atomic_store(&pa_agent_tids[n], (int)syscall(SYS_gettid));
+    atomic_fetch_add(&pa_agent_threads, 1);
 }
 
 /* Emits PA_REC_THREAD_EXIT and hands the ring to the aggregator, which frees it once drained.

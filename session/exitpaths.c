@@ -163,21 +163,18 @@ static void start_finisher(void)
     finisher_started = pa_thread_spawn(NULL, 1u << 20, finisher_main, NULL) == 0;
 }
 
-/* CPU time the agent's own threads used so far (ns): the exit path's progress. A thread CPU
- * clock id of another thread of the process is (~tid << 3) | 6 (the kernel's
- * MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED), what pthread_getcpuclockid() returns); raw
- * syscalls, async-signal-safe. A thread gone meanwhile reads nothing. */
-static uint64_t agent_cpu_ns(void)
+/* CPU time the finisher thread used so far (ns): the exit path's progress (the DB's exit part
+ * runs on it too, writer/stream.c; the other agent threads wake periodically even when idle,
+ * which would read as progress for ever). A thread CPU clock id of another thread of the
+ * process is (~tid << 3) | 6 (the kernel's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED), what
+ * pthread_getcpuclockid() returns); a raw syscall, async-signal-safe. */
+static uint64_t finisher_cpu_ns(void)
 {
-    uint64_t sum = 0;
-    int n = atomic_load(&pa_agent_threads);
-    for (int i = 0; i < n && i < PA_AGENT_TIDS; i++) {
-        int tid = atomic_load(&pa_agent_tids[i]);
-        struct timespec ts;
-        if (tid > 0 && syscall(SYS_clock_gettime, (clockid_t)((~(unsigned)tid << 3) | 6), &ts) == 0)
-            sum += (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    }
-    return sum;
+    int tid = atomic_load(&finisher_tid);
+    struct timespec ts;
+    if (tid <= 0 || syscall(SYS_clock_gettime, (clockid_t)((~(unsigned)tid << 3) | 6), &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Why the wait follows the agent's progress rather than a fixed deadline: pa_finish() has its
@@ -185,15 +182,16 @@ static uint64_t agent_cpu_ns(void)
  * exit-time DB write takes as long as the tail and the indexes need (seconds on a loaded
  * machine), which a fixed PROFAGENT_EXIT_TIMEOUT_MS + 1 s cut off (session_complete=0). What must
  * be bounded is a finisher that cannot go on (a lock held by the thread waiting here: a signal
- * handler's exit() that interrupted malloc): then the agent's threads use no CPU. So the wait
- * ends once pa_finish() is done, once the agent's threads used no CPU for
- * PROFAGENT_EXIT_TIMEOUT_MS + 1 s, and at the latest after 10 times that (60 s by default). */
+ * handler's exit() that interrupted malloc): then the finisher uses no CPU. Its waits for other
+ * threads are bounded by PROFAGENT_EXIT_TIMEOUT_MS (the aggregator's stop) or less, so the wait
+ * ends once pa_finish() is done, once the finisher used no CPU for PROFAGENT_EXIT_TIMEOUT_MS +
+ * 1 s, and at the latest after 10 times that (60 s by default). */
 static void wait_finished(void)
 {
     uint64_t stall = (pa_config.exit_timeout_ms + 1000) * 1000000ull;
-    uint64_t start = mono_ns(), last = start, cpu = agent_cpu_ns();
+    uint64_t start = mono_ns(), last = start, cpu = finisher_cpu_ns();
     for (int st; (st = atomic_load(&pa_finish_state)) != 2 && !atomic_load(&wait_gave_up);) {
-        uint64_t now = mono_ns(), c = agent_cpu_ns();
+        uint64_t now = mono_ns(), c = finisher_cpu_ns();
         if (c != cpu) {
             cpu = c;
             last = now;
