@@ -362,6 +362,8 @@ static void exit_claim(int reg)
  * (spool kept). The waiting thread lends its ring to the finisher (exitpaths.c). */
 static void session_end(void)
 {
+    if (pa_session_active())
+        pa_sources_exit_thread(); /* this thread's own last reads, before it lends its ring */
     if (!pa_exitpaths_finish_elsewhere())
         pa_finish(); /* on the finisher itself, or no finisher could be started */
 }

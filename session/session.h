@@ -51,6 +51,10 @@ uint32_t pa_sources_init(uint32_t trace);
 /*! pa_sources_finish() : finish(budget_ns) of every source that init()ed, in reverse order. */
 void pa_sources_finish(uint64_t budget_ns);
 
+/*! pa_sources_exit_thread() : exit_thread() of every source that init()ed, in reverse order, on
+ *  the thread whose exit() ends the session. */
+void pa_sources_exit_thread(void);
+
 /*! pa_sources_fork_child() : fork_child() of every source that init()ed. */
 void pa_sources_fork_child(void);
 
