@@ -142,6 +142,15 @@ static inline uint64_t range_time(uint64_t t0)
     return t0;
 }
 
+/* The time of a push or pop record now: a stamp (pa_clock_stamp: the ring's consumer converts
+ * it), or ns while host counters are on (their sample is paired with the record by its t0). */
+static inline uint64_t pushpop_time(void)
+{
+    if (PA_UNLIKELY(pa_hc_active))
+        return range_time(0);
+    return pa_clock_stamp();
+}
+
 /* A push or pop record written in place (one slot; a push's name inline, `len` bytes): the
  * common case of push()/pop(); a record that cannot be stored is counted as pa_emit() counts it. */
 static inline __attribute__((always_inline)) void emit_pushpop(uint16_t kind, uint32_t flags, uint32_t dom, int level, uint64_t t0,
@@ -167,7 +176,7 @@ static inline int push(hgtxDomainHandle_t d, const char *message)
     int level = (*depth_of(dom))++;
     pa_tls.hgtx_open++; /* before the emit: this push keeps room for its own pop */
     if (hgtx_collecting()) {
-        uint64_t t0 = range_time(0);
+        uint64_t t0 = pushpop_time();
         size_t len = message ? strnlen(message, PA_HGTX_NAME_MAX + 1) : 0;
         if (PA_LIKELY(len <= PA_SLOT_SIZE - pa_hgtx_inline_off(PA_REC_HGTX_PUSH))) {
             emit_pushpop(PA_REC_HGTX_PUSH, flags, dom, level, t0, message, len);
@@ -192,7 +201,7 @@ static inline int pop(hgtxDomainHandle_t d)
     if (level >= 0 && pa_tls.hgtx_open) /* before the emit: the pop uses the room its push kept */
         pa_tls.hgtx_open--;
     if (hgtx_collecting())
-        emit_pushpop(PA_REC_HGTX_POP, flags, dom, level, range_time(0), NULL, 0);
+        emit_pushpop(PA_REC_HGTX_POP, flags, dom, level, pushpop_time(), NULL, 0);
     return level;
 }
 

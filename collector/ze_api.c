@@ -105,6 +105,7 @@ void pa_ze_on_exit_slow(int api, void *params, int32_t result, void **inst)
     uint64_t t0 = (uint64_t)(uintptr_t)*inst;
     if (t0 == 0)
         return;
+    t0 = pa_clock_stamp_ns(t0); /* the fast prologue stored a stamp: the hooks below want ns */
     if (!pa_agent_collecting(PA_SRC_ZE)) { /* mem without ze: only the memory hooks */
         if (pa_agent_collecting(PA_SRC_MEM))
             pa_ze_mem_hooks(api, params, result, t0, pa_clock_ns());

@@ -278,7 +278,7 @@ static inline void pa_ze_api_rec_fill(pa_record_t *rec, int api, int32_t result,
 static inline __attribute__((always_inline)) void pa_ze_on_enter(int api, void *params, void **inst)
 {
     if (PA_LIKELY(!(pa_ze_ops_api[api] & PA_ZE_OPS_PRO)) && PA_LIKELY(pa_agent_collecting(PA_SRC_ZE))) {
-        uint64_t t0 = pa_clock_ns();
+        uint64_t t0 = pa_clock_stamp(); /* a stamp: the epilogues convert or store it as is */
         pa_tls.ze_corr = pa_ze_corr_new();
         *inst = (void *)(uintptr_t)t0;
         return;
@@ -301,7 +301,7 @@ static inline __attribute__((always_inline)) void pa_ze_on_exit(int api, void *p
 {
     uint64_t t0 = (uint64_t)(uintptr_t)*inst;
     if (PA_LIKELY(pa_ze_exit_plain(api, params)) && PA_LIKELY(t0 != 0) && PA_LIKELY(pa_agent_collecting(PA_SRC_ZE))) {
-        uint64_t t1 = pa_clock_ns();
+        uint64_t t1 = pa_clock_stamp(); /* PA_REC_ZE_API: stamps, converted by the ring's consumer */
         pa_record_t *rec = pa_emit1_begin();
         if (PA_LIKELY(rec != NULL)) {
             pa_ze_api_rec_fill(rec, api, result, t0, t1);

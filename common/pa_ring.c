@@ -1,5 +1,6 @@
 /* pa_ring.c - per-thread single-producer rings and their lock-free registry. */
 #include "pa_ring.h"
+#include "pa_clock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,9 @@ static size_t ring_drain(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t 
         tail = limit; /* records are whole below a committed position: limit is one */
     uint64_t cap = r->mask + 1;
     size_t done = 0;
+#if defined(__x86_64__) && PA_CLOCK_TSC
+    pa_tsc_seg_t seg = {0}; /* loaded at the first tick, after the acquire of tail above */
+#endif
     while (head < tail && (max_records == 0 || done < max_records)) {
         const pa_record_t *rec = &r->slots[head & r->mask];
         pa_record_t fixed;
@@ -80,6 +84,17 @@ static size_t ring_drain(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t 
             fixed.len = (ns - 1) * PA_SLOT_SIZE;
             rec = &fixed;
         }
+#if defined(__x86_64__) && PA_CLOCK_TSC
+        /* stamps (pa_clock_stamp) of the kinds that store them: the sink sees ns */
+        if (__builtin_expect(((rec->t0 | rec->t1) & PA_CLOCK_TICK) != 0, 0) && pa_record_stamped(rec->kind)) {
+            if (rec != &fixed) {
+                fixed = *rec;
+                rec = &fixed;
+            }
+            fixed.t0 = pa_clock_stamp_ns_in(&seg, fixed.t0);
+            fixed.t1 = pa_clock_stamp_ns_in(&seg, fixed.t1);
+        }
+#endif
         const uint8_t *payload = NULL;
         if (rec->len) {
             uint64_t first = (head + 1) & r->mask;

@@ -81,7 +81,9 @@ static inline void pa_ring_commit(pa_ring_t *r, uint32_t nslots)
 }
 
 /* Consumer side. `payload` points to `rec->len` contiguous bytes (copied into `scratch`
- * when the record wrapped), valid only during the callback. */
+ * when the record wrapped), valid only during the callback. The sink sees times in ns: the
+ * TSC stamps of the kinds pa_record_stamped() names are converted here (pa_clock_stamp_ns_in,
+ * common/pa_clock.h), on a copy of the record. */
 typedef void (*pa_ring_sink_fn)(void *ctx, const pa_record_t *rec, const uint8_t *payload);
 
 /*! pa_ring_drain() : consumes at most `max_records` records (0 = all visible), calling `sink`
