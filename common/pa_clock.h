@@ -362,6 +362,17 @@ static inline __attribute__((always_inline)) uint64_t pa_clock_stamp(void)
     return pa_clock_ns();
 }
 
+/*! pa_clock_tick_stamp() : pa_clock_stamp() for a caller that already got a tick from it (the TSC,
+ *  once on, stays on): the rdtsc alone. */
+static inline __attribute__((always_inline)) uint64_t pa_clock_tick_stamp(void)
+{
+#if defined(__x86_64__) && PA_CLOCK_TSC
+    return __rdtsc() | PA_CLOCK_TICK;
+#else
+    return pa_clock_ns();
+#endif
+}
+
 /*! pa_clock_stamp_ns() : the ns of stamp `s` (identity for ns stamps; pa_clock_tick_ns() of a
  *  tick). */
 static inline uint64_t pa_clock_stamp_ns(uint64_t s)

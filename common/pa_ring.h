@@ -43,14 +43,18 @@ void pa_ring_destroy(pa_ring_t *r);
 
 /*! pa_ring_reserve_keep() : room for `nslots` contiguous-in-sequence slots (the payload may
  *  wrap around the array end: write it with pa_ring_write_payload) while `keep` more slots
- *  stay free after them (room promised to records that must follow, e.g. the pops of kept
- *  pushes). Returns the header slot to fill, or NULL when full (the drop is then counted). */
+ *  (at most half the ring: a larger keep counts as half) stay free after them (room promised to
+ *  records that must follow, e.g. the pops of kept pushes). Returns the header slot to fill, or
+ *  NULL when full (the drop is then counted). */
 static inline __attribute__((always_inline)) pa_record_t *pa_ring_reserve_keep(pa_ring_t *r, uint32_t nslots, uint32_t keep)
 {
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t cap = r->mask + 1;
     uint64_t need = (uint64_t)nslots + keep;
     if (__builtin_expect(tail + need - r->cached_head > cap, 0)) {
+        /* keep is at most half the ring (callers' cap): applied here, off the common path */
+        if (keep > cap / 2)
+            need = (uint64_t)nslots + cap / 2;
         r->cached_head = atomic_load_explicit(&r->head, memory_order_acquire);
         if (tail + need - r->cached_head > cap) {
             atomic_store_explicit(&r->drops, atomic_load_explicit(&r->drops, memory_order_relaxed) + 1,
