@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../common/pa_record.h"
 
@@ -83,6 +84,57 @@ static inline void pa_ring_commit(pa_ring_t *r, uint32_t nslots)
 /* Consumer side. `payload` points to `rec->len` contiguous bytes (copied into `scratch`
  * when the record wrapped), valid only during the callback. */
 typedef void (*pa_ring_sink_fn)(void *ctx, const pa_record_t *rec, const uint8_t *payload);
+
+/*! pa_ring_drain_inline() : pa_ring_drain_upto() for a caller whose sink should be inlined into
+ *  the loop (the aggregator's drain; pa_ring.c's functions are this with a call per record). */
+static inline __attribute__((always_inline)) size_t
+pa_ring_drain_inline(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scratch, size_t max_records,
+                     uint64_t limit)
+{
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    if (tail > limit)
+        tail = limit; /* records are whole below a committed position: limit is one */
+    /* locals: the sink writes memory, the compiler would reload them per record */
+    pa_record_t *const slots = r->slots;
+    const uint64_t mask = r->mask, cap = mask + 1;
+    size_t done = 0;
+    if (max_records == 0)
+        max_records = SIZE_MAX;
+    while (head < tail && done < max_records) {
+        const pa_record_t *rec = &slots[head & mask];
+        pa_record_t fixed;
+        uint32_t ns = rec->nslots ? rec->nslots : 1;
+        /* a corrupted header (a stray write by the application) must not make us read past
+         * what was committed nor overflow `scratch`: at most the committed slots, and a payload
+         * of at most the continuation slots; the sink sees the clamped length */
+        if (__builtin_expect(ns > tail - head, 0))
+            ns = (uint32_t)(tail - head);
+        const uint8_t *payload = NULL;
+        if (rec->len) {
+            if (__builtin_expect(rec->len > (uint64_t)(ns - 1) * PA_SLOT_SIZE, 0)) {
+                fixed = *rec;
+                fixed.len = (ns - 1) * PA_SLOT_SIZE;
+                rec = &fixed;
+            }
+            uint64_t first = (head + 1) & mask;
+            if (first + (ns - 1) <= cap) {
+                payload = (const uint8_t *)&slots[first];
+            } else { /* wrapped: copy both pieces into scratch */
+                size_t a = (size_t)(cap - first) * PA_SLOT_SIZE;
+                memcpy(scratch, &slots[first], a);
+                memcpy(scratch + a, &slots[0], rec->len > a ? rec->len - a : 0);
+                payload = scratch;
+            }
+        }
+        sink(ctx, rec, payload);
+        head += ns;
+        done++;
+        /* release per record so a waiting producer sees room early */
+        atomic_store_explicit(&r->head, head, memory_order_release);
+    }
+    return done;
+}
 
 /*! pa_ring_drain() : consumes at most `max_records` records (0 = all visible), calling `sink`
  *  for each; `scratch` must hold the ring's capacity in bytes. Returns the records consumed. */
