@@ -1,5 +1,6 @@
 /* pa_ring.c - per-thread single-producer rings and their lock-free registry. */
 #include "pa_ring.h"
+#include "pa_clock.h"
 
 #include <stdlib.h>
 #include <string.h>

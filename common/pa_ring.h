@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../common/pa_clock.h"
 #include "../common/pa_record.h"
 
 /*
@@ -44,14 +45,18 @@ void pa_ring_destroy(pa_ring_t *r);
 
 /*! pa_ring_reserve_keep() : room for `nslots` contiguous-in-sequence slots (the payload may
  *  wrap around the array end: write it with pa_ring_write_payload) while `keep` more slots
- *  stay free after them (room promised to records that must follow, e.g. the pops of kept
- *  pushes). Returns the header slot to fill, or NULL when full (the drop is then counted). */
+ *  (at most half the ring: a larger keep counts as half) stay free after them (room promised to
+ *  records that must follow, e.g. the pops of kept pushes). Returns the header slot to fill, or
+ *  NULL when full (the drop is then counted). */
 static inline __attribute__((always_inline)) pa_record_t *pa_ring_reserve_keep(pa_ring_t *r, uint32_t nslots, uint32_t keep)
 {
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t cap = r->mask + 1;
     uint64_t need = (uint64_t)nslots + keep;
     if (__builtin_expect(tail + need - r->cached_head > cap, 0)) {
+        /* keep is at most half the ring (callers' cap): applied here, off the common path */
+        if (keep > cap / 2)
+            need = (uint64_t)nslots + cap / 2;
         r->cached_head = atomic_load_explicit(&r->head, memory_order_acquire);
         if (tail + need - r->cached_head > cap) {
             atomic_store_explicit(&r->drops, atomic_load_explicit(&r->drops, memory_order_relaxed) + 1,
@@ -82,7 +87,9 @@ static inline void pa_ring_commit(pa_ring_t *r, uint32_t nslots)
 }
 
 /* Consumer side. `payload` points to `rec->len` contiguous bytes (copied into `scratch`
- * when the record wrapped), valid only during the callback. */
+ * when the record wrapped), valid only during the callback. The sink sees times in ns: the
+ * TSC stamps of the kinds pa_record_stamped() names are converted here (pa_clock_stamp_ns_in,
+ * common/pa_clock.h), on a copy of the record. */
 typedef void (*pa_ring_sink_fn)(void *ctx, const pa_record_t *rec, const uint8_t *payload);
 
 /*! pa_ring_drain_inline() : pa_ring_drain_upto() for a caller whose sink should be inlined into
@@ -101,6 +108,9 @@ pa_ring_drain_inline(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scr
     size_t done = 0;
     if (max_records == 0)
         max_records = SIZE_MAX;
+#if defined(__x86_64__) && PA_CLOCK_TSC
+    pa_tsc_seg_t seg = {0}; /* loaded at the first tick, after the acquire of tail above */
+#endif
     while (head < tail && done < max_records) {
         const pa_record_t *rec = &slots[head & mask];
         pa_record_t fixed;
@@ -127,6 +137,17 @@ pa_ring_drain_inline(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scr
                 payload = scratch;
             }
         }
+#if defined(__x86_64__) && PA_CLOCK_TSC
+        /* stamps (pa_clock_stamp) of the kinds that store them: the sink sees ns */
+        if (__builtin_expect(((rec->t0 | rec->t1) & PA_CLOCK_TICK) != 0, 0) && pa_record_stamped(rec->kind)) {
+            if (rec != &fixed) {
+                fixed = *rec;
+                rec = &fixed;
+            }
+            fixed.t0 = pa_clock_stamp_ns_in(&seg, fixed.t0);
+            fixed.t1 = pa_clock_stamp_ns_in(&seg, fixed.t1);
+        }
+#endif
         sink(ctx, rec, payload);
         head += ns;
         done++;

@@ -359,6 +359,8 @@ static int pa_write_meta(sqlite3 *db, const pa_session_meta_t *m, const pa_agg_r
     rc |= pa_meta_set_int(db, "end_mono_ns", m ? (int64_t)m->end_mono_ns : 0);
     if (m && m->rank_var)
         rc |= pa_meta_set_text(db, "rank_source", m->rank_var);
+    if (m && m->host_clock) /* the clock every host timestamp was read with (common/pa_clock.h) */
+        rc |= pa_meta_set_text(db, "host_clock", m->host_clock);
     if (m && m->boot_id && m->boot_id[0])
         rc |= pa_meta_set_text(db, "boot_id", m->boot_id);
     if (m && m->anchor_mono_ns) { /* the wall-clock anchor `profagent merge` aligns hosts with */
@@ -443,7 +445,8 @@ struct pa_dbw {
  * takes 0.6-1.5 bytes per HGTX/ze record and ~9 per record of a ze sample's mix, so 64 KiB of it
  * is 7-110 k records, about where the rows outweigh the ~1.9 MB (512 KiB was up to ~800 k
  * records: a 1 M ze call run loaded 4 KiB pages, 10.8 MB through 2 600 page writes, each
- * twice through the WAL; 64 KiB pages there: CPU 0.90x, system time 94 -> 55 ms, 15 pairs). */
+ * twice through the WAL; 64 KiB pages there: CPU 0.90x, system time 94 -> 55 ms, 15 pairs).
+ * For a DB created at exit or by recover; a streamed DB has its own threshold (stream.c). */
 int pa_writer_page_size(uint64_t spool_bytes)
 {
     return spool_bytes >= PA_WRITER_SMALL_SPOOL ? 65536 : 4096;

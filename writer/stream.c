@@ -26,6 +26,7 @@ void pa_thread_mark_agent(void) __attribute__((weak));
 #define STREAM_IDLE_NS 20000000ull     /* wait for new frames when the spool is read up */
 #define STREAM_LOOK_NS 50000000ull     /* at most this long between two looks (bounds the exit's tail) */
 #define STREAM_CREATE_NS 500000000ull  /* a small session gets its DB this long after its first frame */
+#define STREAM_SMALL_SPOOL (512u << 10) /* streamed: compressed spool bytes below which pages are 4 KiB */
 #define STREAM_CHECK_EVERY 4096u       /* records between two looks at the clock */
 #define STREAM_STOP_EVERY 1024u        /* records between two looks at stop_asked (the exit's wait)
                                           and at the aggregator's backlog */
@@ -105,7 +106,7 @@ static void remove_db(const char *path)
 /* Creates the DB (`wal` for streaming) under a temporary name beside the template, then gives it
  * the first free name like the template (pa_outname_link): a reader, or a kill, never meets a
  * claimed DB without its tables. Returns 0, or -1 (logged; s.failed set). */
-static int stream_create(uint64_t spool_bytes, int wal)
+static int stream_create(int page_size, int wal)
 {
     char tmp[PATH_MAX + 32];
     if (snprintf(tmp, sizeof tmp, "%s.%ld.creating", s.db_template, (long)getpid()) >= (int)sizeof tmp) {
@@ -114,7 +115,7 @@ static int stream_create(uint64_t spool_bytes, int wal)
         return -1;
     }
     remove_db(tmp); /* a leftover of a process of this pid killed while creating */
-    s.w = pa_dbw_create(tmp, pa_writer_page_size(spool_bytes), wal, s.meta);
+    s.w = pa_dbw_create(tmp, page_size, wal, s.meta);
     if (!s.w) {
         remove_db(tmp);
         s.failed = 1;
@@ -252,9 +253,12 @@ static int stream_step(void)
             s.first_frame_ns = now;
         /* (a short commit interval, as tests ask for, shortens it: 50 intervals at most) */
         uint64_t delay = s.commit_ns * 50 < STREAM_CREATE_NS ? s.commit_ns * 50 : STREAM_CREATE_NS;
-        if (pub < PA_WRITER_SMALL_SPOOL && now - s.first_frame_ns < delay)
+        if (pub < STREAM_SMALL_SPOOL && now - s.first_frame_ns < delay)
             return 1;
-        if (stream_open_reader() != 0 || stream_create(pub, 1) != 0) {
+        /* not pa_writer_page_size(): a streamed DB commits every look, and each commit rewrites
+         * the partly filled last page of every table it touched (64 KiB pages are worth it for
+         * the one large transaction of a DB written at exit) */
+        if (stream_open_reader() != 0 || stream_create(pub >= STREAM_SMALL_SPOOL ? 65536 : 4096, 1) != 0) {
             s.failed = 1;
             return 1;
         }
@@ -305,7 +309,7 @@ static int stream_final(const pa_agg_results_t *res, int empty, int wal)
     if (!s.w && !s.failed) {
         struct stat st;
         uint64_t size = stat(s.spool_path, &st) == 0 ? (uint64_t)st.st_size : 0;
-        if (stream_create(size, wal) == 0 && stream_open_reader() != 0) {
+        if (stream_create(pa_writer_page_size(size), wal) == 0 && stream_open_reader() != 0) {
             pa_warn("writer", "no spool '%s': the DB holds the aggregates only", s.spool_path);
             s.truncated = 1;
         }
