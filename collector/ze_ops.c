@@ -218,7 +218,10 @@ static void pool_give(ev_pool_t *p, uint32_t idx)
 
 /* ---- in-flight executions ---- */
 #define PA_ZE_MAX_FLIGHTS 4096u
-enum { FL_FREE = 0, FL_CLAIMED, FL_PENDING, FL_BUSY };
+/* FL_DONE: the device finished and its timestamps are copied into the flight (done_ts), its
+ * events and harvest list are released, but the thread that collected it found no room in its
+ * ring: the record is written by a later collection (or the exit flush), never dropped. */
+enum { FL_FREE = 0, FL_CLAIMED, FL_PENDING, FL_BUSY, FL_DONE };
 typedef struct flight {
     uint32_t tid;                /* launching thread */
     pa_ze_op_t op;
@@ -235,6 +238,7 @@ typedef struct flight {
      * whether that table entry still describes the same list when the flight ends */
     pa_ze_obj_info_t *src;
     uint32_t src_serial;
+    ze_kernel_timestamp_result_t done_ts;  /* FL_DONE: the timestamps read */
 } flight_t;
 /* Sized at first use to PROFAGENT_ZE_MAX_EVENTS + PA_ZE_MAX_FLIGHTS (the agent's events plus
  * the application's); zeroed pages cost nothing until a burst reaches them. */
@@ -396,7 +400,26 @@ static void flush_wait_room(pa_ring_t *r, uint32_t ns)
         }
 }
 
-static void flight_emit(flight_t *f, const ze_kernel_timestamp_result_t *ts)
+/* 1 when this thread's ring r has room for `ns` slots with an eighth of it still free after them. */
+static int ring_room(pa_ring_t *r, uint32_t ns)
+{
+    uint64_t cap = r->mask + 1, need = ns + cap / 8;
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    if (tail + need - r->cached_head <= cap)
+        return 1;
+    r->cached_head = atomic_load_explicit(&r->head, memory_order_acquire); /* producer's copy */
+    return tail + need - r->cached_head <= cap;
+}
+
+/*! flight_emit() : writes f's PA_REC_ZE_OP record with timestamps ts into this thread's ring.
+ *  Returns 0 when written (or lost for a reason counted elsewhere: no ring), 1 when the ring has
+ *  no room for it now: nothing written, nothing counted, the caller keeps the flight (FL_DONE).
+ *  Why not write and let the ring count a drop: a collection after a long burst of appends
+ *  without a sync emits thousands of records at once from one thread, faster than the aggregator
+ *  drains (a loaded machine gives it no CPU for a while): 4,247 of 20,000 kernels were dropped
+ *  that way. Outside the exit flush an eighth of the ring stays free for the application's own
+ *  calls that follow; the flush waits for room instead (flush_wait_room). */
+static int flight_emit(flight_t *f, const ze_kernel_timestamp_result_t *ts)
 {
     pa_ze_clock_t clk = { 0, 64, 0, 0 };
     uint32_t dev = f->op.device < pa_ze_ndevs ? f->op.device : 0;
@@ -410,15 +433,17 @@ static void flight_emit(flight_t *f, const ze_kernel_timestamp_result_t *ts)
     pa_ring_t *r = pa_thread_ring();
     if (!r) {
         pa_emit_unrecorded(r);
-        return;
+        return 0;
     }
     uint32_t len = (uint32_t)(sizeof(pa_ze_op_t) + nlen);
     uint32_t ns = pa_record_slots(len);
     if (PA_UNLIKELY(ops_flushing))
         flush_wait_room(r, ns);
+    else if (!ring_room(r, ns))
+        return 1;
     pa_record_t *slot = pa_ring_reserve(r, ns);
     if (!slot)
-        return;
+        return 0; /* the flush's wait for room ran out: the ring counted the drop */
     memset(slot, 0, sizeof *slot);
     slot->kind = PA_REC_ZE_OP;
     slot->nslots = (uint16_t)ns;
@@ -433,18 +458,37 @@ static void flight_emit(flight_t *f, const ze_kernel_timestamp_result_t *ts)
         memcpy(buf + sizeof f->op, f->name, nlen);
     pa_ring_write_payload(r, buf, len);
     pa_ring_commit(r, ns);
+    return 0;
 }
 
-/* Releases what flight f holds and frees its slot (state FL_BUSY on entry). */
-static void flight_end(flight_t *f)
+/* Releases what flight f holds on the device side: its agent events, its harvest list, its
+ * list's bookkeeping (state FL_BUSY on entry); the flight then no longer matches any event. */
+static void flight_release(flight_t *f)
 {
     if (f->release_ev && f->pool)
         pool_give(f->pool, f->ev_index);
     harvest_release(f->harvest);
     if (f->src && f->src->serial == f->src_serial && f->src->type == PA_ZE_OBJ_LIST)
         atomic_fetch_sub(f->tsp ? &f->src->fl_cap : &f->src->fl_direct, 1);
+    f->event = NULL;
+    f->pool = NULL;
+    f->release_ev = 0;
+    f->harvest = -1;
+    f->src = NULL;
+}
+
+/* Frees f's slot (released, state FL_BUSY on entry). */
+static void flight_retire(flight_t *f)
+{
     atomic_fetch_sub(&npending, 1);
     flight_free((uint32_t)(f - flights));
+}
+
+/* Releases what flight f holds and frees its slot (state FL_BUSY on entry). */
+static void flight_end(flight_t *f)
+{
+    flight_release(f);
+    flight_retire(f);
 }
 
 /* Set when the exit flush begins: from then on no operation is tracked (ops_closed_count). */
@@ -517,14 +561,44 @@ static void ops_closed_count(uint64_t n)
     pa_emit(&rec, NULL, 0);
 }
 
-/* Tries to finish flight i (guard held). `ev`: only flights on this event (NULL = any).
- * Returns 1 collected, 0 still pending / not ours. */
+/* Flight f (FL_BUSY) holds timestamps ts its thread's ring had no room for: FL_DONE, written by
+ * a later collection. Returns 0. Once the exit flush began on another thread it may already have
+ * passed this slot: counted then instead (as flight_try does with a failed poll). */
+static int flight_keep(flight_t *f, const ze_kernel_timestamp_result_t *ts)
+{
+    if (ts != &f->done_ts)
+        memcpy(&f->done_ts, ts, sizeof *ts);
+    flight_release(f);
+    if (PA_UNLIKELY(atomic_load(&ops_closed)) && !ops_flushing) {
+        ops_closed_count(1);
+        flight_retire(f);
+        return 0;
+    }
+    atomic_store_explicit(fst(f), FL_DONE, memory_order_release);
+    return 0;
+}
+
+/* Writes the record of a FL_DONE flight when the ring has room now. 1 written, 0 not. */
+static int flight_try_done(flight_t *f)
+{
+    int expect = FL_DONE;
+    if (!atomic_compare_exchange_strong(fst(f), &expect, FL_BUSY))
+        return 0;
+    if (flight_emit(f, &f->done_ts) != 0)
+        return flight_keep(f, &f->done_ts);
+    flight_retire(f);
+    return 1;
+}
+
+/* Tries to finish flight i (guard held). `ev`: only flights on this event (NULL = any, and then
+ * also the FL_DONE ones). Returns 1 collected, 0 still pending / kept / not ours. */
 static int flight_try(uint32_t i, ze_event_handle_t ev, int wait_ok, uint64_t wait_ns)
 {
     flight_t *f = &flights[i];
-    int expect = FL_PENDING;
-    if (atomic_load_explicit(fst(f), memory_order_acquire) != FL_PENDING || (ev && f->event != ev) ||
-        !atomic_compare_exchange_strong(fst(f), &expect, FL_BUSY))
+    int expect = FL_PENDING, s = atomic_load_explicit(fst(f), memory_order_acquire);
+    if (s == FL_DONE && !ev)
+        return flight_try_done(f);
+    if (s != FL_PENDING || (ev && f->event != ev) || !atomic_compare_exchange_strong(fst(f), &expect, FL_BUSY))
         return 0;
     ze_result_t st = wait_ok ? pa_ze.zeEventHostSynchronize(f->event, wait_ns)
                              : pa_ze.zeEventQueryStatus(f->event);
@@ -545,8 +619,8 @@ static int flight_try(uint32_t i, ze_event_handle_t ev, int wait_ok, uint64_t wa
     }
     if (f->tsp && ts.global.kernelStart == 0 && ts.global.kernelEnd == 0)
         atomic_fetch_add(&pa_ze_uncollected, 1); /* the captured event had no timestamps */
-    else
-        flight_emit(f, &ts);
+    else if (flight_emit(f, &ts) != 0)
+        return flight_keep(f, &ts);
     flight_end(f);
     return 1;
 }
@@ -599,7 +673,8 @@ static uint32_t flush_pass(uint64_t end, uint64_t *last)
 {
     uint32_t got = 0, hwm = atomic_load(&flight_hwm);
     for (uint32_t i = 0; i < hwm && atomic_load(&npending); i++) {
-        if (atomic_load_explicit(&flight_state[i], memory_order_relaxed) != FL_PENDING)
+        int s = atomic_load_explicit(&flight_state[i], memory_order_relaxed);
+        if (s != FL_PENDING && s != FL_DONE)
             continue;
         uint64_t now = pa_clock_ns(), stop = *last + PA_ZE_FLUSH_STALL_NS < end ? *last + PA_ZE_FLUSH_STALL_NS : end;
         if (flight_try(i, NULL, 1, now < stop ? stop - now : 0)) {
@@ -637,11 +712,19 @@ void pa_ze_ops_flush(uint64_t timeout_ns)
     for (uint32_t i = 0; i < hwm; i++) {
         while (atomic_load(&flight_state[i]) == FL_BUSY && pa_clock_ns() < busy_end)
             sched_yield();
-        int expect = FL_PENDING;
-        if (atomic_compare_exchange_strong(&flight_state[i], &expect, FL_BUSY)) {
+        int expect = FL_PENDING, done = FL_DONE;
+        if (atomic_compare_exchange_strong(&flight_state[i], &expect, FL_BUSY) ||
+            atomic_compare_exchange_strong(&flight_state[i], &done, FL_BUSY)) {
             atomic_fetch_add(&pa_ze_uncollected, 1);
             flight_end(&flights[i]);
         }
+    }
+    /* room for the ZE_COUNTS record pa_ze_detach emits next: the flush may have filled the ring,
+     * and that record alone carries the uncollected total */
+    pa_ring_t *r = pa_thread_ring();
+    if (r) {
+        flush_end = busy_end;
+        flush_wait_room(r, 1);
     }
     pa_guard_leave();
 }
