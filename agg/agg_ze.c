@@ -142,10 +142,10 @@ void pa_agg_ze_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payloa
             pa_agg_spool(a, &out, payload);
         }
         break;
-    case PA_REC_ZE_COUNTS:
+    case PA_REC_ZE_COUNTS: /* payload (the detach's record only): the clock-pair error bound */
         out.kind = PA_SP_ZE_COUNTS;
-        out.len = 0;
-        pa_agg_spool(a, &out, NULL);
+        out.len = rec->len >= sizeof(uint64_t) ? sizeof(uint64_t) : 0;
+        pa_agg_spool(a, &out, out.len ? payload : NULL);
         break;
     default:
         break;

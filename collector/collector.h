@@ -72,6 +72,10 @@ extern _Atomic uint64_t pa_unrecorded;
  * after the session's end, like the records a ring gets after its exit-time cut-off ("late"). */
 extern _Atomic uint64_t pa_late_no_ring;
 extern _Atomic int pa_thread_no_new_rings; /* set when the exit path starts */
+/* Set when the exit path fixes the session's end (META end_mono_ns), before the last drain: a
+ * thread's exit or an OS call ending from then on ends after the session and is not recorded
+ * (it would only be counted "late", as if data were lost). */
+extern _Atomic int pa_session_ended;
 
 /*! pa_agent_collecting() : nonzero when source `src` (PA_SRC_*) records on this thread now.
  *  A relaxed load and two TLS reads. */

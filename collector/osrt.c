@@ -96,7 +96,9 @@ const pa_source_t pa_source_osrt = {
 static __attribute__((noinline)) void record(uint32_t func, uint64_t t0, int ret, int err)
 {
     uint64_t t1 = pa_clock_ns();
-    if (t1 - t0 < threshold_ns)
+    /* a call still blocked when the session ended (a driver's worker waiting until teardown)
+     * ended after it: not part of the session, and not a loss (pa_session_ended) */
+    if (t1 - t0 < threshold_ns || PA_UNLIKELY(atomic_load_explicit(&pa_session_ended, memory_order_relaxed)))
         return;
     int saved = errno;
     pa_record_t rec = {.kind = PA_REC_OSRT, .t0 = t0, .t1 = t1};

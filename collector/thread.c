@@ -18,6 +18,7 @@ _Atomic uint64_t pa_late_no_ring;
 
 /* Set when the session's exit path began: no new rings from then on (nobody would drain them). */
 _Atomic int pa_thread_no_new_rings;
+_Atomic int pa_session_ended;
 void (*pa_thread_on_attach)(void);
 void (*pa_thread_on_detach)(void);
 
@@ -75,8 +76,12 @@ static void thread_exit_cb(void *arg)
         detach();
         pa_guard_leave();
     }
-    pa_record_t rec = {.kind = PA_REC_THREAD_EXIT, .t0 = pa_clock_ns()};
-    pa_emit(&rec, NULL, 0);
+    /* a thread ending after the session's end (a driver's worker joined at teardown) ended
+     * after the session: its exit record would only be counted late */
+    if (!atomic_load_explicit(&pa_session_ended, memory_order_relaxed)) {
+        pa_record_t rec = {.kind = PA_REC_THREAD_EXIT, .t0 = pa_clock_ns()};
+        pa_emit(&rec, NULL, 0);
+    }
     pa_tls.ring = NULL;
     pa_tls.state = PA_THREAD_RETIRED;
     atomic_store_explicit(&r->retired, 1, memory_order_release);

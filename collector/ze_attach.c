@@ -513,10 +513,11 @@ uint32_t pa_ze_dev_index(ze_device_handle_t h)
 
 /* A clock pair's error is up to half the window around the driver call (the reference is its
  * middle): a caller preempted inside it shifted every operation converted with that reference
- * by up to half the preemption. Up to 4 tries, the narrowest kept; a try within this window is
- * kept at once. */
-#define PA_ZE_SYNC_GOOD_NS 100000u
-#define PA_ZE_SYNC_TRIES 4
+ * by up to half the preemption. Up to 8 tries, the narrowest kept; a try within this window is
+ * kept at once (the call itself takes 0.3-3 us: an ioctl on hardware). The tries cost at most
+ * 8 calls per device per 50 ms refresh; the bound kept is recorded (clock_err_ns). */
+#define PA_ZE_SYNC_GOOD_NS 10000u
+#define PA_ZE_SYNC_TRIES 8
 
 /* Reads device i's clock pair into c's reference (guard held by the caller). 0, or -1 when the
  * driver failed every try. */
@@ -534,7 +535,15 @@ static int dev_clock_read(pa_ze_dev_t *d, pa_ze_clock_t *c)
         c->ref_host_ns = h0 + (h1 - h0) / 2;
         c->ref_dev_ticks = dev;
     }
-    return best == UINT64_MAX ? -1 : 0;
+    if (best == UINT64_MAX)
+        return -1;
+    /* readers of the DB widen their kernel/metric-interval overlaps by this bound
+     * (writer/writer_dm_summary.c): a try kept at once may be off by up to half of
+     * PA_ZE_SYNC_GOOD_NS on a loaded machine, far more than a quiet one's ~1 us */
+    uint64_t err = (best + 1) / 2, seen = atomic_load(&d->clock_err_ns);
+    while (err > seen && !atomic_compare_exchange_weak(&d->clock_err_ns, &seen, err)) {
+    }
+    return 0;
 }
 
 void pa_ze_dev_clock(uint32_t i, pa_ze_clock_t *out)
@@ -575,7 +584,11 @@ void pa_ze_detach(uint64_t timeout_ns)
     rec.u.raw[1] = atomic_load(&pa_ze_table_full);
     rec.u.raw[2] = (uint64_t)pa_ze_path;        /* enum pa_ze_path: named in the summary */
     rec.u.raw[3] = (uint64_t)pa_ze_path_reason; /* enum pa_ze_why */
-    pa_emit(&rec, NULL, 0);
+    uint64_t err = 0; /* the payload: the largest clock-pair error bound over the devices (ns) */
+    for (uint32_t i = 0; i < pa_ze_ndevs; i++)
+        if (atomic_load(&pa_ze_devs[i].clock_err_ns) > err)
+            err = atomic_load(&pa_ze_devs[i].clock_err_ns);
+    pa_emit(&rec, &err, sizeof err);
 }
 
 /* ---- the Level Zero source (common/pa_source.h) ---- */

@@ -110,6 +110,8 @@ typedef struct pa_ze_dev {
     ze_device_handle_t h;
     pa_ze_clock_sync_t clk;   /* current clock; refreshed by pa_ze_dev_clock() */
     _Atomic int clock_lock;   /* 1 while a thread refreshes the reference */
+    _Atomic uint64_t clock_err_ns; /* the largest error bound (half the read window, ns) of any
+                                      reference a conversion used: the DB's ze_clock_pair_err_ns */
 } pa_ze_dev_t;
 extern pa_ze_dev_t pa_ze_devs[PA_ZE_MAX_DEVICES];
 extern uint32_t pa_ze_ndevs;

@@ -251,6 +251,7 @@ void pa_finish(void)
      * together they get at most half of the exit budget */
     pa_sources_finish(pa_config.exit_timeout_ms * 1000000ull / 2);
     meta.end_mono_ns = pa_clock_ns();
+    atomic_store(&pa_session_ended, 1); /* what ends from now on is after the session */
     const pa_agg_results_t *res = pa_agg_stop(pa_config.exit_timeout_ms * 1000000ull);
     atomic_store(&pa_sources, 0);
     if (!res) {

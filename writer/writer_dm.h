@@ -29,9 +29,11 @@ double pa_dm_path_bps(const pa_dm_path_t *p, const pa_dm_peaks_t *pk);
 
 /*! pa_dm_slack_ns() : how far apart a kernel's and a metric interval's edges may be and still
  *  "overlap" (ns): kernel times and metric intervals are placed on host time with separate clock
- *  pairs — the ze source's is the midpoint of its own clock around zeDeviceGetGlobalTimestamps
- *  (uncertain by half that call, ~0.5-1 us measured under load), the reader's the driver's pair —
- *  so two device ticks (ZE_DEVICES.timerHz) plus PA_DM_PAIR_SLACK_NS. */
+ *  pairs — the ze source's is the midpoint of its own clock around zeDeviceGetGlobalTimestamps,
+ *  uncertain by half that call (~0.5-1 us on a quiet host, tens of us when the caller was
+ *  preempted inside it: the largest bound it used is SESSION_COUNTERS ze_clock_pair_err_ns),
+ *  the reader's the driver's pair — so two device ticks (ZE_DEVICES.timerHz) plus
+ *  ze_clock_pair_err_ns plus PA_DM_PAIR_SLACK_NS for the reader's pair. */
 #define PA_DM_PAIR_SLACK_NS 5000
 long long pa_dm_slack_ns(sqlite3 *db);
 

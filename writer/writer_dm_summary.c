@@ -140,6 +140,13 @@ long long pa_dm_slack_ns(sqlite3 *db)
             ns = 2000000000ll / sqlite3_column_int64(st, 0);
         sqlite3_finalize(st);
     }
+    /* the ze source's own bound (absent in DBs of older agents, or read before the exit wrote it) */
+    if (sqlite3_prepare_v2(db, "SELECT value FROM SESSION_COUNTERS WHERE name = 'ze_clock_pair_err_ns'", -1, &st,
+                           NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
+            ns += sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
     return ns + PA_DM_PAIR_SLACK_NS;
 }
 

@@ -56,6 +56,8 @@ static int64_t ze_gtid(sqlite3 *db, uint32_t tid)
 static uint64_t cnt_uncollected, cnt_full;
 /* how the collector intercepted ze calls (PA_SP_ZE_COUNTS u.raw[2], raw[3]; collector/ze_entry.c) */
 static uint64_t cnt_path, cnt_path_reason;
+/* the largest clock-pair error bound of the ze source's conversions, ns (PA_SP_ZE_COUNTS payload) */
+static uint64_t cnt_clock_err;
 
 /* From the start: it grows with the rows, so the exit's device-busy pass (pa_ze_busy_compute, in
  * start order) sorts nothing. ZE_API's indexes (one row per call: the largest table) are the
@@ -170,6 +172,11 @@ static int ze_on_record(sqlite3 *db, const pa_record_t *rec, const uint8_t *payl
         cnt_full += rec->u.raw[1];
         cnt_path = rec->u.raw[2];
         cnt_path_reason = rec->u.raw[3];
+        if (rec->len >= sizeof(uint64_t)) {
+            uint64_t err;
+            memcpy(&err, payload, sizeof err);
+            cnt_clock_err = err > cnt_clock_err ? err : cnt_clock_err;
+        }
         return 0;
     default:
         return 0;
@@ -184,12 +191,13 @@ static int ze_finish(sqlite3 *db)
         rc |= pa_bulk_finish(&bulk_ops);
         bulk_ready = 0;
     }
-    char sql[256];
+    char sql[320];
     snprintf(sql, sizeof sql,
              "INSERT OR REPLACE INTO SESSION_COUNTERS VALUES('ze_uncollected_ops', %llu),"
-             "('ze_inflight_table_full', %llu),('ze_intercept_path', %llu),('ze_intercept_reason', %llu);",
+             "('ze_inflight_table_full', %llu),('ze_intercept_path', %llu),('ze_intercept_reason', %llu),"
+             "('ze_clock_pair_err_ns', %llu);",
              (unsigned long long)cnt_uncollected, (unsigned long long)cnt_full, (unsigned long long)cnt_path,
-             (unsigned long long)cnt_path_reason);
+             (unsigned long long)cnt_path_reason, (unsigned long long)cnt_clock_err);
     rc |= pa_db_exec(db, sql);
     pa_ze_busy_compute(db); /* exit summary's device utilization (writer_ze_summary.c) */
     return rc ? -1 : 0;

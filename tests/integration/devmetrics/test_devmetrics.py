@@ -145,7 +145,11 @@ def check_units(spec, keep, label):
 
 check_units("unit_util_sum", lambda a, d: True, "session")
 kern = q(db, "SELECT start, end FROM ZE_OPS WHERE kind = 1 AND deviceId = 0")
-SL = 2000000000 // 19200000 + 5000  # overlap slack: two device ticks + the clock-pair bound (docs/utilization.md)
+PAIR_ERR = q(db, "SELECT value FROM SESSION_COUNTERS WHERE name = 'ze_clock_pair_err_ns'")
+check(PAIR_ERR and 0 < PAIR_ERR[0][0] < 5000000, f"ze_clock_pair_err_ns recorded: {PAIR_ERR}")
+# overlap slack: two device ticks + the ze source's clock-pair error bound + the reader's 5 us
+# (docs/utilization.md)
+SL = 2000000000 // 19200000 + (PAIR_ERR[0][0] if PAIR_ERR else 0) + 5000
 check_units("unit_util_sum:kernel=^gemm_f32$", lambda a, d: any(s < a + d + SL and e + SL > a for s, e in kern), "kernel")
 # a range's projected device intervals: its ops (HGTX_OP_ASSOC), barriers aside; overlap counted once
 rops = q(db, "SELECT DISTINCT o.start, o.end FROM HGTX_OP_ASSOC x JOIN HGTX_RANGES r ON r.id = x.rangeId JOIN STRING_IDS"

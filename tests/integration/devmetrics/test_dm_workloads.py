@@ -102,7 +102,11 @@ check(ls and ls["L3R"] > 0 and ls["L3W"] > 0 and ls["per"]["rd"] >= 16 * 64, f"l
 check(x and x["XMX"] == kernels["xmx"]["runs"] * x["W"] * TRIPS, f"xmx_mad: one XMX per trip: {x}")
 
 # ---- the projected device intervals of each range, counted once; peaks by hand over them ----
-SL = 2000000000 // 19200000 + 5000   # overlap slack: two device ticks + the clock-pair bound (docs/utilization.md)
+PAIR_ERR = q(db, "SELECT value FROM SESSION_COUNTERS WHERE name = 'ze_clock_pair_err_ns'")
+check(PAIR_ERR and 0 < PAIR_ERR[0][0] < 5000000, f"ze_clock_pair_err_ns recorded: {PAIR_ERR}")
+# overlap slack: two device ticks + the ze source's clock-pair error bound + the reader's 5 us
+# (docs/utilization.md)
+SL = 2000000000 // 19200000 + (PAIR_ERR[0][0] if PAIR_ERR else 0) + 5000
 iv = q(db, "SELECT startNs, durationNs, v2 FROM METRIC_INTERVALS WHERE deviceId = 0 ORDER BY startNs")
 names = [r[0] for r in q(db, "SELECT name FROM METRIC_NAMES WHERE deviceId = 0 ORDER BY metricId")]
 check(names[1:3] == ["GpuTime", "GpuCoreClocks"], f"names {names[:3]}")
