@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,6 +19,10 @@ pa_config_t pa_config;
 static int parse_summary(const pa_config_var_t *v, const char *value, pa_config_t *cfg);
 
 #define OFF(f) offsetof(pa_config_t, f)
+/* The one spelling list of every yes/no variable, parsed and printed from here (any case): the
+ * first four turn it on, the last four off. */
+#define PA_BOOL_WORDS "1|true|yes|on|0|false|no|off"
+#define PA_BOOL_NON 4
 #define KI 1024ull
 #define MI (1024ull * 1024ull)
 
@@ -25,14 +30,14 @@ static int parse_summary(const pa_config_var_t *v, const char *value, pa_config_
 const pa_config_var_t pa_config_vars[] = {
     {"PROFAGENT_LOG", PA_CFG_ENUM, OFF(log_level), "warn", "silent|error|warn|info|debug", 0, 0, NULL,
      "the agent's own diagnostics level"},
-    {"PROFAGENT_ENABLE", PA_CFG_BOOL, OFF(enable), "1", "0|1", 0, 0, NULL,
+    {"PROFAGENT_ENABLE", PA_CFG_BOOL, OFF(enable), "1", PA_BOOL_WORDS, 0, 0, NULL,
      "0 turns the agent off entirely"},
     {"PROFAGENT_TRACE", PA_CFG_FLAGS, OFF(trace), "all", "hgtx|osrt|ze|mem|itt", 0, 0, NULL,
      "comma list of sources to record (also all, none)"},
     {"PROFAGENT_OUTPUT", PA_CFG_STRING, OFF(output), "profagent-%h-%p.db",
      "a path; %p pid, %h host, %r rank, %q{VAR}, %%", 0, 0, NULL,
      "output DB path template (default with a rank: profagent-%h-rank%r-%p.db)"},
-    {"PROFAGENT_OVERWRITE", PA_CFG_BOOL, OFF(overwrite), "0", "0|1", 0, 0, NULL,
+    {"PROFAGENT_OVERWRITE", PA_CFG_BOOL, OFF(overwrite), "0", PA_BOOL_WORDS, 0, 0, NULL,
      "1 replaces an existing DB instead of adding -1, -2, ..."},
     {"PROFAGENT_SUMMARY", PA_CFG_CUSTOM, OFF(summary), "stderr", "stderr|stdout|none|file:PATH", 0, 0,
      parse_summary, "where the exit summary goes"},
@@ -69,9 +74,9 @@ const pa_config_var_t pa_config_vars[] = {
     /* encoded by hwcounters/ (libpfm4); empty = off */
     {"PROFAGENT_HOST_COUNTERS", PA_CFG_STRING, OFF(host_counters), "", "a comma list of libpfm4 event names",
      0, 0, NULL, "host counters per thread and HGTX range (profagent counters lists names)"},
-    {"PROFAGENT_SYMBOLS_SYSTEM_DEBUGINFO", PA_CFG_BOOL, OFF(symbols_system_debuginfo), "0", "0|1", 0, 0, NULL,
+    {"PROFAGENT_SYMBOLS_SYSTEM_DEBUGINFO", PA_CFG_BOOL, OFF(symbols_system_debuginfo), "0", PA_BOOL_WORDS, 0, 0, NULL,
      "1 reads the DWARF (source lines) of /lib, /usr/lib libraries at exit"},
-    {"PROFAGENT_PC_SAMPLING", PA_CFG_BOOL, OFF(pc_sampling), "0", "0|1", 0, 0, NULL,
+    {"PROFAGENT_PC_SAMPLING", PA_CFG_BOOL, OFF(pc_sampling), "0", PA_BOOL_WORDS, 0, 0, NULL,
      "1 samples EU stalls per instruction (EuStallSampling streamers; sets ZET_ENABLE_METRICS=1)"},
     {"PROFAGENT_PC_SAMPLING_PERIOD_NS", PA_CFG_UINT, OFF(pc_sampling_period_ns), "100000", "ns, 1000..1000000000",
      1000, 1000000000, NULL, "EU-stall sampling period (the driver rounds it to what it supports)"},
@@ -103,14 +108,11 @@ static int word_index(const char *accepted, const char *word, size_t n)
 
 static int parse_bool(const char *s, int *out)
 {
-    static const char *const on[] = {"1", "true", "yes", "on"}, *const off[] = {"0", "false", "no", "off"};
-    for (size_t i = 0; i < 4; i++) {
-        if (strcasecmp(s, on[i]) == 0)
-            return *out = 1, 0;
-        if (strcasecmp(s, off[i]) == 0)
-            return *out = 0, 0;
-    }
-    return -1;
+    int i = word_index(PA_BOOL_WORDS, s, strlen(s));
+    if (i < 0)
+        return -1;
+    *out = i < PA_BOOL_NON;
+    return 0;
 }
 
 /* Decimal integer with an optional K/M/G suffix (only when `suffix`), bounded. */
@@ -229,38 +231,85 @@ static const pa_config_var_t *find_var(const char *name, size_t n)
     return NULL;
 }
 
+/* Each configuration message of this process is printed once: an exec'd image of the process
+ * is told (pa_config_load) which ones its earlier images printed, by their hashes. */
+#define PA_CFG_SAID_MAX 16
+static uint64_t said[PA_CFG_SAID_MAX];    /* printed by this process (this image or an earlier one) */
+static int nsaid, ninherited;             /* said[0..ninherited) came from the earlier images (the
+                                             rest is this parse's: a second parse says them again) */
+
+static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+#define FNV_START 1469598103934665603ull
+
+__attribute__((format(printf, 1, 2))) static void cfg_warn(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    uint64_t h = fnv1a(FNV_START, msg, n > 0 ? ((size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) : 0);
+    for (int i = 0; i < nsaid; i++)
+        if (said[i] == h)
+            return; /* this process said it already */
+    pa_warn("config", "%s", msg);
+    if (nsaid < PA_CFG_SAID_MAX)
+        said[nsaid++] = h;
+}
+
+/* What `v` accepts, as the messages print it. */
+static const char *accepted_text(const pa_config_var_t *v)
+{
+    if (v->type == PA_CFG_BOOL)
+        return "1, true, yes, on to turn it on; 0, false, no, off to turn it off; any case";
+    return v->type == PA_CFG_FLAGS ? NULL : v->accepted; /* lists: printed with all|none */
+}
+
 /* Applies one environment entry of a known variable; warns on a bad value. An empty value
  * is a mistake (PROFAGENT_OUTPUT= would name no file, PROFAGENT_TRACE= would record nothing
  * silently): warned, default kept. In a list, only the unknown words are dropped. */
 static int apply_entry(const pa_config_var_t *v, const char *value, pa_config_t *cfg)
 {
     const char *acc = v->type == PA_CFG_FLAGS ? "|all|none" : "";
+    const char *words = accepted_text(v) ? accepted_text(v) : v->accepted;
     if (value[0] == '\0' && v->def[0] != '\0') {
         apply(v, v->def, cfg);
-        pa_warn("config", "%s is set but empty (accepted: %s%s); using the default \"%s\"", v->name, v->accepted,
-                acc, v->def);
+        cfg_warn("%s is set but empty (accepted: %s%s); using the default \"%s\"", v->name, words, acc,
+                 v->def);
         return 1;
     }
     if (value[0] == '\0' && v->offset == OFF(metrics)) { /* an opt-in left empty: said, stays off */
-        pa_warn("config", "%s is set but empty (accepted: %s); no device metrics are collected", v->name,
-                v->accepted);
+        cfg_warn("%s is set but empty (accepted: %s); no device metrics are collected", v->name,
+                 v->accepted);
         return 1;
+    }
+    /* an opt-in naming a group or events: the yes/no words that mean "off" are taken as off (a
+     * group or event named "0" or "off" does not exist), the others are names */
+    if ((v->offset == OFF(metrics) || v->offset == OFF(host_counters)) &&
+        word_index(PA_BOOL_WORDS, value, strlen(value)) >= PA_BOOL_NON) {
+        apply(v, "", cfg);
+        return 0;
     }
     if (v->type == PA_CFG_FLAGS) {
         char bad[256];
         if (parse_flags(v->accepted, value, (uint32_t *)((char *)cfg + v->offset), bad, sizeof bad) > 0) {
             if (!bad[0])
                 return 0;
-            pa_warn("config", "%s: \"%s\" ignored (accepted: %s%s); the rest of \"%.200s\" applies", v->name, bad,
-                    v->accepted, acc, value);
+            cfg_warn("%s: \"%s\" ignored (accepted: %s%s); the rest of \"%.200s\" applies", v->name, bad,
+                     v->accepted, acc, value);
             return 1;
         }
     }
     if (apply(v, value, cfg) == 0)
         return 0;
     apply(v, v->def, cfg); /* a failed parse may have half-written the field */
-    pa_warn("config", "%s=\"%.200s\" is not accepted (accepted: %s%s); using the default \"%s\"", v->name, value,
-            v->accepted, acc, v->def);
+    cfg_warn("%s=\"%.200s\" is not accepted (accepted: %s%s); using the default \"%s\"", v->name, value,
+             words, acc, v->def);
     return 1;
 }
 
@@ -280,6 +329,7 @@ static void known_names(char *buf, size_t size)
 int pa_config_parse(pa_config_t *cfg, char *const *envp)
 {
     memset(cfg, 0, sizeof *cfg);
+    nsaid = ninherited;
     for (size_t i = 0; i < pa_config_nvars; i++)
         apply(&pa_config_vars[i], pa_config_vars[i].def, cfg);
     int warnings = 0;
@@ -290,6 +340,8 @@ int pa_config_parse(pa_config_t *cfg, char *const *envp)
                 continue;
             const char *eq = strchr(*e, '=');
             size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
+            if (n == sizeof PA_CONFIG_ONCE_VAR - 1 && memcmp(*e, PA_CONFIG_ONCE_VAR, n) == 0)
+                continue; /* the agent's own note across exec (pa_config_load) */
             const pa_config_var_t *v = find_var(*e, n);
             int is_log = v == &pa_config_vars[0];
             if (pass == 0 && is_log) {
@@ -300,7 +352,8 @@ int pa_config_parse(pa_config_t *cfg, char *const *envp)
             } else if (pass == 1 && !v) {
                 char known[768];
                 known_names(known, sizeof known);
-                pa_warn("config", "unknown variable %.*s ignored (known: %s)", (int)(n > 100 ? 100 : n), *e, known);
+                cfg_warn("unknown variable %.*s ignored (known: %s)", (int)(n > 100 ? 100 : n), *e,
+                         known);
                 warnings++;
             }
         }
@@ -348,13 +401,68 @@ static char **proc_environ(void)
     return env;
 }
 
+/* "pid:starttime:" of this process: the kernel's start time (/proc/self/stat field 22, ticks
+ * since boot) and the pid stay the same across exec and together name one process. */
+static void once_key(char *out, size_t size)
+{
+    char stat[1024] = "";
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, stat, sizeof stat - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    stat[n > 0 ? n : 0] = '\0';
+    const char *p = strrchr(stat, ')'); /* after the command name, which may hold spaces */
+    for (int field = 2; p && *p && field < 22; p++)
+        if (*p == ' ')
+            field++;
+    unsigned long long start = p ? strtoull(p, NULL, 10) : 0;
+    snprintf(out, size, "%ld:%llu:", (long)getpid(), start);
+}
+
+static char once_entry[sizeof PA_CONFIG_ONCE_VAR + 48 + 17 * PA_CFG_SAID_MAX]; /* VAR=pid:start:h.h.h */
+static pid_t once_pid;
+
 int pa_config_load(void)
 {
     static char *const none[] = {NULL};
     char **env = environ;
     if (!env) /* before libc set it up (preinit_array): read what the kernel passed */
         env = proc_environ();
-    return pa_config_parse(&pa_config, env ? env : (char **)none);
+    if (!env)
+        env = (char **)none;
+    char key[64];
+    once_key(key, sizeof key);
+    const char *prev = NULL;
+    for (char **e = env; *e; e++)
+        if (strncmp(*e, PA_CONFIG_ONCE_VAR "=", sizeof PA_CONFIG_ONCE_VAR) == 0)
+            prev = *e + sizeof PA_CONFIG_ONCE_VAR;
+    nsaid = ninherited = 0;
+    /* the messages the images that exec'd this one printed (same process) */
+    if (prev && strncmp(prev, key, strlen(key)) == 0)
+        for (const char *p = prev + strlen(key); *p && nsaid < PA_CFG_SAID_MAX;) {
+            char *end;
+            said[nsaid++] = strtoull(p, &end, 16);
+            p = *end == '.' ? end + 1 : "";
+        }
+    ninherited = nsaid;
+    int n = pa_config_parse(&pa_config, env);
+    ninherited = 0;
+    if (nsaid > 0) {
+        size_t len = (size_t)snprintf(once_entry, sizeof once_entry, "%s=%s", PA_CONFIG_ONCE_VAR, key);
+        for (int i = 0; i < nsaid && len < sizeof once_entry; i++)
+            len += (size_t)snprintf(once_entry + len, sizeof once_entry - len, "%s%016llx", i ? "." : "",
+                                    (unsigned long long)said[i]);
+        once_pid = getpid();
+    }
+    if (prev && env == environ)
+        unsetenv(PA_CONFIG_ONCE_VAR); /* the application never sees the agent's note */
+    return n;
+}
+
+const char *pa_config_exec_entry(void)
+{
+    /* a fork child is another process: its exec'd image has not said them yet */
+    return once_entry[0] && getpid() == once_pid ? once_entry : NULL;
 }
 
 void pa_config_print_help(void)

@@ -96,6 +96,17 @@ int pa_config_parse(pa_config_t *cfg, char *const *envp);
 /*! pa_config_load() : pa_config_parse(&pa_config, environ). */
 int pa_config_load(void);
 
+/* The environment entry by which an exec'd image of a process that printed configuration
+ * messages knows it need not print them again (removed from the environment at load). */
+#define PA_CONFIG_ONCE_VAR "PROFAGENT_CONFIG_SAID"
+
+/*! pa_config_exec_entry() : "PROFAGENT_CONFIG_SAID=pid:start:hash" when this process printed (or
+ *  was told its earlier image printed) configuration messages, else NULL: the exec wrappers add it
+ *  to the new image's environment, whose pa_config_load() then prints the same messages no second
+ *  time in the same process (pid and kernel start time) given the same PROFAGENT_* entries. Only
+ *  getpid(): async-signal-safe, usable between fork and exec. */
+const char *pa_config_exec_entry(void);
+
 /*! pa_config_print_help() : one line per variable (name, default, accepted, help) to fd 2. */
 void pa_config_print_help(void);
 

@@ -9,7 +9,10 @@
  * (empty: off) says what to count. Never fails: without counters it does nothing. */
 static int hc_src_init(void)
 {
-    pa_hc_init(pa_config.host_counters, getenv("PROFAGENT_HOST_COUNTERS") != NULL);
+    /* set and empty: said by pa_hc_init; set to an "off" word (0, no, off, false): off, as asked
+     * (the configuration left the list empty) */
+    const char *e = getenv("PROFAGENT_HOST_COUNTERS");
+    pa_hc_init(pa_config.host_counters, e && (!e[0] || pa_config.host_counters[0]));
     return 0;
 }
 

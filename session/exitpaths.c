@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../collector/collector.h"
+#include "../collector/config.h"
 #include "../common/pa_thread.h"
 #include "session.h"
 
@@ -37,10 +38,8 @@ static _Atomic int deferred_sig; /* a fatal signal that interrupted pa_finish() 
 _Atomic int pa_finish_tid;      /* thread running pa_finish() (session.c sets it) */
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
-typedef int (*execv_fn)(const char *, char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 static execve_fn real_execve, real_execvpe;
-static execv_fn real_execv, real_execvp;
 static fexecve_fn real_fexecve;
 static pid_t ep_owner; /* the process that ran pa_exitpaths_init(): its session's owner */
 
@@ -167,8 +166,6 @@ void pa_exitpaths_init(void)
     ep_owner = getpid();
     real_execve = (execve_fn)dlsym(RTLD_NEXT, "execve");
     real_execvpe = (execve_fn)dlsym(RTLD_NEXT, "execvpe");
-    real_execv = (execv_fn)dlsym(RTLD_NEXT, "execv");
-    real_execvp = (execv_fn)dlsym(RTLD_NEXT, "execvp");
     real_fexecve = (fexecve_fn)dlsym(RTLD_NEXT, "fexecve");
     start_finisher();
     pa_signals_install(); /* signals.c */
@@ -195,17 +192,39 @@ static int no_real(void)
     return -1;
 }
 
+/* The environment the new image gets: `envp` plus the configuration's note (config.h) when this
+ * process printed configuration messages, so the new image does not print them a second time;
+ * built on the caller's stack (an exec may follow a fork: no malloc), `envp` itself otherwise. */
+#define PA_EXEC_ENV_MAX 16384
+#define EXEC_ENV(envp, out)                                                                         \
+    const char *note_ = pa_config_exec_entry();                                                     \
+    size_t ne_ = 0;                                                                                 \
+    while (note_ && (envp) && (envp)[ne_] && ne_ < PA_EXEC_ENV_MAX)                                 \
+        ne_++;                                                                                      \
+    char **out = (char **)(envp);                                                                   \
+    if (note_ && (!(envp) || !(envp)[ne_])) {                                                       \
+        out = alloca((ne_ + 2) * sizeof *out);                                                      \
+        size_t k_ = 0;                                                                              \
+        for (size_t i_ = 0; i_ < ne_; i_++)                                                         \
+            if (strncmp((envp)[i_], PA_CONFIG_ONCE_VAR "=", sizeof PA_CONFIG_ONCE_VAR) != 0)        \
+                out[k_++] = (envp)[i_];                                                             \
+        out[k_++] = (char *)note_;                                                                  \
+        out[k_] = NULL;                                                                             \
+    }
+
 static int do_execve(const char *path, char *const argv[], char *const envp[])
 {
     before_exec();
-    return REAL_EXEC(real_execve, execve_fn, "execve") ? real_execve(path, argv, envp)
-                                                        : (int)syscall(SYS_execve, path, argv, envp);
+    EXEC_ENV(envp, env);
+    return REAL_EXEC(real_execve, execve_fn, "execve") ? real_execve(path, argv, env)
+                                                        : (int)syscall(SYS_execve, path, argv, env);
 }
 
 static int do_execvpe(const char *file, char *const argv[], char *const envp[])
 {
     before_exec();
-    return REAL_EXEC(real_execvpe, execve_fn, "execvpe") ? real_execvpe(file, argv, envp) : no_real();
+    EXEC_ENV(envp, env);
+    return REAL_EXEC(real_execvpe, execve_fn, "execvpe") ? real_execvpe(file, argv, env) : no_real();
 }
 
 PA_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -213,16 +232,15 @@ PA_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
     return do_execve(path, argv, envp);
 }
 
+/* execv, execvp: the same as with `environ` given (POSIX), so the note can be added */
 PA_EXPORT int execv(const char *path, char *const argv[])
 {
-    before_exec();
-    return REAL_EXEC(real_execv, execv_fn, "execv") ? real_execv(path, argv) : no_real();
+    return do_execve(path, argv, environ);
 }
 
 PA_EXPORT int execvp(const char *file, char *const argv[])
 {
-    before_exec();
-    return REAL_EXEC(real_execvp, execv_fn, "execvp") ? real_execvp(file, argv) : no_real();
+    return do_execvpe(file, argv, environ);
 }
 
 PA_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
@@ -233,7 +251,8 @@ PA_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 PA_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     before_exec();
-    return REAL_EXEC(real_fexecve, fexecve_fn, "fexecve") ? real_fexecve(fd, argv, envp) : no_real();
+    EXEC_ENV(envp, env);
+    return REAL_EXEC(real_fexecve, fexecve_fn, "fexecve") ? real_fexecve(fd, argv, env) : no_real();
 }
 
 /* execl*: argv collected on the stack (they are async-signal-safe in POSIX terms; no malloc). */

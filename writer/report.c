@@ -474,53 +474,6 @@ int pa_report_produce(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, co
     return rc ? PA_REP_EDATA : PA_REP_OK;
 }
 
-/* 1 when a cell of a time column (title with "(ns)") of `t` is negative: a duration the DB's
- * rows cannot give unless they are damaged (a row with end < start). */
-static int pa_table_has_negative_time(const pa_table_t *t)
-{
-    for (size_t i = 0; t->ncols > 0 && i < t->ncells; i++) {
-        const pa_cell_t *c = &t->cells[i];
-        if (strstr(t->titles[i % (size_t)t->ncols], "(ns)") &&
-            ((c->type == PA_CELL_INT && c->i < 0) || (c->type == PA_CELL_DOUBLE && c->d < 0)))
-            return 1;
-    }
-    return 0;
-}
-
-/* Once per run, when a report printed a negative time: one warning on stderr counting the
- * trace rows whose end < start (the only way the rows give one), per table. The count is a
- * scan, paid only then: no check of a sound DB's rows at open. */
-static void pa_report_warn_damaged(sqlite3 *db)
-{
-    static const struct { const char *table; const char *where; } tabs[] = {
-        {"ZE_API", ""}, {"ZE_OPS", ""}, {"OSRT_API", ""}, {"HGTX_RANGES", " AND unterminated = 0"},
-    };
-    static int warned;
-    char what[512];
-    size_t len = 0;
-    int64_t all = 0;
-    if (warned)
-        return;
-    warned = 1;
-    for (size_t i = 0; i < sizeof tabs / sizeof tabs[0]; i++) {
-        char sql[160];
-        sqlite3_stmt *st = NULL;
-        int64_t n = 0;
-        snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE \"end\" < start%s", tabs[i].table, tabs[i].where);
-        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-            n = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-        if (n > 0 && len < sizeof what)
-            len += (size_t)snprintf(what + len, sizeof what - len, "%s%s %lld", len ? ", " : "", tabs[i].table,
-                                    (long long)n);
-        all += n;
-    }
-    if (all > 0)
-        fprintf(stderr, "profagent: stats: warning: the DB is damaged: %lld trace row%s before %s start (%s):"
-                " the negative times printed come from them (sqlite3 DB 'PRAGMA integrity_check' tells more)\n",
-                (long long)all, all == 1 ? " ends" : "s end", all == 1 ? "its" : "their", what);
-}
-
 int pa_report_run_unit(sqlite3 *db, const pa_report_req_t *req, int fmt, int shift, FILE *out,
                        size_t *nrows, char *err, size_t errsz)
 {
@@ -552,8 +505,6 @@ int pa_report_run_unit(sqlite3 *db, const pa_report_req_t *req, int fmt, int shi
         if (nrows)
             *nrows = pa_table_nrows(&t);
         pa_report_limit_rows(req, &t);  /* rows=, once for every report, after its sorting */
-        if (pa_table_has_negative_time(&t))
-            pa_report_warn_damaged(db);
         pa_table_write_unit(&t, fmt, shift, out);
     }
     pa_table_free(&t);

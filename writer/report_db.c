@@ -208,6 +208,74 @@ static void pa_warn_losses(sqlite3 *db, const char *path)
                 " totals in the reports are low\n", path, line);
 }
 
+/* Plausibility of the trace rows' times: a row must end at or after its start and lie within the
+ * session's span (META start_mono_ns..end_mono_ns) up to this slack, ns: far above the device-clock
+ * conversion's error (an operation may start up to 1 ms before its call, collector/ze_clock.c), far
+ * below what damage gives (a flipped high bit, a foreign value: seconds to centuries off). */
+#define PA_SPAN_SLACK_NS 100000000ll
+
+/* One warning line on stderr naming the trace rows whose times cannot be (damage: a bad sector, a
+ * foreign write), with the rule each breaks and the first rowid of each table and rule: end before
+ * start; start before the session start; end after the session end (only when META holds the end:
+ * a session killed while writing has none). A recovered DB's span comes from its own rows: only
+ * the first rule applies. The reports still run on every row (what the rows say is printed as it
+ * is); the line says which of their times come from damage. Cost: one pass over each trace table
+ * (~70 ns per row: 0.14 s of CPU for 2 M rows, a fifth of a summary report over them). */
+static void pa_warn_implausible(sqlite3 *db, const char *path)
+{
+    static const struct { const char *table, *end; } tabs[] = {
+        {"ZE_API", "\"end\""}, {"ZE_OPS", "\"end\""}, {"OSRT_API", "\"end\""}, {"HGTX_RANGES", "\"end\""},
+        {"HGTX_MARKS", "start"},
+    };
+    static const char *const one[] = {"", "ends before its start", "starts before the session start",
+                                      "ends after the session end", "is after the session end"};
+    static const char *const many[] = {"", "end before their start", "start before the session start",
+                                       "end after the session end", "are after the session end"};
+    int64_t s0 = pa_meta_int(db, "start_mono_ns"), e0 = pa_meta_int(db, "end_mono_ns");
+    sqlite3_stmt *st = NULL;
+    int recovered = sqlite3_prepare_v2(db, "SELECT 1 FROM META WHERE key = 'recovered_from'", -1, &st, NULL)
+                    == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    int64_t lo = s0 > 0 && !recovered ? s0 - PA_SPAN_SLACK_NS : INT64_MIN;
+    int64_t hi = e0 > 0 && e0 >= s0 && !recovered ? e0 + PA_SPAN_SLACK_NS : INT64_MAX;
+    char what[1024];
+    size_t len = 0;
+    int64_t all = 0;
+    for (size_t i = 0; i < sizeof tabs / sizeof tabs[0]; i++) {
+        char sql[512];
+        snprintf(sql, sizeof sql, "SELECT r, count(*), min(rowid) FROM (SELECT rowid, CASE WHEN %s < start THEN 1"
+                 " WHEN start < ?1 THEN 2 ELSE 3 END AS r FROM %s WHERE %s < start OR start < ?1 OR %s > ?2)"
+                 " GROUP BY r ORDER BY r", tabs[i].end, tabs[i].table, tabs[i].end, tabs[i].end);
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+            sqlite3_finalize(st); /* a table this DB does not have (its source was off) */
+            continue;
+        }
+        sqlite3_bind_int64(st, 1, lo);
+        sqlite3_bind_int64(st, 2, hi);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            int r = sqlite3_column_int(st, 0);
+            int64_t n = sqlite3_column_int64(st, 1), first = sqlite3_column_int64(st, 2);
+            all += n;
+            if (r < 1 || r > 3 || len >= sizeof what)
+                continue;
+            r += r == 3 && !strcmp(tabs[i].end, "start"); /* a mark has no end: it lies after it */
+            if (n == 1)
+                len += (size_t)snprintf(what + len, sizeof what - len, "%s%s rowid %lld %s", len ? ", " : "",
+                                        tabs[i].table, (long long)first, one[r]);
+            else
+                len += (size_t)snprintf(what + len, sizeof what - len, "%s%s rowid %lld and %lld more %s",
+                                        len ? ", " : "", tabs[i].table, (long long)first, (long long)(n - 1), many[r]);
+        }
+        sqlite3_finalize(st);
+    }
+    if (all > 0)
+        fprintf(stderr, "profagent: stats: warning: %s is damaged: %lld trace row%s impossible time%s (%s; session"
+                " %lld..%lld ns, META start_mono_ns..end_mono_ns): the reports include %s as %s, the times from"
+                " %s are wrong (sqlite3 %s 'PRAGMA integrity_check' tells more)\n", path, (long long)all,
+                all == 1 ? " has an" : "s have", all == 1 ? "" : "s", what, (long long)s0, (long long)e0,
+                all == 1 ? "it" : "them", all == 1 ? "it is" : "they are", all == 1 ? "it" : "them", path);
+}
+
 /* The medians the exit left to the first reader, from the trace rows, stored truncated as the
  * exit stores them (pa_stat_trunc). One GROUP BY pass per table that has pending keys: SQLite
  * sorts the rows (spilling to temp files) and holds one group's values at a time, where a query
@@ -291,10 +359,10 @@ static int pa_have_index(sqlite3 *db, const char *name)
 #define PA_READ_WAIT_MS 60000
 /* The preparation waits at most this long in total for other programs' locks, ns. */
 #define PA_PREP_WAIT_NS 2000000000ull
-/* A reader queued behind another reader that is preparing waits as long as that reader lives
- * and holds the preparers' lock, up to this (its lock waits are bounded by PA_PREP_WAIT_NS, the
- * rest is its own work on the DB: the median passes over the trace rows), ns. */
-#define PA_PREP_QUEUE_NS 600000000000ull
+/* A reader arriving while another one prepares waits at most this long for it to reach the point
+ * from which others read beside it (the DB in WAL mode: a few ms after it took the preparers'
+ * lock, or PA_PREP_WAIT_NS when another program's read transaction holds it back), ns. */
+#define PA_PREP_ENTER_NS (PA_PREP_WAIT_NS + 1000000000ull)
 
 typedef struct {
     uint64_t waited_ns; /* slept in the busy handler so far, all statements together */
@@ -347,27 +415,43 @@ static int pa_prep_todo(const char *path)
     return todo;
 }
 
-/* Takes the preparers' lock: flock(2) on the DB file, independent of SQLite's fcntl locks, held
- * by the one reader preparing and released by the kernel if it dies. Returns 0 at once, 1 after
- * waiting for another reader (which held it all the while: alive), -1 when that reader still held
- * it after PA_PREP_QUEUE_NS. */
-static int pa_prep_lock(int fd)
+/* 1 when the file's header says WAL mode (bytes 18 and 19, the read and write versions, are 2). */
+static int pa_file_is_wal(int fd)
 {
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-        return 0;
-    if (errno != EWOULDBLOCK && errno != EINTR)
-        return 0; /* no flock here (some network file systems): SQLite's locks alone order them */
-    uint64_t until = pa_mono_ns() + PA_PREP_QUEUE_NS;
-    while (pa_mono_ns() < until) {
-        pa_sleep_ms(20);
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-            return 1;
-    }
-    return -1;
+    unsigned char v[2];
+    return pread(fd, v, 2, 18) == 2 && v[0] == 2 && v[1] == 2;
 }
 
-/* The preparation proper, by the reader holding the preparers' lock. Returns 0, -1 on failure,
- * -2 when it gave up because another program held a lock past PA_PREP_WAIT_NS. */
+/* `PRAGMA journal_mode=MODE` on `db`; 1 when the DB is in that mode afterwards. */
+static int pa_set_journal(sqlite3 *db, const char *mode)
+{
+    char sql[48];
+    sqlite3_stmt *st = NULL;
+    int ok = 0;
+    snprintf(sql, sizeof sql, "PRAGMA journal_mode=%s", mode);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        ok = sqlite3_stricmp((const char *)sqlite3_column_text(st, 0), mode) == 0;
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* A finished DB is one plain file (rollback journal, as its writer left it): back from WAL mode
+ * when no other connection has it open (else it stays in WAL, valid too, until the next reader
+ * that prepares or finds it so). Never waits. */
+static void pa_prep_unwal(sqlite3 *db)
+{
+    sqlite3_busy_handler(db, NULL, NULL);
+    sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    pa_set_journal(db, "DELETE");
+}
+
+/* The preparation proper, by the reader holding the preparers' lock. In WAL mode: its write
+ * transaction does not keep other programs' readers out (a sqlite3 shell, another profagent
+ * stats: they read the DB as it was before, and compute what the preparation stores), where a
+ * rollback journal's EXCLUSIVE lock blocked them for its whole length. Returns 0, -1 on failure,
+ * -2 when it gave up because another program held a lock past PA_PREP_WAIT_NS (switching to WAL
+ * needs no other connection in a read transaction: a read one of another program is waited for
+ * here, within the bound, before the work). */
 static int pa_prep_run(const char *path)
 {
     sqlite3 *db = NULL;
@@ -377,10 +461,9 @@ static int pa_prep_run(const char *path)
     }
     pa_prep_wait_t w = {0, 0};
     sqlite3_busy_handler(db, pa_prep_busy, &w);
-    /* EXCLUSIVE: another program's transaction (a read one too) is waited for here, within the
-     * bound, before the work rather than at COMMIT after it; readers of this machine queue on the
-     * preparers' lock meanwhile, not on SQLite's */
-    if (pa_sqlfn_register(db) != 0 || sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL) != SQLITE_OK) {
+    if (pa_sqlfn_register(db) != 0 || !pa_set_journal(db, "WAL") ||
+        sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        pa_prep_unwal(db);
         sqlite3_close(db);
         return w.busy ? -2 : -1;
     }
@@ -395,30 +478,48 @@ static int pa_prep_run(const char *path)
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         rc = -1;
     }
+    pa_prep_unwal(db);
     sqlite3_close(db);
     return rc && w.busy ? -2 : rc;
+}
+
+/* Another reader holds the preparers' lock: wait until it has put the DB in WAL mode (readers then
+ * read beside it) or has let the lock go (done, gave up or died), at most PA_PREP_ENTER_NS. */
+static void pa_prep_wait_entered(int fd)
+{
+    uint64_t until = pa_mono_ns() + PA_PREP_ENTER_NS;
+    while (!pa_file_is_wal(fd) && pa_mono_ns() < until) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            flock(fd, LOCK_UN);
+            return;
+        }
+        pa_sleep_ms(5);
+    }
 }
 
 void pa_db_prepare_for_readers(const char *path)
 {
     if (access(path, W_OK) != 0)
         return; /* cannot store anything: the reports compute what they need */
-    /* Readers arriving together queue here, outside SQLite: the one preparing may take long on a
-     * loaded machine, and SQLite cannot tell a reader waiting for it from another program's read
-     * transaction. Every SQLite connection of this process on the file is closed before `fd` is
-     * (closing any descriptor of a file drops the process's fcntl locks on it). */
+    /* The preparers' lock: flock(2) on the DB file, independent of SQLite's fcntl locks, held by
+     * the one reader preparing and released by the kernel if it dies; readers arriving meanwhile
+     * do not queue behind it (a preparation takes seconds on a large DB): they read beside it.
+     * Every SQLite connection of this process on the file is closed before `fd` is (closing any
+     * descriptor of a file drops the process's fcntl locks on it). */
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
-    int q = pa_prep_lock(fd), rc = 0;
-    if (q < 0)
-        fprintf(stderr, "profagent: stats: note: another reader has been preparing '%s' for readers for %llu s:"
-                " not waiting longer; the reports compute what they need\n", path,
-                (unsigned long long)(PA_PREP_QUEUE_NS / 1000000000ull));
-    /* read-only first: a finished DB that has everything is not opened for writing at all; still
-     * to do after a queued wait: the reader before us gave up (another program's lock) */
-    else if (pa_prep_todo(path))
-        rc = q == 1 ? -2 : pa_prep_run(path);
+    int rc = 0;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0 && (errno == EWOULDBLOCK || errno == EINTR)) {
+        pa_prep_wait_entered(fd);
+    } else if (pa_prep_todo(path)) { /* no flock here (some network file systems): SQLite's locks order them */
+        rc = pa_prep_run(path);
+    } else if (pa_file_is_wal(fd)) { /* prepared while others read: made one file again, if alone now */
+        sqlite3 *db = NULL;
+        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK)
+            pa_prep_unwal(db);
+        sqlite3_close(db);
+    }
     close(fd);
     if (rc == -2)
         fprintf(stderr, "profagent: stats: note: '%s' is open in another program (a read transaction): the"
@@ -456,6 +557,7 @@ int pa_report_db_open(const char *path, sqlite3 **out, char *err, size_t errsz)
     }
     pa_warn_incomplete(db, path);
     pa_warn_losses(db, path);
+    pa_warn_implausible(db, path);
     *out = db;
     return PA_REP_OK;
 }

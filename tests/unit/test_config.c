@@ -64,7 +64,44 @@ static void test_bool(void **state)
     assert_int_equal(parse(ENV("PROFAGENT_ENABLE=2")), 1);
     assert_int_equal(cfg.enable, 1);
     assert_non_null(strstr(messages, "PROFAGENT_ENABLE=\"2\""));
-    assert_non_null(strstr(messages, "accepted: 0|1"));
+    assert_non_null(strstr(messages, "accepted: 1, true, yes, on to turn it on; 0, false, no, off to turn it off;"
+                                     " any case"));
+    /* every yes/no variable takes the same eight words, any case, and nothing else */
+    static const struct { const char *v; int on; } words[] = {
+        {"1", 1}, {"true", 1}, {"YES", 1}, {"On", 1}, {"0", 0}, {"False", 0}, {"no", 0}, {"OFF", 0},
+    };
+    static const char *const vars[] = {"PROFAGENT_ENABLE", "PROFAGENT_OVERWRITE", "PROFAGENT_PC_SAMPLING",
+                                       "PROFAGENT_SYMBOLS_SYSTEM_DEBUGINFO"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
+            char e[96];
+            snprintf(e, sizeof e, "%s=%s", vars[i], words[w].v);
+            assert_int_equal(parse(ENV(e)), 0);
+            int got = i == 0 ? cfg.enable : i == 1 ? cfg.overwrite : i == 2 ? cfg.pc_sampling
+                                                                           : cfg.symbols_system_debuginfo;
+            assert_int_equal(got, words[w].on);
+        }
+        for (const char *const *bad = (const char *const[]){"2", "y", "n", " 1", "enable", "offf", NULL}; *bad;
+             bad++) {
+            char e[96], want[128];
+            snprintf(e, sizeof e, "%s=%s", vars[i], *bad);
+            assert_int_equal(parse(ENV(e)), 1);
+            snprintf(want, sizeof want, "profagent: config: %s=\"%s\" is not accepted (accepted: 1, true,", vars[i],
+                     *bad);
+            assert_true(strncmp(messages, want, strlen(want)) == 0);
+            assert_int_equal(strchr(messages, '\n') - messages + 1, (long)strlen(messages)); /* one line */
+        }
+    }
+    /* device metrics and host counters: the "off" words mean off, silently (no group or event has such a name) */
+    assert_int_equal(parse(ENV("PROFAGENT_METRICS=0", "PROFAGENT_HOST_COUNTERS=off")), 0);
+    assert_string_equal(cfg.metrics, "");
+    assert_string_equal(cfg.host_counters, "");
+    assert_int_equal(cfg.trace & PA_SRC_DEVMET, 0);
+    assert_int_equal(parse(ENV("PROFAGENT_METRICS=ComputeBasic")), 0);
+    assert_string_equal(cfg.metrics, "ComputeBasic");
+    /* the agent's own note across exec is no unknown variable */
+    assert_int_equal(parse(ENV("PROFAGENT_CONFIG_SAID=1:2:3")), 0);
+    assert_string_equal(messages, "");
 }
 
 static void test_size(void **state)

@@ -206,18 +206,56 @@ con.commit()
 con.close()
 rc, out, err = run("stats", "-r", "osrt_sum", nl)
 check(rc == 0 and err == b"", "complete DB without losses: no warning (%r)" % err)
-# a damaged row (end < start) gives a negative time: one warning counting such rows, per table
+# damaged rows: one warning naming each table's first bad rowid and the rule it breaks, the reports still
+# printed from every row (a negative time where a row ends before its start)
+def damage_line(path, what, s0, e0, n):
+    return (b"profagent: stats: warning: %s is damaged: %d trace row%s impossible time%s (%s; session %d..%d ns,"
+            b" META start_mono_ns..end_mono_ns): the reports include %s, the times from %s are wrong"
+            b" (sqlite3 %s 'PRAGMA integrity_check' tells more)\n"
+            % (path.encode(), n, b" has an" if n == 1 else b"s have", b"" if n == 1 else b"s", what, s0, e0,
+               b"it as it is" if n == 1 else b"them as they are", b"it" if n == 1 else b"them", path.encode()))
+
+
 neg = os.path.join(WORK, "negative.db")
 shutil.copy(nl, neg)
 con = sqlite3.connect(neg)
 con.execute("UPDATE HGTX_RANGES SET \"end\" = start - 500 WHERE id = 6")
-con.execute("UPDATE OSRT_API SET \"end\" = start - 1 WHERE rowid = (SELECT min(rowid) FROM OSRT_API)")
+osrt1 = con.execute("SELECT min(rowid) FROM OSRT_API").fetchone()[0]
+con.execute("UPDATE OSRT_API SET \"end\" = start - 1 WHERE rowid = ?", (osrt1,))
 con.commit()
 con.close()
 rc, out, err = run("stats", "-r", "hgtx_pushpop_trace", "-r", "hgtx_sum", neg)
-check(rc == 0 and b",-500," in out and err == b"profagent: stats: warning: the DB is damaged: 2 trace rows end before"
-      b" their start (OSRT_API 1, HGTX_RANGES 1): the negative times printed come from them (sqlite3 DB"
-      b" 'PRAGMA integrity_check' tells more)\n", "end < start rows: one warning with their count (%r)" % err)
+want = damage_line(neg, b"OSRT_API rowid %d ends before its start, HGTX_RANGES rowid 6 ends before its start" % osrt1,
+                   1000, 20010, 2)
+check(rc == 0 and b",-500," in out and err == want, "end < start rows: one warning naming them (%r, want %r)"
+      % (err, want))
+# wrong but positive times: the same DB moved 10^13 ns later (META too: sound, no warning), then one OSRT
+# call starting an hour before the session and one range an hour after it (positive durations)
+D, H = 10 ** 13, 3600 * 10 ** 9
+span = os.path.join(WORK, "span.db")
+shutil.copy(nl, span)
+con = sqlite3.connect(span)
+for t in ("HGTX_RANGES", "OSRT_API", "ZE_API", "ZE_OPS"):
+    if con.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (t,)).fetchone():
+        con.execute("UPDATE %s SET start = start + ?, \"end\" = \"end\" + ?" % t, (D, D))
+if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'HGTX_MARKS'").fetchone():
+    con.execute("UPDATE HGTX_MARKS SET start = start + ?", (D,))
+con.execute("UPDATE META SET value = value + ? WHERE key IN ('start_mono_ns', 'end_mono_ns')", (D,))
+con.commit()
+rc, out0, err = run("stats", "-r", "osrt_sum", "-r", "hgtx_sum", span)
+check(rc == 0 and err == b"", "the sound DB moved later: no warning (%r)" % err)
+osrt2 = con.execute("SELECT rowid FROM OSRT_API ORDER BY rowid LIMIT 1 OFFSET 1").fetchone()[0]
+con.execute("UPDATE OSRT_API SET start = start - ? WHERE rowid = ?", (H, osrt2))
+con.execute("UPDATE HGTX_RANGES SET start = start + ?, \"end\" = \"end\" + ? WHERE id = 7", (H, H))
+con.commit()
+bad = con.execute("SELECT count(*) FROM OSRT_API WHERE start < 0 OR \"end\" < start").fetchone()[0]
+con.close()
+rc, out, err = run("stats", "-r", "osrt_sum", "-r", "hgtx_sum", span)
+want = damage_line(span, b"OSRT_API rowid %d starts before the session start, HGTX_RANGES rowid 7 ends after the"
+                   b" session end" % osrt2, D + 1000, D + 20010, 2)
+check(bad == 0 and rc == 0 and err == want, "positive but impossible times: one warning naming table, rowid and"
+      " rule (%r, want %r)" % (err, want))
+check(b"poll" in out and b"3600000" in out and out != out0, "the reports still print, from every row: %r" % out)
 rc, out, err = run("stats", "-r", "hgtx_pushpop_trace", nl)
 check(rc == 0 and err == b"" and b",-" not in out, "the sound DB: no negative time, no damage warning (%r)" % err)
 rc, out, err = run("stats", "-r", "osrt_sum", "--format", "table", db)

@@ -218,6 +218,65 @@ def t_config():
     check("%q{} names no environment variable" in p.err, "%q{}: clear message")
 
 
+BOOL_ACC = "(accepted: 1, true, yes, on to turn it on; 0, false, no, off to turn it off; any case)"
+
+
+def t_config_values():
+    """Yes/no and word variables: the same spellings everywhere, anything else one message naming the
+    variable, the value and what is accepted, the default applies and the run still writes its DB; each
+    message once per process: a wrapper process says it too, an exec in the same process does not."""
+    cases = [  # (variable, bad value, accepted as printed, default)
+        ("PROFAGENT_ENABLE", "bogus", BOOL_ACC, "1"), ("PROFAGENT_ENABLE", "2", BOOL_ACC, "1"),
+        ("PROFAGENT_ENABLE", "y", BOOL_ACC, "1"), ("PROFAGENT_OVERWRITE", "maybe", BOOL_ACC, "0"),
+        ("PROFAGENT_PC_SAMPLING", "enable", BOOL_ACC, "0"), ("PROFAGENT_SYMBOLS_SYSTEM_DEBUGINFO", " 1", BOOL_ACC, "0"),
+        ("PROFAGENT_ZE_INTERCEPT", "fast", "(accepted: auto|entry|tracer)", "auto"),
+        ("PROFAGENT_LOG", "loud", "(accepted: silent|error|warn|info|debug)", "warn"),
+    ]
+    for var, val, acc, dflt in cases:
+        p = run("cfg", env={var: val})
+        want = 'profagent: config: %s="%s" is not accepted %s; using the default "%s"\n' % (var, val, acc, dflt)
+        check(p.err == want, "%s=%r: want exactly %r, got %r" % (var, val, want, p.err))
+        dbs = files("out-*.db")
+        check(p.returncode == 0 and len(dbs) == 1 and names(dbs[0]) == ["cfg"] * 10,
+              "%s=%r: the run still writes its DB with the 10 ranges (rc %d, %s)" % (var, val, p.returncode, dbs))
+        clean()
+    # every spelling of yes and no, any case: no message; off turns the agent off (no DB)
+    for val, on in (("1", 1), ("TRUE", 1), ("yes", 1), ("On", 1), ("0", 0), ("false", 0), ("NO", 0), ("off", 0)):
+        p = run("cfg", env={"PROFAGENT_ENABLE": val})
+        check(p.err == "" and len(files("out-*.db")) == on, "PROFAGENT_ENABLE=%s: no message, %d DB (%r, %s)"
+              % (val, on, p.err, files("*")))
+        clean()
+    msg = 'profagent: config: PROFAGENT_ENABLE="bogus" is not accepted %s; using the default "1"\n' % BOOL_ACC
+    # `profagent run` then the app: one process with the agent, one message
+    p = subprocess.run([CLI, "run", "--", LIFE, "cfg"], env=env_for(False, {"PROFAGENT_ENABLE": "bogus"}),
+                       capture_output=True, text=True, timeout=60, cwd=WORK)
+    check(p.stderr == msg and len(files("out-*.db")) == 1, "profagent run: one message, one DB (%r)" % p.stderr)
+    clean()
+    # a shell that runs the app as its child: two processes read the variable, each says it once
+    p = subprocess.run([CLI, "run", "--", "sh", "-c", LIFE + " cfg; true"], capture_output=True, text=True,
+                       env=env_for(False, {"PROFAGENT_ENABLE": "bogus"}), timeout=60, cwd=WORK)
+    check(p.stderr == msg * 2 and len(files("out-*.db")) == 1, "sh then child: one message per process (%r)"
+          % p.stderr)
+    clean()
+    # a shell that execs the app: one process, one message; a variable the exec adds is said then
+    p = subprocess.run([CLI, "run", "--", "sh", "-c", "exec " + LIFE + " cfg"], capture_output=True, text=True,
+                       env=env_for(False, {"PROFAGENT_ENABLE": "bogus"}), timeout=60, cwd=WORK)
+    check(p.stderr == msg and len(files("out-*.db")) == 1, "sh exec app: one message in one process (%r)"
+          % p.stderr)
+    clean()
+    p = subprocess.run(["sh", "-c", "PROFAGENT_OVERWRITE=maybe exec sh -c 'exec %s cfg'" % LIFE], capture_output=True,
+                       text=True, env=env_for(True, {"PROFAGENT_ENABLE": "bogus"}), timeout=60, cwd=WORK)
+    want = msg + 'profagent: config: PROFAGENT_OVERWRITE="maybe" is not accepted %s; using the default "0"\n' % BOOL_ACC
+    check(p.stderr == want and len(files("out-*.db")) == 1, "exec with a new bad value: only the new message (%r)"
+          % p.stderr)
+    clean()
+    # the agent's note to the exec'd image is not left in the application's environment
+    p = subprocess.run(["sh", "-c", "exec env"], capture_output=True, text=True, timeout=60, cwd=WORK,
+                       env=env_for(True, {"PROFAGENT_ENABLE": "bogus"}))
+    check(p.stderr == msg and "PROFAGENT_ENABLE=bogus" in p.stdout and "PROFAGENT_CONFIG_SAID" not in p.stdout,
+          "exec env: one message, the note not in the environment (%r)" % p.stderr)
+
+
 def t_static():
     """defect 12: `profagent run` on a static binary warns and still runs it."""
     prog = os.path.join(BUILD, "tests", "spine", "spine_static")
@@ -326,7 +385,7 @@ def t_pyforkserver():
 
 
 {"fds": t_fds, "signals": t_signals, "exec": t_exec, "exitpaths": t_exitpaths, "recover": t_recover,
- "samename": t_samename, "dlopen": t_dlopen, "config": t_config, "static": t_static, "sigview": t_sigview,
+ "samename": t_samename, "dlopen": t_dlopen, "config": t_config, "config_values": t_config_values, "static": t_static, "sigview": t_sigview,
  "sigrestore": t_sigrestore, "pysignals": t_pysignals, "pyforkserver": t_pyforkserver}[TEST]()
 if FAILS:
     print("%d check(s) failed; work dir kept: %s" % (len(FAILS), WORK))

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """test_readers.py - readers of a fresh DB (medians left to the first reader): several `profagent stats`
-started at once all wait for the one that prepares the DB and succeed (no "database is locked"); with
+started at once all succeed (no "database is locked") and exactly one prepares the DB; while one is
+in the middle of its preparation (stopped there with SIGSTOP: no timing), a sqlite3 reader and a second
+`profagent stats` read beside it (the DB as before the preparation) and the second prints the same
+report, without waiting for it (no "database is locked"); with
 another program holding a read transaction, stats waits once (bounded ~2 s), says in one line that the
 preparation was skipped, and prints the same report as on a prepared DB; a DB a live process is still
 streaming is named so (its pid), one killed while writing as died.
 usage: test_readers.py BUILD_DIR"""
-import os, shutil, sqlite3, subprocess, sys, tempfile, time
+import fcntl, os, shutil, signal, sqlite3, subprocess, sys, tempfile, time
 
 B = sys.argv[1]
 CLI = os.path.join(B, "bin", "profagent")
@@ -50,6 +53,74 @@ for rnd in range(3):
             bad.append((rnd, q.returncode, err.strip()[:200]))
     check(pending(r) == 0, "round %d: medians_pending %s after 8 readers" % (rnd, pending(r)))
 check(not bad, "concurrent readers: %d of 24 failed: %s" % (len(bad), bad[:3]))
+
+# ---- a reader in the middle of its preparation (stopped there): others read beside it ----
+def prep_locked(path):
+    """True while a process holds the preparers' lock (flock on the DB file)."""
+    with open(path, "rb") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return False
+
+
+def header_wal(path):
+    with open(path, "rb") as f:
+        h = f.read(20)
+    return h[18] == 2 and h[19] == 2
+
+
+def readable(path):
+    try:
+        c = sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=0)
+        c.execute("SELECT count(*) FROM META").fetchone()
+        c.close()
+        return True
+    except sqlite3.Error:
+        return False
+
+
+r = os.path.join(d, "mid.db")
+shutil.copy(pend, r)
+prep = subprocess.Popen([CLI, "stats", "-r", "hgtx_sum", r], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+inside = False
+for _ in range(4000):  # the preparer takes the lock, then puts the DB in WAL mode and writes
+    if prep.poll() is not None:
+        break
+    if prep_locked(r) and header_wal(r) and readable(r):  # past the switch to WAL (its brief exclusive lock)
+        prep.send_signal(signal.SIGSTOP)
+        inside = prep_locked(r)
+        break
+    time.sleep(0.005)
+check(inside, "mid: caught the preparer inside its preparation (lock held, WAL mode): exit %s" % prep.poll())
+if inside:
+    try:
+        c = sqlite3.connect("file:%s?mode=ro" % r, uri=True, timeout=0)
+        n = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
+        mp = c.execute("SELECT value FROM META WHERE key = 'medians_pending'").fetchone()[0]
+        c.close()
+    except sqlite3.Error as e:
+        n, mp = None, str(e)
+    check(n and n > 0 and mp == 1, "mid: a sqlite3 reader reads at once beside the preparation: %s rows, pending %r"
+          % (n, mp))
+    t0 = time.monotonic()
+    try:
+        s = subprocess.run([CLI, "stats", "-r", "hgtx_sum", r], capture_output=True, text=True, timeout=60)
+        took = time.monotonic() - t0
+        check(s.returncode == 0 and s.stdout == ref.stdout and s.stderr == "",
+              "mid: a second stats prints the same report beside the preparation: rc %d, %r" % (s.returncode, s.stderr))
+        # bounded: it never waits for the preparation (stopped for good here) to end
+        check(prep_locked(r), "mid: the preparation still held its lock when the second stats ended (%.1f s)" % took)
+    except subprocess.TimeoutExpired:
+        check(False, "mid: a second stats waited > 60 s for the stopped preparation")
+    prep.send_signal(signal.SIGCONT)
+out, err = prep.communicate(timeout=120)
+check(prep.returncode == 0 and out == ref.stdout and err == "", "mid: the preparer's own report: rc %d, %r"
+      % (prep.returncode, err))
+check(pending(r) == 0, "mid: the preparation stored the medians (pending %s)" % pending(r))
+check(not header_wal(r) and not os.path.exists(r + "-wal"), "mid: the prepared DB is one plain file again")
 
 # ---- another program holds a read transaction: one bounded wait, one note, the same report ----
 r = os.path.join(d, "held.db")
