@@ -107,6 +107,8 @@ typedef struct pa_agg_results {
     uint64_t first_ns, last_ns;     /* session span */
     uint64_t hgtx_depth_overflow;   /* pushes beyond max_stack_depth (their ranges are lost) */
     uint64_t spool_errors;          /* records the spool refused (disk full...) */
+    uint64_t spool_pipe_waits;      /* times the drain found the spool thread's pipe full */
+    uint64_t spool_pipe_wait_ns;    /* and waited for room in it, ns in all */
     uint64_t hgtx_misuse_bad_domain; /* calls with a domain handle never created or destroyed */
     uint64_t unrecorded;            /* events the collector could not put in any ring
                                        (pa_unrecorded as of the final drain) */

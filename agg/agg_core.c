@@ -38,6 +38,10 @@ pa_agg_t *pa_agg_create(const pa_agg_config_t *cfg)
     }
     pa_spool_set_publish(a->spool, cfg->spool_published);
     a->cfg.spool_published = NULL;
+    /* encoding and compressing on the spool's own thread: the drain only copies each record
+     * into its pipe (without the thread the drain does both itself, as before) */
+    if (a->spool)
+        pa_spool_start_worker(a->spool, PA_AGG_SPOOL_PIPE);
     if (!a->cfg.spool_flush_ns)
         a->cfg.spool_flush_ns = PA_AGG_DEFAULT_FLUSH_NS;
     return a;
@@ -47,6 +51,14 @@ int pa_agg_spool(pa_agg_t *a, const pa_record_t *rec, const void *payload)
 {
     if (!a->spool)
         return 0;
+    pa_record_t *s = payload ? NULL : pa_spool_slot(a->spool);
+    if (s) { /* one slot straight into the spool thread's pipe */
+        *s = *rec;
+        s->len = 0;
+        pa_spool_slot_commit(a->spool);
+        a->spool_records++;
+        return 0;
+    }
     if (pa_spool_append(a->spool, rec, payload) < 0) {
         if (a->spool_errors++ == 0)
             pa_err("agg", "spool write failed; the DB will lack trace rows from here on");
@@ -56,37 +68,9 @@ int pa_agg_spool(pa_agg_t *a, const pa_record_t *rec, const void *payload)
     return 0;
 }
 
-/* The words of a string of at most 16 bytes that, with its length, determine every byte:
- * overlapping loads of its first and last 8 (or 4) bytes, or its first, middle and last byte. */
-static inline void short_words(const uint8_t *s, size_t len, uint64_t *w0, uint64_t *w1)
+uint32_t pa_agg_intern_slow(pa_agg_t *a, const void *bytes, size_t len, struct pa_agg_icache *e,
+                            uint64_t w0, uint64_t w1)
 {
-    uint64_t x = 0, y = 0;
-    if (len >= 8) {
-        memcpy(&x, s, 8);
-        memcpy(&y, s + len - 8, 8);
-    } else if (len >= 4) {
-        uint32_t p, q;
-        memcpy(&p, s, 4);
-        memcpy(&q, s + len - 4, 4);
-        x = (uint64_t)p << 32 | q;
-    } else if (len) {
-        x = (uint64_t)s[0] << 16 | (uint64_t)s[len / 2] << 8 | s[len - 1];
-    }
-    *w0 = x;
-    *w1 = y;
-}
-
-uint32_t pa_agg_intern(pa_agg_t *a, const void *bytes, size_t len)
-{
-    struct pa_agg_icache *e = NULL;
-    uint64_t w0 = 0, w1 = 0;
-    if (len <= 16) { /* range, API and kernel names repeat: no hash or compare of the bytes */
-        short_words(bytes, len, &w0, &w1);
-        uint64_t h = (w0 ^ (w1 * 0x9e3779b97f4a7c15ull) ^ len) * 0xff51afd7ed558ccdull;
-        e = &a->icache[h >> 56];
-        if (e->id && e->w0 == w0 && e->w1 == w1 && e->len == len)
-            return e->id;
-    }
     int is_new;
     uint32_t id = pa_intern_get(&a->strings, bytes, len, &is_new);
     if (is_new) {
@@ -99,6 +83,11 @@ uint32_t pa_agg_intern(pa_agg_t *a, const void *bytes, size_t len)
     return id;
 }
 
+uint32_t pa_agg_intern(pa_agg_t *a, const void *bytes, size_t len)
+{
+    return pa_agg_intern_fast(a, bytes, len);
+}
+
 const char *pa_agg_string(const pa_agg_t *a, uint32_t id, size_t *len)
 {
     return pa_intern_str(&a->strings, id, len);
@@ -106,9 +95,7 @@ const char *pa_agg_string(const pa_agg_t *a, uint32_t id, size_t *len)
 
 void pa_agg_stat_add_id(pa_agg_t *a, int cat, uint32_t tag, uint32_t key_id, uint64_t value)
 {
-    long row = pa_statset_row_fast(&a->stats, cat, tag, key_id);
-    if (row >= 0)
-        pa_statset_add_fast(&a->stats, (size_t)row, value);
+    pa_agg_stat_add_id_fast(a, cat, tag, key_id, value);
 }
 
 void pa_agg_stat_add(pa_agg_t *a, int cat, uint32_t tag, const void *key, size_t len, uint64_t value)
@@ -175,13 +162,22 @@ static void osrt_record(pa_agg_t *a, const pa_record_t *rec)
         const char *name = pa_osrt_name(f);
         a->osrt_key[f] = pa_agg_intern(a, name, strlen(name));
     }
-    pa_record_t sp = *rec;
-    sp.kind = PA_SP_OSRT;
-    sp.nslots = 1;
-    sp.len = 0;
-    sp.u.osrt.pad = a->osrt_key[f]; /* the writer names the row with this id: one string, once */
-    pa_agg_spool(a, &sp, NULL);
-    pa_agg_stat_add_id(a, PA_CAT_OSRT, 0, a->osrt_key[f], rec->t1 > rec->t0 ? rec->t1 - rec->t0 : 0);
+    /* straight into the spool thread's pipe when it has room, else through a copy */
+    pa_record_t tmp, *sp = a->spool ? pa_spool_slot(a->spool) : NULL;
+    if (!sp)
+        sp = &tmp;
+    *sp = *rec;
+    sp->kind = PA_SP_OSRT;
+    sp->nslots = 1;
+    sp->len = 0;
+    sp->u.osrt.pad = a->osrt_key[f]; /* the writer names the row with this id: one string, once */
+    if (sp != &tmp) {
+        pa_spool_slot_commit(a->spool);
+        a->spool_records++;
+    } else {
+        pa_agg_spool(a, &tmp, NULL);
+    }
+    pa_agg_stat_add_id_fast(a, PA_CAT_OSRT, 0, a->osrt_key[f], rec->t1 > rec->t0 ? rec->t1 - rec->t0 : 0);
 }
 
 /* The aggregator's side of each source: its ring record-kind range (common/pa_source.h) and
@@ -254,7 +250,7 @@ static const agg_consume_fn agg_consumers[256] = {
     [PA_REC_ITT_FIRST ... PA_REC_ITT_LAST] = consume_itt,
 };
 
-static inline void agg_dispatch(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
+static inline __attribute__((always_inline)) void agg_dispatch(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
 {
     a->consumed++;
     struct pa_agg_thread *t = a->last_thr;
@@ -269,6 +265,19 @@ static inline void agg_dispatch(pa_agg_t *a, const pa_record_t *rec, const uint8
             t->last_ns = end;
     }
     uint16_t k = rec->kind;
+    /* the kinds that come by the million first, without the table's indirect call */
+    if ((k == PA_REC_HGTX_PUSH || k == PA_REC_HGTX_POP) &&
+        __builtin_expect(!(rec->flags & PA_RF_BAD_DOMAIN) && !a->src_state[PA_AGG_SRC_HC], 1)) {
+        if (k == PA_REC_HGTX_PUSH)
+            pa_agg_hgtx_push(a, t, rec, payload);
+        else
+            pa_agg_hgtx_pop(a, t, rec);
+        return;
+    }
+    if (k == PA_REC_OSRT) {
+        osrt_record(a, rec);
+        return;
+    }
     if (__builtin_expect(k < 256, 1) && agg_consumers[k]) {
         agg_consumers[k](a, t, rec, payload);
         return;
@@ -290,7 +299,8 @@ static void agg_span(pa_agg_t *a)
     }
 }
 
-static void agg_sink(void *ctx, const pa_record_t *rec, const uint8_t *payload)
+static inline __attribute__((always_inline)) void agg_sink(void *ctx, const pa_record_t *rec,
+                                                           const uint8_t *payload)
 {
     agg_dispatch(ctx, rec, payload);
 }
@@ -336,17 +346,17 @@ static size_t agg_drain_pass_mode(pa_agg_t *a, size_t batch, int final)
         }
         a->cur_ring = r;
         if (final == DRAIN_CATCH_UP) {
-            total += pa_ring_drain_upto(r, agg_sink, a, a->scratch, 0,
-                                        atomic_load_explicit(&r->tail, memory_order_acquire));
+            total += pa_ring_drain_inline(r, agg_sink, a, a->scratch, 0,
+                                          atomic_load_explicit(&r->tail, memory_order_acquire));
         } else if (final) {
             if (!r->cut) /* 0 while the ring is still empty: looked at again next pass */
                 r->cut = atomic_load_explicit(&r->tail, memory_order_acquire);
             /* a ring retired meanwhile cannot grow (its thread exited): drained to its end */
             uint64_t upto = atomic_load_explicit(&r->retired, memory_order_acquire)
                                 ? atomic_load_explicit(&r->tail, memory_order_acquire) : r->cut;
-            total += pa_ring_drain_upto(r, agg_sink, a, a->scratch, batch, upto);
-        } else {
-            total += pa_ring_drain(r, agg_sink, a, a->scratch, batch);
+            total += pa_ring_drain_inline(r, agg_sink, a, a->scratch, batch, upto);
+        } else { /* the hot loop: the dispatch is inlined into the ring walk */
+            total += pa_ring_drain_inline(r, agg_sink, a, a->scratch, batch, UINT64_MAX);
         }
     }
     a->cur_ring = NULL;
@@ -489,10 +499,14 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
     res->first_ns = a->first_ns;
     res->last_ns = a->last_ns;
     if (a->spool) {
-        if (pa_spool_close_write(a->spool, &res->spool_bytes_raw, &res->spool_bytes_compressed) < 0)
+        if (pa_spool_close_write_stats(a->spool, &res->spool_bytes_raw, &res->spool_bytes_compressed,
+                                       &res->spool_pipe_waits, &res->spool_pipe_wait_ns) < 0)
             a->spool_errors++;
         a->spool = NULL;
     }
+    pa_dbg("agg", "spool: %llu records, the spool thread's pipe full %llu times (%.1f ms waited)",
+            (unsigned long long)a->spool_records, (unsigned long long)res->spool_pipe_waits,
+            (double)res->spool_pipe_wait_ns / 1e6);
     res->spool_records = a->spool_records;
     res->spool_errors = a->spool_errors;
     a->finished = 1;

@@ -43,10 +43,8 @@ static uint32_t display_id(pa_agg_t *a, uint32_t domain_id, uint32_t name_id)
     return id ? id : name_id;
 }
 
-static uint32_t domain_name_id(pa_agg_t *a, uint32_t domain)
+static uint32_t domain_name_id_slow(pa_agg_t *a, uint32_t domain)
 {
-    if (!domain)
-        return 0;
     uint32_t *v = pa_map_get(&a->domains, domain);
     if (v)
         return *v;
@@ -59,14 +57,34 @@ static uint32_t domain_name_id(pa_agg_t *a, uint32_t domain)
     return id; /* 0: a domain whose create record was dropped shows as the default one */
 }
 
+static inline uint32_t domain_name_id(pa_agg_t *a, uint32_t domain)
+{
+    return domain ? domain_name_id_slow(a, domain) : 0;
+}
+
 typedef struct range_out {
     uint64_t t0, t1;
     uint32_t tid, end_tid, range_id, parent_id, name_id, domain_id, flags;
     int32_t level;
 } range_out_t;
 
-/* Spools a range; terminated ranges also feed the HGTX statistics (unterminated ones have no
- * real duration and would distort them). */
+/* Spools a range (`r`, a PA_SP_HGTX_RANGE record); terminated ranges also feed the HGTX
+ * statistics (unterminated ones have no real duration and would distort them). */
+static inline void range_emit_rec(pa_agg_t *a, const pa_record_t *r)
+{
+    pa_agg_spool1(a, r);
+    if (pa_agg_proj_range)
+        pa_agg_proj_range(a, r); /* device projection of this instance (agg_proj.c) */
+    if (pa_agg_hc_range && a->src_state[PA_AGG_SRC_HC])
+        pa_agg_hc_range(a, r); /* host counter deltas of this instance */
+    if (r->flags & PA_RF_UNTERMINATED)
+        return;
+    uint32_t key = r->u.range.domain_id ? display_id(a, r->u.range.domain_id, r->u.range.name_id)
+                                        : r->u.range.name_id;
+    pa_agg_stat_add_id_fast(a, PA_CAT_HGTX_RANGE, (r->flags & PA_RF_STARTEND) ? 1u : 0u, key,
+                            r->t1 > r->t0 ? r->t1 - r->t0 : 0);
+}
+
 static void range_emit(pa_agg_t *a, const range_out_t *o)
 {
     pa_record_t r = { .kind = PA_SP_HGTX_RANGE, .tid = o->tid, .flags = o->flags, .t0 = o->t0,
@@ -77,16 +95,7 @@ static void range_emit(pa_agg_t *a, const range_out_t *o)
     r.u.range.parent_id = o->parent_id;
     r.u.range.level = o->level;
     r.u.range.end_tid = o->end_tid;
-    pa_agg_spool(a, &r, NULL);
-    if (pa_agg_proj_range)
-        pa_agg_proj_range(a, &r); /* device projection of this instance (agg_proj.c) */
-    if (pa_agg_hc_range && a->src_state[PA_AGG_SRC_HC])
-        pa_agg_hc_range(a, &r); /* host counter deltas of this instance */
-    if (o->flags & PA_RF_UNTERMINATED)
-        return;
-    uint32_t key = display_id(a, o->domain_id, o->name_id);
-    pa_agg_stat_add_id(a, PA_CAT_HGTX_RANGE, (o->flags & PA_RF_STARTEND) ? 1u : 0u, key,
-                       o->t1 > o->t0 ? o->t1 - o->t0 : 0);
+    range_emit_rec(a, &r);
 }
 
 /* The name bytes of a push/start/mark/domain record: inline in the header (PA_RF_INLINE) or
@@ -106,7 +115,7 @@ static uint32_t rec_name_id(pa_agg_t *a, const pa_record_t *rec, const uint8_t *
 {
     size_t len;
     const void *p = rec_name(rec, payload, &len);
-    return pa_agg_intern(a, p, len);
+    return pa_agg_intern_fast(a, p, len);
 }
 
 static inline uint32_t dom_slot(uint32_t dom)
@@ -116,8 +125,10 @@ static inline uint32_t dom_slot(uint32_t dom)
 
 /* Index of the innermost open range of domain `dom` on the thread, -1 when none. Domains
  * rarely interleave, so this is the top entry in practice. */
-static long top_of(const struct pa_agg_thread *t, uint32_t dom)
+static inline long top_of(const struct pa_agg_thread *t, uint32_t dom)
 {
+    if (__builtin_expect(t->depth && t->stack[t->depth - 1].dom == dom, 1))
+        return (long)t->depth - 1;
     for (long i = (long)t->depth - 1; i >= 0; i--)
         if (t->stack[i].dom == dom)
             return i;
@@ -125,14 +136,17 @@ static long top_of(const struct pa_agg_thread *t, uint32_t dom)
 }
 
 /* Removes stack entry i, keeping the push order of the others. */
-static void remove_at(struct pa_agg_thread *t, long i)
+static inline void remove_at(struct pa_agg_thread *t, long i)
 {
+    if (__builtin_expect((uint32_t)i + 1 == t->depth, 1)) { /* the top: pops come in order */
+        t->depth--;
+        return;
+    }
     memmove(&t->stack[i], &t->stack[i + 1], (t->depth - (size_t)i - 1) * sizeof *t->stack);
     t->depth--;
 }
 
-static void hgtx_push(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec,
-                      const uint8_t *payload)
+void pa_agg_hgtx_push(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec, const uint8_t *payload)
 {
     uint32_t dom = rec->u.hgtx.domain;
     if (t->depth >= a->cfg.max_stack_depth) {
@@ -163,17 +177,21 @@ static void hgtx_push(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *r
     t->depth++;
 }
 
-static void pop_emit(pa_agg_t *a, struct pa_agg_thread *t, long i, uint64_t t1, uint32_t flags)
+static inline void pop_emit(pa_agg_t *a, struct pa_agg_thread *t, long i, uint64_t t1, uint32_t flags)
 {
     const pa_agg_open_range_t *o = &t->stack[i];
-    range_out_t out = { .t0 = o->t0, .t1 = t1, .tid = t->tid, .end_tid = t->tid,
-                        .range_id = o->range_id, .parent_id = o->parent_id, .name_id = o->name_id,
-                        .domain_id = o->domain_id, .flags = flags, .level = o->level };
+    pa_record_t r = { .kind = PA_SP_HGTX_RANGE, .tid = t->tid, .flags = flags, .t0 = o->t0, .t1 = t1 };
+    r.u.range.name_id = o->name_id;
+    r.u.range.domain_id = o->domain_id;
+    r.u.range.range_id = o->range_id;
+    r.u.range.parent_id = o->parent_id;
+    r.u.range.level = o->level;
+    r.u.range.end_tid = t->tid;
     remove_at(t, i);
-    range_emit(a, &out);
+    range_emit_rec(a, &r);
 }
 
-static void hgtx_pop(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec)
+void pa_agg_hgtx_pop(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec)
 {
     uint32_t dom = rec->u.hgtx.domain;
     if (t->skipped[dom_slot(dom)]) { /* the matching push was past the depth limit */
@@ -238,7 +256,7 @@ static void se_release(pa_agg_t *a, struct pa_agg_se *e)
     a->se_free = ix + 1;
 }
 
-static void hgtx_start(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec,
+static __attribute__((noinline)) void hgtx_start(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec,
                        const uint8_t *payload)
 {
     uint64_t id = rec->u.hgtx.id;
@@ -271,7 +289,7 @@ static void hgtx_start(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *
     e->range_id = out.range_id;
 }
 
-static void hgtx_end(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec)
+static __attribute__((noinline)) void hgtx_end(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec)
 {
     uint64_t id = rec->u.hgtx.id;
     uint32_t *ix = id ? pa_map_get(&a->se_map, id) : NULL;
@@ -294,8 +312,9 @@ static void hgtx_end(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *re
     e->tid = t->tid;
 }
 
-void pa_agg_hgtx_record(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec,
-                        const uint8_t *payload)
+/* The record kinds other than push and pop, and the records that need a look beyond them. */
+static inline void hgtx_record_other(pa_agg_t *a, struct pa_agg_thread *t,
+                                                        const pa_record_t *rec, const uint8_t *payload)
 {
     if (rec->flags & PA_RF_BAD_DOMAIN) /* the collector judged the handle; domain is 0 now */
         a->bad_domain++;
@@ -303,10 +322,10 @@ void pa_agg_hgtx_record(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t 
         pa_agg_hc_hgtx(a, t->tid, rec); /* the counter read just before this record */
     switch (rec->kind) {
     case PA_REC_HGTX_PUSH:
-        hgtx_push(a, t, rec, payload);
+        pa_agg_hgtx_push(a, t, rec, payload);
         break;
     case PA_REC_HGTX_POP:
-        hgtx_pop(a, t, rec);
+        pa_agg_hgtx_pop(a, t, rec);
         break;
     case PA_REC_HGTX_START:
         hgtx_start(a, t, rec, payload);
@@ -332,6 +351,12 @@ void pa_agg_hgtx_record(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t 
     default: /* domain destroy: names stay valid for ranges still open or drained later */
         break;
     }
+}
+
+void pa_agg_hgtx_record(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec,
+                        const uint8_t *payload)
+{
+    hgtx_record_other(a, t, rec, payload);
 }
 
 void pa_agg_hgtx_finish(pa_agg_t *a)

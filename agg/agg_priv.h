@@ -2,11 +2,14 @@
 #ifndef PA_AGG_PRIV_H
 #define PA_AGG_PRIV_H
 
+#include <string.h>
+
 #include "../common/pa_ring.h"
 #include "../common/pa_spool.h"
 #include "agg_internal.h"
 
 #define PA_AGG_BATCH 4096u   /* records per ring per pass: fairness between busy threads */
+#define PA_AGG_SPOOL_PIPE (8u << 20) /* bytes between the drain and the spool thread (~130 k records) */
 #define PA_AGG_DOM_SLOTS 16u /* skipped-push counters: domains 0..14, 15 for all others */
 
 /* One application thread (all rings of the same tid merge here). */
@@ -77,12 +80,78 @@ struct pa_agg {
     _Atomic uint64_t drain_deadline_ns; /* final drain stops here (pa_agg_stop: half its timeout); 0 = none */
 };
 
+/* The words of a string of at most 16 bytes that, with its length, determine every byte:
+ * overlapping loads of its first and last 8 (or 4) bytes, or its first, middle and last byte. */
+static inline void pa_agg_short_words(const uint8_t *s, size_t len, uint64_t *w0, uint64_t *w1)
+{
+    uint64_t x = 0, y = 0;
+    if (len >= 8) {
+        memcpy(&x, s, 8);
+        memcpy(&y, s + len - 8, 8);
+    } else if (len >= 4) {
+        uint32_t p, q;
+        memcpy(&p, s, 4);
+        memcpy(&q, s + len - 4, 4);
+        x = (uint64_t)p << 32 | q;
+    } else if (len) {
+        x = (uint64_t)s[0] << 16 | (uint64_t)s[len / 2] << 8 | s[len - 1];
+    }
+    *w0 = x;
+    *w1 = y;
+}
+
+/* pa_agg_intern()'s table lookup and new strings (`e`: the cache entry to fill, or NULL) */
+uint32_t pa_agg_intern_slow(pa_agg_t *a, const void *bytes, size_t len, struct pa_agg_icache *e,
+                            uint64_t w0, uint64_t w1);
+
+/*! pa_agg_intern_fast() : pa_agg_intern(), inline: short names (ranges, APIs, kernels) repeat and
+ *  are found in the direct-mapped cache without hashing or comparing their bytes. */
+static inline uint32_t pa_agg_intern_fast(pa_agg_t *a, const void *bytes, size_t len)
+{
+    if (len > 16)
+        return pa_agg_intern_slow(a, bytes, len, NULL, 0, 0);
+    uint64_t w0, w1;
+    pa_agg_short_words(bytes, len, &w0, &w1);
+    uint64_t h = (w0 ^ (w1 * 0x9e3779b97f4a7c15ull) ^ len) * 0xff51afd7ed558ccdull;
+    struct pa_agg_icache *e = &a->icache[h >> 56];
+    if (__builtin_expect(e->id && e->w0 == w0 && e->w1 == w1 && e->len == len, 1))
+        return e->id;
+    return pa_agg_intern_slow(a, bytes, len, e, w0, w1);
+}
+
+/*! pa_agg_stat_add_id_fast() : pa_agg_stat_add_id(), inline. */
+static inline void pa_agg_stat_add_id_fast(pa_agg_t *a, int cat, uint32_t tag, uint32_t key_id, uint64_t value)
+{
+    long row = pa_statset_row_fast(&a->stats, cat, tag, key_id);
+    if (__builtin_expect(row >= 0, 1))
+        pa_statset_add_fast(&a->stats, (size_t)row, value);
+}
+
+/*! pa_agg_spool1() : pa_agg_spool() of a record without payload (len 0), copied straight into
+ *  the spool thread's pipe when it has room. */
+static inline void pa_agg_spool1(pa_agg_t *a, const pa_record_t *rec)
+{
+    pa_record_t *s = a->spool ? pa_spool_slot(a->spool) : NULL;
+    if (__builtin_expect(s != NULL, 1)) {
+        *s = *rec;
+        pa_spool_slot_commit(a->spool);
+        a->spool_records++;
+        return;
+    }
+    pa_agg_spool(a, rec, NULL);
+}
+
 /*! pa_agg_thread_get() : the entry of `tid`, created on first use; NULL on OOM. */
 struct pa_agg_thread *pa_agg_thread_get(pa_agg_t *a, uint32_t tid);
 
 /*! pa_agg_hgtx_record() : HGTX ring records (push/pop/start/end/mark/domain). */
 void pa_agg_hgtx_record(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec,
                         const uint8_t *payload);
+
+/*! pa_agg_hgtx_push(), pa_agg_hgtx_pop() : a push or pop record alone, for the drain's fast path
+ *  (a record without PA_RF_BAD_DOMAIN while no host counters are read; else pa_agg_hgtx_record). */
+void pa_agg_hgtx_push(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec, const uint8_t *payload);
+void pa_agg_hgtx_pop(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec);
 
 /*! pa_agg_hgtx_finish() : emits still-open ranges as unterminated (t1 = a->end_ns), counts
  *  early ends that never met their start as bad ends. */

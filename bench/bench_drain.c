@@ -28,6 +28,13 @@ static uint64_t cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t process_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -131,11 +138,17 @@ int main(int argc, char **argv)
         atomic_store(&rings[i]->retired, 1);
     const pa_agg_results_t *res = pa_agg_finish(a);
     uint64_t fin_ns = now_ns() - t0;
+    /* the spool thread ended in pa_agg_finish: the process's CPU beyond this thread's is its */
+    uint64_t spool_ns = process_cpu_ns() - cpu_ns();
     qsort(rates, (size_t)rounds, sizeof *rates, cmp_double);
     printf("events %llu rounds %d rings %d\n", (unsigned long long)events, rounds, nrings);
     printf("agg_drain_rate %.0f events/s\n", rates[rounds / 2]);
     printf("agg_drain_rate_overall %.0f events/s\n", (double)events * 1e9 / (double)drain_ns);
     printf("agg_finish_time %.3f ms\n", (double)fin_ns / 1e6);
+    printf("spool_thread_cpu_per_event %.1f ns\n", (double)spool_ns / (double)events);
+    printf("agg_plus_spool_thread_rate %.0f events/s\n", (double)events * 1e9 / (double)(drain_ns + spool_ns));
+    printf("spool_pipe_waits %llu (%.3f ms)\n", (unsigned long long)res->spool_pipe_waits,
+           (double)res->spool_pipe_wait_ns / 1e6);
     printf("spool_bytes_per_event %.2f bytes\n", (double)res->spool_bytes_compressed / (double)events);
     printf("spool_raw_bytes_per_event %.2f bytes\n", (double)res->spool_bytes_raw / (double)events);
     pa_agg_destroy(a);

@@ -1,9 +1,11 @@
 /* recover.c - `profagent recover FILE.spool.zst [-o OUT.db]`: a DB from a dead process's spool. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -136,20 +138,68 @@ static int complete_in_place(const char *spool, const char *db, uint32_t pid)
     return 0;
 }
 
+/* When process pid started (s since the epoch: /proc/stat btime + /proc/pid/stat starttime);
+ * -1 when it does not exist, -2 when /proc cannot tell. */
+static double pid_start_time(uint32_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%u/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno == ENOENT ? -1 : -2;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+    unsigned long long ticks = 0, btime = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                     &ticks) != 1)
+        return -2;
+    if (!(f = fopen("/proc/stat", "r")))
+        return -2;
+    while (fgets(buf, sizeof buf, f) && sscanf(buf, "btime %llu", &btime) != 1) {
+    }
+    fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    return btime && hz > 0 ? (double)btime + (double)ticks / (double)hz : -2;
+}
+
+/* Is the session that wrote the spool still running? Its pid is alive and started before the
+ * spool was last written (a process that reused the pid started after the writer died, i.e.
+ * after that write; btime has 1 s resolution, so one started within 1 s counts as the writer:
+ * --force overrides). The agent opens the spool per write, so open fds do not tell. */
+static int spool_is_live(const char *spool, uint32_t pid)
+{
+    struct stat sp;
+    if (pid == 0 || stat(spool, &sp) != 0)
+        return 0;
+    double started = pid_start_time(pid);
+    if (started == -1)
+        return 0;
+    if (started == -2) /* no /proc: alive is all we can know */
+        return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+    return started <= (double)sp.st_mtim.tv_sec + (double)sp.st_mtim.tv_nsec / 1e9 + 1.0;
+}
+
+#define RECOVER_USAGE "usage: profagent recover FILE.spool.zst [-o OUT.db] [--force]"
+
 int pa_cli_recover(int argc, char **argv)
 {
     const char *spool = NULL, *out = NULL;
+    int force = 0;
     for (int i = 1; i < argc; i++) {
         if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc)
             out = argv[++i];
+        else if (!strcmp(argv[i], "--force"))
+            force = 1;
         else if (argv[i][0] == '-' || spool) {
-            pa_cli_error("recover: unexpected '%s'; usage: profagent recover FILE.spool.zst [-o OUT.db]", argv[i]);
+            pa_cli_error("recover: unexpected '%s'; " RECOVER_USAGE, argv[i]);
             return PA_CLI_EUSAGE;
         } else
             spool = argv[i];
     }
     if (!spool) {
-        pa_cli_error("recover: no spool given; usage: profagent recover FILE.spool.zst [-o OUT.db]");
+        pa_cli_error("recover: no spool given; " RECOVER_USAGE);
         return PA_CLI_EUSAGE;
     }
     char meant[PATH_MAX], db[PATH_MAX];
@@ -170,6 +220,16 @@ int pa_cli_recover(int argc, char **argv)
         }
         pid = 0;
     }
+    /* a live session's spool: its DB is being streamed and is completed at its exit; a rebuild
+     * now is a snapshot of a moment, and completing its DB in place would write under it */
+    int live = spool_is_live(spool, pid);
+    if (live && (!force || !out)) {
+        pa_cli_error("recover: '%s' is still being written by pid %u (a live session: its DB is completed at its"
+                     " exit); nothing was written; %s", spool, pid,
+                     force ? "--force needs -o OUT.db (a live session's own DB is never rewritten)"
+                           : "give --force -o OUT.db for a snapshot of what it holds now");
+        return PA_CLI_EDATA;
+    }
     if (!out && streamed_db(spool, meant, db, sizeof db) == 0) {
         if (complete_in_place(spool, db, pid) != 0) {
             pa_cli_error("recover: no DB built from '%s'; '%s' is left as it was", spool, db);
@@ -189,6 +249,10 @@ int pa_cli_recover(int argc, char **argv)
         pa_cli_error("recover: no DB built from '%s'", spool);
         return PA_CLI_EDATA;
     }
-    printf("Database: %s (recovered, session_complete=0; the spool '%s' can be removed)\n", db, spool);
+    if (live)
+        printf("Database: %s (a snapshot of a live session, session_complete=0; the spool '%s' is still in use:"
+               " keep it)\n", db, spool);
+    else
+        printf("Database: %s (recovered, session_complete=0; the spool '%s' can be removed)\n", db, spool);
     return PA_CLI_OK;
 }

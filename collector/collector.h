@@ -152,9 +152,7 @@ static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t 
     uint32_t ns = pa_record_slots(len);
     /* room for the pops of the open pushes stays free (capped at half the ring): a record that
      * would take it is dropped instead, so a pop is never lost while its push was kept */
-    uint32_t keep = pa_tls.hgtx_open;
-    uint64_t half = (r->mask + 1) / 2;
-    pa_record_t *slot = pa_ring_reserve_keep(r, ns, keep < half ? keep : (uint32_t)half);
+    pa_record_t *slot = pa_ring_reserve_keep(r, ns, pa_tls.hgtx_open);
     if (PA_UNLIKELY(slot == NULL)) {
         pa_tls.emitting = 0;
         return -1;
@@ -186,9 +184,9 @@ static inline __attribute__((always_inline)) pa_record_t *pa_emit1_begin(void)
     }
     pa_tls.emitting = 1;
     atomic_signal_fence(memory_order_seq_cst);
-    uint32_t keep = pa_tls.hgtx_open; /* as pa_emit(): the pops of open pushes keep their room */
-    uint64_t half = (r->mask + 1) / 2;
-    pa_record_t *slot = pa_ring_reserve_keep(r, 1, keep < half ? keep : (uint32_t)half);
+    /* as pa_emit(): the pops of open pushes keep their room (capped at half the ring by the
+     * reserve itself) */
+    pa_record_t *slot = pa_ring_reserve_keep(r, 1, pa_tls.hgtx_open);
     if (PA_UNLIKELY(slot == NULL))
         pa_tls.emitting = 0;
     return slot;

@@ -142,10 +142,70 @@ static inline uint64_t range_time(uint64_t t0)
     return t0;
 }
 
-/* A push or pop record written in place (one slot; a push's name inline, `len` bytes): the
- * common case of push()/pop(); a record that cannot be stored is counted as pa_emit() counts it. */
+/* The inline name area of a push (u.hgtx.id + u.hgtx.text: PA_SLOT_SIZE - its offset) in words. */
+#define PA_HGTX_INLINE_MAX (PA_SLOT_SIZE - offsetof(pa_record_t, u.hgtx.id))
+_Static_assert(PA_HGTX_INLINE_MAX == 24, "a push's inline name is three words");
+#define PA_HGTX_NAME_LONG ((size_t)-1)
+
+/* 0x80 in each byte of x that is zero, and possibly in bytes above the first zero (not below
+ * it): the lowest one marks the first NUL. */
+static inline uint64_t zero_bytes(uint64_t x)
+{
+    return (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+}
+
+/*! name_words() : a message of at most PA_HGTX_INLINE_MAX bytes as the three words of a push's
+ *  inline name (bytes past the NUL zeroed, so no stale ring bytes travel): its length; or
+ *  PA_HGTX_NAME_LONG when it is longer, or when the 25 bytes from `s` cross a page end (then
+ *  the caller measures it with strnlen). Word loads instead of strnlen + memcpy calls: it reads
+ *  up to 24 bytes past the NUL, within s's page only (mapped: s is), not within the C object
+ *  (hence not instrumented; the bytes read past the NUL are discarded). */
+__attribute__((no_sanitize("address"))) static inline size_t name_words(const char *s, uint64_t w[3])
+{
+    if (PA_UNLIKELY(((uintptr_t)s & 4095u) > 4096u - PA_HGTX_INLINE_MAX - 1))
+        return PA_HGTX_NAME_LONG;
+    uint64_t a, b, c;
+    memcpy(&a, s, 8);
+    memcpy(&b, s + 8, 8);
+    memcpy(&c, s + 16, 8);
+    uint64_t z;
+    if ((z = zero_bytes(a)) != 0) {
+        unsigned n = (unsigned)__builtin_ctzll(z) >> 3;
+        w[0] = a & ((1ull << (n * 8)) - 1); /* n < 8 */
+        w[1] = w[2] = 0;
+        return n;
+    }
+    w[0] = a;
+    if ((z = zero_bytes(b)) != 0) {
+        unsigned n = (unsigned)__builtin_ctzll(z) >> 3;
+        w[1] = b & ((1ull << (n * 8)) - 1);
+        w[2] = 0;
+        return 8 + n;
+    }
+    w[1] = b;
+    if ((z = zero_bytes(c)) != 0) {
+        unsigned n = (unsigned)__builtin_ctzll(z) >> 3;
+        w[2] = c & ((1ull << (n * 8)) - 1);
+        return 16 + n;
+    }
+    w[2] = c;
+    return s[24] == 0 ? 24 : PA_HGTX_NAME_LONG;
+}
+
+/* The time of a push or pop record now: a stamp (pa_clock_stamp: the ring's consumer converts
+ * it), or ns while host counters are on (their sample is paired with the record by its t0). */
+static inline uint64_t pushpop_time(void)
+{
+    if (PA_UNLIKELY(pa_hc_active))
+        return range_time(0);
+    return pa_clock_stamp();
+}
+
+/* A push or pop record written in place (one slot; a push's name inline: `len` bytes in the
+ * words `name`): the common case of push()/pop(); a record that cannot be stored is counted as
+ * pa_emit() counts it. */
 static inline __attribute__((always_inline)) void emit_pushpop(uint16_t kind, uint32_t flags, uint32_t dom, int level, uint64_t t0,
-                                const char *name, size_t len)
+                                const uint64_t *name, size_t len)
 {
     pa_record_t *s = pa_emit1_begin();
     if (PA_UNLIKELY(s == NULL))
@@ -155,8 +215,8 @@ static inline __attribute__((always_inline)) void emit_pushpop(uint16_t kind, ui
     s->t1 = 0;
     uint64_t w = dom | (uint64_t)(uint32_t)level << 32; /* u.hgtx.domain, u.hgtx.level */
     memcpy((char *)s + offsetof(pa_record_t, u.hgtx.domain), &w, 8);
-    if (len)
-        memcpy((char *)s + offsetof(pa_record_t, u.hgtx.id), name, len);
+    if (kind == PA_REC_HGTX_PUSH)
+        memcpy((char *)s + offsetof(pa_record_t, u.hgtx.id), name, PA_HGTX_INLINE_MAX);
     pa_emit1_end();
 }
 
@@ -167,10 +227,16 @@ static inline int push(hgtxDomainHandle_t d, const char *message)
     int level = (*depth_of(dom))++;
     pa_tls.hgtx_open++; /* before the emit: this push keeps room for its own pop */
     if (hgtx_collecting()) {
-        uint64_t t0 = range_time(0);
-        size_t len = message ? strnlen(message, PA_HGTX_NAME_MAX + 1) : 0;
-        if (PA_LIKELY(len <= PA_SLOT_SIZE - pa_hgtx_inline_off(PA_REC_HGTX_PUSH))) {
-            emit_pushpop(PA_REC_HGTX_PUSH, flags, dom, level, t0, message, len);
+        uint64_t t0 = pushpop_time();
+        uint64_t w[3] = {0, 0, 0};
+        size_t len = message ? name_words(message, w) : 0;
+        if (PA_UNLIKELY(len == PA_HGTX_NAME_LONG)) { /* longer, or near a page end */
+            len = strnlen(message, PA_HGTX_NAME_MAX + 1);
+            if (len <= PA_HGTX_INLINE_MAX)
+                memcpy(w, message, len);
+        }
+        if (PA_LIKELY(len <= PA_HGTX_INLINE_MAX)) {
+            emit_pushpop(PA_REC_HGTX_PUSH, flags, dom, level, t0, w, len);
         } else {
             pa_record_t rec = {.kind = PA_REC_HGTX_PUSH, .flags = flags};
             rec.u.hgtx.domain = dom;
@@ -192,7 +258,7 @@ static inline int pop(hgtxDomainHandle_t d)
     if (level >= 0 && pa_tls.hgtx_open) /* before the emit: the pop uses the room its push kept */
         pa_tls.hgtx_open--;
     if (hgtx_collecting())
-        emit_pushpop(PA_REC_HGTX_POP, flags, dom, level, range_time(0), NULL, 0);
+        emit_pushpop(PA_REC_HGTX_POP, flags, dom, level, pushpop_time(), NULL, 0);
     return level;
 }
 

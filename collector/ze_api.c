@@ -105,6 +105,7 @@ void pa_ze_on_exit_slow(int api, void *params, int32_t result, void **inst)
     uint64_t t0 = (uint64_t)(uintptr_t)*inst;
     if (t0 == 0)
         return;
+    t0 = pa_clock_stamp_ns(t0); /* the fast prologue stored a stamp: the hooks below want ns */
     if (!pa_agent_collecting(PA_SRC_ZE)) { /* mem without ze: only the memory hooks */
         if (pa_agent_collecting(PA_SRC_MEM))
             pa_ze_mem_hooks(api, params, result, t0, pa_clock_ns());
@@ -112,9 +113,11 @@ void pa_ze_on_exit_slow(int api, void *params, int32_t result, void **inst)
     }
     uint64_t t1 = pa_clock_ns();
     int ops = needs_ops(api);
+    if (!needs_prologue(api)) /* the fast prologue took no correlation id (pa_ze_fast_enter) */
+        pa_tls.ze_corr = pa_ze_corr_new();
     pa_record_t *rec = pa_emit1_begin(); /* filled in place: no record copy */
     if (PA_LIKELY(rec != NULL)) {
-        pa_ze_api_rec_fill(rec, api, result, t0, t1);
+        pa_ze_api_rec_fill(rec, api, result, t0, t1, pa_tls.ze_corr);
         if (PA_UNLIKELY(ops))
             api_aux(api, params, result, rec->u.ze.aux);
         pa_emit1_end();

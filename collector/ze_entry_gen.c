@@ -10,11 +10,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeInit(ze_init_flags_t flags)
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_Init);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_Init))(flags);
-    ze_init_params_t p = { &flags };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_Init, &t0))) {
+        ze_result_t r = f(flags);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_Init, pa_ze_exit_plain_arg(PA_ZE_API_Init, NULL), (int32_t)r, t0)))
+            return r;
+        ze_init_flags_t c_flags = flags;
+        ze_init_params_t p = { &c_flags };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_Init, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_init_flags_t c_flags = flags;
+    ze_init_params_t p = { &c_flags };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_Init, &p, &inst);
-    ze_result_t r = f(flags);
-    pa_ze_on_exit(PA_ZE_API_Init, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_Init, &p, &inst);
+    ze_result_t r = f(c_flags);
+    pa_ze_on_exit_slow(PA_ZE_API_Init, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDriverGet(uint32_t* pCount, ze_driver_handle_t* phDrivers)
@@ -23,11 +35,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGet(uint32_t* pCount, ze_driver_handle_
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DriverGet);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGet))(pCount, phDrivers);
-    ze_driver_get_params_t p = { &pCount, &phDrivers };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGet, &t0))) {
+        ze_result_t r = f(pCount, phDrivers);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGet, pa_ze_exit_plain_arg(PA_ZE_API_DriverGet, NULL), (int32_t)r, t0)))
+            return r;
+        uint32_t* c_pCount = pCount;
+        ze_driver_handle_t* c_phDrivers = phDrivers;
+        ze_driver_get_params_t p = { &c_pCount, &c_phDrivers };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DriverGet, &p, (int32_t)r, &inst);
+        return r;
+    }
+    uint32_t* c_pCount = pCount;
+    ze_driver_handle_t* c_phDrivers = phDrivers;
+    ze_driver_get_params_t p = { &c_pCount, &c_phDrivers };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DriverGet, &p, &inst);
-    ze_result_t r = f(pCount, phDrivers);
-    pa_ze_on_exit(PA_ZE_API_DriverGet, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DriverGet, &p, &inst);
+    ze_result_t r = f(c_pCount, c_phDrivers);
+    pa_ze_on_exit_slow(PA_ZE_API_DriverGet, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDriverGetApiVersion(ze_driver_handle_t hDriver, ze_api_version_t* version)
@@ -36,11 +62,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetApiVersion(ze_driver_handle_t hDrive
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DriverGetApiVersion);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGetApiVersion))(hDriver, version);
-    ze_driver_get_api_version_params_t p = { &hDriver, &version };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGetApiVersion, &t0))) {
+        ze_result_t r = f(hDriver, version);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGetApiVersion, pa_ze_exit_plain_arg(PA_ZE_API_DriverGetApiVersion, NULL), (int32_t)r, t0)))
+            return r;
+        ze_driver_handle_t c_hDriver = hDriver;
+        ze_api_version_t* c_version = version;
+        ze_driver_get_api_version_params_t p = { &c_hDriver, &c_version };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DriverGetApiVersion, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_driver_handle_t c_hDriver = hDriver;
+    ze_api_version_t* c_version = version;
+    ze_driver_get_api_version_params_t p = { &c_hDriver, &c_version };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DriverGetApiVersion, &p, &inst);
-    ze_result_t r = f(hDriver, version);
-    pa_ze_on_exit(PA_ZE_API_DriverGetApiVersion, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DriverGetApiVersion, &p, &inst);
+    ze_result_t r = f(c_hDriver, c_version);
+    pa_ze_on_exit_slow(PA_ZE_API_DriverGetApiVersion, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDriverGetProperties(ze_driver_handle_t hDriver, ze_driver_properties_t* pDriverProperties)
@@ -49,11 +89,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetProperties(ze_driver_handle_t hDrive
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DriverGetProperties);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGetProperties))(hDriver, pDriverProperties);
-    ze_driver_get_properties_params_t p = { &hDriver, &pDriverProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGetProperties, &t0))) {
+        ze_result_t r = f(hDriver, pDriverProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGetProperties, pa_ze_exit_plain_arg(PA_ZE_API_DriverGetProperties, NULL), (int32_t)r, t0)))
+            return r;
+        ze_driver_handle_t c_hDriver = hDriver;
+        ze_driver_properties_t* c_pDriverProperties = pDriverProperties;
+        ze_driver_get_properties_params_t p = { &c_hDriver, &c_pDriverProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DriverGetProperties, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_driver_handle_t c_hDriver = hDriver;
+    ze_driver_properties_t* c_pDriverProperties = pDriverProperties;
+    ze_driver_get_properties_params_t p = { &c_hDriver, &c_pDriverProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DriverGetProperties, &p, &inst);
-    ze_result_t r = f(hDriver, pDriverProperties);
-    pa_ze_on_exit(PA_ZE_API_DriverGetProperties, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DriverGetProperties, &p, &inst);
+    ze_result_t r = f(c_hDriver, c_pDriverProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_DriverGetProperties, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDriverGetIpcProperties(ze_driver_handle_t hDriver, ze_driver_ipc_properties_t* pIpcProperties)
@@ -62,11 +116,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetIpcProperties(ze_driver_handle_t hDr
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DriverGetIpcProperties);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGetIpcProperties))(hDriver, pIpcProperties);
-    ze_driver_get_ipc_properties_params_t p = { &hDriver, &pIpcProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGetIpcProperties, &t0))) {
+        ze_result_t r = f(hDriver, pIpcProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGetIpcProperties, pa_ze_exit_plain_arg(PA_ZE_API_DriverGetIpcProperties, NULL), (int32_t)r, t0)))
+            return r;
+        ze_driver_handle_t c_hDriver = hDriver;
+        ze_driver_ipc_properties_t* c_pIpcProperties = pIpcProperties;
+        ze_driver_get_ipc_properties_params_t p = { &c_hDriver, &c_pIpcProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DriverGetIpcProperties, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_driver_handle_t c_hDriver = hDriver;
+    ze_driver_ipc_properties_t* c_pIpcProperties = pIpcProperties;
+    ze_driver_get_ipc_properties_params_t p = { &c_hDriver, &c_pIpcProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DriverGetIpcProperties, &p, &inst);
-    ze_result_t r = f(hDriver, pIpcProperties);
-    pa_ze_on_exit(PA_ZE_API_DriverGetIpcProperties, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DriverGetIpcProperties, &p, &inst);
+    ze_result_t r = f(c_hDriver, c_pIpcProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_DriverGetIpcProperties, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDriverGetExtensionProperties(ze_driver_handle_t hDriver, uint32_t* pCount, ze_driver_extension_properties_t* pExtensionProperties)
@@ -75,11 +143,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetExtensionProperties(ze_driver_handle
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DriverGetExtensionProperties);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGetExtensionProperties))(hDriver, pCount, pExtensionProperties);
-    ze_driver_get_extension_properties_params_t p = { &hDriver, &pCount, &pExtensionProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGetExtensionProperties, &t0))) {
+        ze_result_t r = f(hDriver, pCount, pExtensionProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGetExtensionProperties, pa_ze_exit_plain_arg(PA_ZE_API_DriverGetExtensionProperties, NULL), (int32_t)r, t0)))
+            return r;
+        ze_driver_handle_t c_hDriver = hDriver;
+        uint32_t* c_pCount = pCount;
+        ze_driver_extension_properties_t* c_pExtensionProperties = pExtensionProperties;
+        ze_driver_get_extension_properties_params_t p = { &c_hDriver, &c_pCount, &c_pExtensionProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DriverGetExtensionProperties, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_driver_handle_t c_hDriver = hDriver;
+    uint32_t* c_pCount = pCount;
+    ze_driver_extension_properties_t* c_pExtensionProperties = pExtensionProperties;
+    ze_driver_get_extension_properties_params_t p = { &c_hDriver, &c_pCount, &c_pExtensionProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DriverGetExtensionProperties, &p, &inst);
-    ze_result_t r = f(hDriver, pCount, pExtensionProperties);
-    pa_ze_on_exit(PA_ZE_API_DriverGetExtensionProperties, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DriverGetExtensionProperties, &p, &inst);
+    ze_result_t r = f(c_hDriver, c_pCount, c_pExtensionProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_DriverGetExtensionProperties, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDriverGetExtensionFunctionAddress(ze_driver_handle_t hDriver, const char* name, void** ppFunctionAddress)
@@ -88,11 +172,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetExtensionFunctionAddress(ze_driver_h
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DriverGetExtensionFunctionAddress);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGetExtensionFunctionAddress))(hDriver, name, ppFunctionAddress);
-    ze_driver_get_extension_function_address_params_t p = { &hDriver, &name, &ppFunctionAddress };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGetExtensionFunctionAddress, &t0))) {
+        ze_result_t r = f(hDriver, name, ppFunctionAddress);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGetExtensionFunctionAddress, pa_ze_exit_plain_arg(PA_ZE_API_DriverGetExtensionFunctionAddress, NULL), (int32_t)r, t0)))
+            return r;
+        ze_driver_handle_t c_hDriver = hDriver;
+        const char* c_name = name;
+        void** c_ppFunctionAddress = ppFunctionAddress;
+        ze_driver_get_extension_function_address_params_t p = { &c_hDriver, &c_name, &c_ppFunctionAddress };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DriverGetExtensionFunctionAddress, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_driver_handle_t c_hDriver = hDriver;
+    const char* c_name = name;
+    void** c_ppFunctionAddress = ppFunctionAddress;
+    ze_driver_get_extension_function_address_params_t p = { &c_hDriver, &c_name, &c_ppFunctionAddress };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DriverGetExtensionFunctionAddress, &p, &inst);
-    ze_result_t r = f(hDriver, name, ppFunctionAddress);
-    pa_ze_on_exit(PA_ZE_API_DriverGetExtensionFunctionAddress, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DriverGetExtensionFunctionAddress, &p, &inst);
+    ze_result_t r = f(c_hDriver, c_name, c_ppFunctionAddress);
+    pa_ze_on_exit_slow(PA_ZE_API_DriverGetExtensionFunctionAddress, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceGet(ze_driver_handle_t hDriver, uint32_t* pCount, ze_device_handle_t* phDevices)
@@ -101,11 +201,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGet(ze_driver_handle_t hDriver, uint32_
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceGet);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGet))(hDriver, pCount, phDevices);
-    ze_device_get_params_t p = { &hDriver, &pCount, &phDevices };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGet, &t0))) {
+        ze_result_t r = f(hDriver, pCount, phDevices);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGet, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGet, NULL), (int32_t)r, t0)))
+            return r;
+        ze_driver_handle_t c_hDriver = hDriver;
+        uint32_t* c_pCount = pCount;
+        ze_device_handle_t* c_phDevices = phDevices;
+        ze_device_get_params_t p = { &c_hDriver, &c_pCount, &c_phDevices };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceGet, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_driver_handle_t c_hDriver = hDriver;
+    uint32_t* c_pCount = pCount;
+    ze_device_handle_t* c_phDevices = phDevices;
+    ze_device_get_params_t p = { &c_hDriver, &c_pCount, &c_phDevices };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceGet, &p, &inst);
-    ze_result_t r = f(hDriver, pCount, phDevices);
-    pa_ze_on_exit(PA_ZE_API_DeviceGet, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceGet, &p, &inst);
+    ze_result_t r = f(c_hDriver, c_pCount, c_phDevices);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceGet, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t* pCount, ze_device_handle_t* phSubdevices)
@@ -114,11 +230,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetSubDevices(ze_device_handle_t hDevic
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceGetSubDevices);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetSubDevices))(hDevice, pCount, phSubdevices);
-    ze_device_get_sub_devices_params_t p = { &hDevice, &pCount, &phSubdevices };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetSubDevices, &t0))) {
+        ze_result_t r = f(hDevice, pCount, phSubdevices);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetSubDevices, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetSubDevices, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        uint32_t* c_pCount = pCount;
+        ze_device_handle_t* c_phSubdevices = phSubdevices;
+        ze_device_get_sub_devices_params_t p = { &c_hDevice, &c_pCount, &c_phSubdevices };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceGetSubDevices, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    uint32_t* c_pCount = pCount;
+    ze_device_handle_t* c_phSubdevices = phSubdevices;
+    ze_device_get_sub_devices_params_t p = { &c_hDevice, &c_pCount, &c_phSubdevices };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceGetSubDevices, &p, &inst);
-    ze_result_t r = f(hDevice, pCount, phSubdevices);
-    pa_ze_on_exit(PA_ZE_API_DeviceGetSubDevices, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceGetSubDevices, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_pCount, c_phSubdevices);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceGetSubDevices, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties_t* pDeviceProperties)
@@ -127,11 +259,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetProperties(ze_device_handle_t hDevic
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceGetProperties);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetProperties))(hDevice, pDeviceProperties);
-    ze_device_get_properties_params_t p = { &hDevice, &pDeviceProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetProperties, &t0))) {
+        ze_result_t r = f(hDevice, pDeviceProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetProperties, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        ze_device_properties_t* c_pDeviceProperties = pDeviceProperties;
+        ze_device_get_properties_params_t p = { &c_hDevice, &c_pDeviceProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceGetProperties, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    ze_device_properties_t* c_pDeviceProperties = pDeviceProperties;
+    ze_device_get_properties_params_t p = { &c_hDevice, &c_pDeviceProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceGetProperties, &p, &inst);
-    ze_result_t r = f(hDevice, pDeviceProperties);
-    pa_ze_on_exit(PA_ZE_API_DeviceGetProperties, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceGetProperties, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_pDeviceProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceGetProperties, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetComputeProperties(ze_device_handle_t hDevice, ze_device_compute_properties_t* pComputeProperties)
@@ -140,11 +286,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetComputeProperties(ze_device_handle_t
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceGetComputeProperties);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetComputeProperties))(hDevice, pComputeProperties);
-    ze_device_get_compute_properties_params_t p = { &hDevice, &pComputeProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetComputeProperties, &t0))) {
+        ze_result_t r = f(hDevice, pComputeProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetComputeProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetComputeProperties, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        ze_device_compute_properties_t* c_pComputeProperties = pComputeProperties;
+        ze_device_get_compute_properties_params_t p = { &c_hDevice, &c_pComputeProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceGetComputeProperties, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    ze_device_compute_properties_t* c_pComputeProperties = pComputeProperties;
+    ze_device_get_compute_properties_params_t p = { &c_hDevice, &c_pComputeProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceGetComputeProperties, &p, &inst);
-    ze_result_t r = f(hDevice, pComputeProperties);
-    pa_ze_on_exit(PA_ZE_API_DeviceGetComputeProperties, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceGetComputeProperties, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_pComputeProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceGetComputeProperties, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetModuleProperties(ze_device_handle_t hDevice, ze_device_module_properties_t* pModuleProperties)
@@ -153,11 +313,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetModuleProperties(ze_device_handle_t 
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceGetModuleProperties);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetModuleProperties))(hDevice, pModuleProperties);
-    ze_device_get_module_properties_params_t p = { &hDevice, &pModuleProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetModuleProperties, &t0))) {
+        ze_result_t r = f(hDevice, pModuleProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetModuleProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetModuleProperties, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        ze_device_module_properties_t* c_pModuleProperties = pModuleProperties;
+        ze_device_get_module_properties_params_t p = { &c_hDevice, &c_pModuleProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceGetModuleProperties, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    ze_device_module_properties_t* c_pModuleProperties = pModuleProperties;
+    ze_device_get_module_properties_params_t p = { &c_hDevice, &c_pModuleProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceGetModuleProperties, &p, &inst);
-    ze_result_t r = f(hDevice, pModuleProperties);
-    pa_ze_on_exit(PA_ZE_API_DeviceGetModuleProperties, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceGetModuleProperties, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_pModuleProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceGetModuleProperties, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetCommandQueueGroupProperties(ze_device_handle_t hDevice, uint32_t* pCount, ze_command_queue_group_properties_t* pCommandQueueGroupProperties)
@@ -166,11 +340,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetCommandQueueGroupProperties(ze_devic
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceGetCommandQueueGroupProperties);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetCommandQueueGroupProperties))(hDevice, pCount, pCommandQueueGroupProperties);
-    ze_device_get_command_queue_group_properties_params_t p = { &hDevice, &pCount, &pCommandQueueGroupProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetCommandQueueGroupProperties, &t0))) {
+        ze_result_t r = f(hDevice, pCount, pCommandQueueGroupProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetCommandQueueGroupProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetCommandQueueGroupProperties, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        uint32_t* c_pCount = pCount;
+        ze_command_queue_group_properties_t* c_pCommandQueueGroupProperties = pCommandQueueGroupProperties;
+        ze_device_get_command_queue_group_properties_params_t p = { &c_hDevice, &c_pCount, &c_pCommandQueueGroupProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceGetCommandQueueGroupProperties, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    uint32_t* c_pCount = pCount;
+    ze_command_queue_group_properties_t* c_pCommandQueueGroupProperties = pCommandQueueGroupProperties;
+    ze_device_get_command_queue_group_properties_params_t p = { &c_hDevice, &c_pCount, &c_pCommandQueueGroupProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceGetCommandQueueGroupProperties, &p, &inst);
-    ze_result_t r = f(hDevice, pCount, pCommandQueueGroupProperties);
-    pa_ze_on_exit(PA_ZE_API_DeviceGetCommandQueueGroupProperties, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceGetCommandQueueGroupProperties, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_pCount, c_pCommandQueueGroupProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceGetCommandQueueGroupProperties, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetMemoryProperties(ze_device_handle_t hDevice, uint32_t* pCount, ze_device_memory_properties_t* pMemProperties)
@@ -179,11 +369,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetMemoryProperties(ze_device_handle_t 
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceGetMemoryProperties);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetMemoryProperties))(hDevice, pCount, pMemProperties);
-    ze_device_get_memory_properties_params_t p = { &hDevice, &pCount, &pMemProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetMemoryProperties, &t0))) {
+        ze_result_t r = f(hDevice, pCount, pMemProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetMemoryProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetMemoryProperties, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        uint32_t* c_pCount = pCount;
+        ze_device_memory_properties_t* c_pMemProperties = pMemProperties;
+        ze_device_get_memory_properties_params_t p = { &c_hDevice, &c_pCount, &c_pMemProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceGetMemoryProperties, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    uint32_t* c_pCount = pCount;
+    ze_device_memory_properties_t* c_pMemProperties = pMemProperties;
+    ze_device_get_memory_properties_params_t p = { &c_hDevice, &c_pCount, &c_pMemProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceGetMemoryProperties, &p, &inst);
-    ze_result_t r = f(hDevice, pCount, pMemProperties);
-    pa_ze_on_exit(PA_ZE_API_DeviceGetMemoryProperties, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceGetMemoryProperties, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_pCount, c_pMemProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceGetMemoryProperties, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetMemoryAccessProperties(ze_device_handle_t hDevice, ze_device_memory_access_properties_t* pMemAccessProperties)
@@ -192,11 +398,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetMemoryAccessProperties(ze_device_han
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceGetMemoryAccessProperties);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetMemoryAccessProperties))(hDevice, pMemAccessProperties);
-    ze_device_get_memory_access_properties_params_t p = { &hDevice, &pMemAccessProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetMemoryAccessProperties, &t0))) {
+        ze_result_t r = f(hDevice, pMemAccessProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetMemoryAccessProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetMemoryAccessProperties, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        ze_device_memory_access_properties_t* c_pMemAccessProperties = pMemAccessProperties;
+        ze_device_get_memory_access_properties_params_t p = { &c_hDevice, &c_pMemAccessProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceGetMemoryAccessProperties, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    ze_device_memory_access_properties_t* c_pMemAccessProperties = pMemAccessProperties;
+    ze_device_get_memory_access_properties_params_t p = { &c_hDevice, &c_pMemAccessProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceGetMemoryAccessProperties, &p, &inst);
-    ze_result_t r = f(hDevice, pMemAccessProperties);
-    pa_ze_on_exit(PA_ZE_API_DeviceGetMemoryAccessProperties, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceGetMemoryAccessProperties, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_pMemAccessProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceGetMemoryAccessProperties, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetCacheProperties(ze_device_handle_t hDevice, uint32_t* pCount, ze_device_cache_properties_t* pCacheProperties)
@@ -205,11 +425,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetCacheProperties(ze_device_handle_t h
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceGetCacheProperties);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetCacheProperties))(hDevice, pCount, pCacheProperties);
-    ze_device_get_cache_properties_params_t p = { &hDevice, &pCount, &pCacheProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetCacheProperties, &t0))) {
+        ze_result_t r = f(hDevice, pCount, pCacheProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetCacheProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetCacheProperties, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        uint32_t* c_pCount = pCount;
+        ze_device_cache_properties_t* c_pCacheProperties = pCacheProperties;
+        ze_device_get_cache_properties_params_t p = { &c_hDevice, &c_pCount, &c_pCacheProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceGetCacheProperties, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    uint32_t* c_pCount = pCount;
+    ze_device_cache_properties_t* c_pCacheProperties = pCacheProperties;
+    ze_device_get_cache_properties_params_t p = { &c_hDevice, &c_pCount, &c_pCacheProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceGetCacheProperties, &p, &inst);
-    ze_result_t r = f(hDevice, pCount, pCacheProperties);
-    pa_ze_on_exit(PA_ZE_API_DeviceGetCacheProperties, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceGetCacheProperties, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_pCount, c_pCacheProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceGetCacheProperties, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetImageProperties(ze_device_handle_t hDevice, ze_device_image_properties_t* pImageProperties)
@@ -218,11 +454,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetImageProperties(ze_device_handle_t h
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceGetImageProperties);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetImageProperties))(hDevice, pImageProperties);
-    ze_device_get_image_properties_params_t p = { &hDevice, &pImageProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetImageProperties, &t0))) {
+        ze_result_t r = f(hDevice, pImageProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetImageProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetImageProperties, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        ze_device_image_properties_t* c_pImageProperties = pImageProperties;
+        ze_device_get_image_properties_params_t p = { &c_hDevice, &c_pImageProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceGetImageProperties, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    ze_device_image_properties_t* c_pImageProperties = pImageProperties;
+    ze_device_get_image_properties_params_t p = { &c_hDevice, &c_pImageProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceGetImageProperties, &p, &inst);
-    ze_result_t r = f(hDevice, pImageProperties);
-    pa_ze_on_exit(PA_ZE_API_DeviceGetImageProperties, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceGetImageProperties, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_pImageProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceGetImageProperties, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetExternalMemoryProperties(ze_device_handle_t hDevice, ze_device_external_memory_properties_t* pExternalMemoryProperties)
@@ -231,11 +481,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetExternalMemoryProperties(ze_device_h
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceGetExternalMemoryProperties);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetExternalMemoryProperties))(hDevice, pExternalMemoryProperties);
-    ze_device_get_external_memory_properties_params_t p = { &hDevice, &pExternalMemoryProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetExternalMemoryProperties, &t0))) {
+        ze_result_t r = f(hDevice, pExternalMemoryProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetExternalMemoryProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetExternalMemoryProperties, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        ze_device_external_memory_properties_t* c_pExternalMemoryProperties = pExternalMemoryProperties;
+        ze_device_get_external_memory_properties_params_t p = { &c_hDevice, &c_pExternalMemoryProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceGetExternalMemoryProperties, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    ze_device_external_memory_properties_t* c_pExternalMemoryProperties = pExternalMemoryProperties;
+    ze_device_get_external_memory_properties_params_t p = { &c_hDevice, &c_pExternalMemoryProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceGetExternalMemoryProperties, &p, &inst);
-    ze_result_t r = f(hDevice, pExternalMemoryProperties);
-    pa_ze_on_exit(PA_ZE_API_DeviceGetExternalMemoryProperties, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceGetExternalMemoryProperties, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_pExternalMemoryProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceGetExternalMemoryProperties, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetP2PProperties(ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice, ze_device_p2p_properties_t* pP2PProperties)
@@ -244,11 +508,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetP2PProperties(ze_device_handle_t hDe
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceGetP2PProperties);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetP2PProperties))(hDevice, hPeerDevice, pP2PProperties);
-    ze_device_get_p2_p_properties_params_t p = { &hDevice, &hPeerDevice, &pP2PProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetP2PProperties, &t0))) {
+        ze_result_t r = f(hDevice, hPeerDevice, pP2PProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetP2PProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetP2PProperties, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        ze_device_handle_t c_hPeerDevice = hPeerDevice;
+        ze_device_p2p_properties_t* c_pP2PProperties = pP2PProperties;
+        ze_device_get_p2_p_properties_params_t p = { &c_hDevice, &c_hPeerDevice, &c_pP2PProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceGetP2PProperties, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    ze_device_handle_t c_hPeerDevice = hPeerDevice;
+    ze_device_p2p_properties_t* c_pP2PProperties = pP2PProperties;
+    ze_device_get_p2_p_properties_params_t p = { &c_hDevice, &c_hPeerDevice, &c_pP2PProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceGetP2PProperties, &p, &inst);
-    ze_result_t r = f(hDevice, hPeerDevice, pP2PProperties);
-    pa_ze_on_exit(PA_ZE_API_DeviceGetP2PProperties, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceGetP2PProperties, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_hPeerDevice, c_pP2PProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceGetP2PProperties, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceCanAccessPeer(ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice, ze_bool_t* value)
@@ -257,11 +537,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceCanAccessPeer(ze_device_handle_t hDevic
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceCanAccessPeer);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceCanAccessPeer))(hDevice, hPeerDevice, value);
-    ze_device_can_access_peer_params_t p = { &hDevice, &hPeerDevice, &value };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceCanAccessPeer, &t0))) {
+        ze_result_t r = f(hDevice, hPeerDevice, value);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceCanAccessPeer, pa_ze_exit_plain_arg(PA_ZE_API_DeviceCanAccessPeer, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        ze_device_handle_t c_hPeerDevice = hPeerDevice;
+        ze_bool_t* c_value = value;
+        ze_device_can_access_peer_params_t p = { &c_hDevice, &c_hPeerDevice, &c_value };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceCanAccessPeer, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    ze_device_handle_t c_hPeerDevice = hPeerDevice;
+    ze_bool_t* c_value = value;
+    ze_device_can_access_peer_params_t p = { &c_hDevice, &c_hPeerDevice, &c_value };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceCanAccessPeer, &p, &inst);
-    ze_result_t r = f(hDevice, hPeerDevice, value);
-    pa_ze_on_exit(PA_ZE_API_DeviceCanAccessPeer, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceCanAccessPeer, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_hPeerDevice, c_value);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceCanAccessPeer, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetStatus(ze_device_handle_t hDevice)
@@ -270,11 +566,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetStatus(ze_device_handle_t hDevice)
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceGetStatus);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetStatus))(hDevice);
-    ze_device_get_status_params_t p = { &hDevice };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetStatus, &t0))) {
+        ze_result_t r = f(hDevice);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetStatus, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetStatus, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        ze_device_get_status_params_t p = { &c_hDevice };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceGetStatus, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    ze_device_get_status_params_t p = { &c_hDevice };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceGetStatus, &p, &inst);
-    ze_result_t r = f(hDevice);
-    pa_ze_on_exit(PA_ZE_API_DeviceGetStatus, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceGetStatus, &p, &inst);
+    ze_result_t r = f(c_hDevice);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceGetStatus, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetGlobalTimestamps(ze_device_handle_t hDevice, uint64_t* hostTimestamp, uint64_t* deviceTimestamp)
@@ -283,11 +591,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetGlobalTimestamps(ze_device_handle_t 
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceGetGlobalTimestamps);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetGlobalTimestamps))(hDevice, hostTimestamp, deviceTimestamp);
-    ze_device_get_global_timestamps_params_t p = { &hDevice, &hostTimestamp, &deviceTimestamp };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetGlobalTimestamps, &t0))) {
+        ze_result_t r = f(hDevice, hostTimestamp, deviceTimestamp);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetGlobalTimestamps, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetGlobalTimestamps, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        uint64_t* c_hostTimestamp = hostTimestamp;
+        uint64_t* c_deviceTimestamp = deviceTimestamp;
+        ze_device_get_global_timestamps_params_t p = { &c_hDevice, &c_hostTimestamp, &c_deviceTimestamp };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceGetGlobalTimestamps, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    uint64_t* c_hostTimestamp = hostTimestamp;
+    uint64_t* c_deviceTimestamp = deviceTimestamp;
+    ze_device_get_global_timestamps_params_t p = { &c_hDevice, &c_hostTimestamp, &c_deviceTimestamp };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceGetGlobalTimestamps, &p, &inst);
-    ze_result_t r = f(hDevice, hostTimestamp, deviceTimestamp);
-    pa_ze_on_exit(PA_ZE_API_DeviceGetGlobalTimestamps, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceGetGlobalTimestamps, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_hostTimestamp, c_deviceTimestamp);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceGetGlobalTimestamps, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeContextCreate(ze_driver_handle_t hDriver, const ze_context_desc_t* desc, ze_context_handle_t* phContext)
@@ -296,11 +620,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextCreate(ze_driver_handle_t hDriver, con
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ContextCreate);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextCreate))(hDriver, desc, phContext);
-    ze_context_create_params_t p = { &hDriver, &desc, &phContext };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextCreate, &t0))) {
+        ze_result_t r = f(hDriver, desc, phContext);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextCreate, pa_ze_exit_plain_arg(PA_ZE_API_ContextCreate, NULL), (int32_t)r, t0)))
+            return r;
+        ze_driver_handle_t c_hDriver = hDriver;
+        const ze_context_desc_t* c_desc = desc;
+        ze_context_handle_t* c_phContext = phContext;
+        ze_context_create_params_t p = { &c_hDriver, &c_desc, &c_phContext };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ContextCreate, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_driver_handle_t c_hDriver = hDriver;
+    const ze_context_desc_t* c_desc = desc;
+    ze_context_handle_t* c_phContext = phContext;
+    ze_context_create_params_t p = { &c_hDriver, &c_desc, &c_phContext };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ContextCreate, &p, &inst);
-    ze_result_t r = f(hDriver, desc, phContext);
-    pa_ze_on_exit(PA_ZE_API_ContextCreate, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ContextCreate, &p, &inst);
+    ze_result_t r = f(c_hDriver, c_desc, c_phContext);
+    pa_ze_on_exit_slow(PA_ZE_API_ContextCreate, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeContextCreateEx(ze_driver_handle_t hDriver, const ze_context_desc_t* desc, uint32_t numDevices, ze_device_handle_t* phDevices, ze_context_handle_t* phContext)
@@ -309,11 +649,31 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextCreateEx(ze_driver_handle_t hDriver, c
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ContextCreateEx);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextCreateEx))(hDriver, desc, numDevices, phDevices, phContext);
-    ze_context_create_ex_params_t p = { &hDriver, &desc, &numDevices, &phDevices, &phContext };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextCreateEx, &t0))) {
+        ze_result_t r = f(hDriver, desc, numDevices, phDevices, phContext);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextCreateEx, pa_ze_exit_plain_arg(PA_ZE_API_ContextCreateEx, NULL), (int32_t)r, t0)))
+            return r;
+        ze_driver_handle_t c_hDriver = hDriver;
+        const ze_context_desc_t* c_desc = desc;
+        uint32_t c_numDevices = numDevices;
+        ze_device_handle_t* c_phDevices = phDevices;
+        ze_context_handle_t* c_phContext = phContext;
+        ze_context_create_ex_params_t p = { &c_hDriver, &c_desc, &c_numDevices, &c_phDevices, &c_phContext };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ContextCreateEx, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_driver_handle_t c_hDriver = hDriver;
+    const ze_context_desc_t* c_desc = desc;
+    uint32_t c_numDevices = numDevices;
+    ze_device_handle_t* c_phDevices = phDevices;
+    ze_context_handle_t* c_phContext = phContext;
+    ze_context_create_ex_params_t p = { &c_hDriver, &c_desc, &c_numDevices, &c_phDevices, &c_phContext };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ContextCreateEx, &p, &inst);
-    ze_result_t r = f(hDriver, desc, numDevices, phDevices, phContext);
-    pa_ze_on_exit(PA_ZE_API_ContextCreateEx, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ContextCreateEx, &p, &inst);
+    ze_result_t r = f(c_hDriver, c_desc, c_numDevices, c_phDevices, c_phContext);
+    pa_ze_on_exit_slow(PA_ZE_API_ContextCreateEx, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeContextDestroy(ze_context_handle_t hContext)
@@ -322,11 +682,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextDestroy(ze_context_handle_t hContext)
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ContextDestroy);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextDestroy))(hContext);
-    ze_context_destroy_params_t p = { &hContext };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextDestroy, &t0))) {
+        ze_result_t r = f(hContext);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextDestroy, pa_ze_exit_plain_arg(PA_ZE_API_ContextDestroy, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_context_destroy_params_t p = { &c_hContext };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ContextDestroy, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_context_destroy_params_t p = { &c_hContext };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ContextDestroy, &p, &inst);
-    ze_result_t r = f(hContext);
-    pa_ze_on_exit(PA_ZE_API_ContextDestroy, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ContextDestroy, &p, &inst);
+    ze_result_t r = f(c_hContext);
+    pa_ze_on_exit_slow(PA_ZE_API_ContextDestroy, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeContextGetStatus(ze_context_handle_t hContext)
@@ -335,11 +707,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextGetStatus(ze_context_handle_t hContext
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ContextGetStatus);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextGetStatus))(hContext);
-    ze_context_get_status_params_t p = { &hContext };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextGetStatus, &t0))) {
+        ze_result_t r = f(hContext);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextGetStatus, pa_ze_exit_plain_arg(PA_ZE_API_ContextGetStatus, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_context_get_status_params_t p = { &c_hContext };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ContextGetStatus, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_context_get_status_params_t p = { &c_hContext };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ContextGetStatus, &p, &inst);
-    ze_result_t r = f(hContext);
-    pa_ze_on_exit(PA_ZE_API_ContextGetStatus, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ContextGetStatus, &p, &inst);
+    ze_result_t r = f(c_hContext);
+    pa_ze_on_exit_slow(PA_ZE_API_ContextGetStatus, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice, const ze_command_queue_desc_t* desc, ze_command_queue_handle_t* phCommandQueue)
@@ -348,11 +732,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueCreate(ze_context_handle_t hConte
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandQueueCreate);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandQueueCreate))(hContext, hDevice, desc, phCommandQueue);
-    ze_command_queue_create_params_t p = { &hContext, &hDevice, &desc, &phCommandQueue };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandQueueCreate, &t0))) {
+        ze_result_t r = f(hContext, hDevice, desc, phCommandQueue);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandQueueCreate, pa_ze_exit_plain_arg(PA_ZE_API_CommandQueueCreate, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_device_handle_t c_hDevice = hDevice;
+        const ze_command_queue_desc_t* c_desc = desc;
+        ze_command_queue_handle_t* c_phCommandQueue = phCommandQueue;
+        ze_command_queue_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phCommandQueue };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandQueueCreate, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_device_handle_t c_hDevice = hDevice;
+    const ze_command_queue_desc_t* c_desc = desc;
+    ze_command_queue_handle_t* c_phCommandQueue = phCommandQueue;
+    ze_command_queue_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phCommandQueue };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandQueueCreate, &p, &inst);
-    ze_result_t r = f(hContext, hDevice, desc, phCommandQueue);
-    pa_ze_on_exit(PA_ZE_API_CommandQueueCreate, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandQueueCreate, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hDevice, c_desc, c_phCommandQueue);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandQueueCreate, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueDestroy(ze_command_queue_handle_t hCommandQueue)
@@ -361,11 +763,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueDestroy(ze_command_queue_handle_t
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandQueueDestroy);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandQueueDestroy))(hCommandQueue);
-    ze_command_queue_destroy_params_t p = { &hCommandQueue };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandQueueDestroy, &t0))) {
+        ze_result_t r = f(hCommandQueue);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandQueueDestroy, pa_ze_exit_plain_arg(PA_ZE_API_CommandQueueDestroy, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_queue_handle_t c_hCommandQueue = hCommandQueue;
+        ze_command_queue_destroy_params_t p = { &c_hCommandQueue };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandQueueDestroy, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_queue_handle_t c_hCommandQueue = hCommandQueue;
+    ze_command_queue_destroy_params_t p = { &c_hCommandQueue };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandQueueDestroy, &p, &inst);
-    ze_result_t r = f(hCommandQueue);
-    pa_ze_on_exit(PA_ZE_API_CommandQueueDestroy, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandQueueDestroy, &p, &inst);
+    ze_result_t r = f(c_hCommandQueue);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandQueueDestroy, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueExecuteCommandLists(ze_command_queue_handle_t hCommandQueue, uint32_t numCommandLists, ze_command_list_handle_t* phCommandLists, ze_fence_handle_t hFence)
@@ -374,11 +788,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueExecuteCommandLists(ze_command_qu
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandQueueExecuteCommandLists);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandQueueExecuteCommandLists))(hCommandQueue, numCommandLists, phCommandLists, hFence);
-    ze_command_queue_execute_command_lists_params_t p = { &hCommandQueue, &numCommandLists, &phCommandLists, &hFence };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandQueueExecuteCommandLists, &t0))) {
+        ze_result_t r = f(hCommandQueue, numCommandLists, phCommandLists, hFence);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandQueueExecuteCommandLists, pa_ze_exit_plain_arg(PA_ZE_API_CommandQueueExecuteCommandLists, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_queue_handle_t c_hCommandQueue = hCommandQueue;
+        uint32_t c_numCommandLists = numCommandLists;
+        ze_command_list_handle_t* c_phCommandLists = phCommandLists;
+        ze_fence_handle_t c_hFence = hFence;
+        ze_command_queue_execute_command_lists_params_t p = { &c_hCommandQueue, &c_numCommandLists, &c_phCommandLists, &c_hFence };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandQueueExecuteCommandLists, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_queue_handle_t c_hCommandQueue = hCommandQueue;
+    uint32_t c_numCommandLists = numCommandLists;
+    ze_command_list_handle_t* c_phCommandLists = phCommandLists;
+    ze_fence_handle_t c_hFence = hFence;
+    ze_command_queue_execute_command_lists_params_t p = { &c_hCommandQueue, &c_numCommandLists, &c_phCommandLists, &c_hFence };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandQueueExecuteCommandLists, &p, &inst);
-    ze_result_t r = f(hCommandQueue, numCommandLists, phCommandLists, hFence);
-    pa_ze_on_exit(PA_ZE_API_CommandQueueExecuteCommandLists, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandQueueExecuteCommandLists, &p, &inst);
+    ze_result_t r = f(c_hCommandQueue, c_numCommandLists, c_phCommandLists, c_hFence);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandQueueExecuteCommandLists, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueSynchronize(ze_command_queue_handle_t hCommandQueue, uint64_t timeout)
@@ -387,11 +819,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueSynchronize(ze_command_queue_hand
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandQueueSynchronize);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandQueueSynchronize))(hCommandQueue, timeout);
-    ze_command_queue_synchronize_params_t p = { &hCommandQueue, &timeout };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandQueueSynchronize, &t0))) {
+        ze_result_t r = f(hCommandQueue, timeout);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandQueueSynchronize, pa_ze_exit_plain_arg(PA_ZE_API_CommandQueueSynchronize, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_queue_handle_t c_hCommandQueue = hCommandQueue;
+        uint64_t c_timeout = timeout;
+        ze_command_queue_synchronize_params_t p = { &c_hCommandQueue, &c_timeout };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandQueueSynchronize, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_queue_handle_t c_hCommandQueue = hCommandQueue;
+    uint64_t c_timeout = timeout;
+    ze_command_queue_synchronize_params_t p = { &c_hCommandQueue, &c_timeout };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandQueueSynchronize, &p, &inst);
-    ze_result_t r = f(hCommandQueue, timeout);
-    pa_ze_on_exit(PA_ZE_API_CommandQueueSynchronize, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandQueueSynchronize, &p, &inst);
+    ze_result_t r = f(c_hCommandQueue, c_timeout);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandQueueSynchronize, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice, const ze_command_list_desc_t* desc, ze_command_list_handle_t* phCommandList)
@@ -400,11 +846,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListCreate(ze_context_handle_t hContex
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListCreate);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListCreate))(hContext, hDevice, desc, phCommandList);
-    ze_command_list_create_params_t p = { &hContext, &hDevice, &desc, &phCommandList };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListCreate, &t0))) {
+        ze_result_t r = f(hContext, hDevice, desc, phCommandList);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListCreate, pa_ze_exit_plain_arg(PA_ZE_API_CommandListCreate, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_device_handle_t c_hDevice = hDevice;
+        const ze_command_list_desc_t* c_desc = desc;
+        ze_command_list_handle_t* c_phCommandList = phCommandList;
+        ze_command_list_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phCommandList };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListCreate, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_device_handle_t c_hDevice = hDevice;
+    const ze_command_list_desc_t* c_desc = desc;
+    ze_command_list_handle_t* c_phCommandList = phCommandList;
+    ze_command_list_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phCommandList };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListCreate, &p, &inst);
-    ze_result_t r = f(hContext, hDevice, desc, phCommandList);
-    pa_ze_on_exit(PA_ZE_API_CommandListCreate, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListCreate, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hDevice, c_desc, c_phCommandList);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListCreate, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListCreateImmediate(ze_context_handle_t hContext, ze_device_handle_t hDevice, const ze_command_queue_desc_t* altdesc, ze_command_list_handle_t* phCommandList)
@@ -413,11 +877,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListCreateImmediate(ze_context_handle_
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListCreateImmediate);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListCreateImmediate))(hContext, hDevice, altdesc, phCommandList);
-    ze_command_list_create_immediate_params_t p = { &hContext, &hDevice, &altdesc, &phCommandList };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListCreateImmediate, &t0))) {
+        ze_result_t r = f(hContext, hDevice, altdesc, phCommandList);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListCreateImmediate, pa_ze_exit_plain_arg(PA_ZE_API_CommandListCreateImmediate, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_device_handle_t c_hDevice = hDevice;
+        const ze_command_queue_desc_t* c_altdesc = altdesc;
+        ze_command_list_handle_t* c_phCommandList = phCommandList;
+        ze_command_list_create_immediate_params_t p = { &c_hContext, &c_hDevice, &c_altdesc, &c_phCommandList };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListCreateImmediate, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_device_handle_t c_hDevice = hDevice;
+    const ze_command_queue_desc_t* c_altdesc = altdesc;
+    ze_command_list_handle_t* c_phCommandList = phCommandList;
+    ze_command_list_create_immediate_params_t p = { &c_hContext, &c_hDevice, &c_altdesc, &c_phCommandList };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListCreateImmediate, &p, &inst);
-    ze_result_t r = f(hContext, hDevice, altdesc, phCommandList);
-    pa_ze_on_exit(PA_ZE_API_CommandListCreateImmediate, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListCreateImmediate, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hDevice, c_altdesc, c_phCommandList);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListCreateImmediate, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListDestroy(ze_command_list_handle_t hCommandList)
@@ -426,11 +908,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListDestroy(ze_command_list_handle_t h
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListDestroy);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListDestroy))(hCommandList);
-    ze_command_list_destroy_params_t p = { &hCommandList };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListDestroy, &t0))) {
+        ze_result_t r = f(hCommandList);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListDestroy, pa_ze_exit_plain_arg(PA_ZE_API_CommandListDestroy, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        ze_command_list_destroy_params_t p = { &c_hCommandList };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListDestroy, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    ze_command_list_destroy_params_t p = { &c_hCommandList };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListDestroy, &p, &inst);
-    ze_result_t r = f(hCommandList);
-    pa_ze_on_exit(PA_ZE_API_CommandListDestroy, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListDestroy, &p, &inst);
+    ze_result_t r = f(c_hCommandList);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListDestroy, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListClose(ze_command_list_handle_t hCommandList)
@@ -439,11 +933,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListClose(ze_command_list_handle_t hCo
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListClose);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListClose))(hCommandList);
-    ze_command_list_close_params_t p = { &hCommandList };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListClose, &t0))) {
+        ze_result_t r = f(hCommandList);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListClose, pa_ze_exit_plain_arg(PA_ZE_API_CommandListClose, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        ze_command_list_close_params_t p = { &c_hCommandList };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListClose, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    ze_command_list_close_params_t p = { &c_hCommandList };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListClose, &p, &inst);
-    ze_result_t r = f(hCommandList);
-    pa_ze_on_exit(PA_ZE_API_CommandListClose, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListClose, &p, &inst);
+    ze_result_t r = f(c_hCommandList);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListClose, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListReset(ze_command_list_handle_t hCommandList)
@@ -452,11 +958,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListReset(ze_command_list_handle_t hCo
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListReset);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListReset))(hCommandList);
-    ze_command_list_reset_params_t p = { &hCommandList };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListReset, &t0))) {
+        ze_result_t r = f(hCommandList);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListReset, pa_ze_exit_plain_arg(PA_ZE_API_CommandListReset, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        ze_command_list_reset_params_t p = { &c_hCommandList };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListReset, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    ze_command_list_reset_params_t p = { &c_hCommandList };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListReset, &p, &inst);
-    ze_result_t r = f(hCommandList);
-    pa_ze_on_exit(PA_ZE_API_CommandListReset, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListReset, &p, &inst);
+    ze_result_t r = f(c_hCommandList);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListReset, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendWriteGlobalTimestamp(ze_command_list_handle_t hCommandList, uint64_t* dstptr, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -465,11 +983,31 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendWriteGlobalTimestamp(ze_comm
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendWriteGlobalTimestamp);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendWriteGlobalTimestamp))(hCommandList, dstptr, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_write_global_timestamp_params_t p = { &hCommandList, &dstptr, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, &t0))) {
+        ze_result_t r = f(hCommandList, dstptr, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        uint64_t* c_dstptr = dstptr;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_write_global_timestamp_params_t p = { &c_hCommandList, &c_dstptr, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    uint64_t* c_dstptr = dstptr;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_write_global_timestamp_params_t p = { &c_hCommandList, &c_dstptr, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, &p, &inst);
-    ze_result_t r = f(hCommandList, dstptr, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_dstptr, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendBarrier(ze_command_list_handle_t hCommandList, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -478,11 +1016,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendBarrier(ze_command_list_hand
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendBarrier);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendBarrier))(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_barrier_params_t p = { &hCommandList, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendBarrier, &t0))) {
+        ze_result_t r = f(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendBarrier, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendBarrier, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_barrier_params_t p = { &c_hCommandList, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendBarrier, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_barrier_params_t p = { &c_hCommandList, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendBarrier, &p, &inst);
-    ze_result_t r = f(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendBarrier, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendBarrier, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendBarrier, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryRangesBarrier(ze_command_list_handle_t hCommandList, uint32_t numRanges, const size_t* pRangeSizes, const void** pRanges, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -491,11 +1047,35 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryRangesBarrier(ze_comma
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendMemoryRangesBarrier);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryRangesBarrier))(hCommandList, numRanges, pRangeSizes, pRanges, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_memory_ranges_barrier_params_t p = { &hCommandList, &numRanges, &pRangeSizes, &pRanges, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryRangesBarrier, &t0))) {
+        ze_result_t r = f(hCommandList, numRanges, pRangeSizes, pRanges, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryRangesBarrier, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryRangesBarrier, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        uint32_t c_numRanges = numRanges;
+        const size_t* c_pRangeSizes = pRangeSizes;
+        const void** c_pRanges = pRanges;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_memory_ranges_barrier_params_t p = { &c_hCommandList, &c_numRanges, &c_pRangeSizes, &c_pRanges, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryRangesBarrier, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    uint32_t c_numRanges = numRanges;
+    const size_t* c_pRangeSizes = pRangeSizes;
+    const void** c_pRanges = pRanges;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_memory_ranges_barrier_params_t p = { &c_hCommandList, &c_numRanges, &c_pRangeSizes, &c_pRanges, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendMemoryRangesBarrier, &p, &inst);
-    ze_result_t r = f(hCommandList, numRanges, pRangeSizes, pRanges, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendMemoryRangesBarrier, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendMemoryRangesBarrier, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_numRanges, c_pRangeSizes, c_pRanges, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryRangesBarrier, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeContextSystemBarrier(ze_context_handle_t hContext, ze_device_handle_t hDevice)
@@ -504,11 +1084,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextSystemBarrier(ze_context_handle_t hCon
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ContextSystemBarrier);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextSystemBarrier))(hContext, hDevice);
-    ze_context_system_barrier_params_t p = { &hContext, &hDevice };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextSystemBarrier, &t0))) {
+        ze_result_t r = f(hContext, hDevice);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextSystemBarrier, pa_ze_exit_plain_arg(PA_ZE_API_ContextSystemBarrier, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_device_handle_t c_hDevice = hDevice;
+        ze_context_system_barrier_params_t p = { &c_hContext, &c_hDevice };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ContextSystemBarrier, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_device_handle_t c_hDevice = hDevice;
+    ze_context_system_barrier_params_t p = { &c_hContext, &c_hDevice };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ContextSystemBarrier, &p, &inst);
-    ze_result_t r = f(hContext, hDevice);
-    pa_ze_on_exit(PA_ZE_API_ContextSystemBarrier, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ContextSystemBarrier, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hDevice);
+    pa_ze_on_exit_slow(PA_ZE_API_ContextSystemBarrier, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryCopy(ze_command_list_handle_t hCommandList, void* dstptr, const void* srcptr, size_t size, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -517,11 +1111,35 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryCopy(ze_command_list_h
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendMemoryCopy);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryCopy))(hCommandList, dstptr, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_memory_copy_params_t p = { &hCommandList, &dstptr, &srcptr, &size, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryCopy, &t0))) {
+        ze_result_t r = f(hCommandList, dstptr, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryCopy, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryCopy, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        void* c_dstptr = dstptr;
+        const void* c_srcptr = srcptr;
+        size_t c_size = size;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_memory_copy_params_t p = { &c_hCommandList, &c_dstptr, &c_srcptr, &c_size, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryCopy, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    void* c_dstptr = dstptr;
+    const void* c_srcptr = srcptr;
+    size_t c_size = size;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_memory_copy_params_t p = { &c_hCommandList, &c_dstptr, &c_srcptr, &c_size, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendMemoryCopy, &p, &inst);
-    ze_result_t r = f(hCommandList, dstptr, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendMemoryCopy, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendMemoryCopy, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_dstptr, c_srcptr, c_size, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryCopy, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryFill(ze_command_list_handle_t hCommandList, void* ptr, const void* pattern, size_t pattern_size, size_t size, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -530,11 +1148,37 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryFill(ze_command_list_h
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendMemoryFill);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryFill))(hCommandList, ptr, pattern, pattern_size, size, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_memory_fill_params_t p = { &hCommandList, &ptr, &pattern, &pattern_size, &size, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryFill, &t0))) {
+        ze_result_t r = f(hCommandList, ptr, pattern, pattern_size, size, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryFill, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryFill, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        void* c_ptr = ptr;
+        const void* c_pattern = pattern;
+        size_t c_pattern_size = pattern_size;
+        size_t c_size = size;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_memory_fill_params_t p = { &c_hCommandList, &c_ptr, &c_pattern, &c_pattern_size, &c_size, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryFill, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    void* c_ptr = ptr;
+    const void* c_pattern = pattern;
+    size_t c_pattern_size = pattern_size;
+    size_t c_size = size;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_memory_fill_params_t p = { &c_hCommandList, &c_ptr, &c_pattern, &c_pattern_size, &c_size, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendMemoryFill, &p, &inst);
-    ze_result_t r = f(hCommandList, ptr, pattern, pattern_size, size, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendMemoryFill, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendMemoryFill, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_ptr, c_pattern, c_pattern_size, c_size, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryFill, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryCopyRegion(ze_command_list_handle_t hCommandList, void* dstptr, const ze_copy_region_t* dstRegion, uint32_t dstPitch, uint32_t dstSlicePitch, const void* srcptr, const ze_copy_region_t* srcRegion, uint32_t srcPitch, uint32_t srcSlicePitch, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -543,11 +1187,45 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryCopyRegion(ze_command_
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendMemoryCopyRegion);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryCopyRegion))(hCommandList, dstptr, dstRegion, dstPitch, dstSlicePitch, srcptr, srcRegion, srcPitch, srcSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_memory_copy_region_params_t p = { &hCommandList, &dstptr, &dstRegion, &dstPitch, &dstSlicePitch, &srcptr, &srcRegion, &srcPitch, &srcSlicePitch, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryCopyRegion, &t0))) {
+        ze_result_t r = f(hCommandList, dstptr, dstRegion, dstPitch, dstSlicePitch, srcptr, srcRegion, srcPitch, srcSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryCopyRegion, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryCopyRegion, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        void* c_dstptr = dstptr;
+        const ze_copy_region_t* c_dstRegion = dstRegion;
+        uint32_t c_dstPitch = dstPitch;
+        uint32_t c_dstSlicePitch = dstSlicePitch;
+        const void* c_srcptr = srcptr;
+        const ze_copy_region_t* c_srcRegion = srcRegion;
+        uint32_t c_srcPitch = srcPitch;
+        uint32_t c_srcSlicePitch = srcSlicePitch;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_memory_copy_region_params_t p = { &c_hCommandList, &c_dstptr, &c_dstRegion, &c_dstPitch, &c_dstSlicePitch, &c_srcptr, &c_srcRegion, &c_srcPitch, &c_srcSlicePitch, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryCopyRegion, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    void* c_dstptr = dstptr;
+    const ze_copy_region_t* c_dstRegion = dstRegion;
+    uint32_t c_dstPitch = dstPitch;
+    uint32_t c_dstSlicePitch = dstSlicePitch;
+    const void* c_srcptr = srcptr;
+    const ze_copy_region_t* c_srcRegion = srcRegion;
+    uint32_t c_srcPitch = srcPitch;
+    uint32_t c_srcSlicePitch = srcSlicePitch;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_memory_copy_region_params_t p = { &c_hCommandList, &c_dstptr, &c_dstRegion, &c_dstPitch, &c_dstSlicePitch, &c_srcptr, &c_srcRegion, &c_srcPitch, &c_srcSlicePitch, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendMemoryCopyRegion, &p, &inst);
-    ze_result_t r = f(hCommandList, dstptr, dstRegion, dstPitch, dstSlicePitch, srcptr, srcRegion, srcPitch, srcSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendMemoryCopyRegion, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendMemoryCopyRegion, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_dstptr, c_dstRegion, c_dstPitch, c_dstSlicePitch, c_srcptr, c_srcRegion, c_srcPitch, c_srcSlicePitch, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryCopyRegion, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryCopyFromContext(ze_command_list_handle_t hCommandList, void* dstptr, ze_context_handle_t hContextSrc, const void* srcptr, size_t size, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -556,11 +1234,37 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryCopyFromContext(ze_com
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendMemoryCopyFromContext);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryCopyFromContext))(hCommandList, dstptr, hContextSrc, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_memory_copy_from_context_params_t p = { &hCommandList, &dstptr, &hContextSrc, &srcptr, &size, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryCopyFromContext, &t0))) {
+        ze_result_t r = f(hCommandList, dstptr, hContextSrc, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryCopyFromContext, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryCopyFromContext, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        void* c_dstptr = dstptr;
+        ze_context_handle_t c_hContextSrc = hContextSrc;
+        const void* c_srcptr = srcptr;
+        size_t c_size = size;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_memory_copy_from_context_params_t p = { &c_hCommandList, &c_dstptr, &c_hContextSrc, &c_srcptr, &c_size, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryCopyFromContext, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    void* c_dstptr = dstptr;
+    ze_context_handle_t c_hContextSrc = hContextSrc;
+    const void* c_srcptr = srcptr;
+    size_t c_size = size;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_memory_copy_from_context_params_t p = { &c_hCommandList, &c_dstptr, &c_hContextSrc, &c_srcptr, &c_size, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendMemoryCopyFromContext, &p, &inst);
-    ze_result_t r = f(hCommandList, dstptr, hContextSrc, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendMemoryCopyFromContext, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendMemoryCopyFromContext, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_dstptr, c_hContextSrc, c_srcptr, c_size, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryCopyFromContext, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopy(ze_command_list_handle_t hCommandList, ze_image_handle_t hDstImage, ze_image_handle_t hSrcImage, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -569,11 +1273,33 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopy(ze_command_list_ha
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendImageCopy);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopy))(hCommandList, hDstImage, hSrcImage, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_image_copy_params_t p = { &hCommandList, &hDstImage, &hSrcImage, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopy, &t0))) {
+        ze_result_t r = f(hCommandList, hDstImage, hSrcImage, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopy, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopy, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        ze_image_handle_t c_hDstImage = hDstImage;
+        ze_image_handle_t c_hSrcImage = hSrcImage;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_image_copy_params_t p = { &c_hCommandList, &c_hDstImage, &c_hSrcImage, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopy, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    ze_image_handle_t c_hDstImage = hDstImage;
+    ze_image_handle_t c_hSrcImage = hSrcImage;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_image_copy_params_t p = { &c_hCommandList, &c_hDstImage, &c_hSrcImage, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendImageCopy, &p, &inst);
-    ze_result_t r = f(hCommandList, hDstImage, hSrcImage, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendImageCopy, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendImageCopy, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_hDstImage, c_hSrcImage, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopy, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyRegion(ze_command_list_handle_t hCommandList, ze_image_handle_t hDstImage, ze_image_handle_t hSrcImage, const ze_image_region_t* pDstRegion, const ze_image_region_t* pSrcRegion, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -582,11 +1308,37 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyRegion(ze_command_l
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendImageCopyRegion);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopyRegion))(hCommandList, hDstImage, hSrcImage, pDstRegion, pSrcRegion, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_image_copy_region_params_t p = { &hCommandList, &hDstImage, &hSrcImage, &pDstRegion, &pSrcRegion, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopyRegion, &t0))) {
+        ze_result_t r = f(hCommandList, hDstImage, hSrcImage, pDstRegion, pSrcRegion, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopyRegion, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyRegion, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        ze_image_handle_t c_hDstImage = hDstImage;
+        ze_image_handle_t c_hSrcImage = hSrcImage;
+        const ze_image_region_t* c_pDstRegion = pDstRegion;
+        const ze_image_region_t* c_pSrcRegion = pSrcRegion;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_image_copy_region_params_t p = { &c_hCommandList, &c_hDstImage, &c_hSrcImage, &c_pDstRegion, &c_pSrcRegion, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopyRegion, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    ze_image_handle_t c_hDstImage = hDstImage;
+    ze_image_handle_t c_hSrcImage = hSrcImage;
+    const ze_image_region_t* c_pDstRegion = pDstRegion;
+    const ze_image_region_t* c_pSrcRegion = pSrcRegion;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_image_copy_region_params_t p = { &c_hCommandList, &c_hDstImage, &c_hSrcImage, &c_pDstRegion, &c_pSrcRegion, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendImageCopyRegion, &p, &inst);
-    ze_result_t r = f(hCommandList, hDstImage, hSrcImage, pDstRegion, pSrcRegion, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendImageCopyRegion, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendImageCopyRegion, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_hDstImage, c_hSrcImage, c_pDstRegion, c_pSrcRegion, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopyRegion, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyToMemory(ze_command_list_handle_t hCommandList, void* dstptr, ze_image_handle_t hSrcImage, const ze_image_region_t* pSrcRegion, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -595,11 +1347,35 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyToMemory(ze_command
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendImageCopyToMemory);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopyToMemory))(hCommandList, dstptr, hSrcImage, pSrcRegion, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_image_copy_to_memory_params_t p = { &hCommandList, &dstptr, &hSrcImage, &pSrcRegion, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopyToMemory, &t0))) {
+        ze_result_t r = f(hCommandList, dstptr, hSrcImage, pSrcRegion, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopyToMemory, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyToMemory, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        void* c_dstptr = dstptr;
+        ze_image_handle_t c_hSrcImage = hSrcImage;
+        const ze_image_region_t* c_pSrcRegion = pSrcRegion;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_image_copy_to_memory_params_t p = { &c_hCommandList, &c_dstptr, &c_hSrcImage, &c_pSrcRegion, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopyToMemory, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    void* c_dstptr = dstptr;
+    ze_image_handle_t c_hSrcImage = hSrcImage;
+    const ze_image_region_t* c_pSrcRegion = pSrcRegion;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_image_copy_to_memory_params_t p = { &c_hCommandList, &c_dstptr, &c_hSrcImage, &c_pSrcRegion, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendImageCopyToMemory, &p, &inst);
-    ze_result_t r = f(hCommandList, dstptr, hSrcImage, pSrcRegion, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendImageCopyToMemory, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendImageCopyToMemory, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_dstptr, c_hSrcImage, c_pSrcRegion, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopyToMemory, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyFromMemory(ze_command_list_handle_t hCommandList, ze_image_handle_t hDstImage, const void* srcptr, const ze_image_region_t* pDstRegion, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -608,11 +1384,35 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyFromMemory(ze_comma
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendImageCopyFromMemory);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopyFromMemory))(hCommandList, hDstImage, srcptr, pDstRegion, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_image_copy_from_memory_params_t p = { &hCommandList, &hDstImage, &srcptr, &pDstRegion, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopyFromMemory, &t0))) {
+        ze_result_t r = f(hCommandList, hDstImage, srcptr, pDstRegion, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopyFromMemory, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyFromMemory, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        ze_image_handle_t c_hDstImage = hDstImage;
+        const void* c_srcptr = srcptr;
+        const ze_image_region_t* c_pDstRegion = pDstRegion;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_image_copy_from_memory_params_t p = { &c_hCommandList, &c_hDstImage, &c_srcptr, &c_pDstRegion, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopyFromMemory, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    ze_image_handle_t c_hDstImage = hDstImage;
+    const void* c_srcptr = srcptr;
+    const ze_image_region_t* c_pDstRegion = pDstRegion;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_image_copy_from_memory_params_t p = { &c_hCommandList, &c_hDstImage, &c_srcptr, &c_pDstRegion, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendImageCopyFromMemory, &p, &inst);
-    ze_result_t r = f(hCommandList, hDstImage, srcptr, pDstRegion, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendImageCopyFromMemory, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendImageCopyFromMemory, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_hDstImage, c_srcptr, c_pDstRegion, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopyFromMemory, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryPrefetch(ze_command_list_handle_t hCommandList, const void* ptr, size_t size)
@@ -621,11 +1421,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryPrefetch(ze_command_li
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendMemoryPrefetch);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryPrefetch))(hCommandList, ptr, size);
-    ze_command_list_append_memory_prefetch_params_t p = { &hCommandList, &ptr, &size };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryPrefetch, &t0))) {
+        ze_result_t r = f(hCommandList, ptr, size);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryPrefetch, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryPrefetch, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        const void* c_ptr = ptr;
+        size_t c_size = size;
+        ze_command_list_append_memory_prefetch_params_t p = { &c_hCommandList, &c_ptr, &c_size };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryPrefetch, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    const void* c_ptr = ptr;
+    size_t c_size = size;
+    ze_command_list_append_memory_prefetch_params_t p = { &c_hCommandList, &c_ptr, &c_size };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendMemoryPrefetch, &p, &inst);
-    ze_result_t r = f(hCommandList, ptr, size);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendMemoryPrefetch, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendMemoryPrefetch, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_ptr, c_size);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryPrefetch, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemAdvise(ze_command_list_handle_t hCommandList, ze_device_handle_t hDevice, const void* ptr, size_t size, ze_memory_advice_t advice)
@@ -634,11 +1450,31 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemAdvise(ze_command_list_ha
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendMemAdvise);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemAdvise))(hCommandList, hDevice, ptr, size, advice);
-    ze_command_list_append_mem_advise_params_t p = { &hCommandList, &hDevice, &ptr, &size, &advice };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemAdvise, &t0))) {
+        ze_result_t r = f(hCommandList, hDevice, ptr, size, advice);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemAdvise, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemAdvise, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        ze_device_handle_t c_hDevice = hDevice;
+        const void* c_ptr = ptr;
+        size_t c_size = size;
+        ze_memory_advice_t c_advice = advice;
+        ze_command_list_append_mem_advise_params_t p = { &c_hCommandList, &c_hDevice, &c_ptr, &c_size, &c_advice };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemAdvise, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    ze_device_handle_t c_hDevice = hDevice;
+    const void* c_ptr = ptr;
+    size_t c_size = size;
+    ze_memory_advice_t c_advice = advice;
+    ze_command_list_append_mem_advise_params_t p = { &c_hCommandList, &c_hDevice, &c_ptr, &c_size, &c_advice };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendMemAdvise, &p, &inst);
-    ze_result_t r = f(hCommandList, hDevice, ptr, size, advice);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendMemAdvise, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendMemAdvise, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_hDevice, c_ptr, c_size, c_advice);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemAdvise, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeEventPoolCreate(ze_context_handle_t hContext, const ze_event_pool_desc_t* desc, uint32_t numDevices, ze_device_handle_t* phDevices, ze_event_pool_handle_t* phEventPool)
@@ -647,11 +1483,31 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolCreate(ze_context_handle_t hContext,
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_EventPoolCreate);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventPoolCreate))(hContext, desc, numDevices, phDevices, phEventPool);
-    ze_event_pool_create_params_t p = { &hContext, &desc, &numDevices, &phDevices, &phEventPool };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventPoolCreate, &t0))) {
+        ze_result_t r = f(hContext, desc, numDevices, phDevices, phEventPool);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventPoolCreate, pa_ze_exit_plain_arg(PA_ZE_API_EventPoolCreate, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        const ze_event_pool_desc_t* c_desc = desc;
+        uint32_t c_numDevices = numDevices;
+        ze_device_handle_t* c_phDevices = phDevices;
+        ze_event_pool_handle_t* c_phEventPool = phEventPool;
+        ze_event_pool_create_params_t p = { &c_hContext, &c_desc, &c_numDevices, &c_phDevices, &c_phEventPool };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_EventPoolCreate, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    const ze_event_pool_desc_t* c_desc = desc;
+    uint32_t c_numDevices = numDevices;
+    ze_device_handle_t* c_phDevices = phDevices;
+    ze_event_pool_handle_t* c_phEventPool = phEventPool;
+    ze_event_pool_create_params_t p = { &c_hContext, &c_desc, &c_numDevices, &c_phDevices, &c_phEventPool };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_EventPoolCreate, &p, &inst);
-    ze_result_t r = f(hContext, desc, numDevices, phDevices, phEventPool);
-    pa_ze_on_exit(PA_ZE_API_EventPoolCreate, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_EventPoolCreate, &p, &inst);
+    ze_result_t r = f(c_hContext, c_desc, c_numDevices, c_phDevices, c_phEventPool);
+    pa_ze_on_exit_slow(PA_ZE_API_EventPoolCreate, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeEventPoolDestroy(ze_event_pool_handle_t hEventPool)
@@ -660,11 +1516,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolDestroy(ze_event_pool_handle_t hEven
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_EventPoolDestroy);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventPoolDestroy))(hEventPool);
-    ze_event_pool_destroy_params_t p = { &hEventPool };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventPoolDestroy, &t0))) {
+        ze_result_t r = f(hEventPool);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventPoolDestroy, pa_ze_exit_plain_arg(PA_ZE_API_EventPoolDestroy, NULL), (int32_t)r, t0)))
+            return r;
+        ze_event_pool_handle_t c_hEventPool = hEventPool;
+        ze_event_pool_destroy_params_t p = { &c_hEventPool };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_EventPoolDestroy, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_event_pool_handle_t c_hEventPool = hEventPool;
+    ze_event_pool_destroy_params_t p = { &c_hEventPool };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_EventPoolDestroy, &p, &inst);
-    ze_result_t r = f(hEventPool);
-    pa_ze_on_exit(PA_ZE_API_EventPoolDestroy, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_EventPoolDestroy, &p, &inst);
+    ze_result_t r = f(c_hEventPool);
+    pa_ze_on_exit_slow(PA_ZE_API_EventPoolDestroy, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeEventCreate(ze_event_pool_handle_t hEventPool, const ze_event_desc_t* desc, ze_event_handle_t* phEvent)
@@ -673,11 +1541,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventCreate(ze_event_pool_handle_t hEventPool
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_EventCreate);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventCreate))(hEventPool, desc, phEvent);
-    ze_event_create_params_t p = { &hEventPool, &desc, &phEvent };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventCreate, &t0))) {
+        ze_result_t r = f(hEventPool, desc, phEvent);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventCreate, pa_ze_exit_plain_arg(PA_ZE_API_EventCreate, NULL), (int32_t)r, t0)))
+            return r;
+        ze_event_pool_handle_t c_hEventPool = hEventPool;
+        const ze_event_desc_t* c_desc = desc;
+        ze_event_handle_t* c_phEvent = phEvent;
+        ze_event_create_params_t p = { &c_hEventPool, &c_desc, &c_phEvent };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_EventCreate, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_event_pool_handle_t c_hEventPool = hEventPool;
+    const ze_event_desc_t* c_desc = desc;
+    ze_event_handle_t* c_phEvent = phEvent;
+    ze_event_create_params_t p = { &c_hEventPool, &c_desc, &c_phEvent };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_EventCreate, &p, &inst);
-    ze_result_t r = f(hEventPool, desc, phEvent);
-    pa_ze_on_exit(PA_ZE_API_EventCreate, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_EventCreate, &p, &inst);
+    ze_result_t r = f(c_hEventPool, c_desc, c_phEvent);
+    pa_ze_on_exit_slow(PA_ZE_API_EventCreate, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeEventDestroy(ze_event_handle_t hEvent)
@@ -686,11 +1570,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventDestroy(ze_event_handle_t hEvent)
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_EventDestroy);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventDestroy))(hEvent);
-    ze_event_destroy_params_t p = { &hEvent };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventDestroy, &t0))) {
+        ze_result_t r = f(hEvent);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventDestroy, pa_ze_exit_plain_arg(PA_ZE_API_EventDestroy, NULL), (int32_t)r, t0)))
+            return r;
+        ze_event_handle_t c_hEvent = hEvent;
+        ze_event_destroy_params_t p = { &c_hEvent };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_EventDestroy, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_event_handle_t c_hEvent = hEvent;
+    ze_event_destroy_params_t p = { &c_hEvent };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_EventDestroy, &p, &inst);
-    ze_result_t r = f(hEvent);
-    pa_ze_on_exit(PA_ZE_API_EventDestroy, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_EventDestroy, &p, &inst);
+    ze_result_t r = f(c_hEvent);
+    pa_ze_on_exit_slow(PA_ZE_API_EventDestroy, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeEventPoolGetIpcHandle(ze_event_pool_handle_t hEventPool, ze_ipc_event_pool_handle_t* phIpc)
@@ -699,11 +1595,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolGetIpcHandle(ze_event_pool_handle_t 
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_EventPoolGetIpcHandle);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventPoolGetIpcHandle))(hEventPool, phIpc);
-    ze_event_pool_get_ipc_handle_params_t p = { &hEventPool, &phIpc };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventPoolGetIpcHandle, &t0))) {
+        ze_result_t r = f(hEventPool, phIpc);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventPoolGetIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_EventPoolGetIpcHandle, NULL), (int32_t)r, t0)))
+            return r;
+        ze_event_pool_handle_t c_hEventPool = hEventPool;
+        ze_ipc_event_pool_handle_t* c_phIpc = phIpc;
+        ze_event_pool_get_ipc_handle_params_t p = { &c_hEventPool, &c_phIpc };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_EventPoolGetIpcHandle, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_event_pool_handle_t c_hEventPool = hEventPool;
+    ze_ipc_event_pool_handle_t* c_phIpc = phIpc;
+    ze_event_pool_get_ipc_handle_params_t p = { &c_hEventPool, &c_phIpc };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_EventPoolGetIpcHandle, &p, &inst);
-    ze_result_t r = f(hEventPool, phIpc);
-    pa_ze_on_exit(PA_ZE_API_EventPoolGetIpcHandle, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_EventPoolGetIpcHandle, &p, &inst);
+    ze_result_t r = f(c_hEventPool, c_phIpc);
+    pa_ze_on_exit_slow(PA_ZE_API_EventPoolGetIpcHandle, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeEventPoolOpenIpcHandle(ze_context_handle_t hContext, ze_ipc_event_pool_handle_t hIpc, ze_event_pool_handle_t* phEventPool)
@@ -712,11 +1622,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolOpenIpcHandle(ze_context_handle_t hC
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_EventPoolOpenIpcHandle);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventPoolOpenIpcHandle))(hContext, hIpc, phEventPool);
-    ze_event_pool_open_ipc_handle_params_t p = { &hContext, &hIpc, &phEventPool };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventPoolOpenIpcHandle, &t0))) {
+        ze_result_t r = f(hContext, hIpc, phEventPool);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventPoolOpenIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_EventPoolOpenIpcHandle, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_ipc_event_pool_handle_t c_hIpc = hIpc;
+        ze_event_pool_handle_t* c_phEventPool = phEventPool;
+        ze_event_pool_open_ipc_handle_params_t p = { &c_hContext, &c_hIpc, &c_phEventPool };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_EventPoolOpenIpcHandle, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_ipc_event_pool_handle_t c_hIpc = hIpc;
+    ze_event_pool_handle_t* c_phEventPool = phEventPool;
+    ze_event_pool_open_ipc_handle_params_t p = { &c_hContext, &c_hIpc, &c_phEventPool };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_EventPoolOpenIpcHandle, &p, &inst);
-    ze_result_t r = f(hContext, hIpc, phEventPool);
-    pa_ze_on_exit(PA_ZE_API_EventPoolOpenIpcHandle, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_EventPoolOpenIpcHandle, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hIpc, c_phEventPool);
+    pa_ze_on_exit_slow(PA_ZE_API_EventPoolOpenIpcHandle, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeEventPoolCloseIpcHandle(ze_event_pool_handle_t hEventPool)
@@ -725,11 +1651,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolCloseIpcHandle(ze_event_pool_handle_
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_EventPoolCloseIpcHandle);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventPoolCloseIpcHandle))(hEventPool);
-    ze_event_pool_close_ipc_handle_params_t p = { &hEventPool };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventPoolCloseIpcHandle, &t0))) {
+        ze_result_t r = f(hEventPool);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventPoolCloseIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_EventPoolCloseIpcHandle, NULL), (int32_t)r, t0)))
+            return r;
+        ze_event_pool_handle_t c_hEventPool = hEventPool;
+        ze_event_pool_close_ipc_handle_params_t p = { &c_hEventPool };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_EventPoolCloseIpcHandle, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_event_pool_handle_t c_hEventPool = hEventPool;
+    ze_event_pool_close_ipc_handle_params_t p = { &c_hEventPool };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_EventPoolCloseIpcHandle, &p, &inst);
-    ze_result_t r = f(hEventPool);
-    pa_ze_on_exit(PA_ZE_API_EventPoolCloseIpcHandle, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_EventPoolCloseIpcHandle, &p, &inst);
+    ze_result_t r = f(c_hEventPool);
+    pa_ze_on_exit_slow(PA_ZE_API_EventPoolCloseIpcHandle, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendSignalEvent(ze_command_list_handle_t hCommandList, ze_event_handle_t hEvent)
@@ -738,11 +1676,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendSignalEvent(ze_command_list_
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendSignalEvent);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendSignalEvent))(hCommandList, hEvent);
-    ze_command_list_append_signal_event_params_t p = { &hCommandList, &hEvent };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendSignalEvent, &t0))) {
+        ze_result_t r = f(hCommandList, hEvent);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendSignalEvent, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendSignalEvent, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        ze_event_handle_t c_hEvent = hEvent;
+        ze_command_list_append_signal_event_params_t p = { &c_hCommandList, &c_hEvent };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendSignalEvent, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    ze_event_handle_t c_hEvent = hEvent;
+    ze_command_list_append_signal_event_params_t p = { &c_hCommandList, &c_hEvent };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendSignalEvent, &p, &inst);
-    ze_result_t r = f(hCommandList, hEvent);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendSignalEvent, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendSignalEvent, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_hEvent);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendSignalEvent, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendWaitOnEvents(ze_command_list_handle_t hCommandList, uint32_t numEvents, ze_event_handle_t* phEvents)
@@ -751,11 +1703,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendWaitOnEvents(ze_command_list
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendWaitOnEvents);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendWaitOnEvents))(hCommandList, numEvents, phEvents);
-    ze_command_list_append_wait_on_events_params_t p = { &hCommandList, &numEvents, &phEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendWaitOnEvents, &t0))) {
+        ze_result_t r = f(hCommandList, numEvents, phEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendWaitOnEvents, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendWaitOnEvents, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        uint32_t c_numEvents = numEvents;
+        ze_event_handle_t* c_phEvents = phEvents;
+        ze_command_list_append_wait_on_events_params_t p = { &c_hCommandList, &c_numEvents, &c_phEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendWaitOnEvents, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    uint32_t c_numEvents = numEvents;
+    ze_event_handle_t* c_phEvents = phEvents;
+    ze_command_list_append_wait_on_events_params_t p = { &c_hCommandList, &c_numEvents, &c_phEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendWaitOnEvents, &p, &inst);
-    ze_result_t r = f(hCommandList, numEvents, phEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendWaitOnEvents, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendWaitOnEvents, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_numEvents, c_phEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendWaitOnEvents, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeEventHostSignal(ze_event_handle_t hEvent)
@@ -764,11 +1732,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventHostSignal(ze_event_handle_t hEvent)
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_EventHostSignal);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventHostSignal))(hEvent);
-    ze_event_host_signal_params_t p = { &hEvent };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventHostSignal, &t0))) {
+        ze_result_t r = f(hEvent);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventHostSignal, pa_ze_exit_plain_arg(PA_ZE_API_EventHostSignal, NULL), (int32_t)r, t0)))
+            return r;
+        ze_event_handle_t c_hEvent = hEvent;
+        ze_event_host_signal_params_t p = { &c_hEvent };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_EventHostSignal, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_event_handle_t c_hEvent = hEvent;
+    ze_event_host_signal_params_t p = { &c_hEvent };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_EventHostSignal, &p, &inst);
-    ze_result_t r = f(hEvent);
-    pa_ze_on_exit(PA_ZE_API_EventHostSignal, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_EventHostSignal, &p, &inst);
+    ze_result_t r = f(c_hEvent);
+    pa_ze_on_exit_slow(PA_ZE_API_EventHostSignal, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeEventHostSynchronize(ze_event_handle_t hEvent, uint64_t timeout)
@@ -777,11 +1757,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventHostSynchronize(ze_event_handle_t hEvent
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_EventHostSynchronize);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventHostSynchronize))(hEvent, timeout);
-    ze_event_host_synchronize_params_t p = { &hEvent, &timeout };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventHostSynchronize, &t0))) {
+        ze_result_t r = f(hEvent, timeout);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventHostSynchronize, pa_ze_exit_plain_arg(PA_ZE_API_EventHostSynchronize, NULL), (int32_t)r, t0)))
+            return r;
+        ze_event_handle_t c_hEvent = hEvent;
+        uint64_t c_timeout = timeout;
+        ze_event_host_synchronize_params_t p = { &c_hEvent, &c_timeout };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_EventHostSynchronize, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_event_handle_t c_hEvent = hEvent;
+    uint64_t c_timeout = timeout;
+    ze_event_host_synchronize_params_t p = { &c_hEvent, &c_timeout };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_EventHostSynchronize, &p, &inst);
-    ze_result_t r = f(hEvent, timeout);
-    pa_ze_on_exit(PA_ZE_API_EventHostSynchronize, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_EventHostSynchronize, &p, &inst);
+    ze_result_t r = f(c_hEvent, c_timeout);
+    pa_ze_on_exit_slow(PA_ZE_API_EventHostSynchronize, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeEventQueryStatus(ze_event_handle_t hEvent)
@@ -790,11 +1784,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventQueryStatus(ze_event_handle_t hEvent)
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_EventQueryStatus);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventQueryStatus))(hEvent);
-    ze_event_query_status_params_t p = { &hEvent };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventQueryStatus, &t0))) {
+        ze_result_t r = f(hEvent);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventQueryStatus, pa_ze_exit_plain_arg(PA_ZE_API_EventQueryStatus, NULL), (int32_t)r, t0)))
+            return r;
+        ze_event_handle_t c_hEvent = hEvent;
+        ze_event_query_status_params_t p = { &c_hEvent };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_EventQueryStatus, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_event_handle_t c_hEvent = hEvent;
+    ze_event_query_status_params_t p = { &c_hEvent };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_EventQueryStatus, &p, &inst);
-    ze_result_t r = f(hEvent);
-    pa_ze_on_exit(PA_ZE_API_EventQueryStatus, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_EventQueryStatus, &p, &inst);
+    ze_result_t r = f(c_hEvent);
+    pa_ze_on_exit_slow(PA_ZE_API_EventQueryStatus, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendEventReset(ze_command_list_handle_t hCommandList, ze_event_handle_t hEvent)
@@ -803,11 +1809,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendEventReset(ze_command_list_h
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendEventReset);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendEventReset))(hCommandList, hEvent);
-    ze_command_list_append_event_reset_params_t p = { &hCommandList, &hEvent };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendEventReset, &t0))) {
+        ze_result_t r = f(hCommandList, hEvent);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendEventReset, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendEventReset, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        ze_event_handle_t c_hEvent = hEvent;
+        ze_command_list_append_event_reset_params_t p = { &c_hCommandList, &c_hEvent };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendEventReset, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    ze_event_handle_t c_hEvent = hEvent;
+    ze_command_list_append_event_reset_params_t p = { &c_hCommandList, &c_hEvent };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendEventReset, &p, &inst);
-    ze_result_t r = f(hCommandList, hEvent);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendEventReset, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendEventReset, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_hEvent);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendEventReset, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeEventHostReset(ze_event_handle_t hEvent)
@@ -816,11 +1836,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventHostReset(ze_event_handle_t hEvent)
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_EventHostReset);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventHostReset))(hEvent);
-    ze_event_host_reset_params_t p = { &hEvent };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventHostReset, &t0))) {
+        ze_result_t r = f(hEvent);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventHostReset, pa_ze_exit_plain_arg(PA_ZE_API_EventHostReset, NULL), (int32_t)r, t0)))
+            return r;
+        ze_event_handle_t c_hEvent = hEvent;
+        ze_event_host_reset_params_t p = { &c_hEvent };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_EventHostReset, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_event_handle_t c_hEvent = hEvent;
+    ze_event_host_reset_params_t p = { &c_hEvent };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_EventHostReset, &p, &inst);
-    ze_result_t r = f(hEvent);
-    pa_ze_on_exit(PA_ZE_API_EventHostReset, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_EventHostReset, &p, &inst);
+    ze_result_t r = f(c_hEvent);
+    pa_ze_on_exit_slow(PA_ZE_API_EventHostReset, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeEventQueryKernelTimestamp(ze_event_handle_t hEvent, ze_kernel_timestamp_result_t* dstptr)
@@ -829,11 +1861,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventQueryKernelTimestamp(ze_event_handle_t h
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_EventQueryKernelTimestamp);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventQueryKernelTimestamp))(hEvent, dstptr);
-    ze_event_query_kernel_timestamp_params_t p = { &hEvent, &dstptr };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventQueryKernelTimestamp, &t0))) {
+        ze_result_t r = f(hEvent, dstptr);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventQueryKernelTimestamp, pa_ze_exit_plain_arg(PA_ZE_API_EventQueryKernelTimestamp, NULL), (int32_t)r, t0)))
+            return r;
+        ze_event_handle_t c_hEvent = hEvent;
+        ze_kernel_timestamp_result_t* c_dstptr = dstptr;
+        ze_event_query_kernel_timestamp_params_t p = { &c_hEvent, &c_dstptr };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_EventQueryKernelTimestamp, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_event_handle_t c_hEvent = hEvent;
+    ze_kernel_timestamp_result_t* c_dstptr = dstptr;
+    ze_event_query_kernel_timestamp_params_t p = { &c_hEvent, &c_dstptr };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_EventQueryKernelTimestamp, &p, &inst);
-    ze_result_t r = f(hEvent, dstptr);
-    pa_ze_on_exit(PA_ZE_API_EventQueryKernelTimestamp, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_EventQueryKernelTimestamp, &p, &inst);
+    ze_result_t r = f(c_hEvent, c_dstptr);
+    pa_ze_on_exit_slow(PA_ZE_API_EventQueryKernelTimestamp, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendQueryKernelTimestamps(ze_command_list_handle_t hCommandList, uint32_t numEvents, ze_event_handle_t* phEvents, void* dstptr, const size_t* pOffsets, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -842,11 +1888,37 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendQueryKernelTimestamps(ze_com
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendQueryKernelTimestamps);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendQueryKernelTimestamps))(hCommandList, numEvents, phEvents, dstptr, pOffsets, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_query_kernel_timestamps_params_t p = { &hCommandList, &numEvents, &phEvents, &dstptr, &pOffsets, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendQueryKernelTimestamps, &t0))) {
+        ze_result_t r = f(hCommandList, numEvents, phEvents, dstptr, pOffsets, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendQueryKernelTimestamps, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendQueryKernelTimestamps, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        uint32_t c_numEvents = numEvents;
+        ze_event_handle_t* c_phEvents = phEvents;
+        void* c_dstptr = dstptr;
+        const size_t* c_pOffsets = pOffsets;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_query_kernel_timestamps_params_t p = { &c_hCommandList, &c_numEvents, &c_phEvents, &c_dstptr, &c_pOffsets, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendQueryKernelTimestamps, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    uint32_t c_numEvents = numEvents;
+    ze_event_handle_t* c_phEvents = phEvents;
+    void* c_dstptr = dstptr;
+    const size_t* c_pOffsets = pOffsets;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_query_kernel_timestamps_params_t p = { &c_hCommandList, &c_numEvents, &c_phEvents, &c_dstptr, &c_pOffsets, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendQueryKernelTimestamps, &p, &inst);
-    ze_result_t r = f(hCommandList, numEvents, phEvents, dstptr, pOffsets, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendQueryKernelTimestamps, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendQueryKernelTimestamps, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_numEvents, c_phEvents, c_dstptr, c_pOffsets, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendQueryKernelTimestamps, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeFenceCreate(ze_command_queue_handle_t hCommandQueue, const ze_fence_desc_t* desc, ze_fence_handle_t* phFence)
@@ -855,11 +1927,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceCreate(ze_command_queue_handle_t hComman
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_FenceCreate);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FenceCreate))(hCommandQueue, desc, phFence);
-    ze_fence_create_params_t p = { &hCommandQueue, &desc, &phFence };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FenceCreate, &t0))) {
+        ze_result_t r = f(hCommandQueue, desc, phFence);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FenceCreate, pa_ze_exit_plain_arg(PA_ZE_API_FenceCreate, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_queue_handle_t c_hCommandQueue = hCommandQueue;
+        const ze_fence_desc_t* c_desc = desc;
+        ze_fence_handle_t* c_phFence = phFence;
+        ze_fence_create_params_t p = { &c_hCommandQueue, &c_desc, &c_phFence };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_FenceCreate, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_queue_handle_t c_hCommandQueue = hCommandQueue;
+    const ze_fence_desc_t* c_desc = desc;
+    ze_fence_handle_t* c_phFence = phFence;
+    ze_fence_create_params_t p = { &c_hCommandQueue, &c_desc, &c_phFence };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_FenceCreate, &p, &inst);
-    ze_result_t r = f(hCommandQueue, desc, phFence);
-    pa_ze_on_exit(PA_ZE_API_FenceCreate, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_FenceCreate, &p, &inst);
+    ze_result_t r = f(c_hCommandQueue, c_desc, c_phFence);
+    pa_ze_on_exit_slow(PA_ZE_API_FenceCreate, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeFenceDestroy(ze_fence_handle_t hFence)
@@ -868,11 +1956,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceDestroy(ze_fence_handle_t hFence)
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_FenceDestroy);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FenceDestroy))(hFence);
-    ze_fence_destroy_params_t p = { &hFence };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FenceDestroy, &t0))) {
+        ze_result_t r = f(hFence);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FenceDestroy, pa_ze_exit_plain_arg(PA_ZE_API_FenceDestroy, NULL), (int32_t)r, t0)))
+            return r;
+        ze_fence_handle_t c_hFence = hFence;
+        ze_fence_destroy_params_t p = { &c_hFence };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_FenceDestroy, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_fence_handle_t c_hFence = hFence;
+    ze_fence_destroy_params_t p = { &c_hFence };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_FenceDestroy, &p, &inst);
-    ze_result_t r = f(hFence);
-    pa_ze_on_exit(PA_ZE_API_FenceDestroy, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_FenceDestroy, &p, &inst);
+    ze_result_t r = f(c_hFence);
+    pa_ze_on_exit_slow(PA_ZE_API_FenceDestroy, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeFenceHostSynchronize(ze_fence_handle_t hFence, uint64_t timeout)
@@ -881,11 +1981,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceHostSynchronize(ze_fence_handle_t hFence
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_FenceHostSynchronize);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FenceHostSynchronize))(hFence, timeout);
-    ze_fence_host_synchronize_params_t p = { &hFence, &timeout };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FenceHostSynchronize, &t0))) {
+        ze_result_t r = f(hFence, timeout);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FenceHostSynchronize, pa_ze_exit_plain_arg(PA_ZE_API_FenceHostSynchronize, NULL), (int32_t)r, t0)))
+            return r;
+        ze_fence_handle_t c_hFence = hFence;
+        uint64_t c_timeout = timeout;
+        ze_fence_host_synchronize_params_t p = { &c_hFence, &c_timeout };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_FenceHostSynchronize, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_fence_handle_t c_hFence = hFence;
+    uint64_t c_timeout = timeout;
+    ze_fence_host_synchronize_params_t p = { &c_hFence, &c_timeout };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_FenceHostSynchronize, &p, &inst);
-    ze_result_t r = f(hFence, timeout);
-    pa_ze_on_exit(PA_ZE_API_FenceHostSynchronize, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_FenceHostSynchronize, &p, &inst);
+    ze_result_t r = f(c_hFence, c_timeout);
+    pa_ze_on_exit_slow(PA_ZE_API_FenceHostSynchronize, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeFenceQueryStatus(ze_fence_handle_t hFence)
@@ -894,11 +2008,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceQueryStatus(ze_fence_handle_t hFence)
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_FenceQueryStatus);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FenceQueryStatus))(hFence);
-    ze_fence_query_status_params_t p = { &hFence };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FenceQueryStatus, &t0))) {
+        ze_result_t r = f(hFence);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FenceQueryStatus, pa_ze_exit_plain_arg(PA_ZE_API_FenceQueryStatus, NULL), (int32_t)r, t0)))
+            return r;
+        ze_fence_handle_t c_hFence = hFence;
+        ze_fence_query_status_params_t p = { &c_hFence };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_FenceQueryStatus, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_fence_handle_t c_hFence = hFence;
+    ze_fence_query_status_params_t p = { &c_hFence };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_FenceQueryStatus, &p, &inst);
-    ze_result_t r = f(hFence);
-    pa_ze_on_exit(PA_ZE_API_FenceQueryStatus, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_FenceQueryStatus, &p, &inst);
+    ze_result_t r = f(c_hFence);
+    pa_ze_on_exit_slow(PA_ZE_API_FenceQueryStatus, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeFenceReset(ze_fence_handle_t hFence)
@@ -907,11 +2033,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceReset(ze_fence_handle_t hFence)
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_FenceReset);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FenceReset))(hFence);
-    ze_fence_reset_params_t p = { &hFence };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FenceReset, &t0))) {
+        ze_result_t r = f(hFence);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FenceReset, pa_ze_exit_plain_arg(PA_ZE_API_FenceReset, NULL), (int32_t)r, t0)))
+            return r;
+        ze_fence_handle_t c_hFence = hFence;
+        ze_fence_reset_params_t p = { &c_hFence };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_FenceReset, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_fence_handle_t c_hFence = hFence;
+    ze_fence_reset_params_t p = { &c_hFence };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_FenceReset, &p, &inst);
-    ze_result_t r = f(hFence);
-    pa_ze_on_exit(PA_ZE_API_FenceReset, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_FenceReset, &p, &inst);
+    ze_result_t r = f(c_hFence);
+    pa_ze_on_exit_slow(PA_ZE_API_FenceReset, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeImageGetProperties(ze_device_handle_t hDevice, const ze_image_desc_t* desc, ze_image_properties_t* pImageProperties)
@@ -920,11 +2058,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageGetProperties(ze_device_handle_t hDevice
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ImageGetProperties);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageGetProperties))(hDevice, desc, pImageProperties);
-    ze_image_get_properties_params_t p = { &hDevice, &desc, &pImageProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageGetProperties, &t0))) {
+        ze_result_t r = f(hDevice, desc, pImageProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageGetProperties, pa_ze_exit_plain_arg(PA_ZE_API_ImageGetProperties, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        const ze_image_desc_t* c_desc = desc;
+        ze_image_properties_t* c_pImageProperties = pImageProperties;
+        ze_image_get_properties_params_t p = { &c_hDevice, &c_desc, &c_pImageProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ImageGetProperties, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    const ze_image_desc_t* c_desc = desc;
+    ze_image_properties_t* c_pImageProperties = pImageProperties;
+    ze_image_get_properties_params_t p = { &c_hDevice, &c_desc, &c_pImageProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ImageGetProperties, &p, &inst);
-    ze_result_t r = f(hDevice, desc, pImageProperties);
-    pa_ze_on_exit(PA_ZE_API_ImageGetProperties, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ImageGetProperties, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_desc, c_pImageProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_ImageGetProperties, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeImageCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice, const ze_image_desc_t* desc, ze_image_handle_t* phImage)
@@ -933,11 +2087,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageCreate(ze_context_handle_t hContext, ze_
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ImageCreate);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageCreate))(hContext, hDevice, desc, phImage);
-    ze_image_create_params_t p = { &hContext, &hDevice, &desc, &phImage };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageCreate, &t0))) {
+        ze_result_t r = f(hContext, hDevice, desc, phImage);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageCreate, pa_ze_exit_plain_arg(PA_ZE_API_ImageCreate, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_device_handle_t c_hDevice = hDevice;
+        const ze_image_desc_t* c_desc = desc;
+        ze_image_handle_t* c_phImage = phImage;
+        ze_image_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phImage };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ImageCreate, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_device_handle_t c_hDevice = hDevice;
+    const ze_image_desc_t* c_desc = desc;
+    ze_image_handle_t* c_phImage = phImage;
+    ze_image_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phImage };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ImageCreate, &p, &inst);
-    ze_result_t r = f(hContext, hDevice, desc, phImage);
-    pa_ze_on_exit(PA_ZE_API_ImageCreate, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ImageCreate, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hDevice, c_desc, c_phImage);
+    pa_ze_on_exit_slow(PA_ZE_API_ImageCreate, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeImageDestroy(ze_image_handle_t hImage)
@@ -946,11 +2118,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageDestroy(ze_image_handle_t hImage)
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ImageDestroy);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageDestroy))(hImage);
-    ze_image_destroy_params_t p = { &hImage };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageDestroy, &t0))) {
+        ze_result_t r = f(hImage);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageDestroy, pa_ze_exit_plain_arg(PA_ZE_API_ImageDestroy, NULL), (int32_t)r, t0)))
+            return r;
+        ze_image_handle_t c_hImage = hImage;
+        ze_image_destroy_params_t p = { &c_hImage };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ImageDestroy, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_image_handle_t c_hImage = hImage;
+    ze_image_destroy_params_t p = { &c_hImage };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ImageDestroy, &p, &inst);
-    ze_result_t r = f(hImage);
-    pa_ze_on_exit(PA_ZE_API_ImageDestroy, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ImageDestroy, &p, &inst);
+    ze_result_t r = f(c_hImage);
+    pa_ze_on_exit_slow(PA_ZE_API_ImageDestroy, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeMemAllocShared(ze_context_handle_t hContext, const ze_device_mem_alloc_desc_t* device_desc, const ze_host_mem_alloc_desc_t* host_desc, size_t size, size_t alignment, ze_device_handle_t hDevice, void** pptr)
@@ -959,11 +2143,35 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemAllocShared(ze_context_handle_t hContext, 
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_MemAllocShared);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemAllocShared))(hContext, device_desc, host_desc, size, alignment, hDevice, pptr);
-    ze_mem_alloc_shared_params_t p = { &hContext, &device_desc, &host_desc, &size, &alignment, &hDevice, &pptr };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemAllocShared, &t0))) {
+        ze_result_t r = f(hContext, device_desc, host_desc, size, alignment, hDevice, pptr);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemAllocShared, pa_ze_exit_plain_arg(PA_ZE_API_MemAllocShared, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        const ze_device_mem_alloc_desc_t* c_device_desc = device_desc;
+        const ze_host_mem_alloc_desc_t* c_host_desc = host_desc;
+        size_t c_size = size;
+        size_t c_alignment = alignment;
+        ze_device_handle_t c_hDevice = hDevice;
+        void** c_pptr = pptr;
+        ze_mem_alloc_shared_params_t p = { &c_hContext, &c_device_desc, &c_host_desc, &c_size, &c_alignment, &c_hDevice, &c_pptr };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_MemAllocShared, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    const ze_device_mem_alloc_desc_t* c_device_desc = device_desc;
+    const ze_host_mem_alloc_desc_t* c_host_desc = host_desc;
+    size_t c_size = size;
+    size_t c_alignment = alignment;
+    ze_device_handle_t c_hDevice = hDevice;
+    void** c_pptr = pptr;
+    ze_mem_alloc_shared_params_t p = { &c_hContext, &c_device_desc, &c_host_desc, &c_size, &c_alignment, &c_hDevice, &c_pptr };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_MemAllocShared, &p, &inst);
-    ze_result_t r = f(hContext, device_desc, host_desc, size, alignment, hDevice, pptr);
-    pa_ze_on_exit(PA_ZE_API_MemAllocShared, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_MemAllocShared, &p, &inst);
+    ze_result_t r = f(c_hContext, c_device_desc, c_host_desc, c_size, c_alignment, c_hDevice, c_pptr);
+    pa_ze_on_exit_slow(PA_ZE_API_MemAllocShared, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeMemAllocDevice(ze_context_handle_t hContext, const ze_device_mem_alloc_desc_t* device_desc, size_t size, size_t alignment, ze_device_handle_t hDevice, void** pptr)
@@ -972,11 +2180,33 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemAllocDevice(ze_context_handle_t hContext, 
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_MemAllocDevice);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemAllocDevice))(hContext, device_desc, size, alignment, hDevice, pptr);
-    ze_mem_alloc_device_params_t p = { &hContext, &device_desc, &size, &alignment, &hDevice, &pptr };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemAllocDevice, &t0))) {
+        ze_result_t r = f(hContext, device_desc, size, alignment, hDevice, pptr);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemAllocDevice, pa_ze_exit_plain_arg(PA_ZE_API_MemAllocDevice, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        const ze_device_mem_alloc_desc_t* c_device_desc = device_desc;
+        size_t c_size = size;
+        size_t c_alignment = alignment;
+        ze_device_handle_t c_hDevice = hDevice;
+        void** c_pptr = pptr;
+        ze_mem_alloc_device_params_t p = { &c_hContext, &c_device_desc, &c_size, &c_alignment, &c_hDevice, &c_pptr };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_MemAllocDevice, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    const ze_device_mem_alloc_desc_t* c_device_desc = device_desc;
+    size_t c_size = size;
+    size_t c_alignment = alignment;
+    ze_device_handle_t c_hDevice = hDevice;
+    void** c_pptr = pptr;
+    ze_mem_alloc_device_params_t p = { &c_hContext, &c_device_desc, &c_size, &c_alignment, &c_hDevice, &c_pptr };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_MemAllocDevice, &p, &inst);
-    ze_result_t r = f(hContext, device_desc, size, alignment, hDevice, pptr);
-    pa_ze_on_exit(PA_ZE_API_MemAllocDevice, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_MemAllocDevice, &p, &inst);
+    ze_result_t r = f(c_hContext, c_device_desc, c_size, c_alignment, c_hDevice, c_pptr);
+    pa_ze_on_exit_slow(PA_ZE_API_MemAllocDevice, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeMemAllocHost(ze_context_handle_t hContext, const ze_host_mem_alloc_desc_t* host_desc, size_t size, size_t alignment, void** pptr)
@@ -985,11 +2215,31 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemAllocHost(ze_context_handle_t hContext, co
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_MemAllocHost);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemAllocHost))(hContext, host_desc, size, alignment, pptr);
-    ze_mem_alloc_host_params_t p = { &hContext, &host_desc, &size, &alignment, &pptr };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemAllocHost, &t0))) {
+        ze_result_t r = f(hContext, host_desc, size, alignment, pptr);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemAllocHost, pa_ze_exit_plain_arg(PA_ZE_API_MemAllocHost, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        const ze_host_mem_alloc_desc_t* c_host_desc = host_desc;
+        size_t c_size = size;
+        size_t c_alignment = alignment;
+        void** c_pptr = pptr;
+        ze_mem_alloc_host_params_t p = { &c_hContext, &c_host_desc, &c_size, &c_alignment, &c_pptr };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_MemAllocHost, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    const ze_host_mem_alloc_desc_t* c_host_desc = host_desc;
+    size_t c_size = size;
+    size_t c_alignment = alignment;
+    void** c_pptr = pptr;
+    ze_mem_alloc_host_params_t p = { &c_hContext, &c_host_desc, &c_size, &c_alignment, &c_pptr };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_MemAllocHost, &p, &inst);
-    ze_result_t r = f(hContext, host_desc, size, alignment, pptr);
-    pa_ze_on_exit(PA_ZE_API_MemAllocHost, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_MemAllocHost, &p, &inst);
+    ze_result_t r = f(c_hContext, c_host_desc, c_size, c_alignment, c_pptr);
+    pa_ze_on_exit_slow(PA_ZE_API_MemAllocHost, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeMemFree(ze_context_handle_t hContext, void* ptr)
@@ -998,11 +2248,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemFree(ze_context_handle_t hContext, void* p
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_MemFree);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemFree))(hContext, ptr);
-    ze_mem_free_params_t p = { &hContext, &ptr };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemFree, &t0))) {
+        ze_result_t r = f(hContext, ptr);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemFree, pa_ze_exit_plain_arg(PA_ZE_API_MemFree, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        void* c_ptr = ptr;
+        ze_mem_free_params_t p = { &c_hContext, &c_ptr };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_MemFree, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    void* c_ptr = ptr;
+    ze_mem_free_params_t p = { &c_hContext, &c_ptr };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_MemFree, &p, &inst);
-    ze_result_t r = f(hContext, ptr);
-    pa_ze_on_exit(PA_ZE_API_MemFree, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_MemFree, &p, &inst);
+    ze_result_t r = f(c_hContext, c_ptr);
+    pa_ze_on_exit_slow(PA_ZE_API_MemFree, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeMemGetAllocProperties(ze_context_handle_t hContext, const void* ptr, ze_memory_allocation_properties_t* pMemAllocProperties, ze_device_handle_t* phDevice)
@@ -1011,11 +2275,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemGetAllocProperties(ze_context_handle_t hCo
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_MemGetAllocProperties);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemGetAllocProperties))(hContext, ptr, pMemAllocProperties, phDevice);
-    ze_mem_get_alloc_properties_params_t p = { &hContext, &ptr, &pMemAllocProperties, &phDevice };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemGetAllocProperties, &t0))) {
+        ze_result_t r = f(hContext, ptr, pMemAllocProperties, phDevice);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemGetAllocProperties, pa_ze_exit_plain_arg(PA_ZE_API_MemGetAllocProperties, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        const void* c_ptr = ptr;
+        ze_memory_allocation_properties_t* c_pMemAllocProperties = pMemAllocProperties;
+        ze_device_handle_t* c_phDevice = phDevice;
+        ze_mem_get_alloc_properties_params_t p = { &c_hContext, &c_ptr, &c_pMemAllocProperties, &c_phDevice };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_MemGetAllocProperties, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    const void* c_ptr = ptr;
+    ze_memory_allocation_properties_t* c_pMemAllocProperties = pMemAllocProperties;
+    ze_device_handle_t* c_phDevice = phDevice;
+    ze_mem_get_alloc_properties_params_t p = { &c_hContext, &c_ptr, &c_pMemAllocProperties, &c_phDevice };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_MemGetAllocProperties, &p, &inst);
-    ze_result_t r = f(hContext, ptr, pMemAllocProperties, phDevice);
-    pa_ze_on_exit(PA_ZE_API_MemGetAllocProperties, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_MemGetAllocProperties, &p, &inst);
+    ze_result_t r = f(c_hContext, c_ptr, c_pMemAllocProperties, c_phDevice);
+    pa_ze_on_exit_slow(PA_ZE_API_MemGetAllocProperties, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeMemGetAddressRange(ze_context_handle_t hContext, const void* ptr, void** pBase, size_t* pSize)
@@ -1024,11 +2306,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemGetAddressRange(ze_context_handle_t hConte
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_MemGetAddressRange);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemGetAddressRange))(hContext, ptr, pBase, pSize);
-    ze_mem_get_address_range_params_t p = { &hContext, &ptr, &pBase, &pSize };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemGetAddressRange, &t0))) {
+        ze_result_t r = f(hContext, ptr, pBase, pSize);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemGetAddressRange, pa_ze_exit_plain_arg(PA_ZE_API_MemGetAddressRange, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        const void* c_ptr = ptr;
+        void** c_pBase = pBase;
+        size_t* c_pSize = pSize;
+        ze_mem_get_address_range_params_t p = { &c_hContext, &c_ptr, &c_pBase, &c_pSize };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_MemGetAddressRange, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    const void* c_ptr = ptr;
+    void** c_pBase = pBase;
+    size_t* c_pSize = pSize;
+    ze_mem_get_address_range_params_t p = { &c_hContext, &c_ptr, &c_pBase, &c_pSize };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_MemGetAddressRange, &p, &inst);
-    ze_result_t r = f(hContext, ptr, pBase, pSize);
-    pa_ze_on_exit(PA_ZE_API_MemGetAddressRange, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_MemGetAddressRange, &p, &inst);
+    ze_result_t r = f(c_hContext, c_ptr, c_pBase, c_pSize);
+    pa_ze_on_exit_slow(PA_ZE_API_MemGetAddressRange, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeMemGetIpcHandle(ze_context_handle_t hContext, const void* ptr, ze_ipc_mem_handle_t* pIpcHandle)
@@ -1037,11 +2337,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemGetIpcHandle(ze_context_handle_t hContext,
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_MemGetIpcHandle);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemGetIpcHandle))(hContext, ptr, pIpcHandle);
-    ze_mem_get_ipc_handle_params_t p = { &hContext, &ptr, &pIpcHandle };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemGetIpcHandle, &t0))) {
+        ze_result_t r = f(hContext, ptr, pIpcHandle);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemGetIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_MemGetIpcHandle, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        const void* c_ptr = ptr;
+        ze_ipc_mem_handle_t* c_pIpcHandle = pIpcHandle;
+        ze_mem_get_ipc_handle_params_t p = { &c_hContext, &c_ptr, &c_pIpcHandle };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_MemGetIpcHandle, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    const void* c_ptr = ptr;
+    ze_ipc_mem_handle_t* c_pIpcHandle = pIpcHandle;
+    ze_mem_get_ipc_handle_params_t p = { &c_hContext, &c_ptr, &c_pIpcHandle };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_MemGetIpcHandle, &p, &inst);
-    ze_result_t r = f(hContext, ptr, pIpcHandle);
-    pa_ze_on_exit(PA_ZE_API_MemGetIpcHandle, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_MemGetIpcHandle, &p, &inst);
+    ze_result_t r = f(c_hContext, c_ptr, c_pIpcHandle);
+    pa_ze_on_exit_slow(PA_ZE_API_MemGetIpcHandle, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeMemOpenIpcHandle(ze_context_handle_t hContext, ze_device_handle_t hDevice, ze_ipc_mem_handle_t handle, ze_ipc_memory_flags_t flags, void** pptr)
@@ -1050,11 +2366,31 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemOpenIpcHandle(ze_context_handle_t hContext
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_MemOpenIpcHandle);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemOpenIpcHandle))(hContext, hDevice, handle, flags, pptr);
-    ze_mem_open_ipc_handle_params_t p = { &hContext, &hDevice, &handle, &flags, &pptr };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemOpenIpcHandle, &t0))) {
+        ze_result_t r = f(hContext, hDevice, handle, flags, pptr);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemOpenIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_MemOpenIpcHandle, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_device_handle_t c_hDevice = hDevice;
+        ze_ipc_mem_handle_t c_handle = handle;
+        ze_ipc_memory_flags_t c_flags = flags;
+        void** c_pptr = pptr;
+        ze_mem_open_ipc_handle_params_t p = { &c_hContext, &c_hDevice, &c_handle, &c_flags, &c_pptr };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_MemOpenIpcHandle, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_device_handle_t c_hDevice = hDevice;
+    ze_ipc_mem_handle_t c_handle = handle;
+    ze_ipc_memory_flags_t c_flags = flags;
+    void** c_pptr = pptr;
+    ze_mem_open_ipc_handle_params_t p = { &c_hContext, &c_hDevice, &c_handle, &c_flags, &c_pptr };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_MemOpenIpcHandle, &p, &inst);
-    ze_result_t r = f(hContext, hDevice, handle, flags, pptr);
-    pa_ze_on_exit(PA_ZE_API_MemOpenIpcHandle, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_MemOpenIpcHandle, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hDevice, c_handle, c_flags, c_pptr);
+    pa_ze_on_exit_slow(PA_ZE_API_MemOpenIpcHandle, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeMemCloseIpcHandle(ze_context_handle_t hContext, const void* ptr)
@@ -1063,11 +2399,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemCloseIpcHandle(ze_context_handle_t hContex
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_MemCloseIpcHandle);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemCloseIpcHandle))(hContext, ptr);
-    ze_mem_close_ipc_handle_params_t p = { &hContext, &ptr };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemCloseIpcHandle, &t0))) {
+        ze_result_t r = f(hContext, ptr);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemCloseIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_MemCloseIpcHandle, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        const void* c_ptr = ptr;
+        ze_mem_close_ipc_handle_params_t p = { &c_hContext, &c_ptr };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_MemCloseIpcHandle, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    const void* c_ptr = ptr;
+    ze_mem_close_ipc_handle_params_t p = { &c_hContext, &c_ptr };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_MemCloseIpcHandle, &p, &inst);
-    ze_result_t r = f(hContext, ptr);
-    pa_ze_on_exit(PA_ZE_API_MemCloseIpcHandle, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_MemCloseIpcHandle, &p, &inst);
+    ze_result_t r = f(c_hContext, c_ptr);
+    pa_ze_on_exit_slow(PA_ZE_API_MemCloseIpcHandle, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice, const ze_module_desc_t* desc, ze_module_handle_t* phModule, ze_module_build_log_handle_t* phBuildLog)
@@ -1076,11 +2426,31 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleCreate(ze_context_handle_t hContext, ze
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ModuleCreate);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleCreate))(hContext, hDevice, desc, phModule, phBuildLog);
-    ze_module_create_params_t p = { &hContext, &hDevice, &desc, &phModule, &phBuildLog };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleCreate, &t0))) {
+        ze_result_t r = f(hContext, hDevice, desc, phModule, phBuildLog);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleCreate, pa_ze_exit_plain_arg(PA_ZE_API_ModuleCreate, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_device_handle_t c_hDevice = hDevice;
+        const ze_module_desc_t* c_desc = desc;
+        ze_module_handle_t* c_phModule = phModule;
+        ze_module_build_log_handle_t* c_phBuildLog = phBuildLog;
+        ze_module_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phModule, &c_phBuildLog };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ModuleCreate, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_device_handle_t c_hDevice = hDevice;
+    const ze_module_desc_t* c_desc = desc;
+    ze_module_handle_t* c_phModule = phModule;
+    ze_module_build_log_handle_t* c_phBuildLog = phBuildLog;
+    ze_module_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phModule, &c_phBuildLog };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ModuleCreate, &p, &inst);
-    ze_result_t r = f(hContext, hDevice, desc, phModule, phBuildLog);
-    pa_ze_on_exit(PA_ZE_API_ModuleCreate, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ModuleCreate, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hDevice, c_desc, c_phModule, c_phBuildLog);
+    pa_ze_on_exit_slow(PA_ZE_API_ModuleCreate, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeModuleDestroy(ze_module_handle_t hModule)
@@ -1089,11 +2459,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleDestroy(ze_module_handle_t hModule)
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ModuleDestroy);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleDestroy))(hModule);
-    ze_module_destroy_params_t p = { &hModule };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleDestroy, &t0))) {
+        ze_result_t r = f(hModule);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleDestroy, pa_ze_exit_plain_arg(PA_ZE_API_ModuleDestroy, NULL), (int32_t)r, t0)))
+            return r;
+        ze_module_handle_t c_hModule = hModule;
+        ze_module_destroy_params_t p = { &c_hModule };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ModuleDestroy, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_module_handle_t c_hModule = hModule;
+    ze_module_destroy_params_t p = { &c_hModule };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ModuleDestroy, &p, &inst);
-    ze_result_t r = f(hModule);
-    pa_ze_on_exit(PA_ZE_API_ModuleDestroy, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ModuleDestroy, &p, &inst);
+    ze_result_t r = f(c_hModule);
+    pa_ze_on_exit_slow(PA_ZE_API_ModuleDestroy, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeModuleDynamicLink(uint32_t numModules, ze_module_handle_t* phModules, ze_module_build_log_handle_t* phLinkLog)
@@ -1102,11 +2484,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleDynamicLink(uint32_t numModules, ze_mod
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ModuleDynamicLink);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleDynamicLink))(numModules, phModules, phLinkLog);
-    ze_module_dynamic_link_params_t p = { &numModules, &phModules, &phLinkLog };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleDynamicLink, &t0))) {
+        ze_result_t r = f(numModules, phModules, phLinkLog);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleDynamicLink, pa_ze_exit_plain_arg(PA_ZE_API_ModuleDynamicLink, NULL), (int32_t)r, t0)))
+            return r;
+        uint32_t c_numModules = numModules;
+        ze_module_handle_t* c_phModules = phModules;
+        ze_module_build_log_handle_t* c_phLinkLog = phLinkLog;
+        ze_module_dynamic_link_params_t p = { &c_numModules, &c_phModules, &c_phLinkLog };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ModuleDynamicLink, &p, (int32_t)r, &inst);
+        return r;
+    }
+    uint32_t c_numModules = numModules;
+    ze_module_handle_t* c_phModules = phModules;
+    ze_module_build_log_handle_t* c_phLinkLog = phLinkLog;
+    ze_module_dynamic_link_params_t p = { &c_numModules, &c_phModules, &c_phLinkLog };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ModuleDynamicLink, &p, &inst);
-    ze_result_t r = f(numModules, phModules, phLinkLog);
-    pa_ze_on_exit(PA_ZE_API_ModuleDynamicLink, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ModuleDynamicLink, &p, &inst);
+    ze_result_t r = f(c_numModules, c_phModules, c_phLinkLog);
+    pa_ze_on_exit_slow(PA_ZE_API_ModuleDynamicLink, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeModuleBuildLogDestroy(ze_module_build_log_handle_t hModuleBuildLog)
@@ -1115,11 +2513,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleBuildLogDestroy(ze_module_build_log_han
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ModuleBuildLogDestroy);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleBuildLogDestroy))(hModuleBuildLog);
-    ze_module_build_log_destroy_params_t p = { &hModuleBuildLog };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleBuildLogDestroy, &t0))) {
+        ze_result_t r = f(hModuleBuildLog);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleBuildLogDestroy, pa_ze_exit_plain_arg(PA_ZE_API_ModuleBuildLogDestroy, NULL), (int32_t)r, t0)))
+            return r;
+        ze_module_build_log_handle_t c_hModuleBuildLog = hModuleBuildLog;
+        ze_module_build_log_destroy_params_t p = { &c_hModuleBuildLog };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ModuleBuildLogDestroy, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_module_build_log_handle_t c_hModuleBuildLog = hModuleBuildLog;
+    ze_module_build_log_destroy_params_t p = { &c_hModuleBuildLog };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ModuleBuildLogDestroy, &p, &inst);
-    ze_result_t r = f(hModuleBuildLog);
-    pa_ze_on_exit(PA_ZE_API_ModuleBuildLogDestroy, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ModuleBuildLogDestroy, &p, &inst);
+    ze_result_t r = f(c_hModuleBuildLog);
+    pa_ze_on_exit_slow(PA_ZE_API_ModuleBuildLogDestroy, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeModuleBuildLogGetString(ze_module_build_log_handle_t hModuleBuildLog, size_t* pSize, char* pBuildLog)
@@ -1128,11 +2538,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleBuildLogGetString(ze_module_build_log_h
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ModuleBuildLogGetString);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleBuildLogGetString))(hModuleBuildLog, pSize, pBuildLog);
-    ze_module_build_log_get_string_params_t p = { &hModuleBuildLog, &pSize, &pBuildLog };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleBuildLogGetString, &t0))) {
+        ze_result_t r = f(hModuleBuildLog, pSize, pBuildLog);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleBuildLogGetString, pa_ze_exit_plain_arg(PA_ZE_API_ModuleBuildLogGetString, NULL), (int32_t)r, t0)))
+            return r;
+        ze_module_build_log_handle_t c_hModuleBuildLog = hModuleBuildLog;
+        size_t* c_pSize = pSize;
+        char* c_pBuildLog = pBuildLog;
+        ze_module_build_log_get_string_params_t p = { &c_hModuleBuildLog, &c_pSize, &c_pBuildLog };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ModuleBuildLogGetString, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_module_build_log_handle_t c_hModuleBuildLog = hModuleBuildLog;
+    size_t* c_pSize = pSize;
+    char* c_pBuildLog = pBuildLog;
+    ze_module_build_log_get_string_params_t p = { &c_hModuleBuildLog, &c_pSize, &c_pBuildLog };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ModuleBuildLogGetString, &p, &inst);
-    ze_result_t r = f(hModuleBuildLog, pSize, pBuildLog);
-    pa_ze_on_exit(PA_ZE_API_ModuleBuildLogGetString, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ModuleBuildLogGetString, &p, &inst);
+    ze_result_t r = f(c_hModuleBuildLog, c_pSize, c_pBuildLog);
+    pa_ze_on_exit_slow(PA_ZE_API_ModuleBuildLogGetString, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeModuleGetNativeBinary(ze_module_handle_t hModule, size_t* pSize, uint8_t* pModuleNativeBinary)
@@ -1141,11 +2567,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetNativeBinary(ze_module_handle_t hMod
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ModuleGetNativeBinary);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleGetNativeBinary))(hModule, pSize, pModuleNativeBinary);
-    ze_module_get_native_binary_params_t p = { &hModule, &pSize, &pModuleNativeBinary };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleGetNativeBinary, &t0))) {
+        ze_result_t r = f(hModule, pSize, pModuleNativeBinary);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleGetNativeBinary, pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetNativeBinary, NULL), (int32_t)r, t0)))
+            return r;
+        ze_module_handle_t c_hModule = hModule;
+        size_t* c_pSize = pSize;
+        uint8_t* c_pModuleNativeBinary = pModuleNativeBinary;
+        ze_module_get_native_binary_params_t p = { &c_hModule, &c_pSize, &c_pModuleNativeBinary };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ModuleGetNativeBinary, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_module_handle_t c_hModule = hModule;
+    size_t* c_pSize = pSize;
+    uint8_t* c_pModuleNativeBinary = pModuleNativeBinary;
+    ze_module_get_native_binary_params_t p = { &c_hModule, &c_pSize, &c_pModuleNativeBinary };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ModuleGetNativeBinary, &p, &inst);
-    ze_result_t r = f(hModule, pSize, pModuleNativeBinary);
-    pa_ze_on_exit(PA_ZE_API_ModuleGetNativeBinary, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ModuleGetNativeBinary, &p, &inst);
+    ze_result_t r = f(c_hModule, c_pSize, c_pModuleNativeBinary);
+    pa_ze_on_exit_slow(PA_ZE_API_ModuleGetNativeBinary, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeModuleGetGlobalPointer(ze_module_handle_t hModule, const char* pGlobalName, size_t* pSize, void** pptr)
@@ -1154,11 +2596,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetGlobalPointer(ze_module_handle_t hMo
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ModuleGetGlobalPointer);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleGetGlobalPointer))(hModule, pGlobalName, pSize, pptr);
-    ze_module_get_global_pointer_params_t p = { &hModule, &pGlobalName, &pSize, &pptr };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleGetGlobalPointer, &t0))) {
+        ze_result_t r = f(hModule, pGlobalName, pSize, pptr);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleGetGlobalPointer, pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetGlobalPointer, NULL), (int32_t)r, t0)))
+            return r;
+        ze_module_handle_t c_hModule = hModule;
+        const char* c_pGlobalName = pGlobalName;
+        size_t* c_pSize = pSize;
+        void** c_pptr = pptr;
+        ze_module_get_global_pointer_params_t p = { &c_hModule, &c_pGlobalName, &c_pSize, &c_pptr };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ModuleGetGlobalPointer, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_module_handle_t c_hModule = hModule;
+    const char* c_pGlobalName = pGlobalName;
+    size_t* c_pSize = pSize;
+    void** c_pptr = pptr;
+    ze_module_get_global_pointer_params_t p = { &c_hModule, &c_pGlobalName, &c_pSize, &c_pptr };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ModuleGetGlobalPointer, &p, &inst);
-    ze_result_t r = f(hModule, pGlobalName, pSize, pptr);
-    pa_ze_on_exit(PA_ZE_API_ModuleGetGlobalPointer, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ModuleGetGlobalPointer, &p, &inst);
+    ze_result_t r = f(c_hModule, c_pGlobalName, c_pSize, c_pptr);
+    pa_ze_on_exit_slow(PA_ZE_API_ModuleGetGlobalPointer, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeModuleGetKernelNames(ze_module_handle_t hModule, uint32_t* pCount, const char** pNames)
@@ -1167,11 +2627,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetKernelNames(ze_module_handle_t hModu
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ModuleGetKernelNames);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleGetKernelNames))(hModule, pCount, pNames);
-    ze_module_get_kernel_names_params_t p = { &hModule, &pCount, &pNames };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleGetKernelNames, &t0))) {
+        ze_result_t r = f(hModule, pCount, pNames);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleGetKernelNames, pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetKernelNames, NULL), (int32_t)r, t0)))
+            return r;
+        ze_module_handle_t c_hModule = hModule;
+        uint32_t* c_pCount = pCount;
+        const char** c_pNames = pNames;
+        ze_module_get_kernel_names_params_t p = { &c_hModule, &c_pCount, &c_pNames };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ModuleGetKernelNames, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_module_handle_t c_hModule = hModule;
+    uint32_t* c_pCount = pCount;
+    const char** c_pNames = pNames;
+    ze_module_get_kernel_names_params_t p = { &c_hModule, &c_pCount, &c_pNames };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ModuleGetKernelNames, &p, &inst);
-    ze_result_t r = f(hModule, pCount, pNames);
-    pa_ze_on_exit(PA_ZE_API_ModuleGetKernelNames, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ModuleGetKernelNames, &p, &inst);
+    ze_result_t r = f(c_hModule, c_pCount, c_pNames);
+    pa_ze_on_exit_slow(PA_ZE_API_ModuleGetKernelNames, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeModuleGetProperties(ze_module_handle_t hModule, ze_module_properties_t* pModuleProperties)
@@ -1180,11 +2656,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetProperties(ze_module_handle_t hModul
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ModuleGetProperties);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleGetProperties))(hModule, pModuleProperties);
-    ze_module_get_properties_params_t p = { &hModule, &pModuleProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleGetProperties, &t0))) {
+        ze_result_t r = f(hModule, pModuleProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleGetProperties, pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetProperties, NULL), (int32_t)r, t0)))
+            return r;
+        ze_module_handle_t c_hModule = hModule;
+        ze_module_properties_t* c_pModuleProperties = pModuleProperties;
+        ze_module_get_properties_params_t p = { &c_hModule, &c_pModuleProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ModuleGetProperties, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_module_handle_t c_hModule = hModule;
+    ze_module_properties_t* c_pModuleProperties = pModuleProperties;
+    ze_module_get_properties_params_t p = { &c_hModule, &c_pModuleProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ModuleGetProperties, &p, &inst);
-    ze_result_t r = f(hModule, pModuleProperties);
-    pa_ze_on_exit(PA_ZE_API_ModuleGetProperties, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ModuleGetProperties, &p, &inst);
+    ze_result_t r = f(c_hModule, c_pModuleProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_ModuleGetProperties, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeKernelCreate(ze_module_handle_t hModule, const ze_kernel_desc_t* desc, ze_kernel_handle_t* phKernel)
@@ -1193,11 +2683,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelCreate(ze_module_handle_t hModule, cons
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_KernelCreate);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelCreate))(hModule, desc, phKernel);
-    ze_kernel_create_params_t p = { &hModule, &desc, &phKernel };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelCreate, &t0))) {
+        ze_result_t r = f(hModule, desc, phKernel);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelCreate, pa_ze_exit_plain_arg(PA_ZE_API_KernelCreate, NULL), (int32_t)r, t0)))
+            return r;
+        ze_module_handle_t c_hModule = hModule;
+        const ze_kernel_desc_t* c_desc = desc;
+        ze_kernel_handle_t* c_phKernel = phKernel;
+        ze_kernel_create_params_t p = { &c_hModule, &c_desc, &c_phKernel };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_KernelCreate, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_module_handle_t c_hModule = hModule;
+    const ze_kernel_desc_t* c_desc = desc;
+    ze_kernel_handle_t* c_phKernel = phKernel;
+    ze_kernel_create_params_t p = { &c_hModule, &c_desc, &c_phKernel };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_KernelCreate, &p, &inst);
-    ze_result_t r = f(hModule, desc, phKernel);
-    pa_ze_on_exit(PA_ZE_API_KernelCreate, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_KernelCreate, &p, &inst);
+    ze_result_t r = f(c_hModule, c_desc, c_phKernel);
+    pa_ze_on_exit_slow(PA_ZE_API_KernelCreate, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeKernelDestroy(ze_kernel_handle_t hKernel)
@@ -1206,11 +2712,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelDestroy(ze_kernel_handle_t hKernel)
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_KernelDestroy);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelDestroy))(hKernel);
-    ze_kernel_destroy_params_t p = { &hKernel };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelDestroy, &t0))) {
+        ze_result_t r = f(hKernel);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelDestroy, pa_ze_exit_plain_arg(PA_ZE_API_KernelDestroy, NULL), (int32_t)r, t0)))
+            return r;
+        ze_kernel_handle_t c_hKernel = hKernel;
+        ze_kernel_destroy_params_t p = { &c_hKernel };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_KernelDestroy, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_kernel_handle_t c_hKernel = hKernel;
+    ze_kernel_destroy_params_t p = { &c_hKernel };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_KernelDestroy, &p, &inst);
-    ze_result_t r = f(hKernel);
-    pa_ze_on_exit(PA_ZE_API_KernelDestroy, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_KernelDestroy, &p, &inst);
+    ze_result_t r = f(c_hKernel);
+    pa_ze_on_exit_slow(PA_ZE_API_KernelDestroy, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeModuleGetFunctionPointer(ze_module_handle_t hModule, const char* pFunctionName, void** pfnFunction)
@@ -1219,11 +2737,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetFunctionPointer(ze_module_handle_t h
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ModuleGetFunctionPointer);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleGetFunctionPointer))(hModule, pFunctionName, pfnFunction);
-    ze_module_get_function_pointer_params_t p = { &hModule, &pFunctionName, &pfnFunction };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleGetFunctionPointer, &t0))) {
+        ze_result_t r = f(hModule, pFunctionName, pfnFunction);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleGetFunctionPointer, pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetFunctionPointer, NULL), (int32_t)r, t0)))
+            return r;
+        ze_module_handle_t c_hModule = hModule;
+        const char* c_pFunctionName = pFunctionName;
+        void** c_pfnFunction = pfnFunction;
+        ze_module_get_function_pointer_params_t p = { &c_hModule, &c_pFunctionName, &c_pfnFunction };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ModuleGetFunctionPointer, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_module_handle_t c_hModule = hModule;
+    const char* c_pFunctionName = pFunctionName;
+    void** c_pfnFunction = pfnFunction;
+    ze_module_get_function_pointer_params_t p = { &c_hModule, &c_pFunctionName, &c_pfnFunction };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ModuleGetFunctionPointer, &p, &inst);
-    ze_result_t r = f(hModule, pFunctionName, pfnFunction);
-    pa_ze_on_exit(PA_ZE_API_ModuleGetFunctionPointer, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ModuleGetFunctionPointer, &p, &inst);
+    ze_result_t r = f(c_hModule, c_pFunctionName, c_pfnFunction);
+    pa_ze_on_exit_slow(PA_ZE_API_ModuleGetFunctionPointer, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeKernelSetGroupSize(ze_kernel_handle_t hKernel, uint32_t groupSizeX, uint32_t groupSizeY, uint32_t groupSizeZ)
@@ -1232,11 +2766,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetGroupSize(ze_kernel_handle_t hKernel
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_KernelSetGroupSize);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSetGroupSize))(hKernel, groupSizeX, groupSizeY, groupSizeZ);
-    ze_kernel_set_group_size_params_t p = { &hKernel, &groupSizeX, &groupSizeY, &groupSizeZ };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSetGroupSize, &t0))) {
+        ze_result_t r = f(hKernel, groupSizeX, groupSizeY, groupSizeZ);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSetGroupSize, pa_ze_exit_plain_arg(PA_ZE_API_KernelSetGroupSize, NULL), (int32_t)r, t0)))
+            return r;
+        ze_kernel_handle_t c_hKernel = hKernel;
+        uint32_t c_groupSizeX = groupSizeX;
+        uint32_t c_groupSizeY = groupSizeY;
+        uint32_t c_groupSizeZ = groupSizeZ;
+        ze_kernel_set_group_size_params_t p = { &c_hKernel, &c_groupSizeX, &c_groupSizeY, &c_groupSizeZ };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_KernelSetGroupSize, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_kernel_handle_t c_hKernel = hKernel;
+    uint32_t c_groupSizeX = groupSizeX;
+    uint32_t c_groupSizeY = groupSizeY;
+    uint32_t c_groupSizeZ = groupSizeZ;
+    ze_kernel_set_group_size_params_t p = { &c_hKernel, &c_groupSizeX, &c_groupSizeY, &c_groupSizeZ };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_KernelSetGroupSize, &p, &inst);
-    ze_result_t r = f(hKernel, groupSizeX, groupSizeY, groupSizeZ);
-    pa_ze_on_exit(PA_ZE_API_KernelSetGroupSize, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_KernelSetGroupSize, &p, &inst);
+    ze_result_t r = f(c_hKernel, c_groupSizeX, c_groupSizeY, c_groupSizeZ);
+    pa_ze_on_exit_slow(PA_ZE_API_KernelSetGroupSize, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeKernelSuggestGroupSize(ze_kernel_handle_t hKernel, uint32_t globalSizeX, uint32_t globalSizeY, uint32_t globalSizeZ, uint32_t* groupSizeX, uint32_t* groupSizeY, uint32_t* groupSizeZ)
@@ -1245,11 +2797,35 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSuggestGroupSize(ze_kernel_handle_t hKe
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_KernelSuggestGroupSize);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSuggestGroupSize))(hKernel, globalSizeX, globalSizeY, globalSizeZ, groupSizeX, groupSizeY, groupSizeZ);
-    ze_kernel_suggest_group_size_params_t p = { &hKernel, &globalSizeX, &globalSizeY, &globalSizeZ, &groupSizeX, &groupSizeY, &groupSizeZ };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSuggestGroupSize, &t0))) {
+        ze_result_t r = f(hKernel, globalSizeX, globalSizeY, globalSizeZ, groupSizeX, groupSizeY, groupSizeZ);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSuggestGroupSize, pa_ze_exit_plain_arg(PA_ZE_API_KernelSuggestGroupSize, NULL), (int32_t)r, t0)))
+            return r;
+        ze_kernel_handle_t c_hKernel = hKernel;
+        uint32_t c_globalSizeX = globalSizeX;
+        uint32_t c_globalSizeY = globalSizeY;
+        uint32_t c_globalSizeZ = globalSizeZ;
+        uint32_t* c_groupSizeX = groupSizeX;
+        uint32_t* c_groupSizeY = groupSizeY;
+        uint32_t* c_groupSizeZ = groupSizeZ;
+        ze_kernel_suggest_group_size_params_t p = { &c_hKernel, &c_globalSizeX, &c_globalSizeY, &c_globalSizeZ, &c_groupSizeX, &c_groupSizeY, &c_groupSizeZ };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_KernelSuggestGroupSize, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_kernel_handle_t c_hKernel = hKernel;
+    uint32_t c_globalSizeX = globalSizeX;
+    uint32_t c_globalSizeY = globalSizeY;
+    uint32_t c_globalSizeZ = globalSizeZ;
+    uint32_t* c_groupSizeX = groupSizeX;
+    uint32_t* c_groupSizeY = groupSizeY;
+    uint32_t* c_groupSizeZ = groupSizeZ;
+    ze_kernel_suggest_group_size_params_t p = { &c_hKernel, &c_globalSizeX, &c_globalSizeY, &c_globalSizeZ, &c_groupSizeX, &c_groupSizeY, &c_groupSizeZ };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_KernelSuggestGroupSize, &p, &inst);
-    ze_result_t r = f(hKernel, globalSizeX, globalSizeY, globalSizeZ, groupSizeX, groupSizeY, groupSizeZ);
-    pa_ze_on_exit(PA_ZE_API_KernelSuggestGroupSize, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_KernelSuggestGroupSize, &p, &inst);
+    ze_result_t r = f(c_hKernel, c_globalSizeX, c_globalSizeY, c_globalSizeZ, c_groupSizeX, c_groupSizeY, c_groupSizeZ);
+    pa_ze_on_exit_slow(PA_ZE_API_KernelSuggestGroupSize, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeKernelSuggestMaxCooperativeGroupCount(ze_kernel_handle_t hKernel, uint32_t* totalGroupCount)
@@ -1258,11 +2834,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSuggestMaxCooperativeGroupCount(ze_kern
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount))(hKernel, totalGroupCount);
-    ze_kernel_suggest_max_cooperative_group_count_params_t p = { &hKernel, &totalGroupCount };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, &t0))) {
+        ze_result_t r = f(hKernel, totalGroupCount);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, pa_ze_exit_plain_arg(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, NULL), (int32_t)r, t0)))
+            return r;
+        ze_kernel_handle_t c_hKernel = hKernel;
+        uint32_t* c_totalGroupCount = totalGroupCount;
+        ze_kernel_suggest_max_cooperative_group_count_params_t p = { &c_hKernel, &c_totalGroupCount };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_kernel_handle_t c_hKernel = hKernel;
+    uint32_t* c_totalGroupCount = totalGroupCount;
+    ze_kernel_suggest_max_cooperative_group_count_params_t p = { &c_hKernel, &c_totalGroupCount };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, &p, &inst);
-    ze_result_t r = f(hKernel, totalGroupCount);
-    pa_ze_on_exit(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, &p, &inst);
+    ze_result_t r = f(c_hKernel, c_totalGroupCount);
+    pa_ze_on_exit_slow(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeKernelSetArgumentValue(ze_kernel_handle_t hKernel, uint32_t argIndex, size_t argSize, const void* pArgValue)
@@ -1271,11 +2861,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetArgumentValue(ze_kernel_handle_t hKe
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_KernelSetArgumentValue);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSetArgumentValue))(hKernel, argIndex, argSize, pArgValue);
-    ze_kernel_set_argument_value_params_t p = { &hKernel, &argIndex, &argSize, &pArgValue };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSetArgumentValue, &t0))) {
+        ze_result_t r = f(hKernel, argIndex, argSize, pArgValue);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSetArgumentValue, pa_ze_exit_plain_arg(PA_ZE_API_KernelSetArgumentValue, pArgValue), (int32_t)r, t0)))
+            return r;
+        ze_kernel_handle_t c_hKernel = hKernel;
+        uint32_t c_argIndex = argIndex;
+        size_t c_argSize = argSize;
+        const void* c_pArgValue = pArgValue;
+        ze_kernel_set_argument_value_params_t p = { &c_hKernel, &c_argIndex, &c_argSize, &c_pArgValue };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_KernelSetArgumentValue, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_kernel_handle_t c_hKernel = hKernel;
+    uint32_t c_argIndex = argIndex;
+    size_t c_argSize = argSize;
+    const void* c_pArgValue = pArgValue;
+    ze_kernel_set_argument_value_params_t p = { &c_hKernel, &c_argIndex, &c_argSize, &c_pArgValue };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_KernelSetArgumentValue, &p, &inst);
-    ze_result_t r = f(hKernel, argIndex, argSize, pArgValue);
-    pa_ze_on_exit(PA_ZE_API_KernelSetArgumentValue, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_KernelSetArgumentValue, &p, &inst);
+    ze_result_t r = f(c_hKernel, c_argIndex, c_argSize, c_pArgValue);
+    pa_ze_on_exit_slow(PA_ZE_API_KernelSetArgumentValue, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeKernelSetIndirectAccess(ze_kernel_handle_t hKernel, ze_kernel_indirect_access_flags_t flags)
@@ -1284,11 +2892,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetIndirectAccess(ze_kernel_handle_t hK
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_KernelSetIndirectAccess);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSetIndirectAccess))(hKernel, flags);
-    ze_kernel_set_indirect_access_params_t p = { &hKernel, &flags };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSetIndirectAccess, &t0))) {
+        ze_result_t r = f(hKernel, flags);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSetIndirectAccess, pa_ze_exit_plain_arg(PA_ZE_API_KernelSetIndirectAccess, NULL), (int32_t)r, t0)))
+            return r;
+        ze_kernel_handle_t c_hKernel = hKernel;
+        ze_kernel_indirect_access_flags_t c_flags = flags;
+        ze_kernel_set_indirect_access_params_t p = { &c_hKernel, &c_flags };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_KernelSetIndirectAccess, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_kernel_handle_t c_hKernel = hKernel;
+    ze_kernel_indirect_access_flags_t c_flags = flags;
+    ze_kernel_set_indirect_access_params_t p = { &c_hKernel, &c_flags };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_KernelSetIndirectAccess, &p, &inst);
-    ze_result_t r = f(hKernel, flags);
-    pa_ze_on_exit(PA_ZE_API_KernelSetIndirectAccess, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_KernelSetIndirectAccess, &p, &inst);
+    ze_result_t r = f(c_hKernel, c_flags);
+    pa_ze_on_exit_slow(PA_ZE_API_KernelSetIndirectAccess, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeKernelGetIndirectAccess(ze_kernel_handle_t hKernel, ze_kernel_indirect_access_flags_t* pFlags)
@@ -1297,11 +2919,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelGetIndirectAccess(ze_kernel_handle_t hK
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_KernelGetIndirectAccess);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelGetIndirectAccess))(hKernel, pFlags);
-    ze_kernel_get_indirect_access_params_t p = { &hKernel, &pFlags };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelGetIndirectAccess, &t0))) {
+        ze_result_t r = f(hKernel, pFlags);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelGetIndirectAccess, pa_ze_exit_plain_arg(PA_ZE_API_KernelGetIndirectAccess, NULL), (int32_t)r, t0)))
+            return r;
+        ze_kernel_handle_t c_hKernel = hKernel;
+        ze_kernel_indirect_access_flags_t* c_pFlags = pFlags;
+        ze_kernel_get_indirect_access_params_t p = { &c_hKernel, &c_pFlags };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_KernelGetIndirectAccess, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_kernel_handle_t c_hKernel = hKernel;
+    ze_kernel_indirect_access_flags_t* c_pFlags = pFlags;
+    ze_kernel_get_indirect_access_params_t p = { &c_hKernel, &c_pFlags };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_KernelGetIndirectAccess, &p, &inst);
-    ze_result_t r = f(hKernel, pFlags);
-    pa_ze_on_exit(PA_ZE_API_KernelGetIndirectAccess, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_KernelGetIndirectAccess, &p, &inst);
+    ze_result_t r = f(c_hKernel, c_pFlags);
+    pa_ze_on_exit_slow(PA_ZE_API_KernelGetIndirectAccess, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeKernelGetSourceAttributes(ze_kernel_handle_t hKernel, uint32_t* pSize, char** pString)
@@ -1310,11 +2946,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelGetSourceAttributes(ze_kernel_handle_t 
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_KernelGetSourceAttributes);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelGetSourceAttributes))(hKernel, pSize, pString);
-    ze_kernel_get_source_attributes_params_t p = { &hKernel, &pSize, &pString };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelGetSourceAttributes, &t0))) {
+        ze_result_t r = f(hKernel, pSize, pString);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelGetSourceAttributes, pa_ze_exit_plain_arg(PA_ZE_API_KernelGetSourceAttributes, NULL), (int32_t)r, t0)))
+            return r;
+        ze_kernel_handle_t c_hKernel = hKernel;
+        uint32_t* c_pSize = pSize;
+        char** c_pString = pString;
+        ze_kernel_get_source_attributes_params_t p = { &c_hKernel, &c_pSize, &c_pString };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_KernelGetSourceAttributes, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_kernel_handle_t c_hKernel = hKernel;
+    uint32_t* c_pSize = pSize;
+    char** c_pString = pString;
+    ze_kernel_get_source_attributes_params_t p = { &c_hKernel, &c_pSize, &c_pString };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_KernelGetSourceAttributes, &p, &inst);
-    ze_result_t r = f(hKernel, pSize, pString);
-    pa_ze_on_exit(PA_ZE_API_KernelGetSourceAttributes, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_KernelGetSourceAttributes, &p, &inst);
+    ze_result_t r = f(c_hKernel, c_pSize, c_pString);
+    pa_ze_on_exit_slow(PA_ZE_API_KernelGetSourceAttributes, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeKernelSetCacheConfig(ze_kernel_handle_t hKernel, ze_cache_config_flags_t flags)
@@ -1323,11 +2975,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetCacheConfig(ze_kernel_handle_t hKern
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_KernelSetCacheConfig);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSetCacheConfig))(hKernel, flags);
-    ze_kernel_set_cache_config_params_t p = { &hKernel, &flags };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSetCacheConfig, &t0))) {
+        ze_result_t r = f(hKernel, flags);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSetCacheConfig, pa_ze_exit_plain_arg(PA_ZE_API_KernelSetCacheConfig, NULL), (int32_t)r, t0)))
+            return r;
+        ze_kernel_handle_t c_hKernel = hKernel;
+        ze_cache_config_flags_t c_flags = flags;
+        ze_kernel_set_cache_config_params_t p = { &c_hKernel, &c_flags };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_KernelSetCacheConfig, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_kernel_handle_t c_hKernel = hKernel;
+    ze_cache_config_flags_t c_flags = flags;
+    ze_kernel_set_cache_config_params_t p = { &c_hKernel, &c_flags };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_KernelSetCacheConfig, &p, &inst);
-    ze_result_t r = f(hKernel, flags);
-    pa_ze_on_exit(PA_ZE_API_KernelSetCacheConfig, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_KernelSetCacheConfig, &p, &inst);
+    ze_result_t r = f(c_hKernel, c_flags);
+    pa_ze_on_exit_slow(PA_ZE_API_KernelSetCacheConfig, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeKernelGetProperties(ze_kernel_handle_t hKernel, ze_kernel_properties_t* pKernelProperties)
@@ -1336,11 +3002,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelGetProperties(ze_kernel_handle_t hKerne
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_KernelGetProperties);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelGetProperties))(hKernel, pKernelProperties);
-    ze_kernel_get_properties_params_t p = { &hKernel, &pKernelProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelGetProperties, &t0))) {
+        ze_result_t r = f(hKernel, pKernelProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelGetProperties, pa_ze_exit_plain_arg(PA_ZE_API_KernelGetProperties, NULL), (int32_t)r, t0)))
+            return r;
+        ze_kernel_handle_t c_hKernel = hKernel;
+        ze_kernel_properties_t* c_pKernelProperties = pKernelProperties;
+        ze_kernel_get_properties_params_t p = { &c_hKernel, &c_pKernelProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_KernelGetProperties, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_kernel_handle_t c_hKernel = hKernel;
+    ze_kernel_properties_t* c_pKernelProperties = pKernelProperties;
+    ze_kernel_get_properties_params_t p = { &c_hKernel, &c_pKernelProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_KernelGetProperties, &p, &inst);
-    ze_result_t r = f(hKernel, pKernelProperties);
-    pa_ze_on_exit(PA_ZE_API_KernelGetProperties, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_KernelGetProperties, &p, &inst);
+    ze_result_t r = f(c_hKernel, c_pKernelProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_KernelGetProperties, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeKernelGetName(ze_kernel_handle_t hKernel, size_t* pSize, char* pName)
@@ -1349,11 +3029,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelGetName(ze_kernel_handle_t hKernel, siz
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_KernelGetName);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelGetName))(hKernel, pSize, pName);
-    ze_kernel_get_name_params_t p = { &hKernel, &pSize, &pName };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelGetName, &t0))) {
+        ze_result_t r = f(hKernel, pSize, pName);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelGetName, pa_ze_exit_plain_arg(PA_ZE_API_KernelGetName, NULL), (int32_t)r, t0)))
+            return r;
+        ze_kernel_handle_t c_hKernel = hKernel;
+        size_t* c_pSize = pSize;
+        char* c_pName = pName;
+        ze_kernel_get_name_params_t p = { &c_hKernel, &c_pSize, &c_pName };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_KernelGetName, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_kernel_handle_t c_hKernel = hKernel;
+    size_t* c_pSize = pSize;
+    char* c_pName = pName;
+    ze_kernel_get_name_params_t p = { &c_hKernel, &c_pSize, &c_pName };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_KernelGetName, &p, &inst);
-    ze_result_t r = f(hKernel, pSize, pName);
-    pa_ze_on_exit(PA_ZE_API_KernelGetName, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_KernelGetName, &p, &inst);
+    ze_result_t r = f(c_hKernel, c_pSize, c_pName);
+    pa_ze_on_exit_slow(PA_ZE_API_KernelGetName, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchKernel(ze_command_list_handle_t hCommandList, ze_kernel_handle_t hKernel, const ze_group_count_t* pLaunchFuncArgs, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -1362,11 +3058,33 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchKernel(ze_command_list
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendLaunchKernel);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendLaunchKernel))(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_launch_kernel_params_t p = { &hCommandList, &hKernel, &pLaunchFuncArgs, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendLaunchKernel, &t0))) {
+        ze_result_t r = f(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendLaunchKernel, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendLaunchKernel, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        ze_kernel_handle_t c_hKernel = hKernel;
+        const ze_group_count_t* c_pLaunchFuncArgs = pLaunchFuncArgs;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_launch_kernel_params_t p = { &c_hCommandList, &c_hKernel, &c_pLaunchFuncArgs, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendLaunchKernel, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    ze_kernel_handle_t c_hKernel = hKernel;
+    const ze_group_count_t* c_pLaunchFuncArgs = pLaunchFuncArgs;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_launch_kernel_params_t p = { &c_hCommandList, &c_hKernel, &c_pLaunchFuncArgs, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendLaunchKernel, &p, &inst);
-    ze_result_t r = f(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendLaunchKernel, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendLaunchKernel, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_hKernel, c_pLaunchFuncArgs, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendLaunchKernel, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchCooperativeKernel(ze_command_list_handle_t hCommandList, ze_kernel_handle_t hKernel, const ze_group_count_t* pLaunchFuncArgs, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -1375,11 +3093,33 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchCooperativeKernel(ze_c
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendLaunchCooperativeKernel);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendLaunchCooperativeKernel))(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_launch_cooperative_kernel_params_t p = { &hCommandList, &hKernel, &pLaunchFuncArgs, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, &t0))) {
+        ze_result_t r = f(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        ze_kernel_handle_t c_hKernel = hKernel;
+        const ze_group_count_t* c_pLaunchFuncArgs = pLaunchFuncArgs;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_launch_cooperative_kernel_params_t p = { &c_hCommandList, &c_hKernel, &c_pLaunchFuncArgs, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    ze_kernel_handle_t c_hKernel = hKernel;
+    const ze_group_count_t* c_pLaunchFuncArgs = pLaunchFuncArgs;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_launch_cooperative_kernel_params_t p = { &c_hCommandList, &c_hKernel, &c_pLaunchFuncArgs, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, &p, &inst);
-    ze_result_t r = f(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_hKernel, c_pLaunchFuncArgs, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchKernelIndirect(ze_command_list_handle_t hCommandList, ze_kernel_handle_t hKernel, const ze_group_count_t* pLaunchArgumentsBuffer, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -1388,11 +3128,33 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchKernelIndirect(ze_comm
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendLaunchKernelIndirect);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendLaunchKernelIndirect))(hCommandList, hKernel, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_launch_kernel_indirect_params_t p = { &hCommandList, &hKernel, &pLaunchArgumentsBuffer, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendLaunchKernelIndirect, &t0))) {
+        ze_result_t r = f(hCommandList, hKernel, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendLaunchKernelIndirect, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendLaunchKernelIndirect, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        ze_kernel_handle_t c_hKernel = hKernel;
+        const ze_group_count_t* c_pLaunchArgumentsBuffer = pLaunchArgumentsBuffer;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_launch_kernel_indirect_params_t p = { &c_hCommandList, &c_hKernel, &c_pLaunchArgumentsBuffer, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendLaunchKernelIndirect, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    ze_kernel_handle_t c_hKernel = hKernel;
+    const ze_group_count_t* c_pLaunchArgumentsBuffer = pLaunchArgumentsBuffer;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_launch_kernel_indirect_params_t p = { &c_hCommandList, &c_hKernel, &c_pLaunchArgumentsBuffer, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendLaunchKernelIndirect, &p, &inst);
-    ze_result_t r = f(hCommandList, hKernel, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendLaunchKernelIndirect, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendLaunchKernelIndirect, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_hKernel, c_pLaunchArgumentsBuffer, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendLaunchKernelIndirect, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchMultipleKernelsIndirect(ze_command_list_handle_t hCommandList, uint32_t numKernels, ze_kernel_handle_t* phKernels, const uint32_t* pCountBuffer, const ze_group_count_t* pLaunchArgumentsBuffer, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -1401,11 +3163,37 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchMultipleKernelsIndirec
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect))(hCommandList, numKernels, phKernels, pCountBuffer, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_launch_multiple_kernels_indirect_params_t p = { &hCommandList, &numKernels, &phKernels, &pCountBuffer, &pLaunchArgumentsBuffer, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, &t0))) {
+        ze_result_t r = f(hCommandList, numKernels, phKernels, pCountBuffer, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        uint32_t c_numKernels = numKernels;
+        ze_kernel_handle_t* c_phKernels = phKernels;
+        const uint32_t* c_pCountBuffer = pCountBuffer;
+        const ze_group_count_t* c_pLaunchArgumentsBuffer = pLaunchArgumentsBuffer;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_launch_multiple_kernels_indirect_params_t p = { &c_hCommandList, &c_numKernels, &c_phKernels, &c_pCountBuffer, &c_pLaunchArgumentsBuffer, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    uint32_t c_numKernels = numKernels;
+    ze_kernel_handle_t* c_phKernels = phKernels;
+    const uint32_t* c_pCountBuffer = pCountBuffer;
+    const ze_group_count_t* c_pLaunchArgumentsBuffer = pLaunchArgumentsBuffer;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_launch_multiple_kernels_indirect_params_t p = { &c_hCommandList, &c_numKernels, &c_phKernels, &c_pCountBuffer, &c_pLaunchArgumentsBuffer, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, &p, &inst);
-    ze_result_t r = f(hCommandList, numKernels, phKernels, pCountBuffer, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_numKernels, c_phKernels, c_pCountBuffer, c_pLaunchArgumentsBuffer, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeContextMakeMemoryResident(ze_context_handle_t hContext, ze_device_handle_t hDevice, void* ptr, size_t size)
@@ -1414,11 +3202,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextMakeMemoryResident(ze_context_handle_t
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ContextMakeMemoryResident);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextMakeMemoryResident))(hContext, hDevice, ptr, size);
-    ze_context_make_memory_resident_params_t p = { &hContext, &hDevice, &ptr, &size };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextMakeMemoryResident, &t0))) {
+        ze_result_t r = f(hContext, hDevice, ptr, size);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextMakeMemoryResident, pa_ze_exit_plain_arg(PA_ZE_API_ContextMakeMemoryResident, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_device_handle_t c_hDevice = hDevice;
+        void* c_ptr = ptr;
+        size_t c_size = size;
+        ze_context_make_memory_resident_params_t p = { &c_hContext, &c_hDevice, &c_ptr, &c_size };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ContextMakeMemoryResident, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_device_handle_t c_hDevice = hDevice;
+    void* c_ptr = ptr;
+    size_t c_size = size;
+    ze_context_make_memory_resident_params_t p = { &c_hContext, &c_hDevice, &c_ptr, &c_size };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ContextMakeMemoryResident, &p, &inst);
-    ze_result_t r = f(hContext, hDevice, ptr, size);
-    pa_ze_on_exit(PA_ZE_API_ContextMakeMemoryResident, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ContextMakeMemoryResident, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hDevice, c_ptr, c_size);
+    pa_ze_on_exit_slow(PA_ZE_API_ContextMakeMemoryResident, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeContextEvictMemory(ze_context_handle_t hContext, ze_device_handle_t hDevice, void* ptr, size_t size)
@@ -1427,11 +3233,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextEvictMemory(ze_context_handle_t hConte
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ContextEvictMemory);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextEvictMemory))(hContext, hDevice, ptr, size);
-    ze_context_evict_memory_params_t p = { &hContext, &hDevice, &ptr, &size };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextEvictMemory, &t0))) {
+        ze_result_t r = f(hContext, hDevice, ptr, size);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextEvictMemory, pa_ze_exit_plain_arg(PA_ZE_API_ContextEvictMemory, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_device_handle_t c_hDevice = hDevice;
+        void* c_ptr = ptr;
+        size_t c_size = size;
+        ze_context_evict_memory_params_t p = { &c_hContext, &c_hDevice, &c_ptr, &c_size };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ContextEvictMemory, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_device_handle_t c_hDevice = hDevice;
+    void* c_ptr = ptr;
+    size_t c_size = size;
+    ze_context_evict_memory_params_t p = { &c_hContext, &c_hDevice, &c_ptr, &c_size };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ContextEvictMemory, &p, &inst);
-    ze_result_t r = f(hContext, hDevice, ptr, size);
-    pa_ze_on_exit(PA_ZE_API_ContextEvictMemory, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ContextEvictMemory, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hDevice, c_ptr, c_size);
+    pa_ze_on_exit_slow(PA_ZE_API_ContextEvictMemory, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeContextMakeImageResident(ze_context_handle_t hContext, ze_device_handle_t hDevice, ze_image_handle_t hImage)
@@ -1440,11 +3264,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextMakeImageResident(ze_context_handle_t 
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ContextMakeImageResident);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextMakeImageResident))(hContext, hDevice, hImage);
-    ze_context_make_image_resident_params_t p = { &hContext, &hDevice, &hImage };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextMakeImageResident, &t0))) {
+        ze_result_t r = f(hContext, hDevice, hImage);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextMakeImageResident, pa_ze_exit_plain_arg(PA_ZE_API_ContextMakeImageResident, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_device_handle_t c_hDevice = hDevice;
+        ze_image_handle_t c_hImage = hImage;
+        ze_context_make_image_resident_params_t p = { &c_hContext, &c_hDevice, &c_hImage };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ContextMakeImageResident, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_device_handle_t c_hDevice = hDevice;
+    ze_image_handle_t c_hImage = hImage;
+    ze_context_make_image_resident_params_t p = { &c_hContext, &c_hDevice, &c_hImage };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ContextMakeImageResident, &p, &inst);
-    ze_result_t r = f(hContext, hDevice, hImage);
-    pa_ze_on_exit(PA_ZE_API_ContextMakeImageResident, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ContextMakeImageResident, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hDevice, c_hImage);
+    pa_ze_on_exit_slow(PA_ZE_API_ContextMakeImageResident, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeContextEvictImage(ze_context_handle_t hContext, ze_device_handle_t hDevice, ze_image_handle_t hImage)
@@ -1453,11 +3293,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextEvictImage(ze_context_handle_t hContex
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ContextEvictImage);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextEvictImage))(hContext, hDevice, hImage);
-    ze_context_evict_image_params_t p = { &hContext, &hDevice, &hImage };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextEvictImage, &t0))) {
+        ze_result_t r = f(hContext, hDevice, hImage);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextEvictImage, pa_ze_exit_plain_arg(PA_ZE_API_ContextEvictImage, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_device_handle_t c_hDevice = hDevice;
+        ze_image_handle_t c_hImage = hImage;
+        ze_context_evict_image_params_t p = { &c_hContext, &c_hDevice, &c_hImage };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ContextEvictImage, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_device_handle_t c_hDevice = hDevice;
+    ze_image_handle_t c_hImage = hImage;
+    ze_context_evict_image_params_t p = { &c_hContext, &c_hDevice, &c_hImage };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ContextEvictImage, &p, &inst);
-    ze_result_t r = f(hContext, hDevice, hImage);
-    pa_ze_on_exit(PA_ZE_API_ContextEvictImage, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ContextEvictImage, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hDevice, c_hImage);
+    pa_ze_on_exit_slow(PA_ZE_API_ContextEvictImage, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeSamplerCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice, const ze_sampler_desc_t* desc, ze_sampler_handle_t* phSampler)
@@ -1466,11 +3322,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeSamplerCreate(ze_context_handle_t hContext, z
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_SamplerCreate);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_SamplerCreate))(hContext, hDevice, desc, phSampler);
-    ze_sampler_create_params_t p = { &hContext, &hDevice, &desc, &phSampler };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_SamplerCreate, &t0))) {
+        ze_result_t r = f(hContext, hDevice, desc, phSampler);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_SamplerCreate, pa_ze_exit_plain_arg(PA_ZE_API_SamplerCreate, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_device_handle_t c_hDevice = hDevice;
+        const ze_sampler_desc_t* c_desc = desc;
+        ze_sampler_handle_t* c_phSampler = phSampler;
+        ze_sampler_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phSampler };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_SamplerCreate, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_device_handle_t c_hDevice = hDevice;
+    const ze_sampler_desc_t* c_desc = desc;
+    ze_sampler_handle_t* c_phSampler = phSampler;
+    ze_sampler_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phSampler };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_SamplerCreate, &p, &inst);
-    ze_result_t r = f(hContext, hDevice, desc, phSampler);
-    pa_ze_on_exit(PA_ZE_API_SamplerCreate, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_SamplerCreate, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hDevice, c_desc, c_phSampler);
+    pa_ze_on_exit_slow(PA_ZE_API_SamplerCreate, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeSamplerDestroy(ze_sampler_handle_t hSampler)
@@ -1479,11 +3353,23 @@ PA_EXPORT ze_result_t ZE_APICALL zeSamplerDestroy(ze_sampler_handle_t hSampler)
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_SamplerDestroy);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_SamplerDestroy))(hSampler);
-    ze_sampler_destroy_params_t p = { &hSampler };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_SamplerDestroy, &t0))) {
+        ze_result_t r = f(hSampler);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_SamplerDestroy, pa_ze_exit_plain_arg(PA_ZE_API_SamplerDestroy, NULL), (int32_t)r, t0)))
+            return r;
+        ze_sampler_handle_t c_hSampler = hSampler;
+        ze_sampler_destroy_params_t p = { &c_hSampler };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_SamplerDestroy, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_sampler_handle_t c_hSampler = hSampler;
+    ze_sampler_destroy_params_t p = { &c_hSampler };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_SamplerDestroy, &p, &inst);
-    ze_result_t r = f(hSampler);
-    pa_ze_on_exit(PA_ZE_API_SamplerDestroy, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_SamplerDestroy, &p, &inst);
+    ze_result_t r = f(c_hSampler);
+    pa_ze_on_exit_slow(PA_ZE_API_SamplerDestroy, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemReserve(ze_context_handle_t hContext, const void* pStart, size_t size, void** pptr)
@@ -1492,11 +3378,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemReserve(ze_context_handle_t hContex
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_VirtualMemReserve);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemReserve))(hContext, pStart, size, pptr);
-    ze_virtual_mem_reserve_params_t p = { &hContext, &pStart, &size, &pptr };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemReserve, &t0))) {
+        ze_result_t r = f(hContext, pStart, size, pptr);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemReserve, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemReserve, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        const void* c_pStart = pStart;
+        size_t c_size = size;
+        void** c_pptr = pptr;
+        ze_virtual_mem_reserve_params_t p = { &c_hContext, &c_pStart, &c_size, &c_pptr };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_VirtualMemReserve, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    const void* c_pStart = pStart;
+    size_t c_size = size;
+    void** c_pptr = pptr;
+    ze_virtual_mem_reserve_params_t p = { &c_hContext, &c_pStart, &c_size, &c_pptr };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_VirtualMemReserve, &p, &inst);
-    ze_result_t r = f(hContext, pStart, size, pptr);
-    pa_ze_on_exit(PA_ZE_API_VirtualMemReserve, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_VirtualMemReserve, &p, &inst);
+    ze_result_t r = f(c_hContext, c_pStart, c_size, c_pptr);
+    pa_ze_on_exit_slow(PA_ZE_API_VirtualMemReserve, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemFree(ze_context_handle_t hContext, const void* ptr, size_t size)
@@ -1505,11 +3409,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemFree(ze_context_handle_t hContext, 
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_VirtualMemFree);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemFree))(hContext, ptr, size);
-    ze_virtual_mem_free_params_t p = { &hContext, &ptr, &size };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemFree, &t0))) {
+        ze_result_t r = f(hContext, ptr, size);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemFree, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemFree, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        const void* c_ptr = ptr;
+        size_t c_size = size;
+        ze_virtual_mem_free_params_t p = { &c_hContext, &c_ptr, &c_size };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_VirtualMemFree, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    const void* c_ptr = ptr;
+    size_t c_size = size;
+    ze_virtual_mem_free_params_t p = { &c_hContext, &c_ptr, &c_size };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_VirtualMemFree, &p, &inst);
-    ze_result_t r = f(hContext, ptr, size);
-    pa_ze_on_exit(PA_ZE_API_VirtualMemFree, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_VirtualMemFree, &p, &inst);
+    ze_result_t r = f(c_hContext, c_ptr, c_size);
+    pa_ze_on_exit_slow(PA_ZE_API_VirtualMemFree, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemQueryPageSize(ze_context_handle_t hContext, ze_device_handle_t hDevice, size_t size, size_t* pagesize)
@@ -1518,11 +3438,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemQueryPageSize(ze_context_handle_t h
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_VirtualMemQueryPageSize);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemQueryPageSize))(hContext, hDevice, size, pagesize);
-    ze_virtual_mem_query_page_size_params_t p = { &hContext, &hDevice, &size, &pagesize };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemQueryPageSize, &t0))) {
+        ze_result_t r = f(hContext, hDevice, size, pagesize);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemQueryPageSize, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemQueryPageSize, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_device_handle_t c_hDevice = hDevice;
+        size_t c_size = size;
+        size_t* c_pagesize = pagesize;
+        ze_virtual_mem_query_page_size_params_t p = { &c_hContext, &c_hDevice, &c_size, &c_pagesize };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_VirtualMemQueryPageSize, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_device_handle_t c_hDevice = hDevice;
+    size_t c_size = size;
+    size_t* c_pagesize = pagesize;
+    ze_virtual_mem_query_page_size_params_t p = { &c_hContext, &c_hDevice, &c_size, &c_pagesize };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_VirtualMemQueryPageSize, &p, &inst);
-    ze_result_t r = f(hContext, hDevice, size, pagesize);
-    pa_ze_on_exit(PA_ZE_API_VirtualMemQueryPageSize, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_VirtualMemQueryPageSize, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hDevice, c_size, c_pagesize);
+    pa_ze_on_exit_slow(PA_ZE_API_VirtualMemQueryPageSize, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zePhysicalMemCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice, ze_physical_mem_desc_t* desc, ze_physical_mem_handle_t* phPhysicalMemory)
@@ -1531,11 +3469,29 @@ PA_EXPORT ze_result_t ZE_APICALL zePhysicalMemCreate(ze_context_handle_t hContex
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_PhysicalMemCreate);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_PhysicalMemCreate))(hContext, hDevice, desc, phPhysicalMemory);
-    ze_physical_mem_create_params_t p = { &hContext, &hDevice, &desc, &phPhysicalMemory };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_PhysicalMemCreate, &t0))) {
+        ze_result_t r = f(hContext, hDevice, desc, phPhysicalMemory);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_PhysicalMemCreate, pa_ze_exit_plain_arg(PA_ZE_API_PhysicalMemCreate, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_device_handle_t c_hDevice = hDevice;
+        ze_physical_mem_desc_t* c_desc = desc;
+        ze_physical_mem_handle_t* c_phPhysicalMemory = phPhysicalMemory;
+        ze_physical_mem_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phPhysicalMemory };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_PhysicalMemCreate, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_device_handle_t c_hDevice = hDevice;
+    ze_physical_mem_desc_t* c_desc = desc;
+    ze_physical_mem_handle_t* c_phPhysicalMemory = phPhysicalMemory;
+    ze_physical_mem_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phPhysicalMemory };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_PhysicalMemCreate, &p, &inst);
-    ze_result_t r = f(hContext, hDevice, desc, phPhysicalMemory);
-    pa_ze_on_exit(PA_ZE_API_PhysicalMemCreate, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_PhysicalMemCreate, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hDevice, c_desc, c_phPhysicalMemory);
+    pa_ze_on_exit_slow(PA_ZE_API_PhysicalMemCreate, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zePhysicalMemDestroy(ze_context_handle_t hContext, ze_physical_mem_handle_t hPhysicalMemory)
@@ -1544,11 +3500,25 @@ PA_EXPORT ze_result_t ZE_APICALL zePhysicalMemDestroy(ze_context_handle_t hConte
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_PhysicalMemDestroy);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_PhysicalMemDestroy))(hContext, hPhysicalMemory);
-    ze_physical_mem_destroy_params_t p = { &hContext, &hPhysicalMemory };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_PhysicalMemDestroy, &t0))) {
+        ze_result_t r = f(hContext, hPhysicalMemory);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_PhysicalMemDestroy, pa_ze_exit_plain_arg(PA_ZE_API_PhysicalMemDestroy, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_physical_mem_handle_t c_hPhysicalMemory = hPhysicalMemory;
+        ze_physical_mem_destroy_params_t p = { &c_hContext, &c_hPhysicalMemory };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_PhysicalMemDestroy, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_physical_mem_handle_t c_hPhysicalMemory = hPhysicalMemory;
+    ze_physical_mem_destroy_params_t p = { &c_hContext, &c_hPhysicalMemory };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_PhysicalMemDestroy, &p, &inst);
-    ze_result_t r = f(hContext, hPhysicalMemory);
-    pa_ze_on_exit(PA_ZE_API_PhysicalMemDestroy, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_PhysicalMemDestroy, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hPhysicalMemory);
+    pa_ze_on_exit_slow(PA_ZE_API_PhysicalMemDestroy, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemMap(ze_context_handle_t hContext, const void* ptr, size_t size, ze_physical_mem_handle_t hPhysicalMemory, size_t offset, ze_memory_access_attribute_t access)
@@ -1557,11 +3527,33 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemMap(ze_context_handle_t hContext, c
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_VirtualMemMap);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemMap))(hContext, ptr, size, hPhysicalMemory, offset, access);
-    ze_virtual_mem_map_params_t p = { &hContext, &ptr, &size, &hPhysicalMemory, &offset, &access };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemMap, &t0))) {
+        ze_result_t r = f(hContext, ptr, size, hPhysicalMemory, offset, access);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemMap, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemMap, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        const void* c_ptr = ptr;
+        size_t c_size = size;
+        ze_physical_mem_handle_t c_hPhysicalMemory = hPhysicalMemory;
+        size_t c_offset = offset;
+        ze_memory_access_attribute_t c_access = access;
+        ze_virtual_mem_map_params_t p = { &c_hContext, &c_ptr, &c_size, &c_hPhysicalMemory, &c_offset, &c_access };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_VirtualMemMap, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    const void* c_ptr = ptr;
+    size_t c_size = size;
+    ze_physical_mem_handle_t c_hPhysicalMemory = hPhysicalMemory;
+    size_t c_offset = offset;
+    ze_memory_access_attribute_t c_access = access;
+    ze_virtual_mem_map_params_t p = { &c_hContext, &c_ptr, &c_size, &c_hPhysicalMemory, &c_offset, &c_access };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_VirtualMemMap, &p, &inst);
-    ze_result_t r = f(hContext, ptr, size, hPhysicalMemory, offset, access);
-    pa_ze_on_exit(PA_ZE_API_VirtualMemMap, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_VirtualMemMap, &p, &inst);
+    ze_result_t r = f(c_hContext, c_ptr, c_size, c_hPhysicalMemory, c_offset, c_access);
+    pa_ze_on_exit_slow(PA_ZE_API_VirtualMemMap, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemUnmap(ze_context_handle_t hContext, const void* ptr, size_t size)
@@ -1570,11 +3562,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemUnmap(ze_context_handle_t hContext,
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_VirtualMemUnmap);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemUnmap))(hContext, ptr, size);
-    ze_virtual_mem_unmap_params_t p = { &hContext, &ptr, &size };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemUnmap, &t0))) {
+        ze_result_t r = f(hContext, ptr, size);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemUnmap, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemUnmap, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        const void* c_ptr = ptr;
+        size_t c_size = size;
+        ze_virtual_mem_unmap_params_t p = { &c_hContext, &c_ptr, &c_size };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_VirtualMemUnmap, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    const void* c_ptr = ptr;
+    size_t c_size = size;
+    ze_virtual_mem_unmap_params_t p = { &c_hContext, &c_ptr, &c_size };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_VirtualMemUnmap, &p, &inst);
-    ze_result_t r = f(hContext, ptr, size);
-    pa_ze_on_exit(PA_ZE_API_VirtualMemUnmap, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_VirtualMemUnmap, &p, &inst);
+    ze_result_t r = f(c_hContext, c_ptr, c_size);
+    pa_ze_on_exit_slow(PA_ZE_API_VirtualMemUnmap, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemSetAccessAttribute(ze_context_handle_t hContext, const void* ptr, size_t size, ze_memory_access_attribute_t access)
@@ -1583,11 +3591,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemSetAccessAttribute(ze_context_handl
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_VirtualMemSetAccessAttribute);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemSetAccessAttribute))(hContext, ptr, size, access);
-    ze_virtual_mem_set_access_attribute_params_t p = { &hContext, &ptr, &size, &access };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemSetAccessAttribute, &t0))) {
+        ze_result_t r = f(hContext, ptr, size, access);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemSetAccessAttribute, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemSetAccessAttribute, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        const void* c_ptr = ptr;
+        size_t c_size = size;
+        ze_memory_access_attribute_t c_access = access;
+        ze_virtual_mem_set_access_attribute_params_t p = { &c_hContext, &c_ptr, &c_size, &c_access };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_VirtualMemSetAccessAttribute, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    const void* c_ptr = ptr;
+    size_t c_size = size;
+    ze_memory_access_attribute_t c_access = access;
+    ze_virtual_mem_set_access_attribute_params_t p = { &c_hContext, &c_ptr, &c_size, &c_access };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_VirtualMemSetAccessAttribute, &p, &inst);
-    ze_result_t r = f(hContext, ptr, size, access);
-    pa_ze_on_exit(PA_ZE_API_VirtualMemSetAccessAttribute, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_VirtualMemSetAccessAttribute, &p, &inst);
+    ze_result_t r = f(c_hContext, c_ptr, c_size, c_access);
+    pa_ze_on_exit_slow(PA_ZE_API_VirtualMemSetAccessAttribute, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemGetAccessAttribute(ze_context_handle_t hContext, const void* ptr, size_t size, ze_memory_access_attribute_t* access, size_t* outSize)
@@ -1596,11 +3622,31 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemGetAccessAttribute(ze_context_handl
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_VirtualMemGetAccessAttribute);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemGetAccessAttribute))(hContext, ptr, size, access, outSize);
-    ze_virtual_mem_get_access_attribute_params_t p = { &hContext, &ptr, &size, &access, &outSize };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemGetAccessAttribute, &t0))) {
+        ze_result_t r = f(hContext, ptr, size, access, outSize);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemGetAccessAttribute, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemGetAccessAttribute, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        const void* c_ptr = ptr;
+        size_t c_size = size;
+        ze_memory_access_attribute_t* c_access = access;
+        size_t* c_outSize = outSize;
+        ze_virtual_mem_get_access_attribute_params_t p = { &c_hContext, &c_ptr, &c_size, &c_access, &c_outSize };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_VirtualMemGetAccessAttribute, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    const void* c_ptr = ptr;
+    size_t c_size = size;
+    ze_memory_access_attribute_t* c_access = access;
+    size_t* c_outSize = outSize;
+    ze_virtual_mem_get_access_attribute_params_t p = { &c_hContext, &c_ptr, &c_size, &c_access, &c_outSize };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_VirtualMemGetAccessAttribute, &p, &inst);
-    ze_result_t r = f(hContext, ptr, size, access, outSize);
-    pa_ze_on_exit(PA_ZE_API_VirtualMemGetAccessAttribute, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_VirtualMemGetAccessAttribute, &p, &inst);
+    ze_result_t r = f(c_hContext, c_ptr, c_size, c_access, c_outSize);
+    pa_ze_on_exit_slow(PA_ZE_API_VirtualMemGetAccessAttribute, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeKernelSetGlobalOffsetExp(ze_kernel_handle_t hKernel, uint32_t offsetX, uint32_t offsetY, uint32_t offsetZ)
@@ -1609,11 +3655,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetGlobalOffsetExp(ze_kernel_handle_t h
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_KernelSetGlobalOffsetExp);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSetGlobalOffsetExp))(hKernel, offsetX, offsetY, offsetZ);
-    ze_kernel_set_global_offset_exp_params_t p = { &hKernel, &offsetX, &offsetY, &offsetZ };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSetGlobalOffsetExp, &t0))) {
+        ze_result_t r = f(hKernel, offsetX, offsetY, offsetZ);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSetGlobalOffsetExp, pa_ze_exit_plain_arg(PA_ZE_API_KernelSetGlobalOffsetExp, NULL), (int32_t)r, t0)))
+            return r;
+        ze_kernel_handle_t c_hKernel = hKernel;
+        uint32_t c_offsetX = offsetX;
+        uint32_t c_offsetY = offsetY;
+        uint32_t c_offsetZ = offsetZ;
+        ze_kernel_set_global_offset_exp_params_t p = { &c_hKernel, &c_offsetX, &c_offsetY, &c_offsetZ };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_KernelSetGlobalOffsetExp, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_kernel_handle_t c_hKernel = hKernel;
+    uint32_t c_offsetX = offsetX;
+    uint32_t c_offsetY = offsetY;
+    uint32_t c_offsetZ = offsetZ;
+    ze_kernel_set_global_offset_exp_params_t p = { &c_hKernel, &c_offsetX, &c_offsetY, &c_offsetZ };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_KernelSetGlobalOffsetExp, &p, &inst);
-    ze_result_t r = f(hKernel, offsetX, offsetY, offsetZ);
-    pa_ze_on_exit(PA_ZE_API_KernelSetGlobalOffsetExp, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_KernelSetGlobalOffsetExp, &p, &inst);
+    ze_result_t r = f(c_hKernel, c_offsetX, c_offsetY, c_offsetZ);
+    pa_ze_on_exit_slow(PA_ZE_API_KernelSetGlobalOffsetExp, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceReserveCacheExt(ze_device_handle_t hDevice, size_t cacheLevel, size_t cacheReservationSize)
@@ -1622,11 +3686,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceReserveCacheExt(ze_device_handle_t hDev
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceReserveCacheExt);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceReserveCacheExt))(hDevice, cacheLevel, cacheReservationSize);
-    ze_device_reserve_cache_ext_params_t p = { &hDevice, &cacheLevel, &cacheReservationSize };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceReserveCacheExt, &t0))) {
+        ze_result_t r = f(hDevice, cacheLevel, cacheReservationSize);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceReserveCacheExt, pa_ze_exit_plain_arg(PA_ZE_API_DeviceReserveCacheExt, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        size_t c_cacheLevel = cacheLevel;
+        size_t c_cacheReservationSize = cacheReservationSize;
+        ze_device_reserve_cache_ext_params_t p = { &c_hDevice, &c_cacheLevel, &c_cacheReservationSize };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceReserveCacheExt, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    size_t c_cacheLevel = cacheLevel;
+    size_t c_cacheReservationSize = cacheReservationSize;
+    ze_device_reserve_cache_ext_params_t p = { &c_hDevice, &c_cacheLevel, &c_cacheReservationSize };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceReserveCacheExt, &p, &inst);
-    ze_result_t r = f(hDevice, cacheLevel, cacheReservationSize);
-    pa_ze_on_exit(PA_ZE_API_DeviceReserveCacheExt, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceReserveCacheExt, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_cacheLevel, c_cacheReservationSize);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceReserveCacheExt, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceSetCacheAdviceExt(ze_device_handle_t hDevice, void* ptr, size_t regionSize, ze_cache_ext_region_t cacheRegion)
@@ -1635,11 +3715,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceSetCacheAdviceExt(ze_device_handle_t hD
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceSetCacheAdviceExt);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceSetCacheAdviceExt))(hDevice, ptr, regionSize, cacheRegion);
-    ze_device_set_cache_advice_ext_params_t p = { &hDevice, &ptr, &regionSize, &cacheRegion };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceSetCacheAdviceExt, &t0))) {
+        ze_result_t r = f(hDevice, ptr, regionSize, cacheRegion);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceSetCacheAdviceExt, pa_ze_exit_plain_arg(PA_ZE_API_DeviceSetCacheAdviceExt, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        void* c_ptr = ptr;
+        size_t c_regionSize = regionSize;
+        ze_cache_ext_region_t c_cacheRegion = cacheRegion;
+        ze_device_set_cache_advice_ext_params_t p = { &c_hDevice, &c_ptr, &c_regionSize, &c_cacheRegion };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceSetCacheAdviceExt, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    void* c_ptr = ptr;
+    size_t c_regionSize = regionSize;
+    ze_cache_ext_region_t c_cacheRegion = cacheRegion;
+    ze_device_set_cache_advice_ext_params_t p = { &c_hDevice, &c_ptr, &c_regionSize, &c_cacheRegion };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceSetCacheAdviceExt, &p, &inst);
-    ze_result_t r = f(hDevice, ptr, regionSize, cacheRegion);
-    pa_ze_on_exit(PA_ZE_API_DeviceSetCacheAdviceExt, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceSetCacheAdviceExt, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_ptr, c_regionSize, c_cacheRegion);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceSetCacheAdviceExt, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeEventQueryTimestampsExp(ze_event_handle_t hEvent, ze_device_handle_t hDevice, uint32_t* pCount, ze_kernel_timestamp_result_t* pTimestamps)
@@ -1648,11 +3746,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventQueryTimestampsExp(ze_event_handle_t hEv
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_EventQueryTimestampsExp);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventQueryTimestampsExp))(hEvent, hDevice, pCount, pTimestamps);
-    ze_event_query_timestamps_exp_params_t p = { &hEvent, &hDevice, &pCount, &pTimestamps };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventQueryTimestampsExp, &t0))) {
+        ze_result_t r = f(hEvent, hDevice, pCount, pTimestamps);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventQueryTimestampsExp, pa_ze_exit_plain_arg(PA_ZE_API_EventQueryTimestampsExp, NULL), (int32_t)r, t0)))
+            return r;
+        ze_event_handle_t c_hEvent = hEvent;
+        ze_device_handle_t c_hDevice = hDevice;
+        uint32_t* c_pCount = pCount;
+        ze_kernel_timestamp_result_t* c_pTimestamps = pTimestamps;
+        ze_event_query_timestamps_exp_params_t p = { &c_hEvent, &c_hDevice, &c_pCount, &c_pTimestamps };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_EventQueryTimestampsExp, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_event_handle_t c_hEvent = hEvent;
+    ze_device_handle_t c_hDevice = hDevice;
+    uint32_t* c_pCount = pCount;
+    ze_kernel_timestamp_result_t* c_pTimestamps = pTimestamps;
+    ze_event_query_timestamps_exp_params_t p = { &c_hEvent, &c_hDevice, &c_pCount, &c_pTimestamps };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_EventQueryTimestampsExp, &p, &inst);
-    ze_result_t r = f(hEvent, hDevice, pCount, pTimestamps);
-    pa_ze_on_exit(PA_ZE_API_EventQueryTimestampsExp, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_EventQueryTimestampsExp, &p, &inst);
+    ze_result_t r = f(c_hEvent, c_hDevice, c_pCount, c_pTimestamps);
+    pa_ze_on_exit_slow(PA_ZE_API_EventQueryTimestampsExp, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeImageGetMemoryPropertiesExp(ze_image_handle_t hImage, ze_image_memory_properties_exp_t* pMemoryProperties)
@@ -1661,11 +3777,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageGetMemoryPropertiesExp(ze_image_handle_t
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ImageGetMemoryPropertiesExp);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageGetMemoryPropertiesExp))(hImage, pMemoryProperties);
-    ze_image_get_memory_properties_exp_params_t p = { &hImage, &pMemoryProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageGetMemoryPropertiesExp, &t0))) {
+        ze_result_t r = f(hImage, pMemoryProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageGetMemoryPropertiesExp, pa_ze_exit_plain_arg(PA_ZE_API_ImageGetMemoryPropertiesExp, NULL), (int32_t)r, t0)))
+            return r;
+        ze_image_handle_t c_hImage = hImage;
+        ze_image_memory_properties_exp_t* c_pMemoryProperties = pMemoryProperties;
+        ze_image_get_memory_properties_exp_params_t p = { &c_hImage, &c_pMemoryProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ImageGetMemoryPropertiesExp, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_image_handle_t c_hImage = hImage;
+    ze_image_memory_properties_exp_t* c_pMemoryProperties = pMemoryProperties;
+    ze_image_get_memory_properties_exp_params_t p = { &c_hImage, &c_pMemoryProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ImageGetMemoryPropertiesExp, &p, &inst);
-    ze_result_t r = f(hImage, pMemoryProperties);
-    pa_ze_on_exit(PA_ZE_API_ImageGetMemoryPropertiesExp, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ImageGetMemoryPropertiesExp, &p, &inst);
+    ze_result_t r = f(c_hImage, c_pMemoryProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_ImageGetMemoryPropertiesExp, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeImageViewCreateExp(ze_context_handle_t hContext, ze_device_handle_t hDevice, const ze_image_desc_t* desc, ze_image_handle_t hImage, ze_image_handle_t* phImageView)
@@ -1674,11 +3804,31 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageViewCreateExp(ze_context_handle_t hConte
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ImageViewCreateExp);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageViewCreateExp))(hContext, hDevice, desc, hImage, phImageView);
-    ze_image_view_create_exp_params_t p = { &hContext, &hDevice, &desc, &hImage, &phImageView };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageViewCreateExp, &t0))) {
+        ze_result_t r = f(hContext, hDevice, desc, hImage, phImageView);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageViewCreateExp, pa_ze_exit_plain_arg(PA_ZE_API_ImageViewCreateExp, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_device_handle_t c_hDevice = hDevice;
+        const ze_image_desc_t* c_desc = desc;
+        ze_image_handle_t c_hImage = hImage;
+        ze_image_handle_t* c_phImageView = phImageView;
+        ze_image_view_create_exp_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_hImage, &c_phImageView };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ImageViewCreateExp, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_device_handle_t c_hDevice = hDevice;
+    const ze_image_desc_t* c_desc = desc;
+    ze_image_handle_t c_hImage = hImage;
+    ze_image_handle_t* c_phImageView = phImageView;
+    ze_image_view_create_exp_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_hImage, &c_phImageView };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ImageViewCreateExp, &p, &inst);
-    ze_result_t r = f(hContext, hDevice, desc, hImage, phImageView);
-    pa_ze_on_exit(PA_ZE_API_ImageViewCreateExp, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ImageViewCreateExp, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hDevice, c_desc, c_hImage, c_phImageView);
+    pa_ze_on_exit_slow(PA_ZE_API_ImageViewCreateExp, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeKernelSchedulingHintExp(ze_kernel_handle_t hKernel, ze_scheduling_hint_exp_desc_t* pHint)
@@ -1687,11 +3837,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSchedulingHintExp(ze_kernel_handle_t hK
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_KernelSchedulingHintExp);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSchedulingHintExp))(hKernel, pHint);
-    ze_kernel_scheduling_hint_exp_params_t p = { &hKernel, &pHint };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSchedulingHintExp, &t0))) {
+        ze_result_t r = f(hKernel, pHint);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSchedulingHintExp, pa_ze_exit_plain_arg(PA_ZE_API_KernelSchedulingHintExp, NULL), (int32_t)r, t0)))
+            return r;
+        ze_kernel_handle_t c_hKernel = hKernel;
+        ze_scheduling_hint_exp_desc_t* c_pHint = pHint;
+        ze_kernel_scheduling_hint_exp_params_t p = { &c_hKernel, &c_pHint };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_KernelSchedulingHintExp, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_kernel_handle_t c_hKernel = hKernel;
+    ze_scheduling_hint_exp_desc_t* c_pHint = pHint;
+    ze_kernel_scheduling_hint_exp_params_t p = { &c_hKernel, &c_pHint };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_KernelSchedulingHintExp, &p, &inst);
-    ze_result_t r = f(hKernel, pHint);
-    pa_ze_on_exit(PA_ZE_API_KernelSchedulingHintExp, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_KernelSchedulingHintExp, &p, &inst);
+    ze_result_t r = f(c_hKernel, c_pHint);
+    pa_ze_on_exit_slow(PA_ZE_API_KernelSchedulingHintExp, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDevicePciGetPropertiesExt(ze_device_handle_t hDevice, ze_pci_ext_properties_t* pPciProperties)
@@ -1700,11 +3864,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeDevicePciGetPropertiesExt(ze_device_handle_t 
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DevicePciGetPropertiesExt);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DevicePciGetPropertiesExt))(hDevice, pPciProperties);
-    ze_device_pci_get_properties_ext_params_t p = { &hDevice, &pPciProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DevicePciGetPropertiesExt, &t0))) {
+        ze_result_t r = f(hDevice, pPciProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DevicePciGetPropertiesExt, pa_ze_exit_plain_arg(PA_ZE_API_DevicePciGetPropertiesExt, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        ze_pci_ext_properties_t* c_pPciProperties = pPciProperties;
+        ze_device_pci_get_properties_ext_params_t p = { &c_hDevice, &c_pPciProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DevicePciGetPropertiesExt, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    ze_pci_ext_properties_t* c_pPciProperties = pPciProperties;
+    ze_device_pci_get_properties_ext_params_t p = { &c_hDevice, &c_pPciProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DevicePciGetPropertiesExt, &p, &inst);
-    ze_result_t r = f(hDevice, pPciProperties);
-    pa_ze_on_exit(PA_ZE_API_DevicePciGetPropertiesExt, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DevicePciGetPropertiesExt, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_pPciProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_DevicePciGetPropertiesExt, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyToMemoryExt(ze_command_list_handle_t hCommandList, void* dstptr, ze_image_handle_t hSrcImage, const ze_image_region_t* pSrcRegion, uint32_t destRowPitch, uint32_t destSlicePitch, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -1713,11 +3891,39 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyToMemoryExt(ze_comm
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendImageCopyToMemoryExt);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopyToMemoryExt))(hCommandList, dstptr, hSrcImage, pSrcRegion, destRowPitch, destSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_image_copy_to_memory_ext_params_t p = { &hCommandList, &dstptr, &hSrcImage, &pSrcRegion, &destRowPitch, &destSlicePitch, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, &t0))) {
+        ze_result_t r = f(hCommandList, dstptr, hSrcImage, pSrcRegion, destRowPitch, destSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        void* c_dstptr = dstptr;
+        ze_image_handle_t c_hSrcImage = hSrcImage;
+        const ze_image_region_t* c_pSrcRegion = pSrcRegion;
+        uint32_t c_destRowPitch = destRowPitch;
+        uint32_t c_destSlicePitch = destSlicePitch;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_image_copy_to_memory_ext_params_t p = { &c_hCommandList, &c_dstptr, &c_hSrcImage, &c_pSrcRegion, &c_destRowPitch, &c_destSlicePitch, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    void* c_dstptr = dstptr;
+    ze_image_handle_t c_hSrcImage = hSrcImage;
+    const ze_image_region_t* c_pSrcRegion = pSrcRegion;
+    uint32_t c_destRowPitch = destRowPitch;
+    uint32_t c_destSlicePitch = destSlicePitch;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_image_copy_to_memory_ext_params_t p = { &c_hCommandList, &c_dstptr, &c_hSrcImage, &c_pSrcRegion, &c_destRowPitch, &c_destSlicePitch, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, &p, &inst);
-    ze_result_t r = f(hCommandList, dstptr, hSrcImage, pSrcRegion, destRowPitch, destSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_dstptr, c_hSrcImage, c_pSrcRegion, c_destRowPitch, c_destSlicePitch, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyFromMemoryExt(ze_command_list_handle_t hCommandList, ze_image_handle_t hDstImage, const void* srcptr, const ze_image_region_t* pDstRegion, uint32_t srcRowPitch, uint32_t srcSlicePitch, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents)
@@ -1726,11 +3932,39 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyFromMemoryExt(ze_co
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt))(hCommandList, hDstImage, srcptr, pDstRegion, srcRowPitch, srcSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
-    ze_command_list_append_image_copy_from_memory_ext_params_t p = { &hCommandList, &hDstImage, &srcptr, &pDstRegion, &srcRowPitch, &srcSlicePitch, &hSignalEvent, &numWaitEvents, &phWaitEvents };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, &t0))) {
+        ze_result_t r = f(hCommandList, hDstImage, srcptr, pDstRegion, srcRowPitch, srcSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, NULL), (int32_t)r, t0)))
+            return r;
+        ze_command_list_handle_t c_hCommandList = hCommandList;
+        ze_image_handle_t c_hDstImage = hDstImage;
+        const void* c_srcptr = srcptr;
+        const ze_image_region_t* c_pDstRegion = pDstRegion;
+        uint32_t c_srcRowPitch = srcRowPitch;
+        uint32_t c_srcSlicePitch = srcSlicePitch;
+        ze_event_handle_t c_hSignalEvent = hSignalEvent;
+        uint32_t c_numWaitEvents = numWaitEvents;
+        ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+        ze_command_list_append_image_copy_from_memory_ext_params_t p = { &c_hCommandList, &c_hDstImage, &c_srcptr, &c_pDstRegion, &c_srcRowPitch, &c_srcSlicePitch, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_command_list_handle_t c_hCommandList = hCommandList;
+    ze_image_handle_t c_hDstImage = hDstImage;
+    const void* c_srcptr = srcptr;
+    const ze_image_region_t* c_pDstRegion = pDstRegion;
+    uint32_t c_srcRowPitch = srcRowPitch;
+    uint32_t c_srcSlicePitch = srcSlicePitch;
+    ze_event_handle_t c_hSignalEvent = hSignalEvent;
+    uint32_t c_numWaitEvents = numWaitEvents;
+    ze_event_handle_t* c_phWaitEvents = phWaitEvents;
+    ze_command_list_append_image_copy_from_memory_ext_params_t p = { &c_hCommandList, &c_hDstImage, &c_srcptr, &c_pDstRegion, &c_srcRowPitch, &c_srcSlicePitch, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, &p, &inst);
-    ze_result_t r = f(hCommandList, hDstImage, srcptr, pDstRegion, srcRowPitch, srcSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
-    pa_ze_on_exit(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, &p, &inst);
+    ze_result_t r = f(c_hCommandList, c_hDstImage, c_srcptr, c_pDstRegion, c_srcRowPitch, c_srcSlicePitch, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
+    pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeImageGetAllocPropertiesExt(ze_context_handle_t hContext, ze_image_handle_t hImage, ze_image_allocation_ext_properties_t* pImageAllocProperties)
@@ -1739,11 +3973,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageGetAllocPropertiesExt(ze_context_handle_
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ImageGetAllocPropertiesExt);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageGetAllocPropertiesExt))(hContext, hImage, pImageAllocProperties);
-    ze_image_get_alloc_properties_ext_params_t p = { &hContext, &hImage, &pImageAllocProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageGetAllocPropertiesExt, &t0))) {
+        ze_result_t r = f(hContext, hImage, pImageAllocProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageGetAllocPropertiesExt, pa_ze_exit_plain_arg(PA_ZE_API_ImageGetAllocPropertiesExt, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        ze_image_handle_t c_hImage = hImage;
+        ze_image_allocation_ext_properties_t* c_pImageAllocProperties = pImageAllocProperties;
+        ze_image_get_alloc_properties_ext_params_t p = { &c_hContext, &c_hImage, &c_pImageAllocProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ImageGetAllocPropertiesExt, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    ze_image_handle_t c_hImage = hImage;
+    ze_image_allocation_ext_properties_t* c_pImageAllocProperties = pImageAllocProperties;
+    ze_image_get_alloc_properties_ext_params_t p = { &c_hContext, &c_hImage, &c_pImageAllocProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ImageGetAllocPropertiesExt, &p, &inst);
-    ze_result_t r = f(hContext, hImage, pImageAllocProperties);
-    pa_ze_on_exit(PA_ZE_API_ImageGetAllocPropertiesExt, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ImageGetAllocPropertiesExt, &p, &inst);
+    ze_result_t r = f(c_hContext, c_hImage, c_pImageAllocProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_ImageGetAllocPropertiesExt, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeModuleInspectLinkageExt(ze_linkage_inspection_ext_desc_t* pInspectDesc, uint32_t numModules, ze_module_handle_t* phModules, ze_module_build_log_handle_t* phLog)
@@ -1752,11 +4002,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleInspectLinkageExt(ze_linkage_inspection
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ModuleInspectLinkageExt);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleInspectLinkageExt))(pInspectDesc, numModules, phModules, phLog);
-    ze_module_inspect_linkage_ext_params_t p = { &pInspectDesc, &numModules, &phModules, &phLog };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleInspectLinkageExt, &t0))) {
+        ze_result_t r = f(pInspectDesc, numModules, phModules, phLog);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleInspectLinkageExt, pa_ze_exit_plain_arg(PA_ZE_API_ModuleInspectLinkageExt, NULL), (int32_t)r, t0)))
+            return r;
+        ze_linkage_inspection_ext_desc_t* c_pInspectDesc = pInspectDesc;
+        uint32_t c_numModules = numModules;
+        ze_module_handle_t* c_phModules = phModules;
+        ze_module_build_log_handle_t* c_phLog = phLog;
+        ze_module_inspect_linkage_ext_params_t p = { &c_pInspectDesc, &c_numModules, &c_phModules, &c_phLog };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_ModuleInspectLinkageExt, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_linkage_inspection_ext_desc_t* c_pInspectDesc = pInspectDesc;
+    uint32_t c_numModules = numModules;
+    ze_module_handle_t* c_phModules = phModules;
+    ze_module_build_log_handle_t* c_phLog = phLog;
+    ze_module_inspect_linkage_ext_params_t p = { &c_pInspectDesc, &c_numModules, &c_phModules, &c_phLog };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_ModuleInspectLinkageExt, &p, &inst);
-    ze_result_t r = f(pInspectDesc, numModules, phModules, phLog);
-    pa_ze_on_exit(PA_ZE_API_ModuleInspectLinkageExt, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_ModuleInspectLinkageExt, &p, &inst);
+    ze_result_t r = f(c_pInspectDesc, c_numModules, c_phModules, c_phLog);
+    pa_ze_on_exit_slow(PA_ZE_API_ModuleInspectLinkageExt, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeMemFreeExt(ze_context_handle_t hContext, const ze_memory_free_ext_desc_t* pMemFreeDesc, void* ptr)
@@ -1765,11 +4033,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemFreeExt(ze_context_handle_t hContext, cons
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_MemFreeExt);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemFreeExt))(hContext, pMemFreeDesc, ptr);
-    ze_mem_free_ext_params_t p = { &hContext, &pMemFreeDesc, &ptr };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemFreeExt, &t0))) {
+        ze_result_t r = f(hContext, pMemFreeDesc, ptr);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemFreeExt, pa_ze_exit_plain_arg(PA_ZE_API_MemFreeExt, NULL), (int32_t)r, t0)))
+            return r;
+        ze_context_handle_t c_hContext = hContext;
+        const ze_memory_free_ext_desc_t* c_pMemFreeDesc = pMemFreeDesc;
+        void* c_ptr = ptr;
+        ze_mem_free_ext_params_t p = { &c_hContext, &c_pMemFreeDesc, &c_ptr };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_MemFreeExt, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_context_handle_t c_hContext = hContext;
+    const ze_memory_free_ext_desc_t* c_pMemFreeDesc = pMemFreeDesc;
+    void* c_ptr = ptr;
+    ze_mem_free_ext_params_t p = { &c_hContext, &c_pMemFreeDesc, &c_ptr };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_MemFreeExt, &p, &inst);
-    ze_result_t r = f(hContext, pMemFreeDesc, ptr);
-    pa_ze_on_exit(PA_ZE_API_MemFreeExt, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_MemFreeExt, &p, &inst);
+    ze_result_t r = f(c_hContext, c_pMemFreeDesc, c_ptr);
+    pa_ze_on_exit_slow(PA_ZE_API_MemFreeExt, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetExp(ze_driver_handle_t hDriver, uint32_t* pCount, ze_fabric_vertex_handle_t* phVertices)
@@ -1778,11 +4062,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetExp(ze_driver_handle_t hDriver
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_FabricVertexGetExp);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricVertexGetExp))(hDriver, pCount, phVertices);
-    ze_fabric_vertex_get_exp_params_t p = { &hDriver, &pCount, &phVertices };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricVertexGetExp, &t0))) {
+        ze_result_t r = f(hDriver, pCount, phVertices);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricVertexGetExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricVertexGetExp, NULL), (int32_t)r, t0)))
+            return r;
+        ze_driver_handle_t c_hDriver = hDriver;
+        uint32_t* c_pCount = pCount;
+        ze_fabric_vertex_handle_t* c_phVertices = phVertices;
+        ze_fabric_vertex_get_exp_params_t p = { &c_hDriver, &c_pCount, &c_phVertices };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_FabricVertexGetExp, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_driver_handle_t c_hDriver = hDriver;
+    uint32_t* c_pCount = pCount;
+    ze_fabric_vertex_handle_t* c_phVertices = phVertices;
+    ze_fabric_vertex_get_exp_params_t p = { &c_hDriver, &c_pCount, &c_phVertices };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_FabricVertexGetExp, &p, &inst);
-    ze_result_t r = f(hDriver, pCount, phVertices);
-    pa_ze_on_exit(PA_ZE_API_FabricVertexGetExp, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_FabricVertexGetExp, &p, &inst);
+    ze_result_t r = f(c_hDriver, c_pCount, c_phVertices);
+    pa_ze_on_exit_slow(PA_ZE_API_FabricVertexGetExp, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t hVertex, uint32_t* pCount, ze_fabric_vertex_handle_t* phSubvertices)
@@ -1791,11 +4091,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetSubVerticesExp(ze_fabric_verte
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_FabricVertexGetSubVerticesExp);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricVertexGetSubVerticesExp))(hVertex, pCount, phSubvertices);
-    ze_fabric_vertex_get_sub_vertices_exp_params_t p = { &hVertex, &pCount, &phSubvertices };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricVertexGetSubVerticesExp, &t0))) {
+        ze_result_t r = f(hVertex, pCount, phSubvertices);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricVertexGetSubVerticesExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricVertexGetSubVerticesExp, NULL), (int32_t)r, t0)))
+            return r;
+        ze_fabric_vertex_handle_t c_hVertex = hVertex;
+        uint32_t* c_pCount = pCount;
+        ze_fabric_vertex_handle_t* c_phSubvertices = phSubvertices;
+        ze_fabric_vertex_get_sub_vertices_exp_params_t p = { &c_hVertex, &c_pCount, &c_phSubvertices };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_FabricVertexGetSubVerticesExp, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_fabric_vertex_handle_t c_hVertex = hVertex;
+    uint32_t* c_pCount = pCount;
+    ze_fabric_vertex_handle_t* c_phSubvertices = phSubvertices;
+    ze_fabric_vertex_get_sub_vertices_exp_params_t p = { &c_hVertex, &c_pCount, &c_phSubvertices };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_FabricVertexGetSubVerticesExp, &p, &inst);
-    ze_result_t r = f(hVertex, pCount, phSubvertices);
-    pa_ze_on_exit(PA_ZE_API_FabricVertexGetSubVerticesExp, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_FabricVertexGetSubVerticesExp, &p, &inst);
+    ze_result_t r = f(c_hVertex, c_pCount, c_phSubvertices);
+    pa_ze_on_exit_slow(PA_ZE_API_FabricVertexGetSubVerticesExp, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t hVertex, ze_fabric_vertex_exp_properties_t* pVertexProperties)
@@ -1804,11 +4120,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetPropertiesExp(ze_fabric_vertex
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_FabricVertexGetPropertiesExp);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricVertexGetPropertiesExp))(hVertex, pVertexProperties);
-    ze_fabric_vertex_get_properties_exp_params_t p = { &hVertex, &pVertexProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricVertexGetPropertiesExp, &t0))) {
+        ze_result_t r = f(hVertex, pVertexProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricVertexGetPropertiesExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricVertexGetPropertiesExp, NULL), (int32_t)r, t0)))
+            return r;
+        ze_fabric_vertex_handle_t c_hVertex = hVertex;
+        ze_fabric_vertex_exp_properties_t* c_pVertexProperties = pVertexProperties;
+        ze_fabric_vertex_get_properties_exp_params_t p = { &c_hVertex, &c_pVertexProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_FabricVertexGetPropertiesExp, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_fabric_vertex_handle_t c_hVertex = hVertex;
+    ze_fabric_vertex_exp_properties_t* c_pVertexProperties = pVertexProperties;
+    ze_fabric_vertex_get_properties_exp_params_t p = { &c_hVertex, &c_pVertexProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_FabricVertexGetPropertiesExp, &p, &inst);
-    ze_result_t r = f(hVertex, pVertexProperties);
-    pa_ze_on_exit(PA_ZE_API_FabricVertexGetPropertiesExp, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_FabricVertexGetPropertiesExp, &p, &inst);
+    ze_result_t r = f(c_hVertex, c_pVertexProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_FabricVertexGetPropertiesExp, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t hVertex, ze_device_handle_t* phDevice)
@@ -1817,11 +4147,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetDeviceExp(ze_fabric_vertex_han
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_FabricVertexGetDeviceExp);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricVertexGetDeviceExp))(hVertex, phDevice);
-    ze_fabric_vertex_get_device_exp_params_t p = { &hVertex, &phDevice };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricVertexGetDeviceExp, &t0))) {
+        ze_result_t r = f(hVertex, phDevice);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricVertexGetDeviceExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricVertexGetDeviceExp, NULL), (int32_t)r, t0)))
+            return r;
+        ze_fabric_vertex_handle_t c_hVertex = hVertex;
+        ze_device_handle_t* c_phDevice = phDevice;
+        ze_fabric_vertex_get_device_exp_params_t p = { &c_hVertex, &c_phDevice };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_FabricVertexGetDeviceExp, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_fabric_vertex_handle_t c_hVertex = hVertex;
+    ze_device_handle_t* c_phDevice = phDevice;
+    ze_fabric_vertex_get_device_exp_params_t p = { &c_hVertex, &c_phDevice };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_FabricVertexGetDeviceExp, &p, &inst);
-    ze_result_t r = f(hVertex, phDevice);
-    pa_ze_on_exit(PA_ZE_API_FabricVertexGetDeviceExp, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_FabricVertexGetDeviceExp, &p, &inst);
+    ze_result_t r = f(c_hVertex, c_phDevice);
+    pa_ze_on_exit_slow(PA_ZE_API_FabricVertexGetDeviceExp, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetFabricVertexExp(ze_device_handle_t hDevice, ze_fabric_vertex_handle_t* phVertex)
@@ -1830,11 +4174,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetFabricVertexExp(ze_device_handle_t h
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceGetFabricVertexExp);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetFabricVertexExp))(hDevice, phVertex);
-    ze_device_get_fabric_vertex_exp_params_t p = { &hDevice, &phVertex };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetFabricVertexExp, &t0))) {
+        ze_result_t r = f(hDevice, phVertex);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetFabricVertexExp, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetFabricVertexExp, NULL), (int32_t)r, t0)))
+            return r;
+        ze_device_handle_t c_hDevice = hDevice;
+        ze_fabric_vertex_handle_t* c_phVertex = phVertex;
+        ze_device_get_fabric_vertex_exp_params_t p = { &c_hDevice, &c_phVertex };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_DeviceGetFabricVertexExp, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_device_handle_t c_hDevice = hDevice;
+    ze_fabric_vertex_handle_t* c_phVertex = phVertex;
+    ze_device_get_fabric_vertex_exp_params_t p = { &c_hDevice, &c_phVertex };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_DeviceGetFabricVertexExp, &p, &inst);
-    ze_result_t r = f(hDevice, phVertex);
-    pa_ze_on_exit(PA_ZE_API_DeviceGetFabricVertexExp, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_DeviceGetFabricVertexExp, &p, &inst);
+    ze_result_t r = f(c_hDevice, c_phVertex);
+    pa_ze_on_exit_slow(PA_ZE_API_DeviceGetFabricVertexExp, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA, ze_fabric_vertex_handle_t hVertexB, uint32_t* pCount, ze_fabric_edge_handle_t* phEdges)
@@ -1843,11 +4201,29 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hV
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_FabricEdgeGetExp);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricEdgeGetExp))(hVertexA, hVertexB, pCount, phEdges);
-    ze_fabric_edge_get_exp_params_t p = { &hVertexA, &hVertexB, &pCount, &phEdges };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricEdgeGetExp, &t0))) {
+        ze_result_t r = f(hVertexA, hVertexB, pCount, phEdges);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricEdgeGetExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricEdgeGetExp, NULL), (int32_t)r, t0)))
+            return r;
+        ze_fabric_vertex_handle_t c_hVertexA = hVertexA;
+        ze_fabric_vertex_handle_t c_hVertexB = hVertexB;
+        uint32_t* c_pCount = pCount;
+        ze_fabric_edge_handle_t* c_phEdges = phEdges;
+        ze_fabric_edge_get_exp_params_t p = { &c_hVertexA, &c_hVertexB, &c_pCount, &c_phEdges };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_FabricEdgeGetExp, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_fabric_vertex_handle_t c_hVertexA = hVertexA;
+    ze_fabric_vertex_handle_t c_hVertexB = hVertexB;
+    uint32_t* c_pCount = pCount;
+    ze_fabric_edge_handle_t* c_phEdges = phEdges;
+    ze_fabric_edge_get_exp_params_t p = { &c_hVertexA, &c_hVertexB, &c_pCount, &c_phEdges };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_FabricEdgeGetExp, &p, &inst);
-    ze_result_t r = f(hVertexA, hVertexB, pCount, phEdges);
-    pa_ze_on_exit(PA_ZE_API_FabricEdgeGetExp, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_FabricEdgeGetExp, &p, &inst);
+    ze_result_t r = f(c_hVertexA, c_hVertexB, c_pCount, c_phEdges);
+    pa_ze_on_exit_slow(PA_ZE_API_FabricEdgeGetExp, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeFabricEdgeGetVerticesExp(ze_fabric_edge_handle_t hEdge, ze_fabric_vertex_handle_t* phVertexA, ze_fabric_vertex_handle_t* phVertexB)
@@ -1856,11 +4232,27 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricEdgeGetVerticesExp(ze_fabric_edge_handl
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_FabricEdgeGetVerticesExp);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricEdgeGetVerticesExp))(hEdge, phVertexA, phVertexB);
-    ze_fabric_edge_get_vertices_exp_params_t p = { &hEdge, &phVertexA, &phVertexB };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricEdgeGetVerticesExp, &t0))) {
+        ze_result_t r = f(hEdge, phVertexA, phVertexB);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricEdgeGetVerticesExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricEdgeGetVerticesExp, NULL), (int32_t)r, t0)))
+            return r;
+        ze_fabric_edge_handle_t c_hEdge = hEdge;
+        ze_fabric_vertex_handle_t* c_phVertexA = phVertexA;
+        ze_fabric_vertex_handle_t* c_phVertexB = phVertexB;
+        ze_fabric_edge_get_vertices_exp_params_t p = { &c_hEdge, &c_phVertexA, &c_phVertexB };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_FabricEdgeGetVerticesExp, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_fabric_edge_handle_t c_hEdge = hEdge;
+    ze_fabric_vertex_handle_t* c_phVertexA = phVertexA;
+    ze_fabric_vertex_handle_t* c_phVertexB = phVertexB;
+    ze_fabric_edge_get_vertices_exp_params_t p = { &c_hEdge, &c_phVertexA, &c_phVertexB };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_FabricEdgeGetVerticesExp, &p, &inst);
-    ze_result_t r = f(hEdge, phVertexA, phVertexB);
-    pa_ze_on_exit(PA_ZE_API_FabricEdgeGetVerticesExp, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_FabricEdgeGetVerticesExp, &p, &inst);
+    ze_result_t r = f(c_hEdge, c_phVertexA, c_phVertexB);
+    pa_ze_on_exit_slow(PA_ZE_API_FabricEdgeGetVerticesExp, &p, (int32_t)r, &inst);
     return r;
 }
 PA_EXPORT ze_result_t ZE_APICALL zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t hEdge, ze_fabric_edge_exp_properties_t* pEdgeProperties)
@@ -1869,11 +4261,25 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricEdgeGetPropertiesExp(ze_fabric_edge_han
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_FabricEdgeGetPropertiesExp);
     if (PA_UNLIKELY(f == NULL))
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricEdgeGetPropertiesExp))(hEdge, pEdgeProperties);
-    ze_fabric_edge_get_properties_exp_params_t p = { &hEdge, &pEdgeProperties };
+    uint64_t t0;
+    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricEdgeGetPropertiesExp, &t0))) {
+        ze_result_t r = f(hEdge, pEdgeProperties);
+        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricEdgeGetPropertiesExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricEdgeGetPropertiesExp, NULL), (int32_t)r, t0)))
+            return r;
+        ze_fabric_edge_handle_t c_hEdge = hEdge;
+        ze_fabric_edge_exp_properties_t* c_pEdgeProperties = pEdgeProperties;
+        ze_fabric_edge_get_properties_exp_params_t p = { &c_hEdge, &c_pEdgeProperties };
+        void *inst = (void *)(uintptr_t)t0;
+        pa_ze_on_exit_slow(PA_ZE_API_FabricEdgeGetPropertiesExp, &p, (int32_t)r, &inst);
+        return r;
+    }
+    ze_fabric_edge_handle_t c_hEdge = hEdge;
+    ze_fabric_edge_exp_properties_t* c_pEdgeProperties = pEdgeProperties;
+    ze_fabric_edge_get_properties_exp_params_t p = { &c_hEdge, &c_pEdgeProperties };
     void *inst;
-    pa_ze_on_enter(PA_ZE_API_FabricEdgeGetPropertiesExp, &p, &inst);
-    ze_result_t r = f(hEdge, pEdgeProperties);
-    pa_ze_on_exit(PA_ZE_API_FabricEdgeGetPropertiesExp, &p, (int32_t)r, &inst);
+    pa_ze_on_enter_slow(PA_ZE_API_FabricEdgeGetPropertiesExp, &p, &inst);
+    ze_result_t r = f(c_hEdge, c_pEdgeProperties);
+    pa_ze_on_exit_slow(PA_ZE_API_FabricEdgeGetPropertiesExp, &p, (int32_t)r, &inst);
     return r;
 }
 

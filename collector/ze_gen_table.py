@@ -4,8 +4,9 @@ common/pa_ze_api_ids.h (the PA_REC_ZE_API record vocabulary, read by the aggrega
 loader's zel_tracing_register_cb.h and ze_api.h: one typed prologue/epilogue pair per ze API and the
 table pa_ze_attach() walks to register them all (zelTracer<X>RegisterCallback), and for the same
 APIs the exported entry points of the loader-entry interception path (collector/ze_entry.c): each
-builds the tracing layer's params struct (pointers to its arguments) and calls the same
-prologue/epilogue around the loader's own dispatch.
+calls the same prologue/epilogue around the loader's own dispatch, the fast ones inline with the
+arguments in registers, the slow ones with the tracing layer's params struct (pointers to its
+arguments), built only on that path.
 
 Usage: python3 collector/ze_gen_table.py [/usr/include/level_zero]   (run from the repo root)
 """
@@ -62,19 +63,36 @@ for x, cbt in regs:
     names = [re.findall(r"\w+", a)[-1] for a in args]
     decl = ", ".join(args) if args else "void"
     call = ", ".join(names)
-    ptrs = ", ".join("&" + n for n in names)
+    # the params struct points to copies: the arguments themselves are never address-taken, so
+    # the fast path keeps them in registers (no spill, no struct built before the branch)
+    copies = "".join(f"        {a[:a.rfind(n)].strip()} c_{n} = {n};\n" for a, n in zip(args, names))
+    cptrs = ", ".join("&c_" + n for n in names)
+    ccall = ", ".join("c_" + n for n in names)
     ftype = f"ze_result_t (ZE_APICALL *)({', '.join(a[:a.rfind(n)].strip() for a, n in zip(args, names))})"
     pre = "    pa_ze_entry_on_init();\n" if x == "Init" else ""
+    argval = "pArgValue" if x == "KernelSetArgumentValue" else "NULL"
     ent.append(f"PA_EXPORT ze_result_t ZE_APICALL ze{x}({decl})\n{{\n{pre}"
                f"    typedef {ftype.replace('(ZE_APICALL *)', '(ZE_APICALL *fn_t)')};\n"
                f"    fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_{x});\n"
                f"    if (PA_UNLIKELY(f == NULL))\n"
                f"        return ((fn_t)pa_ze_entry_loader(PA_ZE_API_{x}))({call});\n"
-               f"    {ptype} p = {{ {ptrs} }};\n"
+               f"    uint64_t t0;\n"
+               f"    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_{x}, &t0))) {{\n"
+               f"        ze_result_t r = f({call});\n"
+               f"        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_{x}, pa_ze_exit_plain_arg(PA_ZE_API_{x}, {argval}), (int32_t)r, t0)))\n"
+               f"            return r;\n"
+               f"{copies}"
+               f"        {ptype} p = {{ {cptrs} }};\n"
+               f"        void *inst = (void *)(uintptr_t)t0;\n"
+               f"        pa_ze_on_exit_slow(PA_ZE_API_{x}, &p, (int32_t)r, &inst);\n"
+               f"        return r;\n"
+               f"    }}\n"
+               f"{copies.replace('        ', '    ')}"
+               f"    {ptype} p = {{ {cptrs} }};\n"
                f"    void *inst;\n"
-               f"    pa_ze_on_enter(PA_ZE_API_{x}, &p, &inst);\n"
-               f"    ze_result_t r = f({call});\n"
-               f"    pa_ze_on_exit(PA_ZE_API_{x}, &p, (int32_t)r, &inst);\n"
+               f"    pa_ze_on_enter_slow(PA_ZE_API_{x}, &p, &inst);\n"
+               f"    ze_result_t r = f({ccall});\n"
+               f"    pa_ze_on_exit_slow(PA_ZE_API_{x}, &p, (int32_t)r, &inst);\n"
                f"    return r;\n}}")
     # integer-class arguments (registers rdi..r9 first): the by-value structs of ze_api.h are the
     # 64-byte IPC handles, passed in memory (SysV MEMORY class), so they take no register

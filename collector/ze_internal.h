@@ -272,55 +272,96 @@ static inline uint64_t pa_ze_corr_new(void)
 extern _Atomic int pa_ze_dev_attrs_pending;
 
 /*! pa_ze_api_rec_fill() : writes a PA_REC_ZE_API record (aux words 0) into ring slot `rec`. */
-static inline void pa_ze_api_rec_fill(pa_record_t *rec, int api, int32_t result, uint64_t t0, uint64_t t1)
+static inline void pa_ze_api_rec_fill(pa_record_t *rec, int api, int32_t result, uint64_t t0, uint64_t t1,
+                                      uint64_t corr)
 {
     pa_emit1_head(rec, PA_REC_ZE_API, 0);
     rec->t0 = t0;
     rec->t1 = t1;
-    rec->u.ze.corr_id = pa_tls.ze_corr;
+    rec->u.ze.corr_id = corr;
     uint64_t w = (uint32_t)api | (uint64_t)(uint32_t)result << 32; /* api, result */
     memcpy((char *)rec + offsetof(pa_record_t, u.ze.api), &w, 8);
     rec->u.ze.aux[0] = rec->u.ze.aux[1] = 0;
 }
 
-/*! pa_ze_on_enter() : every traced call's prologue. Fast path (an API without ops prologue,
- *  ze recording on this thread): a clock read and the correlation id, errno untouched. */
-static inline __attribute__((always_inline)) void pa_ze_on_enter(int api, void *params, void **inst)
+/*
+ * The fast path of a call (an API without ops prologue, ze recording on this thread): the
+ * prologue is one stamp (pa_clock_stamp: an rdtsc); the epilogue a second stamp, a correlation id
+ * from the thread's block and the record written in place. The correlation id is taken at the
+ * end: such an API has no ops prologue that would need it, and the slow epilogue takes it there
+ * too (pa_ze_on_exit_slow). A nonzero start stamp means the prologue saw this thread recording
+ * (guard and agent clear), which the call cannot change: the epilogue only checks the sources.
+ */
+
+/*! pa_ze_fast_enter() : the fast prologue of `api` when it applies (1, *t0 = start stamp); 0:
+ *  take pa_ze_on_enter_slow(). Constant 0 for APIs with an ops prologue. */
+static inline __attribute__((always_inline)) int pa_ze_fast_enter(int api, uint64_t *t0)
 {
     if (PA_LIKELY(!(pa_ze_ops_api[api] & PA_ZE_OPS_PRO)) && PA_LIKELY(pa_agent_collecting(PA_SRC_ZE))) {
-        uint64_t t0 = pa_clock_ns();
-        pa_tls.ze_corr = pa_ze_corr_new();
-        *inst = (void *)(uintptr_t)t0;
-        return;
+        *t0 = pa_clock_stamp(); /* a stamp: the epilogues convert or store it as is */
+        return 1;
     }
-    pa_ze_on_enter_slow(api, params, inst);
+    return 0;
+}
+
+/*! pa_ze_fast_exit() : the fast epilogue of a call started with stamp t0 != 0 (from either
+ *  prologue) when `plain` (pa_ze_exit_plain) and ze still records: writes the record, returns 1;
+ *  0: take pa_ze_on_exit_slow(). */
+static inline __attribute__((always_inline)) int pa_ze_fast_exit(int api, int plain, int32_t result, uint64_t t0)
+{
+    if (PA_LIKELY(plain) && PA_LIKELY(atomic_load_explicit(&pa_sources, memory_order_relaxed) & PA_SRC_ZE)) {
+        /* PA_REC_ZE_API: stamps, converted by the ring's consumer; a tick at the start means the
+         * TSC is on (it stays on): no need to look again */
+        uint64_t t1 = PA_LIKELY(t0 & PA_CLOCK_TICK) ? pa_clock_tick_stamp() : pa_clock_stamp();
+        pa_record_t *rec = pa_emit1_begin();
+        if (PA_LIKELY(rec != NULL)) {
+            pa_ze_api_rec_fill(rec, api, result, t0, t1, pa_ze_corr_new());
+            pa_emit1_end();
+        }
+        if (PA_UNLIKELY(atomic_load_explicit(&pa_ze_dev_attrs_pending, memory_order_relaxed)))
+            pa_ze_emit_devices();
+        return 1;
+    }
+    return 0;
+}
+
+/*! pa_ze_exit_plain_arg() : 1 when call `api` needs no ops epilogue; `argval` is
+ *  zeKernelSetArgumentValue's pArgValue (a NULL value sets a local-memory argument), unused
+ *  for the other APIs. */
+static inline int pa_ze_exit_plain_arg(int api, const void *argval)
+{
+    if (api == PA_ZE_API_KernelSetArgumentValue)
+        return argval != NULL && !atomic_load_explicit(&pa_ze_slm_seen, memory_order_relaxed);
+    return !pa_ze_ops_api[api];
 }
 
 /* 1 when call `api` with `params` needs no ops epilogue. */
 static inline int pa_ze_exit_plain(int api, const void *params)
 {
     if (api == PA_ZE_API_KernelSetArgumentValue)
-        return *((const ze_kernel_set_argument_value_params_t *)params)->ppArgValue != NULL &&
-               !atomic_load_explicit(&pa_ze_slm_seen, memory_order_relaxed);
-    return !pa_ze_ops_api[api];
+        return pa_ze_exit_plain_arg(api, *((const ze_kernel_set_argument_value_params_t *)params)->ppArgValue);
+    return pa_ze_exit_plain_arg(api, NULL);
 }
 
-/*! pa_ze_on_exit() : every traced call's epilogue. Fast path (no ops epilogue, recorded at
- *  entry, still recording): a clock read and the record written in place in the ring. */
+/*! pa_ze_on_enter() : every traced call's prologue (tracer callbacks; the entry points inline
+ *  pa_ze_fast_enter themselves). `inst` gets the start stamp, 0 = not recorded. */
+static inline __attribute__((always_inline)) void pa_ze_on_enter(int api, void *params, void **inst)
+{
+    uint64_t t0;
+    if (pa_ze_fast_enter(api, &t0)) {
+        *inst = (void *)(uintptr_t)t0;
+        return;
+    }
+    pa_ze_on_enter_slow(api, params, inst);
+}
+
+/*! pa_ze_on_exit() : every traced call's epilogue (tracer callbacks and the entry points' slow
+ *  path): the fast epilogue when it applies, else pa_ze_on_exit_slow(). */
 static inline __attribute__((always_inline)) void pa_ze_on_exit(int api, void *params, int32_t result, void **inst)
 {
     uint64_t t0 = (uint64_t)(uintptr_t)*inst;
-    if (PA_LIKELY(pa_ze_exit_plain(api, params)) && PA_LIKELY(t0 != 0) && PA_LIKELY(pa_agent_collecting(PA_SRC_ZE))) {
-        uint64_t t1 = pa_clock_ns();
-        pa_record_t *rec = pa_emit1_begin();
-        if (PA_LIKELY(rec != NULL)) {
-            pa_ze_api_rec_fill(rec, api, result, t0, t1);
-            pa_emit1_end();
-        }
-        if (PA_UNLIKELY(atomic_load_explicit(&pa_ze_dev_attrs_pending, memory_order_relaxed)))
-            pa_ze_emit_devices();
+    if (PA_LIKELY(t0 != 0) && pa_ze_fast_exit(api, pa_ze_exit_plain(api, params), result, t0))
         return;
-    }
     pa_ze_on_exit_slow(api, params, result, inst);
 }
 

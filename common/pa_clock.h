@@ -304,13 +304,16 @@ __attribute__((weak, noinline)) uint64_t pa_clock_slow(uint64_t t)
 #define PA_CLOCK_TSC 1
 #endif
 
-/*! pa_clock_ns() : CLOCK_MONOTONIC now, in ns: with PA_CLOCK_TSC (the default) an rdtsc, a
- *  multiply and a seqlock copy of the segment once the TSC is calibrated (see above); clock_gettime
- *  (vDSO) otherwise. Async-signal-safe, never blocks, keeps errno. */
-static inline __attribute__((always_inline)) uint64_t pa_clock_ns(void)
-{
 #if defined(__x86_64__) && PA_CLOCK_TSC
-    uint64_t t = __rdtsc();
+/*! pa_clock_tick_ns() : the CLOCK_MONOTONIC ns of TSC value `t` (read at or before this call),
+ *  as pa_clock_ns() converts the tick it reads: by the segment `t` lies in (the newest starting at
+ *  or before it), recalibrating first when `t` is past the current segment's soft end. The same
+ *  value whenever it is called (the reading thread, or the aggregator later), except when a
+ *  recalibration raced the reading thread's conversion (a stepped segment, or a recalibrating
+ *  thread stopped past PA_TSC_WAIT_TICKS: the reader then used the old line). Only while the TSC is
+ *  on (pa_tsc.on == 1). Never blocks, keeps errno. */
+static inline __attribute__((always_inline)) uint64_t pa_clock_tick_ns(uint64_t t)
+{
     pa_tsc_seg_t v;
     pa_tsc_load(&v); /* one cache line (the fields not used below are not loaded) */
     uint64_t d = t - v.tsc;
@@ -320,9 +323,85 @@ static inline __attribute__((always_inline)) uint64_t pa_clock_ns(void)
     if ((int64_t)d < 0 && t - v.ptsc < v.tsc - v.ptsc)
         return v.pns + (uint64_t)(((unsigned __int128)(t - v.ptsc) * v.pmult) >> 32);
     return pa_clock_slow(t); /* past the soft end, older than the previous line, or no segment */
+}
+#endif
+
+/*! pa_clock_ns() : CLOCK_MONOTONIC now, in ns: with PA_CLOCK_TSC (the default) an rdtsc, a
+ *  multiply and a seqlock copy of the segment once the TSC is calibrated (see above); clock_gettime
+ *  (vDSO) otherwise. Async-signal-safe, never blocks, keeps errno. */
+static inline __attribute__((always_inline)) uint64_t pa_clock_ns(void)
+{
+#if defined(__x86_64__) && PA_CLOCK_TSC
+    return pa_clock_tick_ns(__rdtsc());
 #else
     return pa_clock_gettime_ns();
 #endif
 }
+
+/*
+ * Stamps: the hot paths (a ze call's start and end, an HGTX push or pop) store the raw TSC in
+ * their ring record and leave the conversion to the ring's consumer (pa_ring_drain converts
+ * before its sink sees the record), so the application thread pays one rdtsc and no segment
+ * load, compare or multiply. A stamp is either ns (bit 63 clear: CLOCK_MONOTONIC ns are far below
+ * 2^63) or PA_CLOCK_TICK | tsc (the TSC counts from boot: bit 63 is not reached in a century at
+ * 5 GHz); ticks only once the TSC is on, so a tick always converts by a published segment.
+ */
+#define PA_CLOCK_TICK (1ull << 63)
+
+/*! pa_clock_stamp() : now, as a stamp (see above): PA_CLOCK_TICK | rdtsc once the TSC is on,
+ *  pa_clock_ns() before (the warm-up calibrates through it) or when the TSC is not used.
+ *  Async-signal-safe, keeps errno. Convert with pa_clock_stamp_ns(). */
+static inline __attribute__((always_inline)) uint64_t pa_clock_stamp(void)
+{
+#if defined(__x86_64__) && PA_CLOCK_TSC
+    /* acquire: the segments published before `on` became 1 are visible to whoever sees this
+     * record through the ring's release/acquire of its tail */
+    if (__builtin_expect(atomic_load_explicit(&pa_tsc.on, memory_order_acquire) == 1, 1))
+        return __rdtsc() | PA_CLOCK_TICK;
+#endif
+    return pa_clock_ns();
+}
+
+/*! pa_clock_tick_stamp() : pa_clock_stamp() for a caller that already got a tick from it (the TSC,
+ *  once on, stays on): the rdtsc alone. */
+static inline __attribute__((always_inline)) uint64_t pa_clock_tick_stamp(void)
+{
+#if defined(__x86_64__) && PA_CLOCK_TSC
+    return __rdtsc() | PA_CLOCK_TICK;
+#else
+    return pa_clock_ns();
+#endif
+}
+
+/*! pa_clock_stamp_ns() : the ns of stamp `s` (identity for ns stamps; pa_clock_tick_ns() of a
+ *  tick). */
+static inline uint64_t pa_clock_stamp_ns(uint64_t s)
+{
+#if defined(__x86_64__) && PA_CLOCK_TSC
+    if (s & PA_CLOCK_TICK)
+        return pa_clock_tick_ns(s & ~PA_CLOCK_TICK);
+#endif
+    return s;
+}
+
+#if defined(__x86_64__) && PA_CLOCK_TSC
+/*! pa_clock_stamp_ns_in() : pa_clock_stamp_ns() for a consumer converting many stamps: *seg is a
+ *  segment it loaded once (pa_tsc_load(); soft == 0 and tsc == 0: none yet, loaded here on the
+ *  first tick). A tick within [seg->tsc, seg->tsc + seg->soft] converts by it (its successor starts
+ *  after its soft end, so the segment such a tick lies in never changes); any other through
+ *  pa_clock_tick_ns(). Same values as pa_clock_stamp_ns(). */
+static inline uint64_t pa_clock_stamp_ns_in(pa_tsc_seg_t *seg, uint64_t s)
+{
+    if (!(s & PA_CLOCK_TICK))
+        return s;
+    uint64_t t = s & ~PA_CLOCK_TICK;
+    if (__builtin_expect(seg->soft == 0, 0))
+        pa_tsc_load(seg);
+    uint64_t d = t - seg->tsc;
+    if (__builtin_expect(d <= seg->soft, 1))
+        return seg->ns + (uint64_t)(((unsigned __int128)d * seg->mult) >> 32);
+    return pa_clock_tick_ns(t);
+}
+#endif
 
 #endif

@@ -21,7 +21,10 @@
  * nslots == 1 and len == 0.
  *
  * All times are ns on CLOCK_MONOTONIC (pa_clock_ns() in pa_clock.h) unless a
- * field says "ticks".
+ * field says "ticks". Exception in the ring only: t0 and t1 of the kinds pa_record_stamped()
+ * names are stamps (pa_clock_stamp(): ns, or PA_CLOCK_TICK | raw TSC), which pa_ring_drain()
+ * converts to ns before its sink sees the record: consumers of drained records (agg/, spool,
+ * writer) only ever see ns.
  */
 
 #define PA_SLOT_SIZE 64u
@@ -269,6 +272,13 @@ static inline uint32_t pa_hgtx_inline_off(uint16_t kind)
 {
     return kind == PA_REC_HGTX_START ? (uint32_t)offsetof(pa_record_t, u.hgtx.text)
                                      : (uint32_t)offsetof(pa_record_t, u.hgtx.id);
+}
+
+/*! pa_record_stamped() : 1 for the ring kinds whose t0/t1 may be TSC stamps (the hot paths:
+ *  a ze API call, an HGTX push or pop); see pa_clock_stamp() in pa_clock.h. */
+static inline int pa_record_stamped(uint16_t kind)
+{
+    return kind == PA_REC_ZE_API || kind == PA_REC_HGTX_PUSH || kind == PA_REC_HGTX_POP;
 }
 
 /*! pa_record_slots() : slots needed for a record carrying `len` payload bytes. */

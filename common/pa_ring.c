@@ -1,5 +1,6 @@
 /* pa_ring.c - per-thread single-producer rings and their lock-free registry. */
 #include "pa_ring.h"
+#include "pa_clock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -60,45 +61,7 @@ void pa_ring_write_payload(pa_ring_t *r, const void *data, uint32_t len)
 static size_t ring_drain(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scratch, size_t max_records,
                          uint64_t limit)
 {
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-    if (tail > limit)
-        tail = limit; /* records are whole below a committed position: limit is one */
-    uint64_t cap = r->mask + 1;
-    size_t done = 0;
-    while (head < tail && (max_records == 0 || done < max_records)) {
-        const pa_record_t *rec = &r->slots[head & r->mask];
-        pa_record_t fixed;
-        uint32_t ns = rec->nslots ? rec->nslots : 1;
-        /* a corrupted header (a stray write by the application) must not make us read past
-         * what was committed nor overflow `scratch`: at most the committed slots, and a payload
-         * of at most the continuation slots; the sink sees the clamped length */
-        if (ns > tail - head)
-            ns = (uint32_t)(tail - head);
-        if (rec->len > (uint64_t)(ns - 1) * PA_SLOT_SIZE) {
-            fixed = *rec;
-            fixed.len = (ns - 1) * PA_SLOT_SIZE;
-            rec = &fixed;
-        }
-        const uint8_t *payload = NULL;
-        if (rec->len) {
-            uint64_t first = (head + 1) & r->mask;
-            if (first + (ns - 1) <= cap) {
-                payload = (const uint8_t *)&r->slots[first];
-            } else { /* wrapped: copy both pieces into scratch */
-                size_t a = (size_t)(cap - first) * PA_SLOT_SIZE;
-                memcpy(scratch, &r->slots[first], a);
-                memcpy(scratch + a, &r->slots[0], rec->len > a ? rec->len - a : 0);
-                payload = scratch;
-            }
-        }
-        sink(ctx, rec, payload);
-        head += ns;
-        done++;
-        /* release per record so a waiting producer sees room early */
-        atomic_store_explicit(&r->head, head, memory_order_release);
-    }
-    return done;
+    return pa_ring_drain_inline(r, sink, ctx, scratch, max_records, limit);
 }
 
 size_t pa_ring_drain(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scratch, size_t max_records)

@@ -5,7 +5,9 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "../common/pa_clock.h"
 #include "../common/pa_record.h"
 
 /*
@@ -43,14 +45,18 @@ void pa_ring_destroy(pa_ring_t *r);
 
 /*! pa_ring_reserve_keep() : room for `nslots` contiguous-in-sequence slots (the payload may
  *  wrap around the array end: write it with pa_ring_write_payload) while `keep` more slots
- *  stay free after them (room promised to records that must follow, e.g. the pops of kept
- *  pushes). Returns the header slot to fill, or NULL when full (the drop is then counted). */
+ *  (at most half the ring: a larger keep counts as half) stay free after them (room promised to
+ *  records that must follow, e.g. the pops of kept pushes). Returns the header slot to fill, or
+ *  NULL when full (the drop is then counted). */
 static inline __attribute__((always_inline)) pa_record_t *pa_ring_reserve_keep(pa_ring_t *r, uint32_t nslots, uint32_t keep)
 {
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t cap = r->mask + 1;
     uint64_t need = (uint64_t)nslots + keep;
     if (__builtin_expect(tail + need - r->cached_head > cap, 0)) {
+        /* keep is at most half the ring (callers' cap): applied here, off the common path */
+        if (keep > cap / 2)
+            need = (uint64_t)nslots + cap / 2;
         r->cached_head = atomic_load_explicit(&r->head, memory_order_acquire);
         if (tail + need - r->cached_head > cap) {
             atomic_store_explicit(&r->drops, atomic_load_explicit(&r->drops, memory_order_relaxed) + 1,
@@ -81,8 +87,75 @@ static inline void pa_ring_commit(pa_ring_t *r, uint32_t nslots)
 }
 
 /* Consumer side. `payload` points to `rec->len` contiguous bytes (copied into `scratch`
- * when the record wrapped), valid only during the callback. */
+ * when the record wrapped), valid only during the callback. The sink sees times in ns: the
+ * TSC stamps of the kinds pa_record_stamped() names are converted here (pa_clock_stamp_ns_in,
+ * common/pa_clock.h), on a copy of the record. */
 typedef void (*pa_ring_sink_fn)(void *ctx, const pa_record_t *rec, const uint8_t *payload);
+
+/*! pa_ring_drain_inline() : pa_ring_drain_upto() for a caller whose sink should be inlined into
+ *  the loop (the aggregator's drain; pa_ring.c's functions are this with a call per record). */
+static inline __attribute__((always_inline)) size_t
+pa_ring_drain_inline(pa_ring_t *r, pa_ring_sink_fn sink, void *ctx, uint8_t *scratch, size_t max_records,
+                     uint64_t limit)
+{
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    if (tail > limit)
+        tail = limit; /* records are whole below a committed position: limit is one */
+    /* locals: the sink writes memory, the compiler would reload them per record */
+    pa_record_t *const slots = r->slots;
+    const uint64_t mask = r->mask, cap = mask + 1;
+    size_t done = 0;
+    if (max_records == 0)
+        max_records = SIZE_MAX;
+#if defined(__x86_64__) && PA_CLOCK_TSC
+    pa_tsc_seg_t seg = {0}; /* loaded at the first tick, after the acquire of tail above */
+#endif
+    while (head < tail && done < max_records) {
+        const pa_record_t *rec = &slots[head & mask];
+        pa_record_t fixed;
+        uint32_t ns = rec->nslots ? rec->nslots : 1;
+        /* a corrupted header (a stray write by the application) must not make us read past
+         * what was committed nor overflow `scratch`: at most the committed slots, and a payload
+         * of at most the continuation slots; the sink sees the clamped length */
+        if (__builtin_expect(ns > tail - head, 0))
+            ns = (uint32_t)(tail - head);
+        const uint8_t *payload = NULL;
+        if (rec->len) {
+            if (__builtin_expect(rec->len > (uint64_t)(ns - 1) * PA_SLOT_SIZE, 0)) {
+                fixed = *rec;
+                fixed.len = (ns - 1) * PA_SLOT_SIZE;
+                rec = &fixed;
+            }
+            uint64_t first = (head + 1) & mask;
+            if (first + (ns - 1) <= cap) {
+                payload = (const uint8_t *)&slots[first];
+            } else { /* wrapped: copy both pieces into scratch */
+                size_t a = (size_t)(cap - first) * PA_SLOT_SIZE;
+                memcpy(scratch, &slots[first], a);
+                memcpy(scratch + a, &slots[0], rec->len > a ? rec->len - a : 0);
+                payload = scratch;
+            }
+        }
+#if defined(__x86_64__) && PA_CLOCK_TSC
+        /* stamps (pa_clock_stamp) of the kinds that store them: the sink sees ns */
+        if (__builtin_expect(((rec->t0 | rec->t1) & PA_CLOCK_TICK) != 0, 0) && pa_record_stamped(rec->kind)) {
+            if (rec != &fixed) {
+                fixed = *rec;
+                rec = &fixed;
+            }
+            fixed.t0 = pa_clock_stamp_ns_in(&seg, fixed.t0);
+            fixed.t1 = pa_clock_stamp_ns_in(&seg, fixed.t1);
+        }
+#endif
+        sink(ctx, rec, payload);
+        head += ns;
+        done++;
+        /* release per record so a waiting producer sees room early */
+        atomic_store_explicit(&r->head, head, memory_order_release);
+    }
+    return done;
+}
 
 /*! pa_ring_drain() : consumes at most `max_records` records (0 = all visible), calling `sink`
  *  for each; `scratch` must hold the ring's capacity in bytes. Returns the records consumed. */

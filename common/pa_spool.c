@@ -1,12 +1,17 @@
 /* pa_spool.c - streaming zstd spool: compactly encoded records and payloads, one zstd frame per ~1 MiB block. */
+#define _GNU_SOURCE /* pthread_timedjoin_np */
 #include "pa_spool.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 #ifdef __SSE2__
@@ -14,6 +19,11 @@
 #endif
 
 #include "pa_log.h"
+#include "pa_thread.h"
+
+/* Provided by the collector when linked into the agent: the thread is the agent's own, its
+ * calls are not recorded. Weak: the spool also links without it (CLI, tests, bench). */
+void pa_thread_mark_agent(void) __attribute__((weak));
 
 /* Records are staged in a 1 MiB input buffer so zstd sees large blocks (its speed depends on
  * it) and the per-record cost is a 64-byte memcpy. Each full buffer becomes one complete zstd
@@ -245,18 +255,50 @@ static long dec_header(const uint8_t *p, const uint8_t *end, pa_record_t *rec, u
     return p - s;
 }
 
+/*
+ * The hand-off pipe (pa_spool_start_worker): a single-producer single-consumer ring of 64-byte
+ * slots between the caller (the aggregator) and the spool's own thread, which encodes,
+ * compresses and appends. An entry is the record's header slot followed by its payload in
+ * the next slots (padded; it may wrap at the array end), exactly as pa_spool_append() got it,
+ * so the producer's cost is a copy. Markers (kinds >= SPOOL_PIPE_FLUSH) ask the worker to
+ * write its staged bytes as a frame, or to end. Positions are free-running byte counts.
+ */
+#define SPOOL_PIPE_FLUSH 0xfffeu
+#define SPOOL_PIPE_CLOSE 0xffffu
+#define SPOOL_WAKE_BYTES (1u << 20)     /* the producer looks at the worker's sleep at most this
+                                           often (an eighth of a smaller pipe): fewer wake-ups,
+                                           each a context switch on a loaded machine */
+#define SPOOL_IDLE_NS 100000000ull      /* worker sleep when the pipe is empty (wakes are explicit) */
+#define SPOOL_FULL_NS 1000000ull        /* producer wait slice when the pipe is full */
+#define SPOOL_STALL_NS 5000000000ull    /* a worker making no progress this long is given up */
+#define SPOOL_JOIN_NS 5000000000ull     /* bound on the close's wait for the worker */
+
+struct spool_pipe {
+    _Alignas(64) _Atomic uint64_t tail; /* producer: bytes committed (multiple of 64) */
+    _Alignas(64) _Atomic uint64_t head; /* worker: bytes consumed */
+    _Alignas(64) _Atomic uint32_t idle; /* futex: the worker sleeps (pipe empty) */
+    _Atomic uint32_t full;              /* futex: the producer waits for room */
+    pa_record_t *slots;
+    uint64_t cap;                       /* bytes, a power of two, multiple of 64 */
+    uint64_t wake_step;                 /* bytes between two looks at `idle` (producer) */
+    pthread_t th;
+};
+
 struct pa_spool_writer {
+    pa_spool_prod_t prod;   /* first: pa_spool_slot() casts the writer to it */
     char *path;
     ZSTD_CCtx *cc;
     uint8_t *in;
     size_t in_len;
     uint8_t *out;
     size_t out_cap;
-    uint64_t raw, comp;     /* raw: bytes as 64-byte slots (what the encoding saves) */
+    uint64_t comp;          /* compressed bytes written (raw: prod.raw) */
     uint64_t prev_t0;       /* t0 delta base (enc_header) */
     spool_ctx_t ctx;        /* each kind's last halves (enc_header) */
-    int failed;
+    _Atomic int failed;     /* a write or compression failed: appends are refused */
     _Atomic uint64_t *published; /* file bytes of whole frames, for a reader following the file */
+    struct spool_pipe *pipe;   /* non-NULL: a worker thread encodes and writes (pa_spool_start_worker) */
+    uint64_t pipe_waits, pipe_wait_ns; /* producer: times it found the pipe full, time waited */
 };
 
 struct pa_spool_reader {
@@ -390,23 +432,259 @@ void pa_spool_set_publish(pa_spool_writer_t *w, _Atomic uint64_t *published)
         w->published = published;
 }
 
-int pa_spool_append(pa_spool_writer_t *w, const pa_record_t *rec, const void *payload)
+/* Stages one record's encoded header and its `len` payload bytes (payload NULL: they follow
+ * through spool_put, the worker's case). 0, or -1 on a write error. */
+static int spool_stage(pa_spool_writer_t *w, const pa_record_t *rec, uint32_t len, const void *payload)
 {
-    if (w->failed)
-        return -1;
-    uint32_t len = payload ? rec->len : 0;
-    w->raw += (size_t)pa_record_slots(len) * PA_SLOT_SIZE;
-    if (w->in_len + SPOOL_ENC_MAX + len <= SPOOL_IN_CAP) { /* fast path: straight into the stage */
+    if (w->in_len + SPOOL_ENC_MAX + (payload ? len : 0) <= SPOOL_IN_CAP) { /* straight into the stage */
         uint8_t *p = enc_header(w->in + w->in_len, rec, len, &w->prev_t0, w->ctx);
-        if (len)
+        if (payload && len)
             memcpy(p, payload, len), p += len;
         w->in_len = (size_t)(p - w->in);
         return 0;
     }
     uint8_t hdr[SPOOL_ENC_MAX];
     size_t hlen = (size_t)(enc_header(hdr, rec, len, &w->prev_t0, w->ctx) - hdr);
-    if (spool_put(w, hdr, hlen) < 0 || spool_put(w, payload, len) < 0) {
-        w->failed = 1;
+    if (spool_put(w, hdr, hlen) < 0 || (payload && spool_put(w, payload, len) < 0))
+        return -1;
+    return 0;
+}
+
+static long spool_futex(_Atomic uint32_t *word, int op, uint32_t val, uint64_t ns)
+{
+    struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+    return syscall(SYS_futex, (uint32_t *)word, op, val, op == FUTEX_WAIT_PRIVATE ? &ts : NULL, NULL, 0);
+}
+
+static uint64_t spool_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Wakes whoever sleeps on `word` (set to 1 by the sleeper before it re-checks its condition;
+ * the fence orders the caller's position store before this look: no lost wake-up). */
+static inline void pipe_wake(_Atomic uint32_t *word)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(word, memory_order_relaxed)) {
+        atomic_store_explicit(word, 0, memory_order_relaxed);
+        spool_futex(word, FUTEX_WAKE_PRIVATE, 1, 0);
+    }
+}
+
+/* Copies n bytes to pipe byte position pos (wrapping at the array end). */
+static inline void pipe_copy(struct spool_pipe *q, uint64_t pos, const void *src, size_t n)
+{
+    uint64_t idx = pos & (q->cap - 1);
+    size_t first = q->cap - idx < n ? (size_t)(q->cap - idx) : n;
+    memcpy((uint8_t *)q->slots + idx, src, first);
+    if (n > first)
+        memcpy(q->slots, (const uint8_t *)src + first, n - first);
+}
+
+static inline void pipe_commit(pa_spool_writer_t *w, uint64_t tail, int wake)
+{
+    pa_spool_prod_t *p = &w->prod;
+    p->tail = tail;
+    atomic_store_explicit(p->pub, tail, memory_order_release);
+    if (wake || tail >= p->wake_at)
+        pa_spool_wake_worker(w);
+}
+
+void pa_spool_wake_worker(pa_spool_writer_t *w)
+{
+    w->prod.wake_at = w->prod.tail + w->pipe->wake_step;
+    pipe_wake(&w->pipe->idle);
+}
+
+/* The room the worker freed: prod.room from its head (0 once the spool failed: pa_spool_slot()
+ * then sends every record to pa_spool_append(), which refuses it, counted). */
+static inline uint64_t pipe_refresh(pa_spool_writer_t *w)
+{
+    uint64_t room = atomic_load_explicit(&w->pipe->head, memory_order_acquire) + w->pipe->cap;
+    w->prod.room = atomic_load_explicit(&w->failed, memory_order_relaxed) ? 0 : room;
+    return room;
+}
+
+/* Waits until at least `want` bytes are free (want <= cap). Counted; -1 when the worker made no
+ * progress for SPOOL_STALL_NS (the spool is then given up: the app is never held by it). */
+static int pipe_wait_room(pa_spool_writer_t *w, uint64_t want)
+{
+    struct spool_pipe *q = w->pipe;
+    uint64_t tail = w->prod.tail, t0 = spool_now_ns(), since = t0;
+    uint64_t seen = atomic_load_explicit(&q->head, memory_order_acquire);
+    w->pipe_waits++;
+    for (;;) {
+        atomic_store_explicit(&q->full, 1, memory_order_relaxed);
+        atomic_thread_fence(memory_order_seq_cst);
+        uint64_t head = atomic_load_explicit(&q->head, memory_order_acquire);
+        if (tail + want - head <= q->cap)
+            break;
+        pipe_wake(&q->idle); /* everything committed so far is the worker's to take */
+        spool_futex(&q->full, FUTEX_WAIT_PRIVATE, 1, SPOOL_FULL_NS);
+        uint64_t now = spool_now_ns();
+        if (head != seen) {
+            seen = head;
+            since = now;
+        } else if (now - since > SPOOL_STALL_NS) {
+            pa_err("spool", "the spool thread made no progress for %llu s; the DB will lack trace rows "
+                   "from here on", (unsigned long long)(SPOOL_STALL_NS / 1000000000ull));
+            atomic_store(&w->failed, 1);
+            w->prod.room = 0;
+            return -1;
+        }
+    }
+    atomic_store_explicit(&q->full, 0, memory_order_relaxed);
+    w->pipe_wait_ns += spool_now_ns() - t0;
+    return 0;
+}
+
+/* Hands one record (or a marker: kind SPOOL_PIPE_*, len 0) to the worker. A payload larger
+ * than the free room goes in pieces as the worker frees it. */
+static int pipe_put(pa_spool_writer_t *w, const pa_record_t *rec, const void *payload, uint32_t len)
+{
+    struct spool_pipe *q = w->pipe;
+    uint64_t tail = w->prod.tail;
+    uint64_t need = (uint64_t)pa_record_slots(len) * PA_SLOT_SIZE;
+    int marker = rec->kind >= SPOOL_PIPE_FLUSH;
+    uint64_t room = w->prod.room; /* markers go in after a failure too: the worker takes them */
+    if (tail + need > room && tail + need > (room = pipe_refresh(w))) {
+        uint64_t want = need < q->cap ? need : PA_SLOT_SIZE;
+        if (pipe_wait_room(w, want) < 0)
+            return -1;
+        room = pipe_refresh(w);
+    }
+    pa_record_t *h = (pa_record_t *)(w->prod.slots + (tail & (q->cap - 1)));
+    *h = *rec;
+    h->len = len;
+    if (tail + need <= room) { /* the common case: all of it at once */
+        if (len)
+            pipe_copy(q, tail + PA_SLOT_SIZE, payload, len);
+        pipe_commit(w, tail + need, marker);
+        return 0;
+    }
+    pipe_commit(w, tail += PA_SLOT_SIZE, 0);
+    const uint8_t *p = payload;
+    while (len) {
+        if (tail + PA_SLOT_SIZE > room) {
+            if (pipe_wait_room(w, PA_SLOT_SIZE) < 0)
+                return -1;
+            room = pipe_refresh(w);
+        }
+        size_t n = len < room - tail ? len : (size_t)(room - tail); /* whole slots but the last */
+        pipe_copy(q, tail, p, n);
+        p += n;
+        len -= (uint32_t)n;
+        tail += (n + PA_SLOT_SIZE - 1) & ~(uint64_t)(PA_SLOT_SIZE - 1);
+        pipe_commit(w, tail, 1);
+    }
+    return 0;
+}
+
+/* The worker: takes entries in order, stages them (encoded), writes each full stage as a frame
+ * and on each flush marker. After a failure it keeps taking entries (discarded) so the producer
+ * never waits for a dead spool. */
+static void *spool_worker(void *arg)
+{
+    pa_spool_writer_t *w = arg;
+    struct spool_pipe *q = w->pipe;
+    if (pa_thread_mark_agent)
+        pa_thread_mark_agent();
+    uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed), shown = head;
+    uint32_t pending = 0; /* payload bytes of the current record still to take */
+    for (;;) {
+        uint64_t tail = atomic_load_explicit(&q->tail, memory_order_acquire);
+        if (head == tail) {
+            atomic_store_explicit(&q->head, shown = head, memory_order_release);
+            pipe_wake(&q->full);
+            atomic_store_explicit(&q->idle, 1, memory_order_relaxed);
+            atomic_thread_fence(memory_order_seq_cst);
+            if (atomic_load_explicit(&q->tail, memory_order_acquire) == head)
+                spool_futex(&q->idle, FUTEX_WAIT_PRIVATE, 1, SPOOL_IDLE_NS);
+            atomic_store_explicit(&q->idle, 0, memory_order_relaxed);
+            continue;
+        }
+        while (head < tail) {
+            uint64_t idx = head & (q->cap - 1);
+            if (pending) { /* payload bytes, contiguous up to the array end */
+                uint64_t avail = tail - head < q->cap - idx ? tail - head : q->cap - idx;
+                uint32_t n = pending < avail ? pending : (uint32_t)avail;
+                if (!atomic_load_explicit(&w->failed, memory_order_relaxed) &&
+                    spool_put(w, (const uint8_t *)q->slots + idx, n) < 0)
+                    atomic_store(&w->failed, 1);
+                pending -= n;
+                head += (n + PA_SLOT_SIZE - 1) & ~(uint64_t)(PA_SLOT_SIZE - 1);
+                continue;
+            }
+            const pa_record_t *h = (const pa_record_t *)((const uint8_t *)q->slots + idx);
+            head += PA_SLOT_SIZE;
+            if (__builtin_expect(h->kind >= SPOOL_PIPE_FLUSH, 0)) {
+                if (!atomic_load_explicit(&w->failed, memory_order_relaxed) && spool_flush_in(w, 0) < 0)
+                    atomic_store(&w->failed, 1);
+                if (h->kind == SPOOL_PIPE_CLOSE) {
+                    atomic_store_explicit(&q->head, head, memory_order_release);
+                    return NULL;
+                }
+                continue;
+            }
+            pending = h->len;
+            if (!atomic_load_explicit(&w->failed, memory_order_relaxed) && spool_stage(w, h, pending, NULL) < 0)
+                atomic_store(&w->failed, 1);
+            if (head - shown >= q->wake_step) { /* room for a producer waiting on a full pipe */
+                atomic_store_explicit(&q->head, shown = head, memory_order_release);
+                pipe_wake(&q->full);
+            }
+        }
+    }
+}
+
+int pa_spool_start_worker(pa_spool_writer_t *w, size_t pipe_bytes)
+{
+    if (!w || w->pipe)
+        return -1;
+    uint64_t cap = 64u << 10;
+    while (cap < pipe_bytes && cap < (1ull << 32))
+        cap <<= 1;
+    struct spool_pipe *q = aligned_alloc(64, sizeof *q);
+    void *slots = aligned_alloc(64, (size_t)cap);
+    if (!q || !slots) {
+        free(q);
+        free(slots);
+        return -1;
+    }
+    memset(q, 0, sizeof *q);
+    q->slots = slots;
+    q->cap = cap;
+    w->pipe = q;
+    int rc = pa_thread_spawn(&q->th, 0, spool_worker, w);
+    if (rc != 0) {
+        pa_warn("spool", "cannot start the spool thread (%s); the aggregator compresses itself", strerror(rc));
+        w->pipe = NULL;
+        free(slots);
+        free(q);
+        return -1;
+    }
+    w->prod.slots = slots;
+    w->prod.mask = cap - 1;
+    w->prod.room = cap;
+    q->wake_step = cap / 8 < SPOOL_WAKE_BYTES ? cap / 8 : SPOOL_WAKE_BYTES;
+    w->prod.wake_at = q->wake_step;
+    w->prod.pub = &q->tail;
+    return 0;
+}
+
+int pa_spool_append(pa_spool_writer_t *w, const pa_record_t *rec, const void *payload)
+{
+    if (atomic_load_explicit(&w->failed, memory_order_relaxed))
+        return -1;
+    uint32_t len = payload ? rec->len : 0;
+    w->prod.raw += (size_t)pa_record_slots(len) * PA_SLOT_SIZE;
+    if (w->pipe)
+        return pipe_put(w, rec, payload, len);
+    if (spool_stage(w, rec, len, payload) < 0) {
+        atomic_store(&w->failed, 1);
         return -1;
     }
     return 0;
@@ -414,25 +692,69 @@ int pa_spool_append(pa_spool_writer_t *w, const pa_record_t *rec, const void *pa
 
 int pa_spool_flush(pa_spool_writer_t *w)
 {
-    if (!w || w->failed)
+    if (!w || atomic_load_explicit(&w->failed, memory_order_relaxed))
         return -1;
+    if (w->pipe) {
+        pa_record_t m = { .kind = SPOOL_PIPE_FLUSH };
+        return pipe_put(w, &m, NULL, 0);
+    }
     if (spool_flush_in(w, 0) < 0) {
-        w->failed = 1;
+        atomic_store(&w->failed, 1);
         return -1;
     }
     return 0;
 }
 
+/* Ends the worker: a close marker, then a bounded join. -1 when it did not end in time (it
+ * is left running detached with the writer, which is then never freed). */
+static int spool_stop_worker(pa_spool_writer_t *w, uint64_t *waits, uint64_t *wait_ns)
+{
+    struct spool_pipe *q = w->pipe;
+    pa_record_t m = { .kind = SPOOL_PIPE_CLOSE };
+    int rc = pipe_put(w, &m, NULL, 0); /* also after a failure: the worker still takes entries */
+    if (rc == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts); /* pthread_timedjoin_np's clock */
+        uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + SPOOL_JOIN_NS;
+        ts.tv_sec = (time_t)(t / 1000000000ull);
+        ts.tv_nsec = (long)(t % 1000000000ull);
+        rc = pthread_timedjoin_np(q->th, NULL, &ts) == 0 ? 0 : -1;
+    }
+    if (rc < 0) {
+        pa_err("spool", "the spool thread did not end in time; the spool's last records may be missing");
+        pthread_detach(q->th);
+        return -1;
+    }
+    if (waits)
+        *waits = w->pipe_waits;
+    if (wait_ns)
+        *wait_ns = w->pipe_wait_ns;
+    w->pipe = NULL;
+    w->prod.slots = NULL;
+    w->prod.room = 0;
+    free(q->slots);
+    free(q);
+    return 0;
+}
+
 int pa_spool_close_write(pa_spool_writer_t *w, uint64_t *raw_bytes, uint64_t *compressed_bytes)
+{
+    return pa_spool_close_write_stats(w, raw_bytes, compressed_bytes, NULL, NULL);
+}
+
+int pa_spool_close_write_stats(pa_spool_writer_t *w, uint64_t *raw_bytes, uint64_t *compressed_bytes,
+                               uint64_t *pipe_waits, uint64_t *pipe_wait_ns)
 {
     if (!w)
         return -1;
-    int rc = w->failed ? -1 : 0;
+    if (w->pipe && spool_stop_worker(w, pipe_waits, pipe_wait_ns) < 0)
+        return -1; /* the worker still owns the writer */
+    int rc = atomic_load(&w->failed) ? -1 : 0;
     /* an empty session still gets one (empty) frame: a clean end, not a truncated file */
     if (rc == 0 && spool_flush_in(w, w->comp == 0) < 0)
         rc = -1;
     if (raw_bytes)
-        *raw_bytes = w->raw;
+        *raw_bytes = w->prod.raw;
     if (compressed_bytes)
         *compressed_bytes = w->comp;
     spool_writer_free(w);

@@ -249,10 +249,14 @@ void pa_finish(void)
     atomic_store(&pa_thread_no_new_rings, 1);
     /* the sources turn what is in flight into records before the last drain (sources.c);
      * together they get at most half of the exit budget */
+    uint64_t t0 = pa_clock_ns();
+    pa_writer_stream_exit_begins(); /* the DB thread yields the cores to the flush and the drain */
     pa_sources_finish(pa_config.exit_timeout_ms * 1000000ull / 2);
     meta.end_mono_ns = pa_clock_ns();
     atomic_store(&pa_session_ended, 1); /* what ends from now on is after the session */
     const pa_agg_results_t *res = pa_agg_stop(pa_config.exit_timeout_ms * 1000000ull);
+    pa_dbg("agent", "exit: sources finished in %.1f ms, the aggregator stopped in %.1f ms",
+           (meta.end_mono_ns - t0) / 1e6, (pa_clock_ns() - meta.end_mono_ns) / 1e6);
     atomic_store(&pa_sources, 0);
     if (!res) {
         static char part[PATH_MAX];
@@ -288,7 +292,9 @@ void pa_finish(void)
         unlink(spool_path);
     else
         db_failed_message();
+    uint64_t t1 = pa_clock_ns();
     int shown = print_summary(res, wrote ? final_path : NULL, 0);
+    pa_dbg("agent", "exit: DB %.1f ms, summary %.1f ms", (t1 - meta.end_mono_ns) / 1e6, (pa_clock_ns() - t1) / 1e6);
     /* the summary named the losses it saw: one message, here only for what it could not show */
     uint64_t unrec = atomic_load(&pa_unrecorded);
     if (unrec > (shown ? res->unrecorded : 0))

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/pa_clock.h"
 #include "../common/pa_log.h"
 #include "../common/pa_spool.h"
 #include "writer_internal.h"
@@ -438,7 +439,12 @@ struct pa_dbw {
 /* Page size by the expected DB size: 64 KiB pages cut the B-tree work of a large load
  * (bench_write CPU 1.19 -> 0.89 s per 1 M events, 7-run medians) but make ~30 tables and
  * indexes cost 64 KiB each: a session of a few records would take ~1.9 MB. Below
- * PA_SMALL_SPOOL bytes of compressed spool (~100 k records) 4 KiB pages keep it ~150 KB. */
+ * PA_WRITER_SMALL_SPOOL bytes of compressed spool 4 KiB pages keep it ~150 KB. The spool now
+ * takes 0.6-1.5 bytes per HGTX/ze record and ~9 per record of a ze sample's mix, so 64 KiB of it
+ * is 7-110 k records, about where the rows outweigh the ~1.9 MB (512 KiB was up to ~800 k
+ * records: a 1 M ze call run loaded 4 KiB pages, 10.8 MB through 2 600 page writes, each
+ * twice through the WAL; 64 KiB pages there: CPU 0.90x, system time 94 -> 55 ms, 15 pairs).
+ * For a DB created at exit or by recover; a streamed DB has its own threshold (stream.c). */
 int pa_writer_page_size(uint64_t spool_bytes)
 {
     return spool_bytes >= PA_WRITER_SMALL_SPOOL ? 65536 : 4096;
@@ -661,8 +667,11 @@ int pa_dbw_finish(pa_dbw_t *w, int truncated, const pa_session_meta_t *meta, con
         free(w);
         return -1;
     }
+    uint64_t t0 = pa_clock_ns();
     int rc = pa_dbw_finish_body(w, truncated, meta, res);
+    uint64_t t1 = pa_clock_ns();
     rc |= pa_db_exec(w->db, "COMMIT");
+    uint64_t t2 = pa_clock_ns();
     if (rc == 0) {
         rc |= pa_meta_set_int(w->db, "db_complete", 1);
         rc |= pa_meta_set_int(w->db, "session_complete", meta && meta->complete ? 1 : 0);
@@ -678,6 +687,8 @@ int pa_dbw_finish(pa_dbw_t *w, int truncated, const pa_session_meta_t *meta, con
     }
     if (sqlite3_close(w->db) != SQLITE_OK)
         rc = -1;
+    pa_dbg("writer", "exit: tables %.1f ms, commit %.1f ms, WAL -> plain file and close %.1f ms",
+           (t1 - t0) / 1e6, (t2 - t1) / 1e6, (pa_clock_ns() - t2) / 1e6);
     free(w->path);
     free(w);
     return rc ? -1 : 0;

@@ -400,16 +400,18 @@ static int pa_prep_busy(void *arg, int n)
     return 1;
 }
 
-/* 1 when the finished DB still needs the preparation (pending medians or the readers' indexes),
- * from a read-only connection (waiting for a preparation that is committing). */
+/* What a DB needs, from a read-only connection (waiting for a preparation that is committing):
+ * 1 finished and still to prepare (pending medians or the readers' indexes), 0 finished and
+ * prepared, -1 not finished (still written by a live session, or left by a killed one: never
+ * touched here, the writer's WAL is its own). */
 static int pa_prep_todo(const char *path)
 {
     sqlite3 *db = NULL;
-    int todo = 0;
+    int todo = -1;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
         sqlite3_busy_timeout(db, PA_READ_WAIT_MS);
-        todo = pa_meta_int(db, "db_complete") == 1 &&
-               (pa_meta_int(db, "medians_pending") > 0 || !pa_have_index(db, "ZE_API_start"));
+        if (pa_meta_int(db, "db_complete") == 1)
+            todo = pa_meta_int(db, "medians_pending") > 0 || !pa_have_index(db, "ZE_API_start");
     }
     sqlite3_close(db);
     return todo;
@@ -509,12 +511,12 @@ void pa_db_prepare_for_readers(const char *path)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
-    int rc = 0;
+    int rc = 0, todo;
     if (flock(fd, LOCK_EX | LOCK_NB) != 0 && (errno == EWOULDBLOCK || errno == EINTR)) {
         pa_prep_wait_entered(fd);
-    } else if (pa_prep_todo(path)) { /* no flock here (some network file systems): SQLite's locks order them */
+    } else if ((todo = pa_prep_todo(path)) == 1) { /* no flock (some network file systems): SQLite's locks order them */
         rc = pa_prep_run(path);
-    } else if (pa_file_is_wal(fd)) { /* prepared while others read: made one file again, if alone now */
+    } else if (todo == 0 && pa_file_is_wal(fd)) { /* prepared while others read: one file again, if alone now */
         sqlite3 *db = NULL;
         if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK)
             pa_prep_unwal(db);

@@ -65,6 +65,11 @@ _Atomic int *pa_writer_stream_agg_behind(void);
  *  exit), -1 (errno) when a path is too long. */
 int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg);
 
+/*! pa_writer_stream_exit_begins() : the session's exit started (the sources flush what is in
+ *  flight, the aggregator drains): the DB thread goes on at a lowered priority (nice +5) so it
+ *  does not take the cores the device's engines and the aggregator need now; the exiting thread
+ *  loads what it did not get to (pa_writer_stream_finish). Any thread; no effect without it. */
+void pa_writer_stream_exit_begins(void);
 /*! pa_writer_stream_finish() : after the aggregator closed the spool: loads its rest, writes the
  *  aggregates `res`, the sources' tables, META (session_complete from meta->complete) and closes.
  *  `empty`: nothing was recorded, no DB is left. Returns 0 with the DB's name in final[size];

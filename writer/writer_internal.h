@@ -82,7 +82,7 @@ int pa_db_exec(sqlite3 *db, const char *sql);
 
 /* ---- a DB being written (db.c): the exit-time writer, recover and the streaming thread ---- */
 
-#define PA_WRITER_SMALL_SPOOL (512u << 10) /* compressed spool bytes below which pages are 4 KiB */
+#define PA_WRITER_SMALL_SPOOL (64u << 10) /* compressed spool bytes below which pages are 4 KiB */
 
 typedef struct pa_dbw pa_dbw_t;
 /*! pa_writer_page_size() : page size for a DB expected from `spool_bytes` of compressed spool. */

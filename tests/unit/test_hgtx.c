@@ -1,10 +1,12 @@
-/* test_hgtx.c - the agent's HGTX definitions and pa_emit: records, levels, ids, truncation, off. */
+/* test_hgtx.c - the agent's HGTX definitions and pa_emit: records, levels, ids, truncation, push names
+ * near a page end, off. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cmocka.h>
 
@@ -156,6 +158,49 @@ static void test_inline_boundaries(void **state)
     assert_int_equal(g->rec[3].len, 17);
 }
 
+/* A push's name of every length 0..30 ending at every distance 0..40 before an unmapped page
+ * (the name's words are read up to 24 bytes past the NUL within the page only), and within a
+ * page: inline up to 24 bytes with the bytes after it zero, as payload beyond. */
+static void test_push_names_near_page_end(void **state)
+{
+    (void)state;
+    long pg = 4096;
+    uint8_t *m = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(m != MAP_FAILED);
+    assert_int_equal(mprotect(m + pg, (size_t)pg, PROT_NONE), 0);
+    for (size_t len = 0; len <= 30; len++) {
+        for (size_t gap = 0; gap <= 40; gap++) {
+            for (int mid = 0; mid < 2; mid++) {
+                /* the NUL `gap` bytes before the guard page; mid: the name in the page's middle */
+                char *s = (char *)m + (mid ? 1000 + gap : (size_t)pg - 1 - gap - len);
+                memset((char *)m + (mid ? 0 : (size_t)pg - 80), 'Z', 80 - 1); /* garbage past the NUL */
+                for (size_t i = 0; i < len; i++)
+                    s[i] = (char)('a' + (i + gap) % 26);
+                s[len] = 0;
+                assert_int_equal(hgtxRangePushA(s), 0);
+                assert_int_equal(hgtxRangePop(), 0);
+                got_t *g = drain();
+                assert_int_equal(g->n, 2);
+                const pa_record_t *r = &g->rec[0];
+                assert_int_equal(r->kind, PA_REC_HGTX_PUSH);
+                if (len <= 24) {
+                    assert_true(r->flags & PA_RF_INLINE);
+                    assert_int_equal(PA_RF_INLINE_LEN(r->flags), len);
+                    assert_int_equal(r->nslots, 1);
+                    assert_memory_equal(inline_name(r), s, len);
+                    for (size_t i = len; i < 24; i++)
+                        assert_int_equal(inline_name(r)[i], 0);
+                } else {
+                    assert_false(r->flags & PA_RF_INLINE);
+                    assert_int_equal(r->len, len);
+                    assert_memory_equal(g->payload[0], s, len);
+                }
+            }
+        }
+    }
+    munmap(m, 2 * (size_t)pg);
+}
+
 /* Levels are per (thread, domain); garbage and destroyed handles are flagged, domain 0. */
 static void test_domain_stacks_and_bad_handles(void **state)
 {
@@ -214,7 +259,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_push_pop_records_and_levels), cmocka_unit_test(test_start_end_ids_and_domains),
         cmocka_unit_test(test_long_name_truncated),         cmocka_unit_test(test_full_ring_counts_drops),
-        cmocka_unit_test(test_inline_boundaries),
+        cmocka_unit_test(test_inline_boundaries),         cmocka_unit_test(test_push_names_near_page_end),
         cmocka_unit_test(test_domain_stacks_and_bad_handles),
         cmocka_unit_test(test_off_returns_plausible_values),
     };

@@ -1,5 +1,6 @@
-/* test_spool.c - zstd spool round trip (1 M records, 100 KB payload) and truncated files. */
+/* test_spool.c - zstd spool round trip (1 M records, 100 KB payload; synchronous and through the spool thread) and truncated files. */
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,23 +46,39 @@ static void fill_payload(uint8_t *p, uint32_t i, uint32_t len)
         p[k] = (uint8_t)(i * 31 + k * 7 + (k % 5 == 0 ? 0xFF : 0));
 }
 
-static void write_spool(uint32_t n)
+/* pipe: 0 = synchronous writer, else the worker's pipe bytes; records without payload then go
+ * through pa_spool_slot() when it has room. Returns the times the pipe was found full. */
+static uint64_t write_spool_pipe(uint32_t n, size_t pipe)
 {
     pa_spool_writer_t *w = pa_spool_open_write(path, 1);
     assert_non_null(w);
+    if (pipe)
+        assert_int_equal(pa_spool_start_worker(w, pipe), 0);
     uint8_t *buf = malloc(BIG_LEN);
     for (uint32_t i = 0; i < n; i++) {
         pa_record_t r = { .kind = PA_SP_OSRT, .tid = i ^ 0x5a5a, .t0 = i, .t1 = (uint64_t)i * 3 };
         r.len = payload_len(i);
         r.nslots = 77; /* wrong on purpose: append recomputes it */
+        pa_record_t *slot = pipe && !r.len ? pa_spool_slot(w) : NULL;
+        if (slot) {
+            *slot = r;
+            pa_spool_slot_commit(w);
+            continue;
+        }
         fill_payload(buf, i, r.len);
         assert_int_equal(pa_spool_append(w, &r, r.len ? buf : NULL), 0);
     }
-    uint64_t raw = 0, comp = 0;
-    assert_int_equal(pa_spool_close_write(w, &raw, &comp), 0);
+    uint64_t raw = 0, comp = 0, waits = 0, wait_ns = 0;
+    assert_int_equal(pa_spool_close_write_stats(w, &raw, &comp, &waits, &wait_ns), 0);
     assert_true(raw >= (uint64_t)n * 64);
     assert_true(comp > 0 && (n == 0 || comp < raw));
     free(buf);
+    return waits;
+}
+
+static void write_spool(uint32_t n)
+{
+    write_spool_pipe(n, 0);
 }
 
 /* Reads back; returns the number of good records and the final status in *last. */
@@ -100,6 +117,51 @@ static void test_round_trip(void **state)
     int last;
     assert_int_equal(read_spool(&last), NREC);
     assert_int_equal(last, 0);
+}
+
+/* The same records through the spool's own thread and a 64 KiB pipe: the 100 KB payload cannot
+ * fit in it (it goes in pieces, so the producer waited at least once) and the file reads back
+ * byte for byte in order. */
+static void test_round_trip_worker(void **state)
+{
+    (void)state;
+    assert_true(write_spool_pipe(NREC, 64u << 10) >= 1);
+    int last;
+    assert_int_equal(read_spool(&last), NREC);
+    assert_int_equal(last, 0);
+    write_spool_pipe(0, 64u << 10); /* an empty session through the worker: one empty frame */
+    assert_int_equal(read_spool(&last), 0);
+    assert_int_equal(last, 0);
+}
+
+/* With a worker, pa_spool_flush() is a request: what came before it becomes a published frame
+ * (the file follows) while the writer stays open. */
+static void test_worker_flush_publishes(void **state)
+{
+    (void)state;
+    static _Atomic uint64_t published;
+    atomic_store(&published, 0);
+    pa_spool_writer_t *w = pa_spool_open_write(path, 1);
+    assert_non_null(w);
+    pa_spool_set_publish(w, &published);
+    assert_int_equal(pa_spool_start_worker(w, 1u << 20), 0);
+    for (uint32_t i = 0; i < 3000; i++) {
+        pa_record_t r = { .kind = PA_SP_OSRT, .tid = i ^ 0x5a5a, .t0 = i, .t1 = (uint64_t)i * 3 };
+        r.len = payload_len(i);
+        uint8_t buf[128];
+        fill_payload(buf, i, r.len);
+        assert_int_equal(pa_spool_append(w, &r, r.len ? buf : NULL), 0);
+    }
+    assert_int_equal(pa_spool_flush(w), 0);
+    for (int k = 0; k < 5000 && atomic_load(&published) == 0; k++) /* bounded: a stuck worker fails */
+        usleep(1000);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal((uint64_t)st.st_size, atomic_load(&published));
+    int last;
+    assert_int_equal(read_spool(&last), 3000);
+    assert_int_equal(last, 0);
+    pa_spool_close_write(w, NULL, NULL);
 }
 
 static void test_truncated(void **state)
@@ -170,6 +232,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_round_trip_worker, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_worker_flush_publishes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_empty_spool, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_fd_held_and_flush, setup, teardown),

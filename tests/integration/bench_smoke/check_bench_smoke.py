@@ -8,7 +8,7 @@ import sys
 
 EXPECTED = [
     ("ze_call_added_ns", "ns"), ("ze_call_tracing_layer_ns", "ns"), ("ze_call_agent_callbacks_ns", "ns"),
-    ("ze_call_tracer_path_added_ns", "ns"), ("slowdown_ze_calls_1M", "ratio"), ("tsc_read_ns", "ns"),
+    ("ze_call_tracer_path_added_ns", "ns"), ("slowdown_ze_calls_1M", "ratio"), ("slowdown_ze_calls_1M_cpu", "ratio"), ("tsc_read_ns", "ns"),
     ("clock_gettime_ns", "ns"),
     ("hgtx_pushpop_added_ns", "ns"), ("hgtx_hostctr_added_ns", "ns"), ("itt_task_added_ns", "ns"),
     ("osrt_call_added_ns", "ns"),
@@ -19,15 +19,16 @@ EXPECTED = [
     ("spool_bytes_per_event", "bytes"),
     ("spool_compress_rate", "MB/s"), ("spool_compress_event_rate", "events/s"),
     ("exit_time_per_1M_events", "s"), ("exit_time_paced_1M_events", "s"), ("rss_growth_vs_none", "MiB"), ("rss_growth_10x_events", "MiB"), ("rss_growth_30x_events", "MiB"),
-    ("slowdown_gemm", "ratio"), ("slowdown_multithread", "ratio"),
+    ("slowdown_gemm", "ratio"), ("slowdown_multithread", "ratio"), ("slowdown_gemm_cpu", "ratio"),
+    ("slowdown_multithread_cpu", "ratio"),
     ("slowdown_gemm_pc_sampling", "ratio"), ("slowdown_gemm_metrics", "ratio"), ("metric_db_bytes_per_sample", "bytes"),
     ("pcs_agg_ns_per_entry", "ns"), ("pcs_agg_samples_per_s", "samples/s"),
 ]
 
 # every figure of the overhead goal table gets a verdict line
-GOAL_FIGURES = ["slowdown_ze_calls_1M", "exit_time_per_1M_events", "exit_time_paced_1M_events", "ze_call_agent_callbacks_ns", "ze_call_added_ns",
+GOAL_FIGURES = ["slowdown_ze_calls_1M", "slowdown_ze_calls_1M_cpu", "exit_time_per_1M_events", "exit_time_paced_1M_events", "ze_call_agent_callbacks_ns", "ze_call_added_ns",
                 "hgtx_pushpop_added_ns", "agg_drain_rate", "db_write_rate", "kill_db_lag_s", "rss_growth_30x_events",
-                "slowdown_multithread", "slowdown_gemm"]
+                "slowdown_multithread", "slowdown_multithread_cpu", "slowdown_gemm", "slowdown_gemm_cpu"]
 
 
 def main():

@@ -226,20 +226,33 @@ static void exit2nd(long launches, long exit_after)
     printf("main done\n");
 }
 
+/* Waits (bounded: 30 s) until *n reaches want: the workers' own progress, not a fixed time, on a
+ * loaded machine where a thread may first be scheduled hundreds of ms after its creation. */
+static void await_count(atomic_int *n, int want)
+{
+    for (int w = 0; w < 300000 && atomic_load(n) < want; w++)
+        nap_us(100);
+}
+
 /* manyexit: T threads, each launching kernels on its own immediate list, meet main at a barrier
  * and all call exit(10 + i) at once; main calls exit(99) or, with "ret", returns 99 from main()
- * (libc's own exit() call, not the symbol an application calls). */
+ * (libc's own exit() call, not the symbol an application calls). RUN_MS counts from the moment
+ * every worker made its first launch (a worker first scheduled after a fixed 100 ms made none). */
 static pthread_barrier_t manyexit_bar;
-static atomic_int manyexit_go;
+static atomic_int manyexit_go, manyexit_launching;
 static ze_kernel_handle_t manyexit_k[16];
 static ze_command_list_handle_t manyexit_l[16];
 
 static void *manyexit_worker(void *arg)
 {
-    int i = (int)(intptr_t)arg;
+    int i = (int)(intptr_t)arg, first = 1;
     ze_group_count_t g = {1, 1, 1};
-    while (!atomic_load(&manyexit_go))
+    while (!atomic_load(&manyexit_go)) {
         zeCommandListAppendLaunchKernel(manyexit_l[i], manyexit_k[i], &g, NULL, 0, NULL);
+        if (first)
+            atomic_fetch_add(&manyexit_launching, 1);
+        first = 0;
+    }
     pthread_barrier_wait(&manyexit_bar);
     exit(10 + i);
     return NULL;
@@ -261,6 +274,7 @@ static int manyexit(int threads, long run_ms, int ret)
         pthread_t t;
         pthread_create(&t, NULL, manyexit_worker, (void *)(intptr_t)i);
     }
+    await_count(&manyexit_launching, threads);
     nap_us(run_ms * 1000);
     atomic_store(&manyexit_go, 1);
     pthread_barrier_wait(&manyexit_bar);
@@ -289,18 +303,21 @@ static void *sig_worker(void *arg)
 }
 
 /* nosync: THREADS workers, each with its own asynchronous immediate list and kernel, append
- * busy_ns kernels for RUN_MS without ever synchronizing, then are joined and main returns: the
- * engine is left with the backlog the threads appended faster than it runs. */
-static atomic_int nosync_stop;
+ * busy_ns kernels without ever synchronizing for RUN_MS from the moment each made 100 launches,
+ * then are joined and main returns: the engine is left with the backlog the threads appended
+ * faster than it runs. Prints the launches made. */
+static atomic_int nosync_stop, nosync_warm;
 static atomic_long nosync_launches;
 typedef struct { ze_command_list_handle_t list; ze_kernel_handle_t k; } nosync_t;
 
 static void *nosync_worker(void *arg)
 {
     nosync_t *w = arg;
-    while (!atomic_load(&nosync_stop)) {
+    for (long i = 1; !atomic_load(&nosync_stop); i++) {
         sample_launch_1d(w->list, w->k, 1, 1, NULL);
         atomic_fetch_add(&nosync_launches, 1);
+        if (i == 100)
+            atomic_fetch_add(&nosync_warm, 1);
     }
     return NULL;
 }
@@ -350,6 +367,7 @@ static void nosync(int n, long run_ms)
     }
     for (int i = 0; i < n; i++)
         pthread_create(&t[i], NULL, nosync_worker, &w[i]);
+    await_count(&nosync_warm, n);
     nap_us(run_ms * 1000);
     atomic_store(&nosync_stop, 1);
     for (int i = 0; i < n; i++)

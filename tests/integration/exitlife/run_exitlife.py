@@ -32,11 +32,17 @@ def clean():
         os.unlink(os.path.join(WORK, f))
 
 
+LAST_OUT = [""]  # stdout of the last run()
+
+
 def run(args, extra=None, timeout=60):
-    """Runs exitlife ARGS under the agent; returns (rc, stderr, seconds); rc None on timeout."""
+    """Runs exitlife ARGS under the agent; returns (rc, stderr, seconds); rc None on timeout.
+    Its stdout is in LAST_OUT[0]."""
     t0 = time.time()
+    LAST_OUT[0] = ""
     try:
         p = subprocess.run([EXE] + args, env=env_for(extra), capture_output=True, timeout=timeout, cwd=WORK)
+        LAST_OUT[0] = p.stdout.decode(errors="replace")
         return p.returncode, p.stderr.decode(errors="replace"), time.time() - t0
     except subprocess.TimeoutExpired:
         return None, "timeout", time.time() - t0
@@ -365,9 +371,11 @@ def manyexit_run(threads, ret):
     why = complete_db()
     if why:
         return why
+    # every worker launched before main's RUN_MS began (exitlife waits for it), and a launch
+    # made is in its thread's ring before the ending: each worker's first launch is recorded
     launches = q(dbs()[0], "SELECT count(*) FROM ZE_API a JOIN STRING_IDS s ON s.id = a.nameId"
                  " WHERE s.value = 'zeCommandListAppendLaunchKernel'")[0][0]
-    return None if launches > 0 else "no launch recorded"
+    return None if launches >= threads else "%d launches recorded, fewer than the %d workers" % (launches, threads)
 
 
 def t_manyexit():
@@ -407,14 +415,18 @@ def nosync_run(threads):
         return why
     db = dbs()[0]
     launches = api_counts(db).get("zeCommandListAppendLaunchKernel", 0)
+    made = int(LAST_OUT[0].split("launches ")[1].split()[0]) if "launches " in LAST_OUT[0] else -1
     ops = q(db, "SELECT count(*) FROM ZE_OPS")[0][0]
     unc = counter(db, "ze_uncollected_ops")
     nosync_runs.append((threads, launches, ops, unc, round(secs, 2)))
     # a ring that overflowed under load dropped ZE_API records (SESSION_COUNTERS drops): then
-    # the ZE_API rows are fewer than the launches, and ZE_OPS must hold at least as many
+    # the ZE_API rows are fewer than the launches made, and ZE_OPS must hold at least as many.
+    # Each worker made 100 launches before RUN_MS began (exitlife waits for it).
     drops = counter(db, "drops") or 0
-    if launches < 100 or unc != 0 or (ops < launches if drops else ops != launches):
-        return "%d launches, %d in ZE_OPS, ze_uncollected_ops %s (%.1f s)" % (launches, ops, unc, secs)
+    if made < 100 * threads or unc != 0 or (launches > made or ops < launches if drops else
+                                            launches != made or ops != launches):
+        return "%d launches made, %d recorded, %d in ZE_OPS, ze_uncollected_ops %s, drops %d (%.1f s)" % (
+            made, launches, ops, unc, drops, secs)
     return None
 
 

@@ -189,7 +189,7 @@ def t_live():
     # machine that gives the DB thread little time delays the rows, not the verdict
     p = subprocess.Popen([APP, "progress", str(ranges), str(rate), "hold"], env=env_for(db, RING),
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    seen, last, last_loaded, bad, stats_ok = 0, -1, -1, [], 0
+    seen, last, last_loaded, bad, stats_ok, live_recover = 0, -1, -1, [], 0, None
     held = threading.Event()
     # main has returned once "done" is printed: the exit part (session_complete = 1) may then
     # commit while the process still lives, so a read after "done" is not a read "while running"
@@ -246,6 +246,8 @@ def t_live():
             if stats_ok == 0:
                 s = subprocess.run([CLI, "stats", "-r", "hgtx_sum", db], capture_output=True, text=True)
                 stats_ok = 1 if s.returncode == 0 and '"p"' in s.stdout else -1
+            if live_recover is None:
+                live_recover = recover_live(p.pid)
     release()
     err = p.stderr.read()
     p.wait(timeout=120)
@@ -255,6 +257,7 @@ def t_live():
     check(not bad, "live: every read while running consistent (%s)" % bad[:3])
     check(seen >= 2, "live: the DB had rows in %d reads while the program ran (>= 2)" % seen)
     check(stats_ok == 1, "live: profagent stats read the DB while the program ran")
+    check(live_recover is not None and not live_recover, "live: recover of the live spool: %s" % live_recover)
     c = ro(db)
     n = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
     kept = c.execute("SELECT count FROM SUMMARY_STATS WHERE category = 1").fetchone()[0]
@@ -265,6 +268,33 @@ def t_live():
     check(c.execute("SELECT value FROM META WHERE key = 'session_complete'").fetchone()[0] == 1,
           "live: session_complete = 1 at the end")
     check(c.execute("PRAGMA integrity_check").fetchone()[0] == "ok", "live: integrity_check ok at the end")
+
+
+def recover_live(pid):
+    """`profagent recover` given the spool of the running session: refused (one line naming the pid, nothing
+    written, the live DB untouched) without --force and with --force but no -o; with --force -o a snapshot DB.
+    Returns the list of failures (empty: all held), None when the spool was not found."""
+    spools = glob.glob(os.path.join(WORK, "live.db.%d.*.spool.zst" % pid))
+    if len(spools) != 1:
+        return None
+    bad, snap = [], os.path.join(WORK, "live-snapshot.db")
+    for args in ([spools[0]], [spools[0], "--force"], [spools[0], "-o", snap]):
+        r = subprocess.run([CLI, "recover"] + args, capture_output=True, text=True, timeout=120)
+        lines = r.stderr.strip().splitlines()
+        made = [x for x in os.listdir(WORK) if "recover" in x or x.startswith("live-")]
+        if r.returncode != 1 or len(lines) != 1 or ("still being written by pid %d" % pid) not in lines[0] or made:
+            bad.append("recover %s: rc %d %r, made %s" % (" ".join(args[1:]), r.returncode, r.stderr, made))
+    r = subprocess.run([CLI, "recover", spools[0], "--force", "-o", snap], capture_output=True, text=True,
+                       timeout=120)
+    n = -1
+    if r.returncode == 0 and os.path.exists(snap):
+        c = sqlite3.connect(snap)
+        n = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
+        c.close()
+        os.unlink(snap)
+    if r.returncode != 0 or "snapshot of a live session" not in r.stdout or n <= 0:
+        bad.append("recover --force -o: rc %d, %d ranges, %r %r" % (r.returncode, n, r.stdout, r.stderr))
+    return bad
 
 
 def helpers_wait_ns(pid):

@@ -82,45 +82,62 @@ def readable(path):
         return False
 
 
-r = os.path.join(d, "mid.db")
-shutil.copy(pend, r)
-prep = subprocess.Popen([CLI, "stats", "-r", "hgtx_sum", r], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-inside = False
-for _ in range(4000):  # the preparer takes the lock, then puts the DB in WAL mode and writes
-    if prep.poll() is not None:
-        break
-    if prep_locked(r) and header_wal(r) and readable(r):  # past the switch to WAL (its brief exclusive lock)
-        prep.send_signal(signal.SIGSTOP)
-        inside = prep_locked(r)
-        break
-    time.sleep(0.005)
-check(inside, "mid: caught the preparer inside its preparation (lock held, WAL mode): exit %s" % prep.poll())
-if inside:
+def probe(path):
+    """(rows, medians_pending) read at once by a sqlite3 reader, or (None, error)."""
     try:
-        c = sqlite3.connect("file:%s?mode=ro" % r, uri=True, timeout=0)
+        c = sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=0)
         n = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
         mp = c.execute("SELECT value FROM META WHERE key = 'medians_pending'").fetchone()[0]
         c.close()
+        return n, mp
     except sqlite3.Error as e:
-        n, mp = None, str(e)
-    check(n and n > 0 and mp == 1, "mid: a sqlite3 reader reads at once beside the preparation: %s rows, pending %r"
-          % (n, mp))
-    t0 = time.monotonic()
-    try:
-        s = subprocess.run([CLI, "stats", "-r", "hgtx_sum", r], capture_output=True, text=True, timeout=60)
-        took = time.monotonic() - t0
-        check(s.returncode == 0 and s.stdout == ref.stdout and s.stderr == "",
-              "mid: a second stats prints the same report beside the preparation: rc %d, %r" % (s.returncode, s.stderr))
-        # bounded: it never waits for the preparation (stopped for good here) to end
-        check(prep_locked(r), "mid: the preparation still held its lock when the second stats ended (%.1f s)" % took)
-    except subprocess.TimeoutExpired:
-        check(False, "mid: a second stats waited > 60 s for the stopped preparation")
-    prep.send_signal(signal.SIGCONT)
-out, err = prep.communicate(timeout=120)
-check(prep.returncode == 0 and out == ref.stdout and err == "", "mid: the preparer's own report: rc %d, %r"
-      % (prep.returncode, err))
-check(pending(r) == 0, "mid: the preparation stored the medians (pending %s)" % pending(r))
-check(not header_wal(r) and not os.path.exists(r + "-wal"), "mid: the prepared DB is one plain file again")
+        return None, str(e)
+
+
+# stopped at a random point of its work: a point inside the preparation proper (WAL mode, the lock held,
+# nothing committed yet: the reader still sees medians_pending 1) is kept; one in its last instants
+# (committed, or switching the journal mode back) is let go and tried again on a fresh copy
+caught, tries = False, []
+for attempt in range(8):
+    r = os.path.join(d, "mid%d.db" % attempt)
+    shutil.copy(pend, r)
+    prep = subprocess.Popen([CLI, "stats", "-r", "hgtx_sum", r], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    n, mp = None, "not caught"
+    for _ in range(4000):  # the preparer takes the lock, then puts the DB in WAL mode and writes
+        if prep.poll() is not None:
+            break
+        if prep_locked(r) and header_wal(r) and readable(r):  # past the switch to WAL (its brief exclusive lock)
+            prep.send_signal(signal.SIGSTOP)
+            if prep_locked(r) and header_wal(r):
+                n, mp = probe(r)
+            break
+        time.sleep(0.005)
+    caught = bool(n) and mp == 1
+    tries.append((n, mp))
+    if caught:
+        t0 = time.monotonic()
+        try:
+            s = subprocess.run([CLI, "stats", "-r", "hgtx_sum", r], capture_output=True, text=True, timeout=60)
+            took = time.monotonic() - t0
+            check(s.returncode == 0 and s.stdout == ref.stdout and s.stderr == "",
+                  "mid: a second stats prints the same report beside the preparation: rc %d, %r"
+                  % (s.returncode, s.stderr))
+            # it never waits for the preparation (stopped for good here) to end
+            check(prep_locked(r), "mid: the preparation still held its lock when the second stats ended (%.1f s)"
+                  % took)
+        except subprocess.TimeoutExpired:
+            check(False, "mid: a second stats waited > 60 s for the stopped preparation")
+    if prep.poll() is None:
+        prep.send_signal(signal.SIGCONT)
+    out, err = prep.communicate(timeout=120)
+    check(prep.returncode == 0 and out == ref.stdout and err == "", "mid: the preparer's own report: rc %d, %r"
+          % (prep.returncode, err))
+    check(pending(r) == 0, "mid: the preparation stored the medians (pending %s)" % pending(r))
+    check(not header_wal(r) and not os.path.exists(r + "-wal"), "mid: the prepared DB is one plain file again")
+    if caught:
+        break
+check(caught, "mid: a sqlite3 reader read at once beside a preparation stopped inside its work: %s" % tries)
 
 # ---- another program holds a read transaction: one bounded wait, one note, the same report ----
 r = os.path.join(d, "held.db")

@@ -1,6 +1,7 @@
 /* ze_ops_check.c - Level Zero scenarios with hand-computable device activity for test_ze.py.
  * usage: ze_ops_check devices|copies|reexec|devreset|names|ipc|many N
- *   devices  : 2 devices x 2 engines, one busy kernel of 20 ms per engine, all overlapping;
+ *   devices  : 2 devices x 2 engines, one busy kernel of 200 ms per engine, all overlapping
+ *              (each waits for one gate event the host signals after the four appends);
  *              device 0 runs "busy_d0", device 1 "busy_d1"
  *   copies   : on device 0: H2D 4096 (host USM) + 1000 (pageable), D2H 8192, D2D 3000,
  *              copy region 16x8 D2D (128 bytes), S2D 256, fills 512 and 2048 (no app events)
@@ -37,20 +38,25 @@ static void drain(ze_command_list_handle_t l, ze_event_handle_t ev)
     SAMPLE_CHECK(zeEventHostReset(ev));
 }
 
+/* The four kernels start together however late the host's appends are: each waits for the gate
+ * (launched one after the other, a host thread preempted 32 ms between two appends on a loaded
+ * machine left one 20 ms kernel after the others); only the engines' own wake-ups set them apart. */
 static int run_devices(sample_env_t *env)
 {
-    ze_event_pool_handle_t pool = sample_event_pool(env, 4, 1);
+    ze_event_pool_handle_t pool = sample_event_pool(env, 5, 1);
     ze_command_list_handle_t l[4];
-    ze_event_handle_t ev[4];
+    ze_event_handle_t ev[4], gate = sample_event(pool, 4);
     for (uint32_t i = 0; i < 4; i++) {
         ze_device_handle_t dev = env->devices[i / 2];
         l[i] = sample_immediate(env, dev, 0, i % 2);
         ev[i] = sample_event(pool, i);
     }
-    ze_kernel_handle_t k0 = busy(env, env->devices[0], "busy_d0", 20000000);
-    ze_kernel_handle_t k1 = busy(env, env->devices[1], "busy_d1", 20000000);
+    ze_kernel_handle_t k0 = busy(env, env->devices[0], "busy_d0", 200000000);
+    ze_kernel_handle_t k1 = busy(env, env->devices[1], "busy_d1", 200000000);
+    ze_group_count_t g = {1, 1, 1};
     for (uint32_t i = 0; i < 4; i++)
-        sample_launch_1d(l[i], i < 2 ? k0 : k1, 1, 1, NULL);
+        SAMPLE_CHECK(zeCommandListAppendLaunchKernel(l[i], i < 2 ? k0 : k1, &g, NULL, 1, &gate));
+    SAMPLE_CHECK(zeEventHostSignal(gate));
     for (uint32_t i = 0; i < 4; i++)
         drain(l[i], ev[i]);
     return 0;
