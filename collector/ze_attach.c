@@ -349,6 +349,12 @@ static int attach_locked(void *lib)
     }
     if (!entry && !tl)
         setenv("ZE_ENABLE_TRACING_LAYER", "1", 0);
+    /* pinned: the loader stays mapped when the application dlclose()s it (a framework probing
+     * for a GPU unloads it, then loads it again): every pointer the agent took from it, the
+     * entry path's dispatch and the exit's event queries stay valid (they jumped into unmapped
+     * memory: SIGSEGV at the next zeInit or at exit); its destructors then run at exit only */
+    if (!pa_ze_real_dlopen(PA_ZE_LOADER, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
+        pa_info("ze", "could not pin %s: an application's dlclose of it may crash the agent", PA_ZE_LOADER);
     ze_loading = 1; /* the tracing layer is loaded now: see pa_ze_keeps_exit_fn() */
     ze_result_t r = pa_ze.zeInit(0);
     ze_loading = 0;

@@ -11,7 +11,9 @@
  *   --engines spread kernels round-robin over K compute engines (default 1)
  *   --wrap    wait until the device clock is 30 ms before its wrap, then launch (a train of
  *             kernels longer than that spans the wrap); first runs one 1 us warm-up kernel
- *             (immediate lists) so the timed launches have no first-use cost
+ *             (immediate lists) so the timed launches have no first-use cost. Immediate lists
+ *             (not reuse): the train is appended first behind a gate event the host signals
+ *             then, so it runs back to back however slowly the host appends
  * Output: one line per kernel "kernel I exec=E engine=K start=T end=T ns=D wrapped=0|1". */
 #include "common.h"
 
@@ -153,6 +155,8 @@ typedef struct run {
     ze_command_list_handle_t *lists;
     ze_command_queue_handle_t *queues;
     ze_event_handle_t *ev, *done;     /* ev: per kernel (fresh) or per engine (reuse) */
+    ze_event_handle_t gate;           /* --wrap: the train waits for it, NULL = none */
+    ze_device_handle_t dev;
     uint32_t launched;
 } run_t;
 
@@ -181,8 +185,16 @@ static int run_immediate(run_t *r)
                 bad |= collect(r, r->ev[j], base + j, 0, j);
         }
     } else {
+        /* each list's first kernel waits for the gate (in-order lists: the rest follow it) */
+        ze_group_count_t g = {1, 1, 1};
         for (uint32_t i = 0; i < o->count; i++)
-            sample_launch_1d(r->lists[i % K], r->k, 1, 1, o->events == EV_FRESH ? r->ev[i] : NULL);
+            SAMPLE_CHECK(zeCommandListAppendLaunchKernel(r->lists[i % K], r->k, &g,
+                                                         o->events == EV_FRESH ? r->ev[i] : NULL,
+                                                         r->gate && i < K, &r->gate));
+        if (r->gate) { /* launched one by one, a loaded host left ms gaps where the wrap fell */
+            wait_for_wrap(r->dev, r->clk);
+            SAMPLE_CHECK(zeEventHostSignal(r->gate));
+        }
         for (uint32_t i = 0; i < o->count && o->events == EV_FRESH; i++)
             bad |= collect(r, r->ev[i], i, 0, i % K);
         for (uint32_t e = 0; e < K; e++) {
@@ -236,12 +248,13 @@ int main(int argc, char **argv)
     sample_set_arg(k, 0, sizeof(o.ns), &o.ns);
 
     uint32_t K = o.engines, nev = o.events == EV_FRESH ? o.count : K;
-    ze_event_pool_handle_t pool = sample_event_pool(&env, nev + K, 1);
-    ze_event_handle_t *ev = calloc(nev + K, sizeof(*ev)), *done = NULL;
+    ze_event_pool_handle_t pool = sample_event_pool(&env, nev + K + 1, 1);
+    ze_event_handle_t *ev = calloc(nev + K + 1, sizeof(*ev)), *done = NULL;
     if (!ev)
         sample_die("out of host memory");
-    for (uint32_t i = 0; i < nev + K; i++)
+    for (uint32_t i = 0; i < nev + K + 1; i++)
         ev[i] = sample_event(pool, i);
+    int gated = o.wrap && !o.regular && o.events != EV_REUSE;
     done = ev + nev;                              /* one per engine: end of its work */
     ze_command_list_handle_t lists[MAX_ENGINES];
     ze_command_queue_handle_t queues[MAX_ENGINES];
@@ -256,11 +269,12 @@ int main(int argc, char **argv)
     if (o.wrap) {
         if (!o.regular)       /* warm the engine up so the timed launch has no first-use cost */
             warm_up(k, o.ns, lists[0], done[0]);
-        wait_for_wrap(dev, clk);
+        if (!gated)
+            wait_for_wrap(dev, clk);
     }
 
     run_t run = {.o = &o, .clk = clk, .k = k, .lists = lists, .queues = queues, .ev = ev,
-                 .done = done};
+                 .done = done, .gate = gated ? ev[nev + K] : NULL, .dev = dev};
     int bad = o.regular ? run_regular(&run) : run_immediate(&run);
 
     for (uint32_t e = 0; e < K; e++) {
@@ -268,7 +282,7 @@ int main(int argc, char **argv)
         if (o.regular)
             SAMPLE_CHECK(zeCommandQueueDestroy(queues[e]));
     }
-    for (uint32_t i = 0; i < nev + K; i++)
+    for (uint32_t i = 0; i < nev + K + 1; i++)
         SAMPLE_CHECK(zeEventDestroy(ev[i]));
     free(ev);
     SAMPLE_CHECK(zeEventPoolDestroy(pool));
