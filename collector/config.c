@@ -87,6 +87,10 @@ const pa_config_var_t pa_config_vars[] = {
      "the process's rank, before any launcher's variable (README: Ranks)"},
     {"PROFAGENT_METRICS_PERIOD_US", PA_CFG_UINT, OFF(metrics_period_us), "100", "us, 10..1000000", 10, 1000000,
      NULL, "device metric sampling period (the driver rounds it to what it supports)"},
+    /* a test fault, read by the clock itself at its first calibration (common/pa_clock.h): the row
+     * is here so the name is known and a bad value is named */
+    {"PROFAGENT_FAULT_TSC_PAIRS", PA_CFG_UINT, OFF(fault_tsc_pairs), "0", "pairs, 0..1000000000", 0, 1000000000,
+     NULL, "test fault: the first N TSC calibration readings count as interrupted"},
 };
 const size_t pa_config_nvars = sizeof pa_config_vars / sizeof pa_config_vars[0];
 

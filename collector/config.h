@@ -52,6 +52,7 @@ typedef struct pa_config {
     char metrics[PA_CFG_STR_MAX];      /* PROFAGENT_METRICS: device metric group name, "" = off */
     uint64_t metrics_period_us;        /* PROFAGENT_METRICS_PERIOD_US */
     char rank[PA_CFG_STR_MAX];         /* PROFAGENT_RANK: read (and checked) by common/pa_rank.c */
+    uint64_t fault_tsc_pairs;          /* PROFAGENT_FAULT_TSC_PAIRS: checked here, read by common/pa_clock.h */
 } pa_config_t;
 
 /* Value kinds of the table. */

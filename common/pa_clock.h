@@ -26,6 +26,18 @@
  *    the first PA_TSC_WARMUP_NS of the process, pa_clock_ns() is clock_gettime itself;
  *  - the first segment starts on a (tsc, CLOCK_MONOTONIC) pair with the rate measured over the
  *    warm-up (~20 ppm: a pair's uncertainty is half its read window, <= 1 us, ~0.1 us typical);
+ *  - a calibration reading (the warm-up's first and last pair) is up to PA_TSC_TRIES pairs: one
+ *    preempted pair does not cost the run the TSC (it did: the first interrupted pair turned it
+ *    off for the whole process). When all of them are interrupted, the next attempt comes at
+ *    least PA_TSC_RETRY_NS later, on the next clock read of any thread; after PA_TSC_MAX_FAILS
+ *    failed attempts the TSC is given up (clock_gettime for the rest of the run, as on a
+ *    machine without a usable TSC). How long calibration may take: PA_TSC_WARMUP_NS (10 ms)
+ *    after the first clock read when the readings succeed; each failed attempt adds >= 1 ms, so
+ *    at most ~75 ms (2 readings x 64 attempts x 1 ms at worst, less when attempts succeed) plus
+ *    the reads' own time (an attempt is <= 8 pairs of ~3 clock reads: a few us unless
+ *    preempted) before the TSC is on or given up. Readers meanwhile get clock_gettime: the
+ *    same CLOCK_MONOTONIC, never behind a value another thread got (the first segment starts at
+ *    its pair's later read);
  *  - a segment is valid for PA_TSC_PERIOD_NS; the first reader past its "soft" end
  *    (PA_TSC_MARGIN_NS before that) reads a new pair and publishes the next segment, which
  *    starts at the old one's end *continuous* with it (or at the pair when later) with the rate
@@ -50,6 +62,12 @@
 #endif
 #define PA_TSC_NSEG 8u                 /* segments kept (ticks read up to ~7 periods ago convert exactly) */
 #define PA_TSC_WAIT_TICKS 400000ull    /* ~0.1-0.2 ms: a reader past a hard end waits this long at most */
+#define PA_TSC_TRIES 8u                /* pairs read per calibration attempt */
+#define PA_TSC_RETRY_NS 1000000ull     /* a failed calibration attempt is retried this much later at the earliest */
+#define PA_TSC_MAX_FAILS 64u           /* failed attempts before the TSC is given up */
+/* Fault knob for tests: PROFAGENT_FAULT_TSC_PAIRS=N (read once, at the first calibration)
+ * makes the first N (tsc, CLOCK_MONOTONIC) pairs read as interrupted (0 or unset: none). */
+#define PA_TSC_FAULT_ENV "PROFAGENT_FAULT_TSC_PAIRS"
 
 typedef struct pa_tsc_seg {
     uint64_t tsc, ns;   /* start of the segment */
@@ -69,6 +87,11 @@ typedef struct pa_tsc_clock {
                                                    line and one segment line) */
     uint64_t cal_tsc, cal_ns;  /* last measured pair (the rate of the next segment is measured from it) */
     uint64_t rate;             /* measured ns per tick << 32 */
+    /* calibration state, under the lock */
+    int checked;               /* pa_tsc_usable() and the fault knob were read */
+    uint32_t fails;            /* failed calibration attempts (PA_TSC_MAX_FAILS: given up) */
+    uint64_t retry_ns;         /* no attempt before this CLOCK_MONOTONIC time */
+    uint64_t fault_pairs;      /* pairs still to be read as interrupted (PA_TSC_FAULT_ENV) */
 } pa_tsc_clock_t;
 
 __attribute__((weak)) pa_tsc_clock_t pa_tsc;
@@ -96,6 +119,10 @@ static inline int pa_tsc_pair(uint64_t *tsc, uint64_t *ns, uint64_t *hi)
     uint64_t b = pa_clock_gettime_ns();
     if (b - a > PA_TSC_PAIR_NS)
         return 0;
+    if (pa_tsc.fault_pairs) { /* the test fault: read as interrupted (callers hold the lock) */
+        pa_tsc.fault_pairs--;
+        return 0;
+    }
     *tsc = t;
     *ns = a + (b - a) / 2;
     *hi = b;
@@ -211,21 +238,60 @@ static inline int pa_tsc_next(pa_tsc_clock_t *c, const pa_tsc_seg_t *cur, pa_tsc
     return 1;
 }
 
+/* The fault knob's value (PA_TSC_FAULT_ENV): raw environ scan, no allocation. */
+static inline uint64_t pa_tsc_fault_env(void)
+{
+    extern char **environ;
+    size_t n = sizeof PA_TSC_FAULT_ENV - 1;
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, PA_TSC_FAULT_ENV, n) == 0 && (*e)[n] == '=') {
+            uint64_t v = 0;
+            for (const char *p = *e + n + 1; *p >= '0' && *p <= '9' && v < 1000000000ull; p++)
+                v = v * 10 + (uint64_t)(*p - '0');
+            return v;
+        }
+    return 0;
+}
+
+/* A calibration reading (lock held): up to PA_TSC_TRIES pairs, the first not interrupted. On
+ * failure the next attempt waits PA_TSC_RETRY_NS; after PA_TSC_MAX_FAILS the TSC is given up.
+ * `now` is CLOCK_MONOTONIC just read. Returns 1 with the pair, 0 (clock_gettime meanwhile). */
+static inline int pa_tsc_cal_pair(pa_tsc_clock_t *c, uint64_t now, uint64_t *pt, uint64_t *pn, uint64_t *hi)
+{
+    if (now < c->retry_ns)
+        return 0;
+    for (unsigned i = 0; i < PA_TSC_TRIES; i++)
+        if (pa_tsc_pair(pt, pn, hi))
+            return 1;
+    if (++c->fails >= PA_TSC_MAX_FAILS)
+        atomic_store_explicit(&c->on, -1, memory_order_release);
+    c->retry_ns = now + PA_TSC_RETRY_NS;
+    return 0;
+}
+
 /* Warm-up under the lock: the first pair, then the first segment once PA_TSC_WARMUP_NS passed;
  * returns the time of `t`. */
 static inline uint64_t pa_tsc_warmup(pa_tsc_clock_t *c, uint64_t t)
 {
-    uint64_t pt, pn, hi;
-    if (c->cal_tsc == 0) { /* first call in the process */
-        if (!pa_tsc_usable() || !pa_tsc_pair(&pt, &pn, &hi)) {
+    uint64_t pt, pn, hi, now = pa_clock_gettime_ns();
+    if (!c->checked) { /* first call in the process */
+        c->checked = 1;
+        c->fault_pairs = pa_tsc_fault_env();
+        if (!pa_tsc_usable()) {
             atomic_store_explicit(&c->on, -1, memory_order_release);
-            return pa_clock_gettime_ns();
+            return now;
         }
+    }
+    if (c->cal_tsc == 0) { /* the warm-up's first pair */
+        if (!pa_tsc_cal_pair(c, now, &pt, &pn, &hi))
+            return now;
         c->cal_tsc = pt;
         c->cal_ns = pn;
-        return pn;
+        return hi; /* not below `now`, nor below a value another thread got */
     }
-    if (pa_tsc_pair(&pt, &pn, &hi) && pn - c->cal_ns >= PA_TSC_WARMUP_NS && pt > c->cal_tsc) {
+    if (now - c->cal_ns < PA_TSC_WARMUP_NS) /* (no pair read for nothing meanwhile) */
+        return now;
+    if (pa_tsc_cal_pair(c, now, &pt, &pn, &hi) && pt > c->cal_tsc) {
         c->rate = (uint64_t)(((unsigned __int128)(pn - c->cal_ns) << 32) / (pt - c->cal_tsc));
         /* starts at the pair's later read: never below a clock_gettime another thread just returned */
         pa_tsc_seg_t g = pa_tsc_seg_make(pt, hi, c->rate, c->rate, NULL);
@@ -298,6 +364,10 @@ __attribute__((weak, noinline)) uint64_t pa_clock_slow(uint64_t t)
 }
 #endif
 
+/*! pa_clock_source() : the clock pa_clock_ns() reads now: "tsc" (converted TSC segments) or
+ *  "clock_gettime" (warming up, the TSC unsuitable or given up, or PA_CLOCK_TSC=0). */
+static inline const char *pa_clock_source(void);
+
 /* The TSC segments are on by default on x86-64 (an invariant TSC that the kernel uses as its
  * clocksource; clock_gettime otherwise); -DPA_CLOCK_TSC=0 makes pa_clock_ns() clock_gettime. */
 #ifndef PA_CLOCK_TSC
@@ -336,6 +406,15 @@ static inline __attribute__((always_inline)) uint64_t pa_clock_ns(void)
 #else
     return pa_clock_gettime_ns();
 #endif
+}
+
+static inline const char *pa_clock_source(void)
+{
+#if defined(__x86_64__) && PA_CLOCK_TSC
+    if (atomic_load_explicit(&pa_tsc.on, memory_order_acquire) == 1)
+        return "tsc";
+#endif
+    return "clock_gettime";
 }
 
 /*

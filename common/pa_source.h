@@ -66,6 +66,12 @@ typedef struct pa_source_desc {
      *  just before its ring is retired (its last records still go into it; guard raised):
      *  final per-thread reads, closing per-thread handles. */
     void (*thread_detach)(void);
+
+    /*! exit_thread() : on the thread whose exit() ends the session, just before the session
+     *  ends on the finisher thread (session/exitpaths.c): that thread's final per-thread reads
+     *  (its TLS destructors never run). May run in a signal handler's exit(): async-signal-safe,
+     *  no allocation. */
+    void (*exit_thread)(void);
 } pa_source_t;
 
 /* The session's table (session/sources.c), in init order. */

@@ -45,6 +45,10 @@ int pa_hc_init(const char *spec, int set);
  *  once the group is open. */
 void pa_hc_sample(uint64_t t0);
 
+/*! pa_hc_exit_thread() : the exiting thread's total (it gets no TLS destructor), read on it
+ *  before the session ends elsewhere; its group counts no more after. Async-signal-safe. */
+void pa_hc_exit_thread(void);
+
 /*! pa_hc_finish() : session end (the exit thread): when no thread opened a group, emits the
  *  outcome records (status not_tried, or why the names could not be encoded) so the DB still
  *  says what was asked. */

@@ -32,4 +32,5 @@ const pa_source_t pa_source_hostctr = {
     .finish = hc_src_finish,
     .fork_child = pa_hc_after_fork_child,
     .thread_detach = pa_hc_thread_detach, /* a last read before the ring is retired */
+    .exit_thread = pa_hc_exit_thread,     /* the exiting thread's total, before its ring is lent */
 };

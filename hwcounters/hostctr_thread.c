@@ -494,14 +494,20 @@ void pa_hc_thread_init(void)
     pthread_once(&once, key_create);
 }
 
-void pa_hc_finish(void)
+void pa_hc_exit_thread(void)
 {
     /* the exit thread (main, usually) gets no TLS destructor: its total is read now */
     if (hc_tls.state == HC_OPEN && pa_tls.ring) {
         int saved = errno;
         emit_sample(&hc_tls, pa_clock_ns(), PA_RF_HC_EXIT);
+        hc_tls.state = HC_CLOSED; /* read once (pa_hc_finish may run on this thread too) */
         errno = saved;
     }
+}
+
+void pa_hc_finish(void)
+{
+    pa_hc_exit_thread(); /* when the session ends on the exiting thread itself */
     if (pa_hc_plan.nev == 0 || atomic_load(&probe_state) == 2)
         return;
     int expected = 0;

@@ -34,6 +34,41 @@ static _Atomic int fin_req;     /* futex word: 0 idle, 1 = finish now, 2 = main 
                                   (one word for both, so a pthread_exit() between the finisher's
                                   check and its wait changes the word and cannot be a lost wake-up) */
 static int finisher_started;
+static _Atomic int finisher_tid; /* gettid() of the finisher thread */
+static _Atomic int wait_gave_up; /* a bounded wait timed out: later ones (the destructor's) do not wait again */
+
+/* Why the waiting thread lends its ring: the exit path's sources turn what is in flight into
+ * records (the ze flush: the last device operations) and emit them on the thread running
+ * pa_finish(); the finisher is an agent thread without a ring and none is created once the exit
+ * began, so they were lost (exitlife nosync: 22 of 11,084 launches in ZE_OPS). The waiting
+ * thread gives its ring (and the tid and open-push count its records carry) to the finisher
+ * for good: it writes nothing meanwhile, and after the wait it has no ring (whatever it records
+ * later is counted late), so the ring keeps a single producer even when the wait times out. Not
+ * lent when the signal interrupted pa_emit() on this thread (the ring is mid-write). */
+static pa_ring_t *lent_ring;
+static uint32_t lent_tid, lent_hgtx_open;
+static _Atomic int lent_ok;
+
+static void ring_lend(void)
+{
+    if (!pa_tls.ring || pa_tls.emitting || atomic_load(&lent_ok))
+        return;
+    lent_ring = pa_tls.ring;
+    lent_tid = pa_tls.tid;
+    lent_hgtx_open = pa_tls.hgtx_open;
+    pa_tls.ring = NULL;
+    pa_tls.state = PA_THREAD_NORING;
+    atomic_store_explicit(&lent_ok, 1, memory_order_release); /* before fin_req's store */
+}
+
+static void ring_borrow(void)
+{
+    if (!atomic_load_explicit(&lent_ok, memory_order_acquire))
+        return;
+    pa_tls.ring = lent_ring;
+    pa_tls.tid = lent_tid;
+    pa_tls.hgtx_open = lent_hgtx_open;
+}
 static _Atomic int deferred_sig; /* a fatal signal that interrupted pa_finish() on its own thread */
 _Atomic int pa_finish_tid;      /* thread running pa_finish() (session.c sets it) */
 
@@ -88,6 +123,15 @@ static void *finisher_main(void *arg)
 {
     (void)arg;
     pa_thread_mark_agent();
+    atomic_store(&finisher_tid, (int)syscall(SYS_gettid));
+    /* its malloc arena now, at the session's start: a thread's first malloc takes an arena from
+     * glibc's free list, i.e. one an ended application thread left. At exit that was the arena
+     * of a joined worker whose jobs simdev's engine was still freeing: the exit path's
+     * allocations and those frees shared one lock, and with the holder preempted on a loaded
+     * machine the flush saw the device stalled for 200 ms (exitlife nosync: 49 of 9,086 kernels
+     * collected, 1 of 20 runs) */
+    void *volatile arena_pin = malloc(64);
+    free(arena_pin);
     struct timespec tick = {0, 10000000};
     int v;
     while ((v = atomic_load(&fin_req)) != 1) {
@@ -96,6 +140,7 @@ static void *finisher_main(void *arg)
             exit(0);
         syscall(SYS_futex, &fin_req, FUTEX_WAIT_PRIVATE, v, watching ? &tick : NULL, NULL, 0);
     }
+    ring_borrow();
     pa_finish();
     return NULL;
 }
@@ -125,6 +170,49 @@ static void start_finisher(void)
     finisher_started = pa_thread_spawn(NULL, 1u << 20, finisher_main, NULL) == 0;
 }
 
+/* CPU time the finisher thread used so far (ns): the exit path's progress (the DB's exit part
+ * runs on it too, writer/stream.c; the other agent threads wake periodically even when idle,
+ * which would read as progress for ever). A thread CPU clock id of another thread of the
+ * process is (~tid << 3) | 6 (the kernel's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED), what
+ * pthread_getcpuclockid() returns); a raw syscall, async-signal-safe. */
+static uint64_t finisher_cpu_ns(void)
+{
+    int tid = atomic_load(&finisher_tid);
+    struct timespec ts;
+    if (tid <= 0 || syscall(SYS_clock_gettime, (clockid_t)((~(unsigned)tid << 3) | 6), &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Why the wait follows the agent's progress rather than a fixed deadline: pa_finish() has its
+ * own bounds (the sources' flush, the aggregator's stop: PROFAGENT_EXIT_TIMEOUT_MS) but the
+ * exit-time DB write takes as long as the tail and the indexes need (seconds on a loaded
+ * machine), which a fixed PROFAGENT_EXIT_TIMEOUT_MS + 1 s cut off (session_complete=0). What must
+ * be bounded is a finisher that cannot go on (a lock held by the thread waiting here: a signal
+ * handler's exit() that interrupted malloc): then the finisher uses no CPU. Its waits for other
+ * threads are bounded by PROFAGENT_EXIT_TIMEOUT_MS (the aggregator's stop) or less, so the wait
+ * ends once pa_finish() is done, once the finisher used no CPU for PROFAGENT_EXIT_TIMEOUT_MS +
+ * 1 s, and at the latest after 10 times that (60 s by default). */
+static void wait_finished(void)
+{
+    uint64_t stall = (pa_config.exit_timeout_ms + 1000) * 1000000ull;
+    uint64_t start = mono_ns(), last = start, cpu = finisher_cpu_ns();
+    for (int st; (st = atomic_load(&pa_finish_state)) != 2 && !atomic_load(&wait_gave_up);) {
+        uint64_t now = mono_ns(), c = finisher_cpu_ns();
+        if (c != cpu) {
+            cpu = c;
+            last = now;
+        }
+        if (now - last >= stall || now - start >= 10 * stall) {
+            atomic_store(&wait_gave_up, 1);
+            break;
+        }
+        /* woken by pa_finish()'s last store; 10 ms at most (the progress check's period) */
+        struct timespec ts = {0, 10000000};
+        syscall(SYS_futex, &pa_finish_state, FUTEX_WAIT_PRIVATE, st, &ts, NULL, 0); /* raw: no OSRT wrapper */
+    }
+}
+
 int pa_exitpaths_finish_bounded(int sig)
 {
     int saved = errno, deferred = 0;
@@ -145,15 +233,22 @@ int pa_exitpaths_finish_bounded(int sig)
         pa_finish(); /* no thread could be created at start: best effort on this one */
         goto out;
     }
+    if (atomic_load(&pa_finish_state) == 0)
+        ring_lend();
     atomic_store(&fin_req, 1);
     syscall(SYS_futex, &fin_req, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    uint64_t deadline = mono_ns() + (pa_config.exit_timeout_ms + 1000) * 1000000ull;
-    struct timespec ms = {0, 1000000};
-    while (atomic_load(&pa_finish_state) != 2 && mono_ns() < deadline)
-        syscall(SYS_nanosleep, &ms, NULL); /* raw: not the OSRT wrapper */
+    wait_finished();
 out:
     errno = saved;
     return deferred;
+}
+
+int pa_exitpaths_finish_elsewhere(void)
+{
+    if (!finisher_started || getpid() != ep_owner || syscall(SYS_gettid) == atomic_load(&finisher_tid))
+        return 0;
+    pa_exitpaths_finish_bounded(0);
+    return 1;
 }
 
 int pa_exitpaths_take_deferred(void)

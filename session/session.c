@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -253,6 +254,7 @@ void pa_finish(void)
     pa_writer_stream_exit_begins(); /* the DB thread yields the cores to the flush and the drain */
     pa_sources_finish(pa_config.exit_timeout_ms * 1000000ull / 2);
     meta.end_mono_ns = pa_clock_ns();
+    meta.host_clock = pa_clock_source();
     atomic_store(&pa_session_ended, 1); /* what ends from now on is after the session */
     const pa_agg_results_t *res = pa_agg_stop(pa_config.exit_timeout_ms * 1000000ull);
     pa_dbg("agent", "exit: sources finished in %.1f ms, the aggregator stopped in %.1f ms",
@@ -303,6 +305,7 @@ void pa_finish(void)
     pipe_restore(&pg);
 out:
     atomic_store(&pa_finish_state, 2);
+    syscall(SYS_futex, &pa_finish_state, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0); /* exitpaths.c waits */
     pa_guard_leave();
     int sig = pa_exitpaths_take_deferred();
     if (sig) /* a SIGTERM/SIGINT... arrived while this thread wrote the DB: it ends us now */
@@ -335,23 +338,47 @@ static void exit_park_others(void)
         pause(); /* the owner's exit_group() ends this thread; its signals still run their handlers */
 }
 
-/* The first thread here owns the ending (and registers the gate); any other one is parked. */
-static void exit_claim(void)
+/* Why the gate is registered from an exit handler (or the destructor), not from exit() itself:
+ * atexit() takes glibc's handler list lock and callocs a block when the list's head block is
+ * full, and exit() may be called from a signal handler that interrupted malloc on this thread
+ * (the calloc then waits for ever for a lock its own thread holds). Once glibc runs handlers the
+ * head block has a free slot (the one just popped): no allocation. Every thread calling exit()
+ * is parked in exit() anyway; the gate is for one reaching glibc's list another way. */
+static _Atomic int gate_registered;
+
+/* The first thread here owns the ending (and, with `reg`, registers the gate); any other one
+ * is parked. */
+static void exit_claim(int reg)
 {
-    int none = 0;
+    int none = 0, self = (int)syscall(SYS_gettid);
     if (!pa_session_active())
         return;
-    if (atomic_compare_exchange_strong(&exit_owner, &none, (int)syscall(SYS_gettid)))
-        atexit(exit_park_others);
-    else
+    if (!atomic_compare_exchange_strong(&exit_owner, &none, self) && none != self)
         exit_park_others();
+    else if (reg && !atomic_exchange(&gate_registered, 1))
+        atexit(exit_park_others);
+}
+
+/* Why the session is ended on the finisher thread (exitpaths.c) while this one waits, bounded,
+ * with raw syscalls: exit() may run in a signal handler that interrupted malloc (or stdio) on
+ * this thread, and pa_finish() allocates (SQLite, zstd, the summary): on this thread it waited
+ * for ever for the lock its own thread held (7 of 8 runs of exitlife sigmalloc hung). The
+ * finisher allocates from its own arena; if it still blocks, the wait ends once the agent made
+ * no progress for PROFAGENT_EXIT_TIMEOUT_MS + 1 s and the process ends as without the agent
+ * (spool kept). The waiting thread lends its ring to the finisher (exitpaths.c). */
+static void session_end(void)
+{
+    if (pa_session_active())
+        pa_sources_exit_thread(); /* this thread's own last reads, before it lends its ring */
+    if (!pa_exitpaths_finish_elsewhere())
+        pa_finish(); /* on the finisher itself, or no finisher could be started */
 }
 
 static void pa_atexit_handler(void)
 {
-    exit_claim();
+    exit_claim(1);
     exit_park_others(); /* owned by a thread whose session already ended: still parked */
-    pa_finish();
+    session_end();
 }
 
 /* Why exit() itself is interposed: the gate above sits in the exit-handler list, and glibc
@@ -371,7 +398,8 @@ PA_EXPORT void exit(int status)
         *(void **)&real = dlsym(RTLD_NEXT, "exit");
         atomic_store(&real_exit, real);
     }
-    exit_claim();       /* the first caller owns the ending, a later one is parked */
+    exit_claim(0);      /* the first caller owns the ending, a later one is parked (no
+                           allocation here: this may be a signal handler's exit) */
     exit_park_others(); /* owned by another thread whose session already ended: still parked */
     if (real)
         real(status);
@@ -414,9 +442,9 @@ PA_EXPORT int __libc_start_main(pa_main_fn main, int argc, char **argv, void (*i
 
 __attribute__((destructor)) static void pa_destructor(void)
 {
-    exit_claim();
+    exit_claim(1);
     exit_park_others(); /* the session may have ended meanwhile: an owner's rivals still wait */
-    pa_finish();
+    session_end();
 }
 
 /* Fork child: collection is OFF in the child (documented choice): the parent's rings and

@@ -51,6 +51,10 @@ uint32_t pa_sources_init(uint32_t trace);
 /*! pa_sources_finish() : finish(budget_ns) of every source that init()ed, in reverse order. */
 void pa_sources_finish(uint64_t budget_ns);
 
+/*! pa_sources_exit_thread() : exit_thread() of every source that init()ed, in reverse order, on
+ *  the thread whose exit() ends the session. */
+void pa_sources_exit_thread(void);
+
 /*! pa_sources_fork_child() : fork_child() of every source that init()ed. */
 void pa_sources_fork_child(void);
 
@@ -62,11 +66,19 @@ void pa_sources_fork_child(void);
 void pa_exitpaths_init(void);
 
 /*! pa_exitpaths_finish_bounded() : async-signal-safe: asks the finisher thread to run
- *  pa_finish() and waits for it at most PROFAGENT_EXIT_TIMEOUT_MS + 1 s. `sig` is the signal
+ *  pa_finish() and waits for it while the agent's threads make progress: at most until they used
+ *  no CPU for PROFAGENT_EXIT_TIMEOUT_MS + 1 s, or 10 times that in all. `sig` is the signal
  *  ending the session (0: exec or _exit). Returns 0 once finished or timed out; 1 when `sig`
  *  interrupted pa_finish() on this very thread: nothing is waited for, pa_finish() raises
  *  the signal once it is done (pa_exitpaths_take_deferred), the handler just returns. */
 int pa_exitpaths_finish_bounded(int sig);
+
+/*! pa_exitpaths_finish_elsewhere() : the exit handler's ending: unless called on the finisher
+ *  thread itself, has it run pa_finish() while this thread waits with raw syscalls, bounded as in
+ *  pa_exitpaths_finish_bounded(0) (never allocates on this thread: it may be a signal handler's
+ *  exit() that interrupted malloc). Returns 1 when the finisher took it (done or timed out), 0
+ *  when the caller must run pa_finish() itself (no finisher thread, or this is it). */
+int pa_exitpaths_finish_elsewhere(void);
 
 /*! pa_exitpaths_take_deferred() : the signal deferred by pa_exitpaths_finish_bounded() (0:
  *  none), cleared. */

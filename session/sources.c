@@ -97,6 +97,13 @@ void pa_sources_finish(uint64_t budget_ns)
             pa_source_table[i]->finish(budget_ns);
 }
 
+void pa_sources_exit_thread(void)
+{
+    for (unsigned i = pa_source_count; i-- > 0;)
+        if ((inited >> i & 1) && pa_source_table[i]->exit_thread)
+            pa_source_table[i]->exit_thread();
+}
+
 void pa_sources_fork_child(void)
 {
     pa_thread_on_attach = NULL;

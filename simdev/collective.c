@@ -368,21 +368,28 @@ uint64_t pa_sd_coll_allreduce_f32(float *buf, uint32_t n, uint32_t rank, uint32_
     return h->released_ns; /* the last barrier's: every rank returns the same */
 }
 
-void pa_sd_coll_wake_all(void)
+void pa_sd_coll_wake_all(const struct timespec *dl)
 {
-    pthread_mutex_lock(&g_mu);
+    if (pa_sd_lock_until(&g_mu, dl) != 0)
+        return;
     for (int i = 0; i < COLL_SEGS; i++)
         if (g_seg[i].used)
             futex_wake(&g_seg[i].h->gen);
     pthread_mutex_unlock(&g_mu);
 }
 
-void pa_sd_coll_detach_all(void)
+void pa_sd_coll_detach_all(const struct timespec *dl)
 {
-    pthread_mutex_lock(&g_mu);
+    if (pa_sd_lock_until(&g_mu, dl) != 0)
+        return;
     for (int i = 0; i < COLL_SEGS; i++) {
         coll_seg *s = &g_seg[i];
-        if (!s->used || !s->shared || hdr_lock(s->h) != 0)
+        if (!s->used || !s->shared)
+            continue;
+        int rc = pa_sd_lock_until(&s->h->mu, dl);
+        if (rc == EOWNERDEAD)
+            rc = pthread_mutex_consistent(&s->h->mu);
+        if (rc != 0)
             continue;
         coll_hdr *h = s->h;
         for (uint32_t k = 0; k < h->nprocs; k++)

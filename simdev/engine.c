@@ -17,6 +17,11 @@ static _Atomic int g_active_workers;
 
 bool pa_sd_shutting_down(void) { return atomic_load_explicit(&g_shutdown, memory_order_acquire); }
 
+int pa_sd_lock_until(pthread_mutex_t *m, const struct timespec *dl)
+{
+    return pthread_mutex_clocklock(m, CLOCK_MONOTONIC, dl);
+}
+
 void pa_sd_cond_init_mono(pthread_cond_t *cv)
 {
     pthread_condattr_t a;
@@ -75,19 +80,26 @@ static void job_account(pa_sd_engine *eng, pa_sd_job *j)
     eng->finished++;
 }
 
-/* Everything happens under the engine lock, which fork_prepare takes: a fork child sees the job
- * either still current (engine_reset_child frees it) or fully freed, never unreachable; and a
- * waiter woken by the completion finds the job's memory already released and the list idle. */
+/* The accounting happens under the engine lock, which fork_prepare takes: a fork child sees the
+ * job either still current (engine_reset_child frees it) or retired, never unreachable; a waiter
+ * woken by the completion finds the list idle. The job is freed off the lock: it was allocated
+ * on the appending thread's malloc arena, and when that thread is stopped holding the arena's
+ * lock (a signal handler's exit() that interrupted its malloc) the free waits for ever; under
+ * the engine lock every append, wait and the library destructor then waited with it. */
 static void job_finish(pa_sd_engine *eng, pa_sd_job *j)
 {
     pthread_mutex_lock(&eng->mu);
     job_account(eng, j);
     eng->current = NULL;
+    eng->retired = j;
     if (j->exec_list)
         exec_list_done(j->exec_list);
-    job_free(j);
     pthread_cond_broadcast(&eng->done_cv);
     pthread_mutex_unlock(&eng->mu);
+    job_free(j);
+    /* cleared after the free (a fork between the two leaves the child a dangling pointer it
+     * never uses, not a chunk nothing references); only this worker writes it meanwhile */
+    __atomic_store_n(&eng->retired, NULL, __ATOMIC_RELEASE);
 }
 
 /* Next job, or NULL when the worker must exit (shutdown, or idle for PA_SD_IDLE_EXIT_NS). */
@@ -325,8 +337,8 @@ ze_result_t pa_sd_engines_drain(uint64_t timeout_ns)
 
 static void engine_wake(pa_sd_engine *eng, void *arg)
 {
-    (void)arg;
-    pthread_mutex_lock(&eng->mu);
+    if (pa_sd_lock_until(&eng->mu, arg) != 0)
+        return; /* held by a worker that cannot go on (see engine_fini): nothing to wake */
     pthread_cond_broadcast(&eng->cv);
     pthread_cond_broadcast(&eng->done_cv);
     pthread_mutex_unlock(&eng->mu);
@@ -412,18 +424,30 @@ __attribute__((constructor)) static void engine_init(void)
 }
 
 /* At process exit, queued work is abandoned: stop workers and wait at most ~1 s for them. The
- * library is linked -z nodelete, so a worker still returning never runs unmapped code. */
+ * library is linked -z nodelete, so a worker still returning never runs unmapped code.
+ * Why every lock here is bounded (all of them together: PA_SD_FINI_LOCK_NS): exit() may run in
+ * a signal handler that interrupted this thread inside malloc; a worker freeing a job allocated
+ * on this thread's arena then waits for that arena's lock while holding its engine's, and the
+ * engine lock taken here waited for it for ever (2 of 8 runs of exitlife sigmalloc hung, without
+ * any profiler). A lock not had in time skips that wake-up: its holder is stuck anyway. The
+ * whole destructor takes at most ~1.2 s and allocates nothing. */
+#define PA_SD_FINI_LOCK_NS 200000000ull
+
 __attribute__((destructor)) static void engine_fini(void)
 {
     atomic_store_explicit(&g_shutdown, true, memory_order_release);
-    pthread_mutex_lock(&g_create_mu);
-    engines_each(engine_wake, NULL);
-    pthread_mutex_unlock(&g_create_mu);
-    pa_sd_events_wake_all();
-    pa_sd_builtin_release_waiters();
+    struct timespec dl;
+    pa_sd_deadline(PA_SD_FINI_LOCK_NS, &dl);
+    if (pa_sd_lock_until(&g_create_mu, &dl) == 0) {
+        engines_each(engine_wake, &dl);
+        pthread_mutex_unlock(&g_create_mu);
+    }
+    pa_sd_events_wake_all(&dl);
+    pa_sd_builtin_release_waiters(&dl);
     for (int i = 0; i < 1000 && atomic_load(&g_active_workers) > 0; i++) {
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
-    pa_sd_coll_detach_all();
+    pa_sd_deadline(PA_SD_FINI_LOCK_NS, &dl); /* the workers had their second: a fresh bound */
+    pa_sd_coll_detach_all(&dl);
 }

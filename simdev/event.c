@@ -161,10 +161,11 @@ int pa_sd_event_get_ts(pa_sd_event *ev, ze_kernel_timestamp_result_t *out)
     return ok;
 }
 
-void pa_sd_events_wake_all(void)
+void pa_sd_events_wake_all(const struct timespec *dl)
 {
     pthread_once(&g_once, ev_init);
-    pthread_mutex_lock(&g_mu);
+    if (pa_sd_lock_until(&g_mu, dl) != 0)
+        return;
     pthread_cond_broadcast(&g_cv);
     pthread_mutex_unlock(&g_mu);
 }

@@ -31,13 +31,20 @@ static void insert(uintptr_t key)
     }
 }
 
-/* Keep the load factor <= 1/2; caller holds g_mu. 0, or -1 when out of memory. */
-static int grow(void)
+static uintptr_t g_retired; /* the table replaced by the last grow, until its free is done (a fork
+                               child keeps it reachable; never freed there) */
+
+/* Keep the load factor <= 1/2; caller holds g_mu. 0, or -1 when out of memory. The old table is
+ * left in *old for the caller to free off the lock: it may lie in another thread's malloc arena,
+ * whose lock that thread can hold for ever (a signal handler's exit() interrupted its malloc);
+ * freed under g_mu, every handle check waited with it (the agent's exit flush too). */
+static int grow(uintptr_t **old)
 {
+    *old = NULL;
     if (g_cap && (g_used + 1) * 2 <= g_cap)
         return 0;
     size_t ncap = g_cap ? g_cap * 2 : 256;
-    uintptr_t *ns = calloc(ncap, sizeof *ns), *old = g_slots;
+    uintptr_t *ns = calloc(ncap, sizeof *ns), *prev = g_slots;
     if (!ns)
         return -1;
     size_t ocap = g_cap;
@@ -45,19 +52,27 @@ static int grow(void)
     g_cap = ncap;
     g_used = 0;
     for (size_t i = 0; i < ocap; i++)
-        if (old[i])
-            insert(old[i]);
-    free(old);
+        if (prev[i])
+            insert(prev[i]);
+    *old = prev;
     return 0;
 }
 
 int pa_sd_handle_add(const void *h)
 {
+    uintptr_t *old;
     pthread_mutex_lock(&g_mu);
-    int rc = grow();
+    int rc = grow(&old);
     if (rc == 0)
         insert((uintptr_t)h);
+    uintptr_t key = (uintptr_t)old;
+    if (old)
+        __atomic_store_n(&g_retired, key, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&g_mu);
+    if (old) {
+        free(old);
+        __atomic_compare_exchange_n(&g_retired, &key, 0, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+    }
     return rc;
 }
 

@@ -153,9 +153,9 @@ static uint64_t run_allreduce(uint8_t (*a)[PA_SD_ARG_BYTES])
     return pa_sd_coll_allreduce_f32(buf, n, rank, nranks, arg_u64(a, 4));
 }
 
-void pa_sd_builtin_release_waiters(void)
+void pa_sd_builtin_release_waiters(const struct timespec *dl)
 {
-    pa_sd_coll_wake_all();
+    pa_sd_coll_wake_all(dl);
 }
 
 uint64_t pa_sd_builtin_run(pa_sd_builtin b, uint8_t (*args)[PA_SD_ARG_BYTES], uint64_t items, uint64_t *done_ns)

@@ -24,6 +24,8 @@ struct pa_sd_engine {
     pthread_cond_t done_cv; /* a job finished (CLOCK_MONOTONIC) */
     pa_sd_job *head, *tail;
     pa_sd_job *current;     /* job the worker is running (abandoned in a fork child) */
+    pa_sd_job *retired;     /* the job the worker frees now, off the lock (see job_finish; a fork
+                               child keeps it: reachable, never freed there) */
     uint64_t pushed, finished; /* jobs ever queued / finished: drain waits compare them */
     bool running;           /* a worker thread exists; it exits after PA_SD_IDLE_EXIT_NS idle */
     pthread_t thread;

@@ -245,8 +245,9 @@ PA_SD_HIDDEN uint32_t pa_sd_builtin_arg_size(pa_sd_builtin b, uint32_t i);
  *  else 0. */
 PA_SD_HIDDEN uint64_t pa_sd_builtin_run(pa_sd_builtin b, uint8_t (*args)[PA_SD_ARG_BYTES], uint64_t items,
                                         uint64_t *done_ns);
-/*! pa_sd_builtin_release_waiters() : wake all-reduce launches waiting at shutdown. */
-PA_SD_HIDDEN void pa_sd_builtin_release_waiters(void);
+/*! pa_sd_builtin_release_waiters(dl) : wake all-reduce launches waiting at shutdown (skipped
+ *  when its lock is not free by the CLOCK_MONOTONIC deadline `dl`). */
+PA_SD_HIDDEN void pa_sd_builtin_release_waiters(const struct timespec *dl);
 
 /* ---- collective.c: the all-reduce rendezvous, across devices and processes ---- */
 /*! pa_sd_coll_allreduce_f32(buf, n, rank, nranks, key) : elementwise float sum of the `nranks`
@@ -256,11 +257,14 @@ PA_SD_HIDDEN void pa_sd_builtin_release_waiters(void);
  *  operation completed for every rank (its last rendezvous was complete: the same for all ranks,
  *  however late each one's thread woke), 0 when it did not complete. */
 PA_SD_HIDDEN uint64_t pa_sd_coll_allreduce_f32(float *buf, uint32_t n, uint32_t rank, uint32_t nranks, uint64_t key);
-/*! pa_sd_coll_wake_all() : makes every waiting rank of this process re-check shutdown now. */
-PA_SD_HIDDEN void pa_sd_coll_wake_all(void);
-/*! pa_sd_coll_detach_all() : at exit, drops this process from every shared segment (the last
- *  process removes its name); mappings stay, so a late worker never touches unmapped memory. */
-PA_SD_HIDDEN void pa_sd_coll_detach_all(void);
+/*! pa_sd_coll_wake_all(dl) : makes every waiting rank of this process re-check shutdown now
+ *  (skipped when its lock is not free by the CLOCK_MONOTONIC deadline `dl`). */
+PA_SD_HIDDEN void pa_sd_coll_wake_all(const struct timespec *dl);
+/*! pa_sd_coll_detach_all(dl) : at exit, drops this process from every shared segment (the last
+ *  process removes its name); mappings stay, so a late worker never touches unmapped memory. A
+ *  lock not free by the CLOCK_MONOTONIC deadline `dl` skips its part (the process stays listed:
+ *  the next attach purges dead pids). */
+PA_SD_HIDDEN void pa_sd_coll_detach_all(const struct timespec *dl);
 /*! pa_sd_coll_atfork(phase) : the child forgets the parent's segments (it is no rank of them). */
 PA_SD_HIDDEN void pa_sd_coll_atfork(int phase);
 
@@ -285,8 +289,9 @@ PA_SD_HIDDEN void pa_sd_event_signal_device(pa_sd_event *ev, uint64_t start_tick
 PA_SD_HIDDEN void pa_sd_event_reset_device(pa_sd_event *ev);
 /*! pa_sd_event_get_ts(ev, out) : 1 and the stored timestamps if signaled with timestamps. */
 PA_SD_HIDDEN int pa_sd_event_get_ts(pa_sd_event *ev, ze_kernel_timestamp_result_t *out);
-/*! pa_sd_events_wake_all() : wake every waiter (shutdown). */
-PA_SD_HIDDEN void pa_sd_events_wake_all(void);
+/*! pa_sd_events_wake_all(dl) : wake every waiter (shutdown; skipped when the events' lock is
+ *  not free by the CLOCK_MONOTONIC deadline `dl`). */
+PA_SD_HIDDEN void pa_sd_events_wake_all(const struct timespec *dl);
 
 /* ---- cmdlist.c ---- */
 /*! pa_sd_cmd_free(c) : free a command and its owned arrays. */
@@ -331,6 +336,11 @@ PA_SD_HIDDEN void pa_sd_handle_remove(const void *h);
 PA_SD_HIDDEN bool pa_sd_handle_live(const void *h);
 /*! pa_sd_handle_atfork(phase) : fork handler of the registry lock (phases as above). */
 PA_SD_HIDDEN void pa_sd_handle_atfork(int phase);
+/*! pa_sd_lock_until(m, dl) : locks `m` unless the CLOCK_MONOTONIC deadline `dl` passes first
+ *  (0 locked, else an errno: ETIMEDOUT, EDEADLK). The library destructor's locks: its thread may
+ *  be a signal handler's exit() that interrupted a thread holding one of them, or holding the
+ *  malloc lock a simdev worker waits for while it holds one (without a bound, exit hung). */
+PA_SD_HIDDEN int pa_sd_lock_until(pthread_mutex_t *m, const struct timespec *dl);
 /*! pa_sd_cond_init_mono(cv) : condition variable timed on CLOCK_MONOTONIC. */
 PA_SD_HIDDEN void pa_sd_cond_init_mono(pthread_cond_t *cv);
 

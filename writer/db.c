@@ -359,6 +359,8 @@ static int pa_write_meta(sqlite3 *db, const pa_session_meta_t *m, const pa_agg_r
     rc |= pa_meta_set_int(db, "end_mono_ns", m ? (int64_t)m->end_mono_ns : 0);
     if (m && m->rank_var)
         rc |= pa_meta_set_text(db, "rank_source", m->rank_var);
+    if (m && m->host_clock) /* the clock every host timestamp was read with (common/pa_clock.h) */
+        rc |= pa_meta_set_text(db, "host_clock", m->host_clock);
     if (m && m->boot_id && m->boot_id[0])
         rc |= pa_meta_set_text(db, "boot_id", m->boot_id);
     if (m && m->anchor_mono_ns) { /* the wall-clock anchor `profagent merge` aligns hosts with */

@@ -28,6 +28,7 @@ typedef struct pa_session_meta {
     int64_t wall_esterror_ns;    /* adjtimex(): the kernel's estimated wall-clock error; -1 unknown */
     int64_t wall_maxerror_ns;    /* adjtimex(): its maximum error; -1 unknown */
     int wall_synced;             /* adjtimex(): 1 synchronized (NTP/PTP), 0 not, -1 unknown */
+    const char *host_clock;      /* pa_clock_source() at the end: "tsc" or "clock_gettime" (NULL: not known) */
 } pa_session_meta_t;
 
 /*! pa_writer_write_db() : creates `db_path` (must not exist), loads every spool record,

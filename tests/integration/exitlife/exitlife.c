@@ -352,6 +352,60 @@ static void sigexit(int n, long after_ms)
         pause();
 }
 
+/* sigmalloc: like sigexit, but SIGALRM is taken by a worker (main blocks it) and the workers
+ * malloc/free blocks above the per-thread caches between their appends, so the handler's exit(42)
+ * often interrupts a malloc holding its arena's lock: whatever the exit path allocates on that
+ * thread then waits for a lock its own thread holds (exit() is not async-signal-safe, but
+ * applications do call it from handlers; without the agent the exit completes). */
+static void *sigmalloc_worker(void *arg)
+{
+    long i = (long)arg;
+    ze_group_count_t g = {1, 1, 1};
+    unsigned seed = (unsigned)i * 2654435761u;
+    void *keep[8] = {0};
+    for (unsigned r = 0;; r++) {
+        for (int k = 0; k < 64; k++) {
+            seed = seed * 1103515245u + 12345u;
+            unsigned slot = (seed >> 8) % 8;
+            free(keep[slot]);
+            keep[slot] = malloc(2048 + (seed >> 16) % 30000); /* beyond tcache: the arena lock */
+        }
+        if (zeCommandListAppendLaunchKernel(sig_list[i], sig_kernel[i], &g, NULL, 0, NULL) != ZE_RESULT_SUCCESS)
+            for (;;)
+                pause();
+        atomic_fetch_add(&rounds, 1);
+    }
+    return NULL;
+}
+
+static void sigmalloc(int n, long after_ms)
+{
+    uint64_t ns = 1000;
+    n = n < 1 ? 1 : n > 16 ? 16 : n;
+    sample_env_init(&env, 1);
+    ze_module_handle_t mod = sample_module_native(&env, env.devices[0], "SIMDEV-MODULE 1\nkernel busy_ns\n");
+    for (int i = 0; i < n; i++) {
+        sig_kernel[i] = sample_kernel(mod, "busy_ns", 1);
+        sample_set_arg(sig_kernel[i], 0, sizeof ns, &ns);
+        sig_list[i] = sample_immediate(&env, env.devices[0], 0, 0);
+    }
+    signal(SIGALRM, sig_exit);
+    for (long i = 0; i < n; i++) {
+        pthread_t t;
+        pthread_create(&t, NULL, sigmalloc_worker, (void *)i);
+    }
+    sigset_t alrm;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &alrm, NULL); /* after the workers started: they take it */
+    for (int w = 0; w < 100000 && atomic_load(&rounds) < 2 * n; w++) /* all calling (bounded: 10 s) */
+        nap_us(100);
+    struct itimerval it = {{0, 0}, {after_ms / 1000, (after_ms % 1000) * 1000}};
+    setitimer(ITIMER_REAL, &it, NULL);
+    for (;;)
+        pause();
+}
+
 static void nosync(int n, long run_ms)
 {
     static nosync_t w[16];
@@ -380,6 +434,10 @@ int main(int argc, char **argv)
     const char *mode0 = argc > 1 ? argv[1] : "";
     if (strcmp(mode0, "sigexit") == 0) { /* sigexit N AFTER_MS: exit(42) from SIGALRM while N threads append */
         sigexit(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atol(argv[3]) : 100);
+        return 0;
+    }
+    if (strcmp(mode0, "sigmalloc") == 0) { /* sigmalloc N AFTER_MS: exit(42) from SIGALRM on a worker in malloc */
+        sigmalloc(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atol(argv[3]) : 100);
         return 0;
     }
     const char *mode = argc > 1 ? argv[1] : "";

@@ -405,6 +405,69 @@ def t_sigexit():
                 return "sanitizer report: %s" % " ".join(err[i:i + 300].split())
         return complete_db()
     repeat(20, "exit(42) from SIGALRM while 4 threads append kernels", one)
+def t_sigmalloc():
+    """A worker's SIGALRM handler calls exit(42) while the workers malloc/free large blocks
+    between their appends (exitlife sigmalloc: the handler often interrupts a malloc holding
+    its arena's lock). The agent's exit path allocated on that thread (pa_finish: SQLite) and
+    waited for ever for the lock its own thread held: 7 of 8 runs hung; simdev's destructor
+    waited for an engine lock held by a worker that waited for that arena (2 of 8 runs hung,
+    without the agent too). Every run ends (60 s bound a run, the agent's own bound is
+    PROFAGENT_EXIT_TIMEOUT_MS + 1 s), status 42, one complete DB."""
+    # a sanitizer build's allocator locks are shared by all threads: the finisher may wait for
+    # the one the handler's thread holds too; the exit is then bounded (no hang) without a DB
+    asan = "libasan" in preload(LIB)
+    no_db = [0]
+
+    def one():
+        rc, err, secs = run(["sigmalloc", "4", "100"], timeout=60)
+        if rc is None:
+            return "hang (killed after 60 s)"
+        if rc != 42:
+            return "exit status %s%s" % (rc, " (SIGSEGV)" if rc == -11 else "")
+        why = complete_db()
+        if why and asan:
+            no_db[0] += 1
+            return None
+        return why
+    repeat(30, "exit(42) from SIGALRM that interrupted malloc on a worker", one)
+    if asan:
+        print("info: sanitizer build: %d of 30 runs ended (bounded) without a complete DB" % no_db[0])
+
+
+def tsc_usable():
+    """The TSC may stand for CLOCK_MONOTONIC here (as common/pa_clock.h decides: an invariant TSC
+    the kernel uses as its clocksource)."""
+    try:
+        src = open("/sys/devices/system/clocksource/clocksource0/current_clocksource").read().strip()
+        flags = open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+    return src == "tsc" and " constant_tsc" in flags and " nonstop_tsc" in flags
+
+
+def t_tscfault():
+    """PROFAGENT_FAULT_TSC_PAIRS=N makes the clock's first N calibration readings look
+    interrupted (a preempted read window). One such reading turned the TSC off for the whole
+    process (every timestamp a clock_gettime); now a reading is retried (8 pairs an attempt,
+    attempts 1 ms apart, 64 attempts) and only a clock that never reads cleanly is given up.
+    META host_clock names the clock the session used: tsc with 1 and 20 interrupted readings
+    (20: the first two attempts fail whole), clock_gettime when every reading is interrupted;
+    on a machine without a usable TSC always clock_gettime."""
+    tsc = tsc_usable()
+    for pairs, want in (("1", "tsc"), ("20", "tsc"), ("1000000000", "clock_gettime")):
+        want = want if tsc else "clock_gettime"
+        bad = []
+        for i in range(3):
+            clean()
+            rc, err, _ = run(["zeworkers", "1", "-1", "150", "nofill"], {"PROFAGENT_FAULT_TSC_PAIRS": pairs})
+            d = dbs()
+            got = meta(d[0], "host_clock") if len(d) == 1 else "%d DBs" % len(d)
+            if rc != 0 or got != want or err.strip():
+                bad.append("run %d: status %s, host_clock %s, stderr %r" % (i + 1, rc, got, err.strip()[-200:]))
+        check(not bad, "PROFAGENT_FAULT_TSC_PAIRS=%s: META host_clock %s in 3/3 runs%s" %
+              (pairs, want, ("; " + "; ".join(bad)) if bad else ""))
+
+
 def nosync_run(threads):
     """One exitlife nosync THREADS run: None when fine, else what was wrong (see t_nosync)."""
     rc, err, secs = run(["nosync", str(threads), "300"], {"PROFAGENT_EXIT_TIMEOUT_MS": "30000"}, timeout=90)
@@ -451,7 +514,7 @@ def t_nosync():
 TESTS = {"ze_exit_race": t_ze_exit_race, "ze_exit_race_fill": t_ze_exit_race_fill, "tight_exit": t_tight_exit, "pthread_exit": t_pthread_exit,
          "atexit_ze": t_atexit_ze, "quick_exit": t_quick_exit, "preinit": t_preinit, "libctor": t_libctor,
          "sigwrite": t_sigwrite, "dropped_pops": t_dropped_pops, "exit2nd": t_exit2nd,
-         "exit2nd_slow": t_exit2nd_slow, "sigexit": t_sigexit, "nosync": t_nosync, "manyexit": t_manyexit}
+         "exit2nd_slow": t_exit2nd_slow, "sigexit": t_sigexit, "sigmalloc": t_sigmalloc, "tscfault": t_tscfault, "nosync": t_nosync, "manyexit": t_manyexit}
 TESTS[TEST]()
 print("FAILED: %d" % len(FAILS) if FAILS else "all ok")
 sys.exit(1 if FAILS else 0)
