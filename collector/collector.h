@@ -94,6 +94,9 @@ static inline void pa_guard_leave(void) { pa_tls.guard--; }
  *  through a weak reference). */
 void pa_thread_mark_agent(void);
 extern _Atomic int pa_agent_threads; /* threads of the agent's own (they never exit) */
+/*! pa_thread_is_agent_tid() : 1 when `tid` (gettid) is one of the agent's own threads (the first
+ *  32 marked by pa_thread_mark_agent), else 0. */
+int pa_thread_is_agent_tid(uint32_t tid);
 
 /*! pa_thread_ring_slow() : first event of a thread (or first after retirement): creates and
  *  registers the ring, records the thread name. NULL when no ring can be had (counted in

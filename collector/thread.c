@@ -34,11 +34,25 @@ static void exit_key_create(void)
 }
 
 _Atomic int pa_agent_threads;
+/* the first agent threads' ids (gettid): the exit flush leaves them out of its measure of a
+ * starved process (collector/ze_stall.c) */
+#define PA_AGENT_TIDS 32
+static _Atomic uint32_t agent_tids[PA_AGENT_TIDS];
 
 void pa_thread_mark_agent(void)
 {
     pa_tls.agent = 1;
-    atomic_fetch_add(&pa_agent_threads, 1);
+    int i = atomic_fetch_add(&pa_agent_threads, 1);
+    if (i >= 0 && i < PA_AGENT_TIDS)
+        atomic_store(&agent_tids[i], (uint32_t)syscall(SYS_gettid));
+}
+
+int pa_thread_is_agent_tid(uint32_t tid)
+{
+    for (int i = 0; i < PA_AGENT_TIDS; i++)
+        if (atomic_load(&agent_tids[i]) == tid)
+            return 1;
+    return 0;
 }
 
 /* Emits PA_REC_THREAD_EXIT and hands the ring to the aggregator, which frees it once drained.

@@ -28,7 +28,8 @@ extern void (*pa_ze_on_attach)(void);
 
 /*! pa_ze_detach() : exit hook, before pa_agg_stop(): collects every operation still in
  *  flight (waiting at most `timeout_ns` in total for unsignaled events, and giving up once
- *  none completed for 200 ms: work that stalls is counted uncollected), emits the
+ *  none completed for 200 ms, plus the time a runnable driver or application thread waited for
+ *  a CPU meanwhile, at most 1 s more: work that stalls is counted uncollected), emits the
  *  uncollected/table-full counters. The tracer is disabled first: calls made after this (other
  *  threads, atexit handlers that run later) go straight to the driver. Safe when never attached. */
 void pa_ze_detach(uint64_t timeout_ns);

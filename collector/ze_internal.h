@@ -183,6 +183,14 @@ void pa_ze_mem_hooks(int api, void *params, int32_t r, uint64_t t0, uint64_t t1)
  *  in total; what stays unsignaled is counted. */
 void pa_ze_ops_flush(uint64_t timeout_ns);
 extern _Atomic uint64_t pa_ze_uncollected, pa_ze_table_full;
+/*! pa_ze_stall_wait_ns() : (ze_stall.c, exit flush only: one thread, no lock) the most ns any
+ *  one thread of the process spent runnable but not running (waiting for a CPU) since the
+ *  previous call, among the threads that are neither the agent's own nor the caller and that
+ *  waited for at least 3/4 of that time; 0 when none did. *starved = 1 when one of those threads
+ *  is runnable now and was on a CPU for at most 1/8 of that time (its current wait is not
+ *  counted yet), else 0. The first call takes the baseline and returns 0; 0 too when the kernel
+ *  shows no schedstat. Reads /proc/self/task (opendir: not for the hot path or a signal handler). */
+uint64_t pa_ze_stall_wait_ns(int *starved);
 
 /* ---- the prologue/epilogue of every recorded call (ze_api.c): an inline fast path for the
  * APIs without ops hooks, the rest out of line ---- */
