@@ -328,7 +328,9 @@ static void sig_exit(int sig)
     exit(42);
 }
 
-static void sigexit(int n, long after_ms)
+/* sigexit / sigmalloc: n (1..16) workers, each with a 1 us kernel on its own immediate list,
+ * started on `worker` with SIGALRM ending the process by exit(42). Returns n clamped. */
+static int sig_start(int n, void *(*worker)(void *))
 {
     uint64_t ns = 1000;
     n = n < 1 ? 1 : n > 16 ? 16 : n;
@@ -342,8 +344,14 @@ static void sigexit(int n, long after_ms)
     signal(SIGALRM, sig_exit);
     for (long i = 0; i < n; i++) {
         pthread_t t;
-        pthread_create(&t, NULL, sig_worker, (void *)i);
+        pthread_create(&t, NULL, worker, (void *)i);
     }
+    return n;
+}
+
+static void sigexit(int n, long after_ms)
+{
+    n = sig_start(n, sig_worker);
     for (int w = 0; w < 100000 && atomic_load(&rounds) < 2 * n; w++) /* all calling (bounded: 10 s) */
         nap_us(100);
     struct itimerval it = {{0, 0}, {after_ms / 1000, (after_ms % 1000) * 1000}};
@@ -380,20 +388,7 @@ static void *sigmalloc_worker(void *arg)
 
 static void sigmalloc(int n, long after_ms)
 {
-    uint64_t ns = 1000;
-    n = n < 1 ? 1 : n > 16 ? 16 : n;
-    sample_env_init(&env, 1);
-    ze_module_handle_t mod = sample_module_native(&env, env.devices[0], "SIMDEV-MODULE 1\nkernel busy_ns\n");
-    for (int i = 0; i < n; i++) {
-        sig_kernel[i] = sample_kernel(mod, "busy_ns", 1);
-        sample_set_arg(sig_kernel[i], 0, sizeof ns, &ns);
-        sig_list[i] = sample_immediate(&env, env.devices[0], 0, 0);
-    }
-    signal(SIGALRM, sig_exit);
-    for (long i = 0; i < n; i++) {
-        pthread_t t;
-        pthread_create(&t, NULL, sigmalloc_worker, (void *)i);
-    }
+    n = sig_start(n, sigmalloc_worker);
     sigset_t alrm;
     sigemptyset(&alrm);
     sigaddset(&alrm, SIGALRM);
