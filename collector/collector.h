@@ -44,7 +44,8 @@ typedef struct pa_tls {
     uint32_t tid;     /* gettid(), cached at the first event */
     int guard;        /* > 0 while agent code runs on this thread: record nothing */
     int agent;        /* 1 on the agent's own threads (aggregator): record nothing, ever */
-    int emitting;     /* inside pa_emit: a signal handler recording now would corrupt the ring */
+    int emitting;     /* PA_EMIT_BUSY inside a write to the ring (a signal handler recording now
+                         stashes its records: PA_EMIT_STASHED, moved in when the write ends) */
     uint32_t hgtx_open; /* HGTX pushes open on this thread (all domains): one ring slot is kept
                            free for each one's pop (pa_emit), so a kept push never loses its pop */
     int state;        /* PA_THREAD_NEW / ACTIVE / RETIRED / NORING */
@@ -130,19 +131,134 @@ static inline void pa_emit_unrecorded(const pa_ring_t *r)
         atomic_fetch_add_explicit(&pa_unrecorded, 1, memory_order_relaxed);
 }
 
+/* pa_tls.emitting: a write to the ring is under way on this thread / a signal handler that
+ * interrupted it left records in the ring's stash, to move in when it ends. */
+#define PA_EMIT_BUSY 1
+#define PA_EMIT_STASHED 2
+
+/* Why a stash: a signal handler that records while the code it interrupted is between the
+ * reserve and the commit of a ring write cannot write the ring (the slot at the tail is being
+ * filled). It writes its one-slot records to the ring's stash instead (pa_stash_begin), and the
+ * interrupted write, once committed, moves them in after its own record: the ring keeps the
+ * order in which the records' times were taken (hgtx.c takes its time inside the write). The
+ * slow paths are header functions (noinline) so that every user of pa_emit links. */
+
+/*! pa_stash_move() : (inside a write to ring `r`) moves the stashed records up to the count
+ *  `upto` (a stash_w read earlier) into the ring, in order; one refused by a full ring counts
+ *  as a drop. */
+static __attribute__((noinline, unused)) void pa_stash_move(pa_ring_t *r, uint32_t upto)
+{
+    while (r->stash_r != upto) {
+        const pa_record_t *st = &r->stash[r->stash_r % PA_RING_STASH];
+        /* as pa_emit(): the pops of open pushes keep their room (a refusal is counted as a drop) */
+        pa_record_t *slot = pa_ring_reserve_keep(r, 1, pa_tls.hgtx_open);
+        if (slot) {
+            memcpy(slot, st, sizeof *slot);
+            pa_ring_commit(r, 1);
+        }
+        atomic_signal_fence(memory_order_seq_cst);
+        r->stash_r++; /* after the copy: a handler stashing meanwhile leaves this slot alone */
+        atomic_signal_fence(memory_order_seq_cst);
+    }
+}
+
+/* PA_EMIT_BUSY cleared by one instruction: a handler that stashes at any instant either ran
+ * before (PA_EMIT_STASHED stays set) or finds emitting clear (it writes the ring itself). */
+static inline __attribute__((always_inline)) void pa_emit_busy_dec(void)
+{
+#if defined(__x86_64__)
+    __asm__ volatile("subl $1, %0" : "+m"(pa_tls.emitting) : : "cc", "memory");
+#else
+    atomic_signal_fence(memory_order_seq_cst);
+    pa_tls.emitting -= PA_EMIT_BUSY; /* a load and a store: a handler between them is not seen */
+    atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+/*! pa_stash_flush() : moves the stashed records into the ring, in order (the write that a
+ *  signal handler interrupted has ended: PA_EMIT_STASHED set, PA_EMIT_BUSY clear), and clears
+ *  pa_tls.emitting, also when more handlers stash meanwhile. */
+static __attribute__((noinline, unused)) void pa_stash_flush(void)
+{
+    pa_ring_t *r = pa_tls.ring;
+    for (;;) {
+        /* busy again while moving: a handler now stashes behind what is being moved */
+        pa_tls.emitting = PA_EMIT_BUSY | PA_EMIT_STASHED;
+        atomic_signal_fence(memory_order_seq_cst);
+        if (r)
+            pa_stash_move(r, r->stash_w);
+        atomic_signal_fence(memory_order_seq_cst);
+        /* a handler that stashes from here on sets PA_EMIT_STASHED again and leaves stash_w
+         * ahead: either is seen below */
+        pa_tls.emitting = PA_EMIT_BUSY;
+        atomic_signal_fence(memory_order_seq_cst);
+        if (r && r->stash_r != r->stash_w)
+            continue;
+        pa_emit_busy_dec();
+        if (!pa_tls.emitting)
+            return;
+    }
+}
+
+/*! pa_emit_busy_clear() : ends a write to the ring: PA_EMIT_BUSY cleared by one instruction
+ *  (a signal handler that stashes meanwhile sets PA_EMIT_STASHED: a plain store of 0 could
+ *  erase it), then the records stashed during the write are moved in. */
+static inline __attribute__((always_inline)) void pa_emit_busy_clear(void)
+{
+    pa_emit_busy_dec();
+    if (PA_UNLIKELY(pa_tls.emitting))
+        pa_stash_flush();
+}
+
+/*! pa_stash_begin() : (signal handler context: pa_tls.emitting was set) a slot of the stash
+ *  of ring `r` to fill completely (nslots 1, len 0, tid included), then pa_stash_end(); NULL
+ *  when the stash is full or another handler is writing it (counted in pa_unrecorded). */
+static inline pa_record_t *pa_stash_begin(pa_ring_t *r)
+{
+    if (r->stashing || r->stash_w - r->stash_r >= PA_RING_STASH) {
+        atomic_fetch_add_explicit(&pa_unrecorded, 1, memory_order_relaxed);
+        return NULL;
+    }
+    r->stashing = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    return &r->stash[r->stash_w % PA_RING_STASH];
+}
+
+/*! pa_stash_end() : publishes the slot pa_stash_begin() returned to the interrupted write. */
+static inline void pa_stash_end(pa_ring_t *r)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    r->stash_w++;
+    pa_tls.emitting |= PA_EMIT_STASHED;
+    atomic_signal_fence(memory_order_seq_cst);
+    r->stashing = 0;
+}
+
 /*! pa_emit() : appends *rec (caller sets kind, flags, t0, t1, u) plus `len` payload bytes to
  *  the calling thread's ring; nslots, len and tid are filled here. A payload longer than
  *  pa_emit_max_payload() is cut to it and flagged PA_RF_TRUNCATED. Returns 0, or -1 when the
- *  record was not stored (ring full: counted in the ring's drops; no ring, or called from a
- *  signal handler that interrupted pa_emit on this thread: pa_unrecorded). Async-signal-safe. */
+ *  record was not stored (ring full: counted in the ring's drops; no ring: pa_unrecorded). A
+ *  signal handler that interrupted a write to the ring on this thread has its one-slot records
+ *  stashed (moved in when that write ends) and loses those with a payload (pa_unrecorded).
+ *  Async-signal-safe. */
 static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t len)
 {
     pa_ring_t *r = pa_thread_ring();
     if (PA_UNLIKELY(r == NULL || pa_tls.emitting)) { /* no ring, or re-entered from a signal handler */
-        pa_emit_unrecorded(r);
+        pa_record_t *st = r && !len ? pa_stash_begin(r) : NULL; /* one slot: stashed */
+        if (st) {
+            memcpy(st, rec, sizeof *st);
+            st->nslots = 1;
+            st->len = 0;
+            st->tid = pa_tls.tid;
+            pa_stash_end(r);
+            return 0;
+        }
+        if (!r || len)
+            pa_emit_unrecorded(r);
         return -1;
     }
-    pa_tls.emitting = 1;
+    pa_tls.emitting = PA_EMIT_BUSY;
     atomic_signal_fence(memory_order_seq_cst); /* compiler barrier: the flag is set before we write */
     uint32_t flags = rec->flags;
     if (PA_UNLIKELY(len > pa_emit_max_payload(r))) {
@@ -154,7 +270,7 @@ static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t 
      * would take it is dropped instead, so a pop is never lost while its push was kept */
     pa_record_t *slot = pa_ring_reserve_keep(r, ns, pa_tls.hgtx_open);
     if (PA_UNLIKELY(slot == NULL)) {
-        pa_tls.emitting = 0;
+        pa_emit_busy_clear();
         return -1;
     }
     memcpy(slot, rec, sizeof *slot);
@@ -165,8 +281,7 @@ static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t 
     if (len)
         pa_ring_write_payload(r, payload, len);
     pa_ring_commit(r, ns);
-    atomic_signal_fence(memory_order_seq_cst);
-    pa_tls.emitting = 0;
+    pa_emit_busy_clear();
     return 0;
 }
 
@@ -182,13 +297,13 @@ static inline __attribute__((always_inline)) pa_record_t *pa_emit1_begin(void)
         pa_emit_unrecorded(r);
         return NULL;
     }
-    pa_tls.emitting = 1;
+    pa_tls.emitting = PA_EMIT_BUSY;
     atomic_signal_fence(memory_order_seq_cst);
     /* as pa_emit(): the pops of open pushes keep their room (capped at half the ring by the
      * reserve itself) */
     pa_record_t *slot = pa_ring_reserve_keep(r, 1, pa_tls.hgtx_open);
     if (PA_UNLIKELY(slot == NULL))
-        pa_tls.emitting = 0;
+        pa_emit_busy_clear();
     return slot;
 }
 
@@ -196,8 +311,7 @@ static inline __attribute__((always_inline)) pa_record_t *pa_emit1_begin(void)
 static inline __attribute__((always_inline)) void pa_emit1_end(void)
 {
     pa_ring_commit(pa_tls.ring, 1);
-    atomic_signal_fence(memory_order_seq_cst);
-    pa_tls.emitting = 0;
+    pa_emit_busy_clear();
 }
 
 /*! pa_emit1_head() : the first 16 bytes of a one-slot header as two 8-byte words. */

@@ -192,24 +192,21 @@ __attribute__((no_sanitize("address"))) static inline size_t name_words(const ch
     return s[24] == 0 ? 24 : PA_HGTX_NAME_LONG;
 }
 
-/* The time of a push or pop record now: a stamp (pa_clock_stamp: the ring's consumer converts
- * it), or ns while host counters are on (their sample is paired with the record by its t0). */
-static inline uint64_t pushpop_time(void)
-{
-    if (PA_UNLIKELY(pa_hc_active))
-        return range_time(0);
-    return pa_clock_stamp();
-}
+/* Why push and pop take their time inside their write to the ring: a signal handler that
+ * pushes a range while this thread pushes or pops must see a stack that agrees with the times.
+ * The ring's order is the aggregator's stack order, so the time of a push or pop, the depth
+ * change and the record's place in the ring must look like one instant to a handler: set
+ * PA_EMIT_BUSY first (a handler then stashes its records, moved in after ours), change the
+ * depth, take the stamp while no handler stashes (window_time), then write. A handler that ran
+ * before the stamp is ahead in the ring with earlier times, one after it behind with later
+ * times: a handler's range pushed during our pop never gets the ending range as its parent,
+ * one pushed during our push always gets the new range. */
 
-/* A push or pop record written in place (one slot; a push's name inline: `len` bytes in the
- * words `name`): the common case of push()/pop(); a record that cannot be stored is counted as
- * pa_emit() counts it. */
-static inline __attribute__((always_inline)) void emit_pushpop(uint16_t kind, uint32_t flags, uint32_t dom, int level, uint64_t t0,
-                                const uint64_t *name, size_t len)
+/* The fields of a one-slot push or pop (a push's name inline: `len` bytes in the words `name`). */
+static inline __attribute__((always_inline)) void pushpop_fill(pa_record_t *s, uint16_t kind, uint32_t flags,
+                                                               uint32_t dom, int level, uint64_t t0,
+                                                               const uint64_t *name, size_t len)
 {
-    pa_record_t *s = pa_emit1_begin();
-    if (PA_UNLIKELY(s == NULL))
-        return;
     pa_emit1_head(s, kind, kind == PA_REC_HGTX_PUSH ? flags | PA_RF_INLINE | (uint32_t)len << 16 : flags);
     s->t0 = t0;
     s->t1 = 0;
@@ -217,34 +214,139 @@ static inline __attribute__((always_inline)) void emit_pushpop(uint16_t kind, ui
     memcpy((char *)s + offsetof(pa_record_t, u.hgtx.domain), &w, 8);
     if (kind == PA_REC_HGTX_PUSH)
         memcpy((char *)s + offsetof(pa_record_t, u.hgtx.id), name, PA_HGTX_INLINE_MAX);
-    pa_emit1_end();
+}
+
+/* The depth change of a push or pop on this thread: the level of the range it opens or closes
+ * (-1: a pop on an empty stack). A handler changes the counters in pairs, so a push or pop it
+ * interrupts between their load and store still leaves them right. */
+static inline __attribute__((always_inline)) int depth_step(uint16_t kind, uint32_t dom)
+{
+    int *depth = depth_of(dom);
+    if (kind == PA_REC_HGTX_PUSH) {
+        pa_tls.hgtx_open++; /* before the write: this push keeps room for its own pop */
+        return (*depth)++;
+    }
+    int level = *depth > 0 ? --*depth : -1;
+    if (level >= 0 && pa_tls.hgtx_open) /* before the write: the pop uses the room its push kept */
+        pa_tls.hgtx_open--;
+    return level;
+}
+
+/* The time of a push or pop inside its write to ring `r` (PA_EMIT_BUSY set): a stamp taken while
+ * no handler stashed; what handlers stashed before it is moved into the ring now, ahead of the
+ * record (their times are earlier). `t` nonzero: the time taken before the write (host counters
+ * on: their read, tagged with it, is a record of its own written before). */
+static inline __attribute__((always_inline)) uint64_t window_time(pa_ring_t *r, uint64_t t)
+{
+    uint32_t s;
+    if (PA_LIKELY(!t)) {
+        do {
+            s = r->stash_w;
+            atomic_signal_fence(memory_order_seq_cst);
+            t = pa_clock_stamp();
+            atomic_signal_fence(memory_order_seq_cst);
+        } while (PA_UNLIKELY(r->stash_w != s));
+    } else {
+        s = r->stash_w;
+    }
+    if (PA_UNLIKELY(r->stash_r != s))
+        pa_stash_move(r, s);
+    return t;
+}
+
+/* push/pop when the thread has no ring, or from a signal handler that interrupted a write to
+ * the ring: the record goes to the ring's stash (a push's name cut to its inline part). */
+static __attribute__((noinline)) int pushpop_slow(pa_ring_t *r, uint16_t kind, uint32_t flags, uint32_t dom,
+                                                  uint64_t t, const uint64_t *name, size_t len)
+{
+    if (!r) {
+        pa_emit_unrecorded(NULL);
+        return depth_step(kind, dom);
+    }
+    pa_record_t *st = pa_stash_begin(r);
+    int level = depth_step(kind, dom);
+    if (st) {
+        pushpop_fill(st, kind, flags, dom, level, t ? t : pa_clock_stamp(), name, len);
+        pa_stash_end(r);
+    }
+    return level;
+}
+
+/* A push or pop recorded (one slot). Returns its level (depth_step). */
+static inline __attribute__((always_inline)) int pushpop(uint16_t kind, uint32_t flags, uint32_t dom,
+                                                         const uint64_t *name, size_t len)
+{
+    uint64_t t = PA_UNLIKELY(pa_hc_active) ? range_time(0) : 0;
+    pa_ring_t *r = pa_thread_ring();
+    if (PA_UNLIKELY(r == NULL || pa_tls.emitting))
+        return pushpop_slow(r, kind, flags, dom, t, name, len);
+    pa_tls.emitting = PA_EMIT_BUSY;
+    atomic_signal_fence(memory_order_seq_cst);
+    int level = depth_step(kind, dom);
+    atomic_signal_fence(memory_order_seq_cst);
+    t = window_time(r, t);
+    pa_record_t *s = pa_ring_reserve_keep(r, 1, pa_tls.hgtx_open);
+    if (PA_LIKELY(s != NULL)) {
+        pushpop_fill(s, kind, flags, dom, level, t, name, len);
+        pa_ring_commit(r, 1);
+    }
+    pa_emit_busy_clear();
+    return level;
+}
+
+/* A push whose name does not fit inline (payload slots), timed as pushpop(). */
+static __attribute__((noinline)) int push_long(uint32_t flags, uint32_t dom, const char *message, size_t len)
+{
+    uint64_t t = PA_UNLIKELY(pa_hc_active) ? range_time(0) : 0;
+    pa_ring_t *r = pa_thread_ring();
+    if (r == NULL || pa_tls.emitting) { /* stashed: one slot, the name cut to its inline part */
+        uint64_t w[3];
+        memcpy(w, message, sizeof w);
+        return pushpop_slow(r, PA_REC_HGTX_PUSH, flags | PA_RF_TRUNCATED, dom, t, w, PA_HGTX_INLINE_MAX);
+    }
+    if (len > PA_HGTX_NAME_MAX) {
+        len = PA_HGTX_NAME_MAX;
+        flags |= PA_RF_TRUNCATED;
+    }
+    if (len > pa_emit_max_payload(r)) {
+        len = pa_emit_max_payload(r);
+        flags |= PA_RF_TRUNCATED;
+    }
+    pa_tls.emitting = PA_EMIT_BUSY;
+    atomic_signal_fence(memory_order_seq_cst);
+    int level = depth_step(PA_REC_HGTX_PUSH, dom);
+    atomic_signal_fence(memory_order_seq_cst);
+    t = window_time(r, t);
+    uint32_t ns = pa_record_slots((uint32_t)len);
+    pa_record_t *s = pa_ring_reserve_keep(r, ns, pa_tls.hgtx_open);
+    if (s) {
+        pa_record_t rec = {.kind = PA_REC_HGTX_PUSH, .nslots = (uint16_t)ns, .len = (uint32_t)len,
+                           .tid = pa_tls.tid, .flags = flags, .t0 = t};
+        rec.u.hgtx.domain = dom;
+        rec.u.hgtx.level = level;
+        memcpy(s, &rec, sizeof rec);
+        pa_ring_write_payload(r, message, (uint32_t)len);
+        pa_ring_commit(r, ns);
+    }
+    pa_emit_busy_clear();
+    return level;
 }
 
 static inline int push(hgtxDomainHandle_t d, const char *message)
 {
     uint32_t flags = 0;
     uint32_t dom = domain_check(d, &flags);
-    int level = (*depth_of(dom))++;
-    pa_tls.hgtx_open++; /* before the emit: this push keeps room for its own pop */
-    if (hgtx_collecting()) {
-        uint64_t t0 = pushpop_time();
-        uint64_t w[3] = {0, 0, 0};
-        size_t len = message ? name_words(message, w) : 0;
-        if (PA_UNLIKELY(len == PA_HGTX_NAME_LONG)) { /* longer, or near a page end */
-            len = strnlen(message, PA_HGTX_NAME_MAX + 1);
-            if (len <= PA_HGTX_INLINE_MAX)
-                memcpy(w, message, len);
-        }
-        if (PA_LIKELY(len <= PA_HGTX_INLINE_MAX)) {
-            emit_pushpop(PA_REC_HGTX_PUSH, flags, dom, level, t0, w, len);
-        } else {
-            pa_record_t rec = {.kind = PA_REC_HGTX_PUSH, .flags = flags};
-            rec.u.hgtx.domain = dom;
-            rec.u.hgtx.level = level;
-            emit_named_len(&rec, message, len, t0);
-        }
+    if (!hgtx_collecting())
+        return depth_step(PA_REC_HGTX_PUSH, dom);
+    uint64_t w[3] = {0, 0, 0};
+    size_t len = message ? name_words(message, w) : 0;
+    if (PA_UNLIKELY(len == PA_HGTX_NAME_LONG)) { /* longer, or near a page end */
+        len = strnlen(message, PA_HGTX_NAME_MAX + 1);
+        if (len > PA_HGTX_INLINE_MAX)
+            return push_long(flags, dom, message, len);
+        memcpy(w, message, len);
     }
-    return level;
+    return pushpop(PA_REC_HGTX_PUSH, flags, dom, w, len);
 }
 
 /* Returns the level of the closed range, -1 on an empty stack (still recorded: the
@@ -253,13 +355,9 @@ static inline int pop(hgtxDomainHandle_t d)
 {
     uint32_t flags = 0;
     uint32_t dom = domain_check(d, &flags);
-    int *depth = depth_of(dom);
-    int level = *depth > 0 ? --*depth : -1;
-    if (level >= 0 && pa_tls.hgtx_open) /* before the emit: the pop uses the room its push kept */
-        pa_tls.hgtx_open--;
-    if (hgtx_collecting())
-        emit_pushpop(PA_REC_HGTX_POP, flags, dom, level, pushpop_time(), NULL, 0);
-    return level;
+    if (!hgtx_collecting())
+        return depth_step(PA_REC_HGTX_POP, dom);
+    return pushpop(PA_REC_HGTX_POP, flags, dom, NULL, 0);
 }
 
 static inline hgtxRangeId_t start(hgtxDomainHandle_t d, const char *message)

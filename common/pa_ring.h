@@ -21,11 +21,19 @@
  * written: `drops` is incremented (a relaxed add on a counter only this
  * thread writes) and reserve returns NULL.
  */
+/* Records a ring holds for a signal handler while the interrupted code writes to the ring
+ * (one-slot records; a handler making more before that write ends loses the excess, counted). */
+#define PA_RING_STASH 16
+
 typedef struct pa_ring {
     _Alignas(64) _Atomic uint64_t tail;   /* producer: next slot to write (published with release) */
     uint64_t cached_head;                 /* producer-local copy of head */
     _Atomic uint64_t drops;               /* records refused because the ring was full */
     _Atomic uint64_t records;             /* records committed */
+    /* producer only: the stash (collector.h pa_stash_begin): records of a signal handler that
+     * interrupted a write to this ring, moved into it, in order, when that write ends */
+    uint32_t stash_w, stash_r;            /* free-running counts of records stashed / moved */
+    int stashing;                         /* 1 while a stash slot is being written */
     _Alignas(64) _Atomic uint64_t head;   /* consumer: next slot to read (published with release) */
     _Alignas(64) uint64_t mask;           /* nslots - 1 */
     pa_record_t *slots;
@@ -34,6 +42,7 @@ typedef struct pa_ring {
     struct pa_ring *next;                 /* registry list */
     uint64_t cut;                         /* consumer only: exit-time cut-off position (0: none yet) */
     char name[16];                        /* thread name at registration */
+    pa_record_t stash[PA_RING_STASH];     /* producer only: see stash_w */
 } pa_ring_t;
 
 /*! pa_ring_create() : allocates a ring of `nslots` slots (rounded up to a power of two,

@@ -18,11 +18,12 @@ def preload():
     return spine_preload(LIB)
 
 
-def run(*args):
+def run(*args, prog=PROG, extra=None):
     e = {k: v for k, v in os.environ.items() if not k.startswith("PROFAGENT_")}
     e.update(PROFAGENT_OUTPUT=os.path.join(WORK, "out.db"), ASAN_OPTIONS="detect_leaks=0",
              LD_PRELOAD=preload())
-    p = subprocess.run([PROG] + list(args), env=e, capture_output=True, timeout=90)
+    e.update(extra or {})
+    p = subprocess.run([prog] + list(args), env=e, capture_output=True, timeout=90)
     sys.stderr.write(p.stderr.decode(errors="replace")[-2000:])
     check(p.returncode == 0, "exit status 0 (got %d)" % p.returncode)
     dbs = glob.glob(os.path.join(WORK, "*.db"))
@@ -139,5 +140,44 @@ def test_domain_order():
     check(b'"D7:r"' in out and b'"r"' not in out, "hgtx_sum keys the ranges by domain:name")
 
 
-{"domains": test_domains, "deep": test_deep, "names": test_names, "domain_order": test_domain_order}[TEST]()
+def test_signal():
+    """Ranges pushed from a SIGALRM handler (every 50 us) at any instant of the main thread's own
+    pushes and pops (spine_hgtx_sig.c): every range recorded (the program's own counts), each
+    one's parent encloses it in time one level up, no DurNonChild below 0 in hgtx_pushpop_trace.
+    The ring holds ~1 s of the program's records: a loaded machine's aggregator falling behind
+    for a while drops nothing, so the counts are exact."""
+    p, c, db = run("1500", prog=os.path.join(BUILD, "tests", "spine", "spine_hgtx_sig"),
+                   extra={"PROFAGENT_RING_SIZE": "64M"})
+    out = dict(l.split() for l in p.stdout.decode().splitlines() if len(l.split()) == 2)
+    n_main, n_sig = int(out.get("main", -1)), int(out.get("sig", -1))
+    check(n_sig >= 200, "the handler ran (%d ranges)" % n_sig)
+    check(out.get("level-bad") == "0", "the handler's own push/pop levels nest (level-bad %s)" % out.get("level-bad"))
+    c.text_factory = str
+    got = dict(c.execute("SELECT CAST(s.value AS TEXT), count(*) FROM HGTX_RANGES r JOIN STRING_IDS s"
+                         " ON s.id = r.nameId GROUP BY 1"))
+    want = {"outer": n_main // 2, "inner": n_main // 2, "sig": n_sig // 2, "sig-in": n_sig // 2}
+    check(got == want, "ranges per name as the program counted them: %s (want %s)" % (got, want))
+    for k in ("drops", "unrecorded", "hgtx_unterminated", "hgtx_misuse_pop_empty"):
+        check(counter(c, k) == 0, "%s = 0" % k)
+    bad = c.execute("SELECT count(*) FROM HGTX_RANGES r JOIN HGTX_RANGES q ON q.id = r.parentId"
+                    " WHERE r.start < q.start OR r.\"end\" > q.\"end\" OR r.level != q.level + 1").fetchone()[0]
+    check(bad == 0, "every range's parent encloses it in time, one level up (%d do not)" % bad)
+    # a range without parent has parentId 0
+    orphans = c.execute("SELECT count(*) FROM HGTX_RANGES WHERE (parentId = 0) != (level = 0)").fetchone()[0]
+    check(orphans == 0, "a range has a parent exactly when its level is above 0 (%d not)" % orphans)
+    # the races this test is about happened: handler ranges inside both of main's ranges
+    par = dict(c.execute("SELECT CAST(ps.value AS TEXT), count(*) FROM HGTX_RANGES r JOIN STRING_IDS s"
+                         " ON s.id = r.nameId JOIN HGTX_RANGES q ON q.id = r.parentId JOIN STRING_IDS ps"
+                         " ON ps.id = q.nameId WHERE CAST(s.value AS TEXT) = 'sig' GROUP BY 1"))
+    check(par.get("outer", 0) > 0 and par.get("inner", 0) > 0,
+          "handler ranges inside 'outer' and inside 'inner' (%s)" % par)
+    rep = subprocess.run([CLI, "stats", "-r", "hgtx_pushpop_trace", db], capture_output=True, text=True)
+    rows = list(csv.DictReader(io.StringIO(rep.stdout)))
+    check(len(rows) == sum(want.values()), "hgtx_pushpop_trace: one row per range (%d)" % len(rows))
+    neg = [r for r in rows if int(r["DurNonChild (ns)"]) < 0]
+    check(not neg, "hgtx_pushpop_trace: no DurNonChild below 0 (%d, first %s)" % (len(neg), neg[:1]))
+
+
+{"domains": test_domains, "deep": test_deep, "names": test_names, "domain_order": test_domain_order,
+ "signal": test_signal}[TEST]()
 finish()
