@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 
 #include "../collector/collector.h"
 #include "../collector/config.h"
+#include "../common/pa_log.h"
 #include "../common/pa_thread.h"
 #include "session.h"
 
@@ -275,12 +277,108 @@ void pa_exitpaths_init(void)
 }
 
 /* ---- exec family: the image is about to be replaced, so the session ends here (DB written).
- * If the exec fails, collection stays off for the rest of this process (documented). ---- */
+ * Why the checks first: ending the session cannot be undone, yet a failed exec returns to a
+ * process that goes on (a shell's command search tries execve on each PATH entry; an
+ * application tests for a helper). An exec the kernel is certain to refuse (the file cannot be
+ * found, the arguments are too big) does not end it: the real exec runs, fails as it would
+ * have, and the session goes on with nothing lost. An exec that fails anyway (ENOEXEC, EACCES,
+ * ETXTBSY, ENOMEM: not certain beforehand) has ended the session: the process then records
+ * nothing more, and a warning says so. ---- */
 
-static void before_exec(void)
+/* The path lookup itself fails: no file there whatever the permissions (faccessat checks the
+ * same path the kernel resolves; EACCES and others are not taken as certain). */
+static int path_missing(const char *path)
 {
-    if (pa_session_active())
-        pa_exitpaths_finish_bounded(0);
+    if (!path || !*path)
+        return 1; /* EFAULT, ENOENT */
+    if (faccessat(AT_FDCWD, path, F_OK, AT_EACCESS) == 0)
+        return 0;
+    return errno == ENOENT || errno == ENOTDIR || errno == ENAMETOOLONG || errno == ELOOP;
+}
+
+/* Linux's limits on the strings an exec copies (fs/exec.c: one string at most 32 pages; all of
+ * them plus their pointers within a quarter of the stack limit, at least 32 pages, at most 6 MiB
+ * since 4.13): 1 when `argv` and `envp` surely exceed them (E2BIG). The file name, also copied,
+ * is left out: the estimate stays below the kernel's count. */
+static int args_too_big(char *const argv[], char *const envp[])
+{
+    const size_t page = 4096, strmax = 32 * page;
+    size_t n = 0, bytes = 0;
+    char *const *lists[2] = {argv, envp};
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; lists[l] && lists[l][i]; i++, n++) {
+            size_t len = strnlen(lists[l][i], strmax) + 1;
+            if (len > strmax)
+                return 1;
+            bytes += len;
+        }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_STACK, &rl) != 0)
+        return 0;
+    size_t limit = 6u << 20;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 4 < limit)
+        limit = (size_t)(rl.rlim_cur / 4);
+    if (limit < strmax)
+        limit = strmax;
+    size_t ptrs = (n ? n : 1) * sizeof(void *);
+    return ptrs >= limit || bytes > limit - ptrs;
+}
+
+/* execvp's search (glibc): `file` with a slash is the path; else each PATH entry (unset:
+ * "/bin:/usr/bin"; an empty entry is the working directory) is tried. 1 when none exists. */
+static int search_missing(const char *file)
+{
+    if (!file || !*file || strchr(file, '/'))
+        return path_missing(file);
+    const char *p = getenv("PATH");
+    if (!p)
+        p = "/bin:/usr/bin";
+    size_t fl = strlen(file);
+    char buf[4096];
+    for (;;) {
+        const char *e = strchrnul(p, ':');
+        size_t dl = (size_t)(e - p);
+        if (dl + 1 + fl + 1 > sizeof buf)
+            return 0; /* too long for us to build: not certain */
+        memcpy(buf, p, dl);
+        size_t k = dl;
+        if (dl)
+            buf[k++] = '/';
+        memcpy(buf + k, file, fl + 1);
+        if (!path_missing(buf))
+            return 0;
+        if (!*e)
+            return 1;
+        p = e + 1;
+    }
+}
+
+/* Before an exec of `path` (is_search: execvp's `file`): ends the session unless the exec is
+ * certain to fail. Returns 1 when it ended the session. errno is the caller's on return. */
+static int before_exec(const char *path, int is_search, char *const argv[], char *const envp[])
+{
+    if (!pa_session_active())
+        return 0;
+    int saved = errno;
+    int fails = (is_search ? search_missing(path) : path && path_missing(path)) || args_too_big(argv, envp);
+    errno = saved;
+    if (fails)
+        return 0;
+    pa_exitpaths_finish_bounded(0);
+    errno = saved;
+    return 1;
+}
+
+/* After an exec that returned (failed) although the session was ended for it. */
+static int after_exec(int ended, int rc)
+{
+    if (ended) {
+        int saved = errno;
+        pa_warn("agent", "exec failed (%s) after the session was ended for it: this process's later "
+                "calls are not recorded", strerror(saved));
+        errno = saved;
+    }
+    return rc;
 }
 
 /* The real exec functions are also resolved on first use: when the agent is disabled or could
@@ -317,17 +415,18 @@ static int no_real(void)
 
 static int do_execve(const char *path, char *const argv[], char *const envp[])
 {
-    before_exec();
     EXEC_ENV(envp, env);
-    return REAL_EXEC(real_execve, execve_fn, "execve") ? real_execve(path, argv, env)
-                                                        : (int)syscall(SYS_execve, path, argv, env);
+    int ended = before_exec(path, 0, argv, env);
+    return after_exec(ended, REAL_EXEC(real_execve, execve_fn, "execve") ? real_execve(path, argv, env)
+                                                        : (int)syscall(SYS_execve, path, argv, env));
 }
 
 static int do_execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    before_exec();
     EXEC_ENV(envp, env);
-    return REAL_EXEC(real_execvpe, execve_fn, "execvpe") ? real_execvpe(file, argv, env) : no_real();
+    int ended = before_exec(file, 1, argv, env);
+    return after_exec(ended, REAL_EXEC(real_execvpe, execve_fn, "execvpe") ? real_execvpe(file, argv, env)
+                                                                           : no_real());
 }
 
 PA_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -353,9 +452,10 @@ PA_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 
 PA_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    before_exec();
     EXEC_ENV(envp, env);
-    return REAL_EXEC(real_fexecve, fexecve_fn, "fexecve") ? real_fexecve(fd, argv, env) : no_real();
+    int ended = before_exec(NULL, 0, argv, env); /* fd: only the arguments are checked */
+    return after_exec(ended, REAL_EXEC(real_fexecve, fexecve_fn, "fexecve") ? real_fexecve(fd, argv, env)
+                                                                            : no_real());
 }
 
 /* execl*: argv collected on the stack (they are async-signal-safe in POSIX terms; no malloc). */

@@ -109,8 +109,45 @@ def t_exec():
     p = run("execfail")
     check(p.returncode == 17, "execfail: exit 17 (%d)" % p.returncode)
     dbs = files("out-*.db")
-    check(len(dbs) == 1 and names(dbs[0]) == ["execfail"] * 10,
-          "execfail: DB with the ranges before the exec only")
+    check(len(dbs) == 1 and names(dbs[0]) == ["after-failed-exec"] * 10 + ["execfail"] * 10,
+          "execfail: an exec of a missing file does not end the session: the ranges before and after it")
+    clean()
+    # an exec that fails although the file is there (not executable: EACCES) has ended the
+    # session: the later ranges are not recorded, and a warning says so
+    p = run("execnoperm", env={"PROFAGENT_LOG": "warn"})
+    check(p.returncode == 18, "execnoperm: exit 18 (%d)" % p.returncode)
+    dbs = files("out-*.db")
+    check(len(dbs) == 1 and names(dbs[0]) == ["execnoperm"] * 10,
+          "execnoperm: DB with the ranges before the exec only")
+    check(re.search(r"exec failed \(Permission denied\) after the session was ended for it: this "
+                    r"process's later calls are not recorded", p.err) is not None,
+          "execnoperm: the failed exec's warning")
+
+
+def t_execfail():
+    """Failed exec calls (missing file, missing command on PATH, E2BIG) leave the session on: the
+    Level Zero calls and HGTX ranges after them are recorded, the application sees the errno the
+    kernel gave, one summary is printed at the real exit."""
+    env = {"PROFAGENT_SUMMARY": "stderr", "PROFAGENT_LOG": "warn",
+           "ZE_ENABLE_ALT_DRIVERS": os.path.join(BUILD, "lib", "libze_simdev.so")}
+    p = run(prog=os.path.join(BUILD, "tests", "spine", "spine_execfail"), env=env)
+    check(p.returncode == 0, "execfail: exit 0 (%d)" % p.returncode)
+    out = dict(l.split(None, 1) for l in p.stdout.decode().splitlines())
+    for k, err in (("execv_missing", "ENOENT"), ("execvp_missing", "ENOENT"), ("execv_big", "E2BIG")):
+        check(out.get(k) == "-1 " + err, "%s: -1 with errno %s (%s)" % (k, err, out.get(k)))
+    dbs = files("out-*.db")
+    check(len(dbs) == 1, "execfail: one DB (%s)" % dbs)
+    if not dbs:
+        return
+    want = ["after"] * int(out.get("after", -1)) + ["before"] * int(out.get("before", -1))
+    check(names(dbs[0]) == want and len(want) == 14, "execfail: the ranges before and after (%d)" % len(want))
+    c = sqlite3.connect(dbs[0])
+    api = dict(c.execute("SELECT s.value, count(*) FROM ZE_API a JOIN STRING_IDS s ON s.id = a.nameId GROUP BY 1"))
+    check(api == {"zeInit": 1, "zeDriverGet": int(out.get("ze_driver_get", -1))},
+          "execfail: the Level Zero calls after the failed execs (%s)" % api)
+    check(meta(dbs[0], "session_complete") == 1, "execfail: session_complete = 1")
+    check(p.err.count("==== profagent summary ====") == 1, "execfail: the summary printed once")
+    check("exec failed" not in p.err, "execfail: no warning (no exec ended the session)")
 
 
 def t_exitpaths():
@@ -384,7 +421,7 @@ def t_pyforkserver():
     check(len(files("out-*.db")) >= 1, "forkserver: the parent's DB")
 
 
-{"fds": t_fds, "signals": t_signals, "exec": t_exec, "exitpaths": t_exitpaths, "recover": t_recover,
+{"fds": t_fds, "signals": t_signals, "exec": t_exec, "execfail": t_execfail, "exitpaths": t_exitpaths, "recover": t_recover,
  "samename": t_samename, "dlopen": t_dlopen, "config": t_config, "config_values": t_config_values, "static": t_static, "sigview": t_sigview,
  "sigrestore": t_sigrestore, "pysignals": t_pysignals, "pyforkserver": t_pyforkserver}[TEST]()
 if FAILS:

@@ -70,8 +70,13 @@ int main(int argc, char **argv)
         execl("/bin/sh", "sh", "-c", "exit 16", (char *)NULL);
     if (!strcmp(m, "execfail")) {
         execl("/nonexistent/prog", "prog", (char *)NULL);
-        work("after-failed-exec"); /* not recorded: the session ended at the exec */
+        work("after-failed-exec"); /* recorded: a missing file does not end the session */
         return 17;
+    }
+    if (!strcmp(m, "execnoperm")) { /* a file that is there but not executable: EACCES */
+        execl("/etc/passwd", "passwd", (char *)NULL);
+        work("after-failed-exec"); /* not recorded: the session ended at the exec */
+        return 18;
     }
     if (!strcmp(m, "child")) /* exec'd by "samename": same output template as the parent */
         return 0;
