@@ -85,7 +85,7 @@ static inline void range_emit_rec(pa_agg_t *a, const pa_record_t *r)
                             r->t1 > r->t0 ? r->t1 - r->t0 : 0);
 }
 
-static void range_emit(pa_agg_t *a, const range_out_t *o)
+static inline void range_emit(pa_agg_t *a, const range_out_t *o)
 {
     pa_record_t r = { .kind = PA_SP_HGTX_RANGE, .tid = o->tid, .flags = o->flags, .t0 = o->t0,
                       .t1 = o->t1 };
@@ -177,18 +177,15 @@ void pa_agg_hgtx_push(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *r
     t->depth++;
 }
 
+/* Emits open range i of thread t as ended at t1 and takes it off the stack. */
 static inline void pop_emit(pa_agg_t *a, struct pa_agg_thread *t, long i, uint64_t t1, uint32_t flags)
 {
     const pa_agg_open_range_t *o = &t->stack[i];
-    pa_record_t r = { .kind = PA_SP_HGTX_RANGE, .tid = t->tid, .flags = flags, .t0 = o->t0, .t1 = t1 };
-    r.u.range.name_id = o->name_id;
-    r.u.range.domain_id = o->domain_id;
-    r.u.range.range_id = o->range_id;
-    r.u.range.parent_id = o->parent_id;
-    r.u.range.level = o->level;
-    r.u.range.end_tid = t->tid;
+    range_out_t out = { .t0 = o->t0, .t1 = t1, .tid = t->tid, .end_tid = t->tid, .range_id = o->range_id,
+                        .parent_id = o->parent_id, .name_id = o->name_id, .domain_id = o->domain_id,
+                        .flags = flags, .level = o->level };
     remove_at(t, i);
-    range_emit_rec(a, &r);
+    range_emit(a, &out);
 }
 
 void pa_agg_hgtx_pop(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec)
