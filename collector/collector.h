@@ -55,6 +55,8 @@ typedef struct pa_tls {
     int itt_depth[PA_HGTX_DEPTH_SLOTS];      /* ITT task nesting per domain slot (collector/itt.c) */
     uint64_t itt_skipped[PA_HGTX_DEPTH_SLOTS]; /* bit L: the ITT task at depth L was not recorded */
     uint64_t itt_dom_seen[4];                /* bit D: this ring carries domain D's name record */
+    uint32_t hgtx_hc_seq; /* HGTX pushes/pops recorded with host counters on (hgtx.c: a handler's
+                             record between a push's counter read and its write is seen) */
 } pa_tls_t;
 _Static_assert(offsetof(pa_tls_t, ze_corr) + 8 <= 64, "pa_tls_t hot fields in one line");
 

@@ -234,21 +234,19 @@ static inline __attribute__((always_inline)) int depth_step(uint16_t kind, uint3
 
 /* The time of a push or pop inside its write to ring `r` (PA_EMIT_BUSY set): a stamp taken while
  * no handler stashed; what handlers stashed before it is moved into the ring now, ahead of the
- * record (their times are earlier). `t` nonzero: the time taken before the write (host counters
- * on: their read, tagged with it, is a record of its own written before). */
+ * record (their times are earlier). `t` nonzero: the time taken before the write began (host
+ * counters on: hc_begin); whatever handlers stash now is later and stays behind the record. */
 static inline __attribute__((always_inline)) uint64_t window_time(pa_ring_t *r, uint64_t t)
 {
+    if (PA_UNLIKELY(t))
+        return t;
     uint32_t s;
-    if (PA_LIKELY(!t)) {
-        do {
-            s = r->stash_w;
-            atomic_signal_fence(memory_order_seq_cst);
-            t = pa_clock_stamp();
-            atomic_signal_fence(memory_order_seq_cst);
-        } while (PA_UNLIKELY(r->stash_w != s));
-    } else {
+    do {
         s = r->stash_w;
-    }
+        atomic_signal_fence(memory_order_seq_cst);
+        t = pa_clock_stamp();
+        atomic_signal_fence(memory_order_seq_cst);
+    } while (PA_UNLIKELY(r->stash_w != s));
     if (PA_UNLIKELY(r->stash_r != s))
         pa_stash_move(r, s);
     return t;
@@ -272,16 +270,49 @@ static __attribute__((noinline)) int pushpop_slow(pa_ring_t *r, uint16_t kind, u
     return level;
 }
 
+/* With host counters on, the time is taken and the counters read (a record of its own) before
+ * the write begins; a handler that records between the read and PA_EMIT_BUSY would be ahead in
+ * the ring with later times: then time and read are taken again. Returns with PA_EMIT_BUSY set
+ * (0: the thread has no ring, or this is a handler that interrupted a write: *t set). */
+static __attribute__((noinline)) int hc_begin(pa_ring_t **rp, uint64_t *t)
+{
+    for (;;) {
+        uint32_t seq = pa_tls.hgtx_hc_seq;
+        atomic_signal_fence(memory_order_seq_cst);
+        /* a handler that interrupted a write: no counter read (its record, with a payload,
+         * could not be stashed); the range then has no counter deltas */
+        *t = pa_tls.emitting ? pa_clock_ns() : range_time(0);
+        pa_ring_t *r = *rp = pa_thread_ring();
+        if (r == NULL || pa_tls.emitting) {
+            pa_tls.hgtx_hc_seq++;
+            return 0;
+        }
+        pa_tls.emitting = PA_EMIT_BUSY;
+        atomic_signal_fence(memory_order_seq_cst);
+        if (PA_LIKELY(pa_tls.hgtx_hc_seq == seq)) {
+            pa_tls.hgtx_hc_seq++; /* a handler's record from now on is behind ours */
+            return 1;
+        }
+        pa_emit_busy_clear();
+    }
+}
+
 /* A push or pop recorded (one slot). Returns its level (depth_step). */
 static inline __attribute__((always_inline)) int pushpop(uint16_t kind, uint32_t flags, uint32_t dom,
                                                          const uint64_t *name, size_t len)
 {
-    uint64_t t = PA_UNLIKELY(pa_hc_active) ? range_time(0) : 0;
-    pa_ring_t *r = pa_thread_ring();
-    if (PA_UNLIKELY(r == NULL || pa_tls.emitting))
-        return pushpop_slow(r, kind, flags, dom, t, name, len);
-    pa_tls.emitting = PA_EMIT_BUSY;
-    atomic_signal_fence(memory_order_seq_cst);
+    uint64_t t = 0;
+    pa_ring_t *r;
+    if (PA_UNLIKELY(pa_hc_active)) {
+        if (!hc_begin(&r, &t))
+            return pushpop_slow(r, kind, flags, dom, t, name, len);
+    } else {
+        r = pa_thread_ring();
+        if (PA_UNLIKELY(r == NULL || pa_tls.emitting))
+            return pushpop_slow(r, kind, flags, dom, t, name, len);
+        pa_tls.emitting = PA_EMIT_BUSY;
+        atomic_signal_fence(memory_order_seq_cst);
+    }
     int level = depth_step(kind, dom);
     atomic_signal_fence(memory_order_seq_cst);
     t = window_time(r, t);
@@ -297,9 +328,14 @@ static inline __attribute__((always_inline)) int pushpop(uint16_t kind, uint32_t
 /* A push whose name does not fit inline (payload slots), timed as pushpop(). */
 static __attribute__((noinline)) int push_long(uint32_t flags, uint32_t dom, const char *message, size_t len)
 {
-    uint64_t t = PA_UNLIKELY(pa_hc_active) ? range_time(0) : 0;
+    uint64_t t = 0;
     pa_ring_t *r = pa_thread_ring();
-    if (r == NULL || pa_tls.emitting) { /* stashed: one slot, the name cut to its inline part */
+    int busy = 0, hc = pa_hc_active;
+    if (PA_UNLIKELY(hc))
+        busy = hc_begin(&r, &t);
+    else if (r && !pa_tls.emitting)
+        busy = 1;
+    if (!busy) { /* stashed: one slot, the name cut to its inline part */
         uint64_t w[3];
         memcpy(w, message, sizeof w);
         return pushpop_slow(r, PA_REC_HGTX_PUSH, flags | PA_RF_TRUNCATED, dom, t, w, PA_HGTX_INLINE_MAX);
@@ -312,8 +348,10 @@ static __attribute__((noinline)) int push_long(uint32_t flags, uint32_t dom, con
         len = pa_emit_max_payload(r);
         flags |= PA_RF_TRUNCATED;
     }
-    pa_tls.emitting = PA_EMIT_BUSY;
-    atomic_signal_fence(memory_order_seq_cst);
+    if (!hc) {
+        pa_tls.emitting = PA_EMIT_BUSY;
+        atomic_signal_fence(memory_order_seq_cst);
+    }
     int level = depth_step(PA_REC_HGTX_PUSH, dom);
     atomic_signal_fence(memory_order_seq_cst);
     t = window_time(r, t);
