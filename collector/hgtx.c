@@ -297,22 +297,12 @@ static __attribute__((noinline)) int hc_begin(pa_ring_t **rp, uint64_t *t)
     }
 }
 
-/* A push or pop recorded (one slot). Returns its level (depth_step). */
-static inline __attribute__((always_inline)) int pushpop(uint16_t kind, uint32_t flags, uint32_t dom,
-                                                         const uint64_t *name, size_t len)
+/* The write of a push or pop (one slot) into ring `r`, PA_EMIT_BUSY set; `t` as window_time().
+ * Returns its level (depth_step). */
+static inline __attribute__((always_inline)) int pushpop_write(pa_ring_t *r, uint16_t kind, uint32_t flags,
+                                                               uint32_t dom, uint64_t t, const uint64_t *name,
+                                                               size_t len)
 {
-    uint64_t t = 0;
-    pa_ring_t *r;
-    if (PA_UNLIKELY(pa_hc_active)) {
-        if (!hc_begin(&r, &t))
-            return pushpop_slow(r, kind, flags, dom, t, name, len);
-    } else {
-        r = pa_thread_ring();
-        if (PA_UNLIKELY(r == NULL || pa_tls.emitting))
-            return pushpop_slow(r, kind, flags, dom, t, name, len);
-        pa_tls.emitting = PA_EMIT_BUSY;
-        atomic_signal_fence(memory_order_seq_cst);
-    }
     int level = depth_step(kind, dom);
     atomic_signal_fence(memory_order_seq_cst);
     t = window_time(r, t);
@@ -323,6 +313,31 @@ static inline __attribute__((always_inline)) int pushpop(uint16_t kind, uint32_t
     }
     pa_emit_busy_clear();
     return level;
+}
+
+/* pushpop() with host counters on. */
+static __attribute__((noinline)) int pushpop_hc(uint16_t kind, uint32_t flags, uint32_t dom, const uint64_t *name,
+                                                size_t len)
+{
+    uint64_t t;
+    pa_ring_t *r;
+    if (!hc_begin(&r, &t))
+        return pushpop_slow(r, kind, flags, dom, t, name, len);
+    return pushpop_write(r, kind, flags, dom, t, name, len);
+}
+
+/* A push or pop recorded (one slot). Returns its level (depth_step). */
+static inline __attribute__((always_inline)) int pushpop(uint16_t kind, uint32_t flags, uint32_t dom,
+                                                         const uint64_t *name, size_t len)
+{
+    if (PA_UNLIKELY(pa_hc_active))
+        return pushpop_hc(kind, flags, dom, name, len);
+    pa_ring_t *r = pa_thread_ring();
+    if (PA_UNLIKELY(r == NULL || pa_tls.emitting))
+        return pushpop_slow(r, kind, flags, dom, 0, name, len);
+    pa_tls.emitting = PA_EMIT_BUSY;
+    atomic_signal_fence(memory_order_seq_cst);
+    return pushpop_write(r, kind, flags, dom, 0, name, len);
 }
 
 /* A push whose name does not fit inline (payload slots), timed as pushpop(). */
