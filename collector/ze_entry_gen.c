@@ -5,7 +5,8 @@
 
 PA_EXPORT ze_result_t ZE_APICALL zeInit(ze_init_flags_t flags)
 {
-    pa_ze_entry_on_init();
+    if (PA_UNLIKELY(!__atomic_load_n(&pa_ze_init_seen, __ATOMIC_ACQUIRE)))
+        return pa_ze_init_first(flags);
     typedef ze_result_t (ZE_APICALL *fn_t)(ze_init_flags_t);
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_Init);
     if (PA_UNLIKELY(f == NULL))

@@ -69,7 +69,9 @@ for x, cbt in regs:
     cptrs = ", ".join("&c_" + n for n in names)
     ccall = ", ".join("c_" + n for n in names)
     ftype = f"ze_result_t (ZE_APICALL *)({', '.join(a[:a.rfind(n)].strip() for a, n in zip(args, names))})"
-    pre = "    pa_ze_entry_on_init();\n" if x == "Init" else ""
+    # the application's zeInit goes to the loader untouched until the agent attached after it
+    pre = ("    if (PA_UNLIKELY(!__atomic_load_n(&pa_ze_init_seen, __ATOMIC_ACQUIRE)))\n"
+           "        return pa_ze_init_first(flags);\n") if x == "Init" else ""
     argval = "pArgValue" if x == "KernelSetArgumentValue" else "NULL"
     ent.append(f"PA_EXPORT ze_result_t ZE_APICALL ze{x}({decl})\n{{\n{pre}"
                f"    typedef {ftype.replace('(ZE_APICALL *)', '(ZE_APICALL *fn_t)')};\n"
