@@ -477,10 +477,11 @@ int pa_ze_attach(void)
 
 /* The application's zeInit succeeded without GPU drivers in its flags (ZE_INIT_FLAG_VPU_ONLY):
  * nothing for the GPU sources; the summary says so once (the counters record's reason). */
+static _Atomic int init_no_gpu_seen; /* a late success (pa_ze_init_late) is then that init's */
+
 static void init_no_gpu(void)
 {
-    static _Atomic int said;
-    if (atomic_exchange(&said, 1) || !pa_agent_collecting(PA_SRC_ZE | PA_SRC_MEM))
+    if (atomic_exchange(&init_no_gpu_seen, 1) || !pa_agent_collecting(PA_SRC_ZE | PA_SRC_MEM))
         return;
     pa_record_t rec = { .kind = PA_REC_ZE_COUNTS, .t0 = pa_clock_ns() };
     rec.u.raw[2] = PA_ZE_PATH_NONE;
@@ -544,6 +545,26 @@ ze_result_t pa_ze_init_first(ze_init_flags_t flags)
     }
     errno = saved;
     return r;
+}
+
+void pa_ze_init_late(void)
+{
+    uint32_t src = atomic_load_explicit(&pa_sources, memory_order_relaxed);
+    if (pa_tls.guard || pa_tls.agent || !src || atomic_load(&init_no_gpu_seen))
+        return;
+    int saved = errno;
+    if ((src & (PA_SRC_ZE | PA_SRC_MEM)) && (pa_config.trace & (PA_SRC_ZE | PA_SRC_MEM))) {
+        pa_guard_enter();
+        void *lib = pa_ze_real_dlopen(PA_ZE_LOADER, RTLD_NOW | RTLD_NOLOAD);
+        pa_guard_leave();
+        if (lib)
+            attach_with(lib, 1);
+    } else if (atomic_load(&ready_n)) {
+        pa_guard_enter();
+        ready_fire();
+        pa_guard_leave();
+    }
+    errno = saved;
 }
 
 /* The application loads the loader itself: attach right after it is mapped, before it can

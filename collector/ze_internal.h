@@ -58,6 +58,10 @@ pa_ze_fn_t pa_ze_entry_resolve(int id);
  *  attaches (this call is recorded), without them (ZE_INIT_FLAG_VPU_ONLY) it does not and the
  *  summary says so. The agent itself never initializes Level Zero. */
 ze_result_t pa_ze_init_first(ze_init_flags_t flags);
+/*! pa_ze_init_late() : a zeContextCreate/zeDeviceGet of the application succeeded while the
+ *  attach is pending: Level Zero was initialized without the agent seeing it (zeInitDrivers,
+ *  loader 1.18+, which the agent does not intercept): attaches now (errno kept). */
+void pa_ze_init_late(void);
 /* 1 once the attach ran or cannot run: zeInit then takes the recorded path. */
 extern int pa_ze_init_seen;
 /*! pa_ze_path_text() : summary wording of a path and its reason. */

@@ -2,7 +2,7 @@
 """test_ze_init_order.py - the agent never initializes Level Zero for the application. Each
 initialization order of ze_init_order runs without the agent (the independent path: the loader's
 own answers) and under it (both interception paths, and with the sources that use Level Zero
-themselves: device metrics, PC sampling); every result code and count must be the same, and the
+themselves: device metrics, with and without the ze source, PC sampling); every result code and count must be the same, and the
 concrete loader answers are checked too: zeDriverGet before zeInit is ZE_RESULT_ERROR_UNINITIALIZED
 (0x78000001); zeInit(ZE_INIT_FLAG_VPU_ONLY) with only a GPU driver is 0x78000001 and leaves Level
 Zero uninitialized. Under the agent, a process that never initialized Level Zero records nothing
@@ -50,7 +50,7 @@ def api_counts(db):
 
 
 # ---- the independent path: the loader and simdev without the agent, concrete answers ----
-ref = {m: run(m, agent=False)[0] for m in ("pre", "vpu", "gpu")}
+ref = {m: run(m, agent=False)[0] for m in ("pre", "vpu", "gpu", "hidden")}
 check(ref["pre"] == {"pre_get_result": UNINIT, "pre_get_count": "0"}, f"without agent, pre: {ref['pre']}")
 check(ref["vpu"].get("vpu_init") == UNINIT and ref["vpu"].get("vpu_get_result") == UNINIT and
       ref["vpu"].get("vpu_get_count") == "0", f"without agent, VPU_ONLY with a GPU driver only: {ref['vpu']}")
@@ -61,15 +61,50 @@ check(g.get("pre_get_result") == UNINIT and g.get("gpu_init") == "0x0" and g.get
       g.get("gpu_get_count") == "1" and int(g.get("devices", "0")) >= 1 and g.get("fills_ok") == "3" and
       g.get("filled_bytes") == "4096", f"without agent, gpu: {g}")
 NDEV = int(g.get("devices", "0"))
+check(ref["hidden"] == dict({k: v for k, v in g.items() if k not in ("pre_get_result", "pre_get_count", "gpu_init")},
+                            hidden_init="0x0"), f"without agent, hidden: {ref['hidden']} (gpu: {g})")
 
 # every call the program makes after its zeInit(GPU_ONLY), each once unless said: the DB's rows
 GPU_CALLS = {("zeInit", 0): 1, ("zeDriverGet", 0): 2, ("zeDeviceGet", 0): 2, ("zeContextCreate", 0): 1,
              ("zeCommandListCreateImmediate", 0): 1, ("zeMemAllocHost", 0): 1,
              ("zeCommandListAppendMemoryFill", 0): 3, ("zeMemFree", 0): 1,
              ("zeCommandListDestroy", 0): 1, ("zeContextDestroy", 0): 1}
+# initialized where the agent cannot see it (as by zeInitDrivers): attached after the first call
+# that shows it (the first successful zeDeviceGet), so the calls before and that one are not rows
+HIDDEN_CALLS = dict(GPU_CALLS)
+del HIDDEN_CALLS[("zeInit", 0)], HIDDEN_CALLS[("zeDriverGet", 0)]
+HIDDEN_CALLS[("zeDeviceGet", 0)] = 1
+
+
+def gpu_checks(mode, want, extra, name):
+    """Initialized for GPU: the same answers, and exactly the calls made after it recorded."""
+    v, db, err = run(mode, extra)
+    check(v == ref[mode], f"{name}, {mode}: the agent changed the results: {v} vs without it {ref[mode]}")
+    if name == "metrics without ze":  # the streams start after the application's initialization alone
+        m = rows(db, "SELECT count(*) FROM METRIC_DEVICES WHERE state = 1")
+        check(m == [(NDEV,)] and api_counts(db) == {}, f"{name}, {mode}: streaming devices {m}, want {NDEV};"
+              f" ZE_API {api_counts(db)}")
+        return
+    got = api_counts(db)
+    check(got == want, f"{name}, {mode}: ZE_API rows {sorted(got.items())}, want {sorted(want.items())}")
+    fills = rows(db, "SELECT count(*), min(bytes), max(bytes) FROM ZE_OPS WHERE end > start")
+    check(fills == [(3, 4096, 4096)], f"{name}, {mode}: ZE_OPS fills {fills}, want three of 4096 bytes")
+    check(rows(db, "SELECT count(*) FROM ZE_DEVICES") == [(NDEV,)], f"{name}, {mode}: ZE_DEVICES "
+          f"{rows(db, 'SELECT count(*) FROM ZE_DEVICES')}, want {NDEV}")
+    want_path = "tracing layer" if name in ("tracer", "pc sampling") else "loader entry points"
+    check(f"Level Zero interception: {want_path}" in err, f"{name}, {mode}: interception line: "
+          f"{[l for l in err.splitlines() if 'interception' in l]}")
+    if name == "metrics":
+        m = rows(db, "SELECT count(*) FROM METRIC_DEVICES WHERE state = 1")
+        check(m == [(NDEV,)], f"metrics, {mode}: streaming devices {m}, want {NDEV}")
+    if name == "pc sampling":
+        m = rows(db, "SELECT count(*) FROM PCS_DEVICES")
+        check(m == [(NDEV,)], f"pc sampling, {mode}: sampled devices {m}, want {NDEV}")
+
 
 CONFIGS = [({}, "entry"), ({"PROFAGENT_ZE_INTERCEPT": "tracer"}, "tracer"),
-           ({"PROFAGENT_METRICS": "ComputeBasic"}, "metrics"), ({"PROFAGENT_PC_SAMPLING": "1"}, "pc sampling")]
+           ({"PROFAGENT_METRICS": "ComputeBasic"}, "metrics"), ({"PROFAGENT_PC_SAMPLING": "1"}, "pc sampling"),
+           ({"PROFAGENT_METRICS": "ComputeBasic", "PROFAGENT_TRACE": "osrt"}, "metrics without ze")]
 for extra, name in CONFIGS:
     # never initialized: the same answers, nothing of Level Zero recorded or said
     for mode in ("pre", "vpu"):
@@ -82,24 +117,8 @@ for extra, name in CONFIGS:
         check("Level Zero interception" not in err, f"{name}, {mode}: summary names an interception path")
         said = [l for l in err.splitlines() if l.startswith("profagent:")]
         check(said == [], f"{name}, {mode}: the agent said {said}")
-    # initialized for GPU: the same answers, and exactly the calls made after that zeInit recorded
-    v, db, err = run("gpu", extra)
-    check(v == ref["gpu"], f"{name}, gpu: the agent changed the results: {v} vs without it {ref['gpu']}")
-    got = api_counts(db)
-    check(got == GPU_CALLS, f"{name}, gpu: ZE_API rows {sorted(got.items())}, want {sorted(GPU_CALLS.items())}")
-    fills = rows(db, "SELECT count(*), min(bytes), max(bytes) FROM ZE_OPS WHERE end > start")
-    check(fills == [(3, 4096, 4096)], f"{name}, gpu: ZE_OPS fills {fills}, want three of 4096 bytes")
-    check(rows(db, "SELECT count(*) FROM ZE_DEVICES") == [(NDEV,)], f"{name}, gpu: ZE_DEVICES "
-          f"{rows(db, 'SELECT count(*) FROM ZE_DEVICES')}, want {NDEV}")
-    want_path = "tracing layer" if name in ("tracer", "pc sampling") else "loader entry points"
-    check(f"Level Zero interception: {want_path}" in err, f"{name}, gpu: interception line: "
-          f"{[l for l in err.splitlines() if 'interception' in l]}")
-    if name == "metrics":
-        m = rows(db, "SELECT count(*) FROM METRIC_DEVICES WHERE state = 1")
-        check(m == [(NDEV,)], f"metrics, gpu: streaming devices {m}, want {NDEV}")
-    if name == "pc sampling":
-        m = rows(db, "SELECT count(*) FROM PCS_DEVICES")
-        check(m == [(NDEV,)], f"pc sampling, gpu: sampled devices {m}, want {NDEV}")
+    for mode, want in (("gpu", GPU_CALLS), ("hidden", HIDDEN_CALLS)):
+        gpu_checks(mode, want, extra, name)
 
 print("FAIL" if fails else "PASS", len(fails))
 sys.exit(1 if fails else 0)
