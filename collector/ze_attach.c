@@ -428,14 +428,18 @@ void pa_ze_on_ready(void (*fn)(void))
 /* Runs the ready hooks once (guard held by the caller). */
 static void ready_fire(void)
 {
-    if (atomic_exchange(&ready_fired, 1))
+    if (atomic_load_explicit(&ready_fired, memory_order_relaxed) || atomic_exchange(&ready_fired, 1))
         return;
     for (int i = 0; i < atomic_load(&ready_n); i++)
         ready_fns[i]();
 }
 
+/* 1 once the application's zeInit succeeded without GPU drivers: a later sign of an initialized
+ * Level Zero (the loader answering, pa_ze_init_late) is that initialization's, not a GPU one */
+static _Atomic int init_no_gpu_seen;
+
 /* attach_tried: 1 once the attach ran (or cannot run): the application's zeInit then takes the
- * recorded path; read without the lock by zeInit (pa_ze_init_pending). */
+ * recorded path; read without the lock by the exported zeInit (ze_entry_gen.c). */
 int pa_ze_init_seen;
 
 /* Prepares for loader `lib` and attaches when Level Zero is initialized (`app_init`: the
@@ -449,7 +453,7 @@ static int attach_with(void *lib, int app_init)
     if (!attach_tried) {
         if (!prepare_locked(lib)) {
             attach_tried = 1;
-        } else if (app_init || loader_initialized()) {
+        } else if (app_init || (!atomic_load(&init_no_gpu_seen) && loader_initialized())) {
             attach_tried = 1;
             ok = first = attach_locked(lib);
         }
@@ -477,8 +481,6 @@ int pa_ze_attach(void)
 
 /* The application's zeInit succeeded without GPU drivers in its flags (ZE_INIT_FLAG_VPU_ONLY):
  * nothing for the GPU sources; the summary says so once (the counters record's reason). */
-static _Atomic int init_no_gpu_seen; /* a late success (pa_ze_init_late) is then that init's */
-
 static void init_no_gpu(void)
 {
     if (atomic_exchange(&init_no_gpu_seen, 1) || !pa_agent_collecting(PA_SRC_ZE | PA_SRC_MEM))
@@ -535,12 +537,14 @@ ze_result_t pa_ze_init_first(ze_init_flags_t flags)
         /* nothing: what the loader answered goes back as is; a later zeInit may succeed */
     } else if (flags != 0 && !(flags & ZE_INIT_FLAG_GPU_ONLY)) {
         init_no_gpu();
-    } else if (lib) {
-        if (attach_with(lib, 1) == 2)
+    } else {
+        if (lib && attach_with(lib, 1) == 2)
             init_record(r, t0, t1);
-    } else if (!ze) {
+        /* after the attach (which ran them when it succeeded); else now: the sources that use
+         * Level Zero without the ze source (device metrics, PC sampling), or when ze tracing
+         * was refused (a user's ZE_ENABLE_TRACING_LAYER other than 1) */
         pa_guard_enter();
-        ready_fire(); /* the sources that use Level Zero without the ze source (device metrics) */
+        ready_fire();
         pa_guard_leave();
     }
     errno = saved;
@@ -559,15 +563,14 @@ void pa_ze_init_late(void)
         pa_guard_leave();
         if (lib)
             attach_with(lib, 1);
-    } else if (atomic_load(&ready_n)) {
-        pa_guard_enter();
-        ready_fire();
-        pa_guard_leave();
     }
+    pa_guard_enter();
+    ready_fire(); /* a no-op when the attach ran them */
+    pa_guard_leave();
     errno = saved;
 }
 
-/* The application loads the loader itself: attach right after it is mapped, before it can
+/* The application loads the loader itself: prepare right after it is mapped, before it can
  * call zeInit. Every other dlopen must reach glibc as if we were not there: glibc picks the
  * RUNPATH/$ORIGIN search scope from the *return address* of its caller, so a C wrapper that
  * calls the real dlopen would make libprofagent the caller and break the app's (or a plugin's)
