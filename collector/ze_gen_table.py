@@ -70,6 +70,8 @@ for x, cbt in regs:
     ccall = ", ".join("c_" + n for n in names)
     ftype = f"ze_result_t (ZE_APICALL *)({', '.join(a[:a.rfind(n)].strip() for a, n in zip(args, names))})"
     pre = "    pa_ze_entry_on_init();\n" if x == "Init" else ""
+    # pa_ze_entry_next() enters the loader-teardown window (ze_window.c) when it returns a
+    # function; pa_ze_entry_leave() ends it right before the forwarded call, never after
     argval = "pArgValue" if x == "KernelSetArgumentValue" else "NULL"
     ent.append(f"PA_EXPORT ze_result_t ZE_APICALL ze{x}({decl})\n{{\n{pre}"
                f"    typedef {ftype.replace('(ZE_APICALL *)', '(ZE_APICALL *fn_t)')};\n"
@@ -78,6 +80,7 @@ for x, cbt in regs:
                f"        return ((fn_t)pa_ze_entry_loader(PA_ZE_API_{x}))({call});\n"
                f"    uint64_t t0;\n"
                f"    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_{x}, &t0))) {{\n"
+               f"        pa_ze_entry_leave();\n"
                f"        ze_result_t r = f({call});\n"
                f"        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_{x}, pa_ze_exit_plain_arg(PA_ZE_API_{x}, {argval}), (int32_t)r, t0)))\n"
                f"            return r;\n"
@@ -91,6 +94,7 @@ for x, cbt in regs:
                f"    {ptype} p = {{ {cptrs} }};\n"
                f"    void *inst;\n"
                f"    pa_ze_on_enter_slow(PA_ZE_API_{x}, &p, &inst);\n"
+               f"    pa_ze_entry_leave();\n"
                f"    ze_result_t r = f({ccall});\n"
                f"    pa_ze_on_exit_slow(PA_ZE_API_{x}, &p, (int32_t)r, &inst);\n"
                f"    return r;\n}}")
