@@ -286,10 +286,9 @@ static void loader_fini_first(void)
 {
     atomic_store_explicit(&pa_ze_entry_on, 0, memory_order_seq_cst);
     atomic_store_explicit(&pa_ze_loader_live, 0, memory_order_seq_cst);
-    int left = pa_ze_win_drain(PA_ZE_TEARDOWN_WAIT_NS);
-    if (left)
-        pa_dbg("ze", "loader teardown: %d thread(s) still inside the agent's reads after %llu ms",
-               left, PA_ZE_TEARDOWN_WAIT_NS / 1000000ull);
+    int waited, left = pa_ze_win_drain(PA_ZE_TEARDOWN_WAIT_NS, &waited);
+    pa_dbg("ze", "loader teardown: waited for %d thread(s) inside the agent's reads, %d still inside "
+           "after the %llu ms bound", waited, left, PA_ZE_TEARDOWN_WAIT_NS / 1000000ull);
     if (loader_fini_orig)
         loader_fini_orig();
 }

@@ -83,8 +83,9 @@ void pa_ze_win_arm(void);
 /*! pa_ze_win_after_fork_child() : (the ze source's fork_child) the forking thread keeps its slot. */
 void pa_ze_win_after_fork_child(void);
 /*! pa_ze_win_drain() : (the loader's teardown, flags already off) waits until no other live
- *  thread is in a window, at most `budget_ns` in all. Returns the threads still in one then. */
-int pa_ze_win_drain(uint64_t budget_ns);
+ *  thread is in a window, at most `budget_ns` in all. Returns the threads still in one then;
+ *  *waited = the threads it found in one (and waited for). */
+int pa_ze_win_drain(uint64_t budget_ns, int *waited);
 
 /*! pa_ze_win_enter() / pa_ze_win_leave() : the calling thread enters / leaves a window. The
  *  mark is stored before any later load of a flag (compiler order here, the CPU's by the

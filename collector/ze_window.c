@@ -111,13 +111,14 @@ static void win_barrier(void)
 }
 
 /* Waits while slot s is in a window and held by another live thread, until `end`. 1 when it
- * was left (or needs no wait), 0 when the bound came first. */
-static int win_wait_one(pa_ze_win_t *s, int32_t self, uint64_t end)
+ * was left (or needs no wait), 0 when the bound came first; *waited + 1 when it had to wait. */
+static int win_wait_one(pa_ze_win_t *s, int32_t self, uint64_t end, int *waited)
 {
     for (unsigned spins = 0; atomic_load_explicit(&s->depth, memory_order_acquire) != 0; spins++) {
         int32_t o = atomic_load_explicit(&s->owner, memory_order_relaxed);
         if (o == self || tid_gone(o))
             return 1; /* our own (exit() from a signal handler inside one), or its thread ended */
+        *waited += spins == 0;
         if (win_now_ns() >= end)
             return 0;
         if (spins < 64) {
@@ -130,16 +131,17 @@ static int win_wait_one(pa_ze_win_t *s, int32_t self, uint64_t end)
     return 1;
 }
 
-int pa_ze_win_drain(uint64_t budget_ns)
+int pa_ze_win_drain(uint64_t budget_ns, int *waited)
 {
     int saved = errno, left = 0;
+    *waited = 0;
     win_barrier();
     uint64_t end = win_now_ns() + budget_ns;
     int32_t self = (int32_t)syscall(SYS_gettid);
     uint32_t n = atomic_load(&win_used);
     for (uint32_t i = 0; i < n && i < PA_ZE_WIN_SLOTS; i++)
-        left += !win_wait_one(&win_slots[i], self, end);
-    left += !win_wait_one(&win_overflow, self, end);
+        left += !win_wait_one(&win_slots[i], self, end, waited);
+    left += !win_wait_one(&win_overflow, self, end, waited);
     errno = saved;
     return left;
 }

@@ -30,6 +30,13 @@ static void nap_us(long us)
     nanosleep(&t, NULL);
 }
 
+/* pa_ze_win_drain(); last_waited = the threads it waited for */
+static int last_waited;
+static int drain(uint64_t budget_ns)
+{
+    return pa_ze_win_drain(budget_ns, &last_waited);
+}
+
 static uint32_t my_depth(void)
 {
     return pa_ze_win_self ? atomic_load(&pa_ze_win_self->depth) : 0;
@@ -74,9 +81,10 @@ static void drain_waits_for_window(void **state)
     pthread_t t;
     start(&t, &h);
     uint64_t t0 = now_ns();
-    int left = pa_ze_win_drain(5000000000ull);
+    int left = drain(5000000000ull);
     uint64_t dt = now_ns() - t0;
     assert_int_equal(left, 0);
+    assert_int_equal(last_waited, 1);
     assert_int_equal(atomic_load(&h.left_at_leave), 1);
     assert_true(dt < 4000000000ull);
     pthread_join(t, NULL);
@@ -90,15 +98,16 @@ static void drain_bounded(void **state)
     pthread_t t;
     start(&t, &h);
     uint64_t t0 = now_ns();
-    int left = pa_ze_win_drain(50000000ull);
+    int left = drain(50000000ull);
     uint64_t dt = now_ns() - t0;
     assert_int_equal(left, 1);
+    assert_int_equal(last_waited, 1);
     assert_true(dt >= 50000000ull);
     assert_true(dt < 10000000000ull); /* bounded (a loaded machine may deschedule the drain) */
     assert_int_equal(atomic_load(&h.left_at_leave), 0);
     atomic_store(&h.release, 1);
     pthread_join(t, NULL);
-    assert_int_equal(pa_ze_win_drain(1000000000ull), 0);
+    assert_int_equal(drain(1000000000ull), 0);
 }
 
 /* the draining thread's own window (exit() from a signal handler inside one) and the window of a
@@ -113,7 +122,8 @@ static void drain_skips_self_and_ended(void **state)
     pa_ze_win_enter();
     assert_int_equal(my_depth(), 1);
     uint64_t t0 = now_ns();
-    assert_int_equal(pa_ze_win_drain(20000000000ull), 0);
+    assert_int_equal(drain(20000000000ull), 0);
+    assert_int_equal(last_waited, 0);
     assert_true(now_ns() - t0 < 10000000000ull); /* not the bound */
     pa_ze_win_leave();
     assert_int_equal(my_depth(), 0);
@@ -171,8 +181,8 @@ static void *reader(void *arg)
     return NULL;
 }
 
-/* `rounds` teardowns (stopping at the first bad read when !drain); returns the bad reads. */
-static uint64_t race(int rounds, int drain)
+/* `rounds` teardowns (stopping at the first bad read when !with_drain); returns the bad reads. */
+static uint64_t race(int rounds, int with_drain)
 {
     enum { NR = 3 };
     pthread_t t[NR];
@@ -183,11 +193,11 @@ static uint64_t race(int rounds, int drain)
     atomic_store(&pa_ze_loader_live, 1);
     for (int i = 0; i < NR; i++)
         assert_int_equal(pthread_create(&t[i], NULL, reader, (void *)(uintptr_t)(i + 1)), 0);
-    for (int r = 0; r < rounds && (drain || atomic_load(&bad_reads) == 0); r++) {
+    for (int r = 0; r < rounds && (with_drain || atomic_load(&bad_reads) == 0); r++) {
         nap_us(200 + r % 7 * 100);
         atomic_store_explicit(&pa_ze_loader_live, 0, memory_order_seq_cst);
-        if (drain)
-            assert_int_equal(pa_ze_win_drain(10000000000ull), 0);
+        if (with_drain)
+            assert_int_equal(drain(10000000000ull), 0);
         atomic_store(&obj_state, FREED);
         nap_us(300);                           /* readers inside now read the freed state */
         atomic_store(&obj_state, ALIVE);
