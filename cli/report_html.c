@@ -78,67 +78,81 @@ static void pa_html_cell_json(FILE *out, const pa_table_t *t, const pa_cell_t *c
         fputs("null", out);
 }
 
-/* label of row r: the label column, or "label / label2" */
-static void pa_html_label(FILE *out, const pa_table_t *t, size_t r, int lc, int lc2)
+/* The label bytes of a row (cells `row` of t): the label column, or "label / label2". malloc'd. */
+static char *pa_html_label(const pa_table_t *t, const pa_cell_t *row, int lc, int lc2, size_t *len)
 {
     char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
+    *len = 0;
+    FILE *m = open_memstream(&buf, len);
     if (!m)
-        return;
-    const pa_cell_t *a = pa_html_cell(t, r, lc);
+        return NULL;
+    const pa_cell_t *a = &row[lc];
     if (a->type == PA_CELL_STR)
         fwrite(t->arena + a->off, 1, a->len, m);
     if (lc2 >= 0) {
-        const pa_cell_t *b = pa_html_cell(t, r, lc2);
+        const pa_cell_t *b = &row[lc2];
         fputs(" / ", m);
         if (b->type == PA_CELL_STR)
             fwrite(t->arena + b->off, 1, b->len, m);
     }
-    fclose(m);
-    pa_tl_json_str(out, buf, len);
-    free(buf);
+    if (fclose(m) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
 }
 
-static int pa_html_val_cmp(const void *a, const void *b)
+/* The pie of a report as its rows stream by: the total of the value column over every row and
+ * the PA_HTML_PIE_TOP largest rows (ties: the earlier row), so a report of any length costs the
+ * top slices' labels. */
+typedef struct pa_html_slice { double v; size_t row; char *label; size_t len; } pa_html_slice_t;
+typedef struct pa_html_pie_acc {
+    int vc, lc, lc2;  /* value and label columns, -1 when the report has none */
+    double total;
+    size_t nrows, n;
+    pa_html_slice_t top[PA_HTML_PIE_TOP];  /* largest first */
+} pa_html_pie_acc_t;
+
+static void pa_html_pie_add(pa_html_pie_acc_t *p, const pa_table_t *t, const pa_cell_t *row, size_t r)
 {
-    const double *x = a, *y = b;  /* {value, row} pairs, largest value first */
-    return x[0] < y[0] ? 1 : x[0] > y[0] ? -1 : (x[1] > y[1]) - (x[1] < y[1]);
+    double v = pa_html_num(&row[p->vc]);
+    p->total += v;
+    p->nrows++;
+    if (p->n == PA_HTML_PIE_TOP && !(v > p->top[p->n - 1].v))
+        return;
+    size_t len;
+    char *label = pa_html_label(t, row, p->lc, p->lc2, &len);
+    if (!label)
+        return;
+    if (p->n == PA_HTML_PIE_TOP)
+        free(p->top[--p->n].label);
+    size_t at = p->n;
+    while (at > 0 && v > p->top[at - 1].v)
+        at--;
+    memmove(&p->top[at + 1], &p->top[at], (p->n - at) * sizeof p->top[0]);
+    p->top[at] = (pa_html_slice_t){v, r, label, len};
+    p->n++;
 }
 
 /* "pie": the value column over every row: the PA_HTML_PIE_TOP largest rows, then one slice of
  * the rest; "total" is the sum over all rows (the slices sum to it exactly: integers). */
-static void pa_html_pie(FILE *out, const pa_table_t *t, const pa_html_chart_t *ch)
+static void pa_html_pie(FILE *out, const pa_html_pie_acc_t *p, const char *value)
 {
-    int vc = pa_html_col(t, ch->pie_value), lc = pa_html_col(t, ch->pie_label), lc2 = pa_html_col(t, ch->pie_label2);
-    size_t n = pa_table_nrows(t);
-    if (vc < 0 || lc < 0 || !n)
+    if (!p->nrows)
         return;
-    double *v = malloc(n * 2 * sizeof *v), total = 0, rest = 0;
-    if (!v)
-        return;
-    for (size_t r = 0; r < n; r++) {
-        v[2 * r] = pa_html_num(pa_html_cell(t, r, vc));
-        v[2 * r + 1] = (double)r;
-        total += v[2 * r];
-    }
-    qsort(v, n, 2 * sizeof *v, pa_html_val_cmp);
+    double rest = p->total;
     fprintf(out, ",\"pie\":{\"value\":");
-    pa_tl_json_str(out, ch->pie_value, strlen(ch->pie_value));
-    fprintf(out, ",\"total\":%.0f,\"rows\":%zu,\"slices\":[", total, n);
-    for (size_t i = 0; i < n; i++) {
-        if (i >= PA_HTML_PIE_TOP) {
-            rest += v[2 * i];
-            continue;
-        }
+    pa_tl_json_str(out, value, strlen(value));
+    fprintf(out, ",\"total\":%.0f,\"rows\":%zu,\"slices\":[", p->total, p->nrows);
+    for (size_t i = 0; i < p->n; i++) {
+        rest -= p->top[i].v;
         fprintf(out, "%s[", i ? "," : "");
-        pa_html_label(out, t, (size_t)v[2 * i + 1], lc, lc2);
-        fprintf(out, ",%.0f]", v[2 * i]);
+        pa_tl_json_str(out, p->top[i].label, p->top[i].len);
+        fprintf(out, ",%.0f]", p->top[i].v);
     }
-    if (n > PA_HTML_PIE_TOP)
-        fprintf(out, ",[\"other (%zu rows)\",%.0f]", n - PA_HTML_PIE_TOP, rest);
+    if (p->nrows > PA_HTML_PIE_TOP)
+        fprintf(out, ",[\"other (%zu rows)\",%.0f]", p->nrows - PA_HTML_PIE_TOP, rest);
     fputs("]}", out);
-    free(v);
 }
 
 /* "bars": a percentage per label for every row shown (first `limit` rows). */
@@ -158,8 +172,11 @@ static void pa_html_bars(FILE *out, const pa_table_t *t, const char *value, cons
     pa_tl_json_str(out, value, strlen(value));
     fputs(",\"items\":[", out);
     for (size_t r = 0; r < n && r < limit; r++) {
+        size_t len;
+        char *label = pa_html_label(t, pa_html_cell(t, r, 0), lc, -1, &len);
         fprintf(out, "%s[", r ? "," : "");
-        pa_html_label(out, t, r, lc, -1);
+        pa_tl_json_str(out, label ? label : "", label ? len : 0);
+        free(label);
         fputc(',', out);
         pa_html_cell_json(out, t, pa_html_cell(t, r, vc));
         fputc(']', out);
@@ -167,62 +184,102 @@ static void pa_html_bars(FILE *out, const pa_table_t *t, const char *value, cons
     fputs("]}", out);
 }
 
+/* What pa_html_report() keeps of a report's rows as they stream by: the first `limit` (table,
+ * bars) and the pie; the rest are only counted. */
+typedef struct pa_html_acc {
+    const pa_html_chart_t *ch;
+    size_t limit;
+    pa_table_t kept;
+    pa_html_pie_acc_t pie;
+} pa_html_acc_t;
+
+static int pa_html_sink(const pa_table_t *t, void *arg)
+{
+    pa_html_acc_t *a = arg;
+    const pa_cell_t *row = t->cells;
+    if (t->sunk == 0) {
+        a->pie.vc = pa_html_col(t, a->ch->pie_value);
+        a->pie.lc = pa_html_col(t, a->ch->pie_label);
+        a->pie.lc2 = pa_html_col(t, a->ch->pie_label2);
+    }
+    if (a->ch->pie_value && a->pie.vc >= 0 && a->pie.lc >= 0)
+        pa_html_pie_add(&a->pie, t, row, t->sunk);
+    if (t->sunk < a->limit)
+        for (int c = 0; c < t->ncols; c++) {
+            const pa_cell_t *x = &row[c];
+            if (x->type == PA_CELL_STR)
+                pa_table_add_str(&a->kept, t->arena + x->off, x->len);
+            else if (x->type == PA_CELL_INT)
+                pa_table_add_int(&a->kept, x->i);
+            else if (x->type == PA_CELL_DOUBLE)
+                pa_table_add_double(&a->kept, x->d, x->prec);
+            else
+                pa_table_add_none(&a->kept);
+        }
+    return 0;
+}
+
 /* One report as {"name","title","rows_total","columns","rows"[first limit],"pie","bars"};
- * returns 1 when written, 0 when the DB has no data for it (or it failed: *why set). */
+ * returns 1 when written, 0 when the DB has no data for it (or it failed: *why set). Rows are
+ * taken as they come (pa_report_produce_each): a trace report is never held whole. */
 static int pa_html_report(FILE *out, sqlite3 *db, const pa_html_chart_t *ch, size_t limit, int first,
                           char *why, size_t whysz)
 {
     pa_report_req_t *req = NULL;
-    pa_table_t t;
     const char *titles[64];
+    pa_html_acc_t a;
+    size_t n = 0;
     why[0] = '\0';
     if (!pa_report_find(ch->report) || pa_report_parse(ch->report, &req, why, whysz) != PA_REP_OK)
         return 0;
-    if (pa_report_produce(db, req, &t, titles, why, whysz) != PA_REP_OK) {
-        pa_report_req_free(req);
-        return 0;
-    }
-    size_t n = pa_table_nrows(&t);
-    if (n == 0) {
-        pa_table_free(&t);
-        pa_report_req_free(req);
-        return 0;
-    }
-    fprintf(out, "%s\n{\"name\":\"%s\",\"title\":", first ? "" : ",", pa_report_name(req));
-    pa_tl_json_str(out, pa_report_title(req), strlen(pa_report_title(req)));
-    fprintf(out, ",\"rows_total\":%zu,\"columns\":[", n);
-    for (int c = 0; c < t.ncols; c++) {
-        fputs(c ? "," : "", out);
-        pa_tl_json_str(out, t.titles[c], strlen(t.titles[c]));
-    }
-    /* digits of each double column (as the CSV prints them), -1 for the others */
-    fputs("],\"prec\":[", out);
-    for (int c = 0; c < t.ncols; c++) {
-        const pa_cell_t *cell = pa_html_cell(&t, 0, c);
-        fprintf(out, "%s%d", c ? "," : "", cell->type == PA_CELL_DOUBLE ? cell->prec : -1);
-    }
-    fputs("],\"rows\":[", out);
-    for (size_t r = 0; r < n && r < limit; r++) {
-        fputs(r ? ",[" : "[", out);
-        for (int c = 0; c < t.ncols; c++) {
+    memset(&a, 0, sizeof a);
+    a.ch = ch;
+    a.limit = limit;
+    a.pie.vc = a.pie.lc = a.pie.lc2 = -1;
+    int ok = pa_report_produce_each(db, req, titles, pa_html_sink, &a, &n, why, whysz) == PA_REP_OK;
+    pa_table_t *t = &a.kept;
+    t->titles = titles;
+    t->ncols = req->def->ncols < 64 ? (int)req->def->ncols : 64;
+    if (ok && n && !t->oom) {
+        fprintf(out, "%s\n{\"name\":\"%s\",\"title\":", first ? "" : ",", pa_report_name(req));
+        pa_tl_json_str(out, pa_report_title(req), strlen(pa_report_title(req)));
+        fprintf(out, ",\"rows_total\":%zu,\"columns\":[", n);
+        for (int c = 0; c < t->ncols; c++) {
             fputs(c ? "," : "", out);
-            pa_html_cell_json(out, &t, pa_html_cell(&t, r, c));
+            pa_tl_json_str(out, t->titles[c], strlen(t->titles[c]));
+        }
+        /* digits of each double column (as the CSV prints them), -1 for the others */
+        fputs("],\"prec\":[", out);
+        for (int c = 0; c < t->ncols; c++) {
+            const pa_cell_t *cell = pa_html_cell(t, 0, c);
+            fprintf(out, "%s%d", c ? "," : "", cell->type == PA_CELL_DOUBLE ? cell->prec : -1);
+        }
+        fputs("],\"rows\":[", out);
+        size_t kept = pa_table_nrows(t);
+        for (size_t r = 0; r < kept; r++) {
+            fputs(r ? ",[" : "[", out);
+            for (int c = 0; c < t->ncols; c++) {
+                fputs(c ? "," : "", out);
+                pa_html_cell_json(out, t, pa_html_cell(t, r, c));
+            }
+            fputc(']', out);
         }
         fputc(']', out);
+        if (ch->pie_value)
+            pa_html_pie(out, &a.pie, ch->pie_value);
+        const char *bar = ch->bar_value;
+        for (int c = 0; !bar && c < t->ncols; c++)
+            if (strstr(t->titles[c], "Util") && strstr(t->titles[c], "%"))
+                bar = t->titles[c];
+        if (bar)
+            pa_html_bars(out, t, bar, ch->bar_label, limit);
+        fputc('}', out);
     }
-    fputc(']', out);
-    if (ch->pie_value)
-        pa_html_pie(out, &t, ch);
-    const char *bar = ch->bar_value;
-    for (int c = 0; !bar && c < t.ncols; c++)
-        if (strstr(t.titles[c], "Util") && strstr(t.titles[c], "%"))
-            bar = t.titles[c];
-    if (bar)
-        pa_html_bars(out, &t, bar, ch->bar_label, limit);
-    fputc('}', out);
-    pa_table_free(&t);
+    for (size_t i = 0; i < a.pie.n; i++)
+        free(a.pie.top[i].label);
+    pa_table_free(t);
     pa_report_req_free(req);
-    return 1;
+    return ok && n && !t->oom;
 }
 
 /* ---- the session header and the device-busy overview ---- */

@@ -1,5 +1,6 @@
 /* report.c - the report registry: lookup by name/alias, option parsing, --help-report, running. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -474,6 +475,113 @@ int pa_report_produce(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, co
     return rc ? PA_REP_EDATA : PA_REP_OK;
 }
 
+/* The streamed run of pa_report_run_unit(): rows written as they come; the aligned table runs
+ * the report twice (its widths, then its rows): twice the time, the memory of one row. */
+typedef struct pa_run_sink {
+    pa_table_out_t o;
+    size_t limit;   /* rows= (SIZE_MAX: all) */
+    int widths;     /* 1: this pass only measures */
+} pa_run_sink_t;
+
+static int pa_run_sink(const pa_table_t *t, void *arg)
+{
+    pa_run_sink_t *k = arg;
+    if (t->sunk >= k->limit)
+        return 1;
+    if (k->widths)
+        pa_table_out_widen(t, &k->o, t->cells, t->sunk + 1);
+    else
+        pa_table_out_row(t, &k->o, t->cells, t->sunk + 1);
+    return t->sunk + 1 >= k->limit;
+}
+
+static int pa_run_streamed(sqlite3 *db, const pa_report_req_t *lim, int fmt, int shift, FILE *out, size_t limit,
+                           size_t *nrows, char *err, size_t errsz)
+{
+    const pa_report_def_t *d = lim->def;
+    const char *titles[64];
+    pa_table_t t;
+    pa_run_sink_t k = {{fmt, shift, NULL, out}, limit, fmt == PA_FMT_TABLE};
+    int rc = 0;
+    for (size_t i = 0; i < d->ncols && i < 64; i++)
+        titles[i] = d->cols[i].title;
+    for (int pass = k.widths ? 0 : 1; pass < 2 && !rc; pass++) {
+        memset(&t, 0, sizeof t);
+        t.ncols = (int)(d->ncols < 64 ? d->ncols : 64);
+        t.titles = titles;
+        t.sink = pa_run_sink;
+        t.sink_arg = &k;
+        if (pass == 0) {
+            if (!(k.o.w = calloc((size_t)t.ncols + 1, sizeof *k.o.w)))
+                rc = 1;
+            else
+                pa_table_out_widen(&t, &k.o, NULL, 0);
+        } else {
+            k.widths = 0;
+            pa_table_out_head(&t, &k.o);
+        }
+        if (!rc)
+            rc = d->produce(db, lim, &t, err, errsz);
+        if (rc == 0 && t.oom) {
+            snprintf(err, errsz, "report '%s': out of memory", d->name);
+            rc = PA_REP_EDATA;
+        }
+        if (rc == 0 && pass == 1) {
+            if (nrows)
+                *nrows = pa_table_nrows(&t);
+            pa_table_out_end(&t, &k.o, pa_table_nrows(&t) < limit ? pa_table_nrows(&t) : limit);
+        }
+        pa_table_free(&t);
+    }
+    free(k.o.w);
+    return rc ? PA_REP_EDATA : PA_REP_OK;
+}
+
+int pa_report_produce_each(sqlite3 *db, const pa_report_req_t *req, const char **titles,
+                           int (*sink)(const pa_table_t *t, void *arg), void *arg, size_t *nrows,
+                           char *err, size_t errsz)
+{
+    const pa_report_def_t *d = req->def;
+    pa_table_t t;
+    *nrows = 0;
+    if (!d->streams) {
+        if (pa_report_produce(db, req, &t, titles, err, errsz) != PA_REP_OK)
+            return PA_REP_EDATA;
+        size_t n = pa_table_nrows(&t);
+        pa_table_t one = t;  /* each row as the sink sees a streamed one: cells[0..ncols) */
+        for (size_t r = 0; r < n; r++) {
+            one.cells = &t.cells[r * (size_t)t.ncols];
+            one.ncells = (size_t)t.ncols;
+            one.sunk = r;
+            if (sink(&one, arg))
+                break;
+        }
+        *nrows = n;
+        pa_table_free(&t);
+        return PA_REP_OK;
+    }
+    memset(&t, 0, sizeof t);
+    for (size_t i = 0; i < d->ncols && i < 64; i++)
+        titles[i] = d->cols[i].title;
+    t.ncols = (int)(d->ncols < 64 ? d->ncols : 64);
+    t.titles = titles;
+    t.sink = sink;
+    t.sink_arg = arg;
+    pa_report_req_t all = *req;  /* every row: rows= is not applied */
+    all.rows.set = 0;
+    for (size_t i = 0; i < d->nopts && i < PA_REPORT_MAX_OPTS; i++)
+        if (strcmp(d->opts[i].name, "rows") == 0)
+            all.vals[i].set = 0;
+    int rc = d->produce(db, &all, &t, err, errsz);
+    if (rc == 0 && t.oom) {
+        snprintf(err, errsz, "report '%s': out of memory", d->name);
+        rc = PA_REP_EDATA;
+    }
+    *nrows = pa_table_nrows(&t);
+    pa_table_free(&t);
+    return rc ? PA_REP_EDATA : PA_REP_OK;
+}
+
 int pa_report_run_unit(sqlite3 *db, const pa_report_req_t *req, int fmt, int shift, FILE *out,
                        size_t *nrows, char *err, size_t errsz)
 {
@@ -496,6 +604,10 @@ int pa_report_run_unit(sqlite3 *db, const pa_report_req_t *req, int fmt, int shi
     for (size_t i = 0; i < d->nopts && i < PA_REPORT_MAX_OPTS; i++)
         if (strcmp(d->opts[i].name, "rows") == 0 && lim.vals[i].set && lim.vals[i].i == 0)
             lim.vals[i].i = 1;
+    if (d->streams) {
+        const pa_opt_val_t *rows = pa_req_opt(req, "rows");
+        return pa_run_streamed(db, &lim, fmt, shift, out, rows ? (size_t)rows->i : SIZE_MAX, nrows, err, errsz);
+    }
     int rc = d->produce(db, &lim, &t, err, errsz);
     if (rc == 0 && t.oom) {
         snprintf(err, errsz, "report '%s': out of memory", d->name);

@@ -27,6 +27,18 @@ static pa_cell_t *pa_table_next(pa_table_t *t)
     return c;
 }
 
+/* After each cell: a streaming table hands its complete row to the sink and starts over. */
+static void pa_table_done(pa_table_t *t)
+{
+    if (!t->sink || t->oom || t->ncells < (size_t)t->ncols)
+        return;
+    if (!t->sink_stop && t->sink(t, t->sink_arg))
+        t->sink_stop = 1;
+    t->sunk++;
+    t->ncells = 0;
+    t->arena_len = 0;
+}
+
 void pa_table_add_int(pa_table_t *t, int64_t v)
 {
     pa_cell_t *c = pa_table_next(t);
@@ -34,6 +46,7 @@ void pa_table_add_int(pa_table_t *t, int64_t v)
         c->type = PA_CELL_INT;
         c->i = v;
     }
+    pa_table_done(t);
 }
 
 void pa_table_add_double(pa_table_t *t, double v, int prec)
@@ -48,11 +61,13 @@ void pa_table_add_double(pa_table_t *t, double v, int prec)
         c->d = v;
         c->prec = prec;
     }
+    pa_table_done(t);
 }
 
 void pa_table_add_none(pa_table_t *t)
 {
     pa_table_next(t);
+    pa_table_done(t);
 }
 
 void pa_table_add_str(pa_table_t *t, const void *s, size_t len)
@@ -80,11 +95,12 @@ void pa_table_add_str(pa_table_t *t, const void *s, size_t len)
     if (len)
         memcpy(t->arena + t->arena_len, s, len);
     t->arena_len += len;
+    pa_table_done(t);
 }
 
 size_t pa_table_nrows(const pa_table_t *t)
 {
-    return t->ncols ? t->ncells / (size_t)t->ncols : 0;
+    return t->sunk + (t->ncols ? t->ncells / (size_t)t->ncols : 0);
 }
 
 void pa_table_free(pa_table_t *t)
@@ -184,30 +200,32 @@ static void pa_csv_str(FILE *out, const char *s, size_t len)
     fputc('"', out);
 }
 
-static void pa_write_csv(const pa_table_t *t, FILE *out)
+static void pa_csv_head(const pa_table_t *t, FILE *out)
 {
-    char num[64];
     char tb[256];
     fputs("Row#,", out);
     for (int c = 0; c < t->ncols; c++)
         fprintf(out, "%s,", pa_col_title(t, c, tb, sizeof tb));
     fputc('\n', out);
-    for (size_t r = 0; r < pa_table_nrows(t); r++) {
-        fprintf(out, "%zu,", r + 1);
-        for (int c = 0; c < t->ncols; c++) {
-            const pa_cell_t *cell = &t->cells[r * (size_t)t->ncols + (size_t)c];
-            if (cell->type == PA_CELL_STR)
-                pa_csv_str(out, t->arena + cell->off, cell->len);
-            else if (cell->type == PA_CELL_NONE)
-                fputs("\"-\"", out);
-            else {
-                pa_cell_num_col(t, c, cell, num, sizeof num);
-                fputs(num, out);
-            }
-            fputc(',', out);
+}
+
+static void pa_csv_row(const pa_table_t *t, const pa_cell_t *row, size_t num, FILE *out)
+{
+    char num_s[64];
+    fprintf(out, "%zu,", num);
+    for (int c = 0; c < t->ncols; c++) {
+        const pa_cell_t *cell = &row[c];
+        if (cell->type == PA_CELL_STR)
+            pa_csv_str(out, t->arena + cell->off, cell->len);
+        else if (cell->type == PA_CELL_NONE)
+            fputs("\"-\"", out);
+        else {
+            pa_cell_num_col(t, c, cell, num_s, sizeof num_s);
+            fputs(num_s, out);
         }
-        fputc('\n', out);
+        fputc(',', out);
     }
+    fputc('\n', out);
 }
 
 /* ---- table: aligned columns; numbers right-aligned, strings left; control bytes and bytes
@@ -244,26 +262,38 @@ static size_t pa_tbl_width(const pa_table_t *t, int col, const pa_cell_t *cell)
     return strlen(num);
 }
 
-static void pa_write_table(const pa_table_t *t, FILE *out)
+static int pa_out_shift(const pa_table_out_t *o)
 {
-    size_t nrows = pa_table_nrows(t), ncols = (size_t)t->ncols + 1;
-    size_t *w = calloc(ncols, sizeof *w);
-    char num[64];
-    if (!w)
+    return o->shift == 3 || o->shift == 6 || o->shift == 9 ? o->shift : 0;
+}
+
+void pa_table_out_widen(const pa_table_t *t, const pa_table_out_t *o, const pa_cell_t *row, size_t num)
+{
+    char tb[256], num_s[64];
+    size_t *w = o->w;
+    pa_unit_shift = pa_out_shift(o);
+    if (!row) {
+        w[0] = strlen("Row#");
+        for (int c = 0; c < t->ncols; c++)
+            w[c + 1] = strlen(pa_col_title(t, c, tb, sizeof tb));
+        pa_unit_shift = 0;
         return;
-    w[0] = strlen("Row#");
-    snprintf(num, sizeof num, "%zu", nrows);
-    if (strlen(num) > w[0])
-        w[0] = strlen(num);
+    }
+    snprintf(num_s, sizeof num_s, "%zu", num);
+    if (strlen(num_s) > w[0])
+        w[0] = strlen(num_s);
+    for (int c = 0; c < t->ncols; c++) {
+        size_t cw = pa_tbl_width(t, c, &row[c]);
+        if (cw > w[c + 1])
+            w[c + 1] = cw;
+    }
+    pa_unit_shift = 0;
+}
+
+static void pa_tbl_head(const pa_table_t *t, const size_t *w, FILE *out)
+{
+    size_t ncols = (size_t)t->ncols + 1;
     char tb[256];
-    for (size_t c = 1; c < ncols; c++)
-        w[c] = strlen(pa_col_title(t, (int)c - 1, tb, sizeof tb));
-    for (size_t r = 0; r < nrows; r++)
-        for (size_t c = 1; c < ncols; c++) {
-            size_t cw = pa_tbl_width(t, (int)c - 1, &t->cells[r * (ncols - 1) + c - 1]);
-            if (cw > w[c])
-                w[c] = cw;
-        }
     fprintf(out, "%*s", (int)w[0], "Row#");
     for (size_t c = 1; c < ncols; c++)
         fprintf(out, "  %-*s", c + 1 < ncols ? (int)w[c] : 0, pa_col_title(t, (int)c - 1, tb, sizeof tb));
@@ -274,28 +304,31 @@ static void pa_write_table(const pa_table_t *t, FILE *out)
             fputc('-', out);
     }
     fputc('\n', out);
-    for (size_t r = 0; r < nrows; r++) {
-        fprintf(out, "%*zu", (int)w[0], r + 1);
-        for (size_t c = 1; c < ncols; c++) {
-            const pa_cell_t *cell = &t->cells[r * (ncols - 1) + c - 1];
-            if (cell->type == PA_CELL_STR) {
-                char *buf = malloc(cell->len * 4 + 1);
-                if (!buf)
-                    break;
-                pa_tbl_escape(t->arena + cell->off, cell->len, buf);
-                fprintf(out, "  %-*s", c + 1 < ncols ? (int)w[c] : 0, buf);
-                free(buf);
-            } else {
-                if (cell->type == PA_CELL_NONE)
-                    snprintf(num, sizeof num, "-");
-                else
-                    pa_cell_num_col(t, (int)c - 1, cell, num, sizeof num);
-                fprintf(out, "  %*s", (int)w[c], num);
-            }
+}
+
+static void pa_tbl_row(const pa_table_t *t, const size_t *w, const pa_cell_t *row, size_t num, FILE *out)
+{
+    size_t ncols = (size_t)t->ncols + 1;
+    char num_s[64];
+    fprintf(out, "%*zu", (int)w[0], num);
+    for (size_t c = 1; c < ncols; c++) {
+        const pa_cell_t *cell = &row[c - 1];
+        if (cell->type == PA_CELL_STR) {
+            char *buf = malloc(cell->len * 4 + 1);
+            if (!buf)
+                break;
+            pa_tbl_escape(t->arena + cell->off, cell->len, buf);
+            fprintf(out, "  %-*s", c + 1 < ncols ? (int)w[c] : 0, buf);
+            free(buf);
+        } else {
+            if (cell->type == PA_CELL_NONE)
+                snprintf(num_s, sizeof num_s, "-");
+            else
+                pa_cell_num_col(t, (int)c - 1, cell, num_s, sizeof num_s);
+            fprintf(out, "  %*s", (int)w[c], num_s);
         }
-        fputc('\n', out);
     }
-    free(w);
+    fputc('\n', out);
 }
 
 /* ---- json: an array of objects keyed by column title; "-" cells are null; strings escaped:
@@ -348,32 +381,27 @@ static void pa_json_str(FILE *out, const char *str, size_t len)
     fputc('"', out);
 }
 
-static void pa_write_json(const pa_table_t *t, FILE *out)
+static void pa_json_row(const pa_table_t *t, const pa_cell_t *row, size_t num, FILE *out)
 {
-    char num[64];
-    size_t nrows = pa_table_nrows(t);
-    fputs("[", out);
-    for (size_t r = 0; r < nrows; r++) {
-        fprintf(out, "%s\n  {\"Row#\": %zu", r ? "," : "", r + 1);
-        for (int c = 0; c < t->ncols; c++) {
-            const pa_cell_t *cell = &t->cells[r * (size_t)t->ncols + (size_t)c];
-            char tb[256];
-            const char *ti = pa_col_title(t, c, tb, sizeof tb);
-            fputs(", ", out);
-            pa_json_str(out, ti, strlen(ti));
-            fputs(": ", out);
-            if (cell->type == PA_CELL_STR)
-                pa_json_str(out, t->arena + cell->off, cell->len);
-            else if (cell->type == PA_CELL_NONE || (cell->type == PA_CELL_DOUBLE && !isfinite(cell->d)))
-                fputs("null", out);
-            else {
-                pa_cell_num_col(t, c, cell, num, sizeof num);
-                fputs(num, out);
-            }
+    char num_s[64];
+    fprintf(out, "%s\n  {\"Row#\": %zu", num > 1 ? "," : "", num);
+    for (int c = 0; c < t->ncols; c++) {
+        const pa_cell_t *cell = &row[c];
+        char tb[256];
+        const char *ti = pa_col_title(t, c, tb, sizeof tb);
+        fputs(", ", out);
+        pa_json_str(out, ti, strlen(ti));
+        fputs(": ", out);
+        if (cell->type == PA_CELL_STR)
+            pa_json_str(out, t->arena + cell->off, cell->len);
+        else if (cell->type == PA_CELL_NONE || (cell->type == PA_CELL_DOUBLE && !isfinite(cell->d)))
+            fputs("null", out);
+        else {
+            pa_cell_num_col(t, c, cell, num_s, sizeof num_s);
+            fputs(num_s, out);
         }
-        fputs("}", out);
     }
-    fputs(nrows ? "\n]\n" : "]\n", out);
+    fputs("}", out);
 }
 
 /* ---- tsv: header "Row#<TAB>A<TAB>B", no quoting; in strings a backslash, tab, newline and
@@ -391,46 +419,90 @@ static void pa_tsv_str(FILE *out, const char *s, size_t len)
     }
 }
 
-static void pa_write_tsv(const pa_table_t *t, FILE *out)
+static void pa_tsv_head(const pa_table_t *t, FILE *out)
 {
-    char num[64], tb[256];
+    char tb[256];
     fputs("Row#", out);
     for (int c = 0; c < t->ncols; c++)
         fprintf(out, "\t%s", pa_col_title(t, c, tb, sizeof tb));
     fputc('\n', out);
-    for (size_t r = 0; r < pa_table_nrows(t); r++) {
-        fprintf(out, "%zu", r + 1);
-        for (int c = 0; c < t->ncols; c++) {
-            const pa_cell_t *cell = &t->cells[r * (size_t)t->ncols + (size_t)c];
-            fputc('\t', out);
-            if (cell->type == PA_CELL_STR)
-                pa_tsv_str(out, t->arena + cell->off, cell->len);
-            else if (cell->type == PA_CELL_NONE)
-                fputc('-', out);
-            else {
-                pa_cell_num_col(t, c, cell, num, sizeof num);
-                fputs(num, out);
-            }
+}
+
+static void pa_tsv_row(const pa_table_t *t, const pa_cell_t *row, size_t num, FILE *out)
+{
+    char num_s[64];
+    fprintf(out, "%zu", num);
+    for (int c = 0; c < t->ncols; c++) {
+        const pa_cell_t *cell = &row[c];
+        fputc('\t', out);
+        if (cell->type == PA_CELL_STR)
+            pa_tsv_str(out, t->arena + cell->off, cell->len);
+        else if (cell->type == PA_CELL_NONE)
+            fputc('-', out);
+        else {
+            pa_cell_num_col(t, c, cell, num_s, sizeof num_s);
+            fputs(num_s, out);
         }
-        fputc('\n', out);
     }
+    fputc('\n', out);
+}
+
+/* ---- one interface over the formats, for whole tables and streamed rows ---- */
+
+void pa_table_out_head(const pa_table_t *t, const pa_table_out_t *o)
+{
+    pa_unit_shift = pa_out_shift(o);
+    if (o->fmt == PA_FMT_TSV)
+        pa_tsv_head(t, o->out);
+    else if (o->fmt == PA_FMT_TABLE)
+        pa_tbl_head(t, o->w, o->out);
+    else if (o->fmt == PA_FMT_JSON)
+        fputs("[", o->out);
+    else
+        pa_csv_head(t, o->out);
+    pa_unit_shift = 0;
+}
+
+void pa_table_out_row(const pa_table_t *t, const pa_table_out_t *o, const pa_cell_t *row, size_t num)
+{
+    pa_unit_shift = pa_out_shift(o);
+    if (o->fmt == PA_FMT_TSV)
+        pa_tsv_row(t, row, num, o->out);
+    else if (o->fmt == PA_FMT_TABLE)
+        pa_tbl_row(t, o->w, row, num, o->out);
+    else if (o->fmt == PA_FMT_JSON)
+        pa_json_row(t, row, num, o->out);
+    else
+        pa_csv_row(t, row, num, o->out);
+    pa_unit_shift = 0;
+}
+
+void pa_table_out_end(const pa_table_t *t, const pa_table_out_t *o, size_t nrows)
+{
+    (void)t;
+    if (o->fmt == PA_FMT_JSON)
+        fputs(nrows ? "\n]\n" : "]\n", o->out);
 }
 
 void pa_table_write_unit(const pa_table_t *t, int fmt, int shift, FILE *out)
 {
-    pa_unit_shift = shift == 3 || shift == 6 || shift == 9 ? shift : 0;
-    pa_table_write(t, fmt, out);
-    pa_unit_shift = 0;
+    size_t nrows = pa_table_nrows(t), ncols = (size_t)t->ncols;
+    pa_table_out_t o = {fmt, shift, NULL, out};
+    if (fmt == PA_FMT_TABLE) {
+        if (!(o.w = calloc(ncols + 1, sizeof *o.w)))
+            return;
+        pa_table_out_widen(t, &o, NULL, 0);
+        for (size_t r = 0; r < nrows; r++)
+            pa_table_out_widen(t, &o, &t->cells[r * ncols], r + 1);
+    }
+    pa_table_out_head(t, &o);
+    for (size_t r = 0; r < nrows; r++)
+        pa_table_out_row(t, &o, &t->cells[r * ncols], r + 1);
+    pa_table_out_end(t, &o, nrows);
+    free(o.w);
 }
 
 void pa_table_write(const pa_table_t *t, int fmt, FILE *out)
 {
-    if (fmt == PA_FMT_TSV)
-        pa_write_tsv(t, out);
-    else if (fmt == PA_FMT_TABLE)
-        pa_write_table(t, out);
-    else if (fmt == PA_FMT_JSON)
-        pa_write_json(t, out);
-    else
-        pa_write_csv(t, out);
+    pa_table_write_unit(t, fmt, 0, out);
 }

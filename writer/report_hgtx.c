@@ -69,31 +69,32 @@ static const pa_report_col_t pa_cols_pushpop[] = {
 };
 
 /* Rows in the report's order, straight from the start index (which holds (start, id)): no
- * sort, and rows= stops the scan. RangeStack and the children come from one pass over the
- * ranges (report_stack.c). */
+ * sort, and rows= stops the scan. Every push/pop range passes (range= only selects which are
+ * listed) so each thread's stack stays current; RangeStack and the children come from
+ * report_stack.c. The rows stream out one at a time (the def's .streams): memory is the nesting
+ * depth, not the number of ranges. */
 static const char pa_pushpop_sql[] =
-    "SELECT r.start, r.end, r.name, r.globalTid, r.level, r.id, r.parentId, r.unterminated"
-    " FROM HGTX_RANGES_NAMED r WHERE r.style = 0 AND (?1 IS NULL OR r.name REGEXP ?1)"
-    " ORDER BY r.start, r.id LIMIT ?2";
+    "SELECT r.start, r.end, r.name, r.globalTid, r.level, r.id, r.parentId, r.unterminated,"
+    " ?1 IS NULL OR r.name REGEXP ?1"
+    " FROM HGTX_RANGES_NAMED r WHERE r.style = 0 ORDER BY r.start, r.id LIMIT ?2";
 
-static void pa_pushpop_row(pa_table_t *t, sqlite3_stmt *st, pa_range_tree_t *tree)
+/* One row; 0, or -1 when a lookup or an allocation failed (t->oom or s->failed). */
+static int pa_pushpop_row(pa_table_t *t, sqlite3_stmt *st, pa_range_stacks_t *s, const char *stack, size_t slen)
 {
     int64_t start = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1);
     int64_t gtid = sqlite3_column_int64(st, 3), level = sqlite3_column_int64(st, 4);
     int64_t id = sqlite3_column_int64(st, 5), parent = sqlite3_column_int64(st, 6);
     const char *name = sqlite3_column_blob(st, 2);
-    size_t nlen = (size_t)sqlite3_column_bytes(st, 2), slen = 0;
-    const pa_range_node_t *nd = pa_range_tree_find(tree, id);
-    int64_t dchild = nd ? nd->child_dur : 0;
-    char *stack = pa_range_tree_stack(tree, id, &slen);
+    size_t nlen = (size_t)sqlite3_column_bytes(st, 2);
+    int64_t nchild, dchild;
+    if (pa_range_stacks_children(s, id, &nchild, &dchild) < 0)
+        return -1;
     /* NameTree: one '-' per level, then the name */
     size_t lv = level > 0 ? (size_t)level : 0;
     char *nametree = malloc(lv + nlen + 1);
-    if (!stack || !nametree) {
-        free(stack);
-        free(nametree);
+    if (!nametree) {
         t->oom = 1;
-        return;
+        return -1;
     }
     pa_table_add_int(t, start);
     if (sqlite3_column_int64(st, 7)) {
@@ -113,7 +114,7 @@ static void pa_pushpop_row(pa_table_t *t, sqlite3_stmt *st, pa_range_tree_t *tre
     pa_table_add_int(t, (int64_t)((uint64_t)gtid >> 32));
     pa_table_add_int(t, (int64_t)((uint64_t)gtid & 0xffffffffu));
     pa_table_add_int(t, level);
-    pa_table_add_int(t, nd ? nd->nchild : 0);
+    pa_table_add_int(t, nchild);
     pa_table_add_int(t, id);
     if (parent)
         pa_table_add_int(t, parent);
@@ -125,28 +126,44 @@ static void pa_pushpop_row(pa_table_t *t, sqlite3_stmt *st, pa_range_tree_t *tre
         memcpy(nametree + lv, name, nlen);
     pa_table_add_str(t, nametree, lv + nlen);
     free(nametree);
-    free(stack);
+    return 0;
 }
 
 static int pa_produce_pushpop(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t,
                               char *err, size_t errsz)
 {
     sqlite3_stmt *st;
-    pa_range_tree_t tree;
-    int rc = pa_range_tree_load(db, &tree, req->def->name, err, errsz);
+    pa_range_stacks_t s;
+    int rc = pa_range_stacks_open(db, &s, req->def->name, err, errsz);
     if (rc)
         return rc;
     if ((rc = pa_report_prepare(db, pa_pushpop_sql, &st, req->def->name, err, errsz)) != 0) {
-        pa_range_tree_free(&tree);
+        pa_range_stacks_close(&s);
         return rc;
     }
     const pa_opt_val_t *re = pa_req_opt(req, "range"), *rows = pa_req_opt(req, "rows");
+    int64_t want = rows ? rows->i : -1, kept = 0;
     if (re)
         sqlite3_bind_text(st, 1, re->s, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, rows ? rows->i : -1); /* rows= cuts the work, not only the output */
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && !t->oom)
-        pa_pushpop_row(t, st, &tree);
-    pa_range_tree_free(&tree);
+    /* rows= cuts the work, not only the output: in SQL without range=, by the rows listed with it */
+    sqlite3_bind_int64(st, 2, re ? -1 : want);
+    rc = SQLITE_DONE;
+    while ((want < 0 || kept < want) && !t->oom && !s.failed && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        size_t slen = 0;
+        const char *stack = pa_range_stacks_get(&s, sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6),
+                                                sqlite3_column_int64(st, 3), &slen);
+        if (!stack || !sqlite3_column_int(st, 8))
+            continue;
+        kept++;
+        pa_pushpop_row(t, st, &s, stack, slen);
+    }
+    int failed = s.failed;
+    pa_range_stacks_close(&s);
+    if (failed && !t->oom) {
+        snprintf(err, errsz, "report '%s': reading the range stacks failed: %s", req->def->name, sqlite3_errmsg(db));
+        sqlite3_finalize(st);
+        return PA_REP_EDATA;
+    }
     if (rc != SQLITE_DONE && rc != SQLITE_ROW)
         return pa_report_step_error(db, st, req->def->name, err, errsz);
     sqlite3_finalize(st);
@@ -169,4 +186,5 @@ const pa_report_def_t pa_report_hgtx_pushpop_trace = {
     .opts = pa_opts_range, .nopts = 1,
     .cols = pa_cols_pushpop, .ncols = sizeof pa_cols_pushpop / sizeof pa_cols_pushpop[0],
     .produce = pa_produce_pushpop,
+    .streams = 1,
 };

@@ -275,12 +275,12 @@ static int proj_collect(sqlite3 *db, const pa_report_req_t *req, proj_set_t *s, 
         " ORDER BY r.id, o.start, o.end",
         how_filter(req), dev);
     sqlite3_stmt *st;
-    pa_range_tree_t tree; /* RangeStack of push/pop ranges (report_stack.c) */
-    int rc = pa_range_tree_load(db, &tree, req->def->name, err, errsz);
+    pa_range_stacks_t stacks; /* RangeStack of push/pop ranges (report_stack.c) */
+    int rc = pa_range_stacks_open(db, &stacks, req->def->name, err, errsz);
     if (rc)
         return rc;
     if ((rc = prep(db, req, sql, &st, err, errsz)) != 0) {
-        pa_range_tree_free(&tree);
+        pa_range_stacks_close(&stacks);
         return rc;
     }
     proj_inst_t *cur = NULL;
@@ -296,7 +296,7 @@ static int proj_collect(sqlite3 *db, const pa_report_req_t *req, proj_set_t *s, 
                 proj_inst_t *nv = realloc(s->v, nc * sizeof *nv);
                 if (!nv) {
                     sqlite3_finalize(st);
-                    pa_range_tree_free(&tree);
+                    pa_range_stacks_close(&stacks);
                     snprintf(err, errsz, "report '%s': out of memory", req->def->name);
                     return PA_REP_EDATA;
                 }
@@ -314,8 +314,15 @@ static int proj_collect(sqlite3 *db, const pa_report_req_t *req, proj_set_t *s, 
             cur->level = sqlite3_column_int64(st, 6);
             cur->parent = sqlite3_column_int64(st, 7);
             cur->nchild = sqlite3_column_int64(st, 8);
-            if (cur->style == 0) /* start/end ranges have no stack */
-                cur->stack = pa_range_tree_stack(&tree, id, &cur->stack_len);
+            if (cur->style == 0) { /* start/end ranges have no stack */
+                size_t len = 0;
+                const char *stk = pa_range_stacks_get(&stacks, id, cur->parent, cur->gtid, &len);
+                if (stk && (cur->stack = malloc(len + 1)) != NULL) {
+                    memcpy(cur->stack, stk, len);
+                    cur->stack[len] = '\0';
+                    cur->stack_len = len;
+                }
+            }
             cur->pstart = os;
             cover = os;
         }
@@ -327,7 +334,13 @@ static int proj_collect(sqlite3 *db, const pa_report_req_t *req, proj_set_t *s, 
         }
         cur->nops++;
     }
-    pa_range_tree_free(&tree);
+    int failed = stacks.failed;
+    pa_range_stacks_close(&stacks);
+    if (failed && rc == SQLITE_DONE) {
+        sqlite3_finalize(st);
+        snprintf(err, errsz, "report '%s': reading the range stacks failed: %s", req->def->name, sqlite3_errmsg(db));
+        return PA_REP_EDATA;
+    }
     if (rc != SQLITE_DONE)
         return pa_report_step_error(db, st, req->def->name, err, errsz);
     sqlite3_finalize(st);

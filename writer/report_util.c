@@ -69,6 +69,8 @@ int pa_report_stat_rows(sqlite3 *db, sqlite3_stmt *st, const pa_report_req_t *re
 void pa_report_limit_rows(const pa_report_req_t *req, pa_table_t *t)
 {
     const pa_opt_val_t *rows = pa_req_opt(req, "rows");
+    if (t->sink) /* a streamed table holds one row: the engine's sink applies rows= */
+        return;
     if (rows && (size_t)rows->i < pa_table_nrows(t))
         t->ncells = (size_t)rows->i * (size_t)t->ncols;
 }

@@ -69,38 +69,57 @@ int pa_report_prepare_ze(sqlite3 *db, const pa_report_req_t *req, const char *sq
 #define PA_REPORT_DEF(var, nm, ttl, a0, a1, desc, op, cl, fn) \
     static const pa_report_def_t var = { .name = nm, .title = ttl, .aliases = { a0, a1 }, .description = desc, \
         .opts = op, .nopts = PA_REPORT_NELEM(op), .cols = cl, .ncols = PA_REPORT_NELEM(cl), .produce = fn }
+/* The same for a report whose rows may stream (pa_report_def .streams: fn only appends, in order). */
+#define PA_REPORT_DEF_STREAMS(var, nm, ttl, a0, a1, desc, op, cl, fn) \
+    static const pa_report_def_t var = { .name = nm, .title = ttl, .aliases = { a0, a1 }, .description = desc, \
+        .opts = op, .nopts = PA_REPORT_NELEM(op), .cols = cl, .ncols = PA_REPORT_NELEM(cl), .produce = fn, \
+        .streams = 1 }
 
 /* ---- push/pop range stacks (report_stack.c) ---- */
 
-/* One push/pop range: its parent, its duration (0 when still open at exit) and the total
- * duration and count of its direct children. */
-typedef struct pa_range_node {
-    int64_t id, parent, dur, child_dur, nchild;
-    int64_t path_pos, path_off; /* on the last stack built: its depth there and string offset; -1 */
-} pa_range_node_t;
+/* RangeStack and direct children of push/pop ranges, read as rows stream by in start (or id)
+ * order: per thread, the stack of the ranges last seen open (ids and the string so far); a range
+ * whose parent is not on it has its ancestors looked up by primary key. Memory: the nesting depth
+ * per thread, not the number of ranges. */
+/* slen: the string's length through it; walked: pushed as an ancestor found by lookups */
+typedef struct pa_rs_entry { int64_t id; size_t slen; int walked; } pa_rs_entry_t;
+typedef struct pa_rs_thread {
+    int64_t gtid;
+    pa_rs_entry_t *v; size_t n, cap;
+    size_t nwalked; /* walked entries on the stack */
+    char *str; size_t scap;
+} pa_rs_thread_t;
+typedef struct pa_kid_agg { int64_t parent, n, dur; } pa_kid_agg_t;
 
-typedef struct pa_range_tree {
-    pa_range_node_t *v; /* sorted by id */
-    size_t n, cap;
-    size_t *path, depth, *chain; /* the last stack built, root first (node indexes) */
-    char *str; size_t slen, scap; /* its RangeStack string */
-} pa_range_tree_t;
+typedef struct pa_range_stacks {
+    sqlite3 *db;
+    sqlite3_stmt *up;   /* parentId, style of a range by id */
+    sqlite3_stmt *kids; /* children count and total by parentId (index HGTX_RANGES_parent) */
+    pa_kid_agg_t *agg; size_t nagg; /* without that index: the children totals, sorted by parent */
+    pa_rs_thread_t *th; size_t nth, capth; /* sorted by gtid */
+    int64_t *chain; size_t capchain;
+    int failed;
+} pa_range_stacks_t;
 
-/*! pa_range_tree_load() : every push/pop range of HGTX_RANGES (id, parentId, duration) in one
- *  pass in primary-key order, with each range's direct-children totals. O(n) memory, no temp
- *  table. Returns PA_REP_OK, or PA_REP_EDATA with err set ("report '<report>': ..."). */
-int pa_range_tree_load(sqlite3 *db, pa_range_tree_t *t, const char *report, char *err, size_t errsz);
+/*! pa_range_stacks_open() : prepares the lookups on `db` (a DB without the index on
+ *  HGTX_RANGES(parentId), e.g. one still being written, gets the children totals in one grouped
+ *  pass instead: memory per range with children). Returns PA_REP_OK, or PA_REP_EDATA with err
+ *  set ("report '<report>': ..."). */
+int pa_range_stacks_open(sqlite3 *db, pa_range_stacks_t *s, const char *report, char *err, size_t errsz);
 
-/*! pa_range_tree_find() : the node of range `id`, or NULL when it is no push/pop range. */
-pa_range_node_t *pa_range_tree_find(const pa_range_tree_t *t, int64_t id);
+/*! pa_range_stacks_get() : RangeStack of push/pop range `id` (spec 2.3.25): ":root:...:parent:id",
+ *  the parentId links walked up to a range whose parent is not a push/pop range in the DB (which
+ *  starts its own stack); `parent` its parentId, `gtid` its thread. Cheapest when called in start
+ *  order. Returns a pointer valid until the next call, *len its length; NULL when out of memory
+ *  or a lookup failed (s->failed set). */
+const char *pa_range_stacks_get(pa_range_stacks_t *s, int64_t id, int64_t parent, int64_t gtid, size_t *len);
 
-/*! pa_range_tree_stack() : RangeStack of range `id` (spec 2.3.25): ":root:...:parent:id", the
- *  parentId links walked up to a range whose parent is not a push/pop range in the DB (which
- *  starts its own stack). malloc'd, *len its length; NULL when out of memory. Cheapest when
- *  called in start order (each stack extends the one before). */
-char *pa_range_tree_stack(pa_range_tree_t *t, int64_t id, size_t *len);
+/*! pa_range_stacks_children() : the number of direct push/pop children of range `id` and the
+ *  total of their durations in ns (a child still open at exit counts, with no duration).
+ *  0, or -1 when the lookup failed (s->failed set). */
+int pa_range_stacks_children(pa_range_stacks_t *s, int64_t id, int64_t *n, int64_t *dur);
 
-void pa_range_tree_free(pa_range_tree_t *t);
+void pa_range_stacks_close(pa_range_stacks_t *s);
 
 /* Statistics columns of pa_report_stat_rows() over the SQL expression x (ns or bytes): total,
  * count, avg, median, min, max, stddev (median/stddev from report_sqlfn.c). */

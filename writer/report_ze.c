@@ -250,15 +250,15 @@ PA_REPORT_DEF(r_kern_sum, "kern_sum", "Kernel Summary", "hggc_ppu_kern_sum", "hg
 PA_REPORT_DEF(r_kern_gb_sum, "kern_gb_sum", "Kernel Grid/Block Summary", "hggc_ppu_kern_gb_sum", NULL,
     "Kernel statistics per (name, group count, group size), total descending (spec 2.3.5).",
     opts_kern_hn, cols_kern_gb_sum, produce_kern_gb_sum);
-PA_REPORT_DEF(r_kern_gb_trace, "kern_gb_trace", "Kernel Grid/Block Trace", "hggc_ppu_kern_gb_trace", NULL,
+PA_REPORT_DEF_STREAMS(r_kern_gb_trace, "kern_gb_trace", "Kernel Grid/Block Trace", "hggc_ppu_kern_gb_trace", NULL,
     "One row per kernel execution with group count/size, by start (spec 2.3.6).",
     opts_kern_hn, cols_kern_gb_trace, produce_kern_gb_trace);
-PA_REPORT_DEF(r_kern_exec, "kern_exec_trace", "Kernel Execution Trace", "hggc_kern_exec_trace", NULL,
+PA_REPORT_DEF_STREAMS(r_kern_exec, "kern_exec_trace", "Kernel Execution Trace", "hggc_kern_exec_trace", NULL,
     "Each kernel from its launching call to its execution, by API start (spec 2.3.4).\n"
     "Queue Start/Dur are '-' when the kernel started before the call ended.\n"
     "A regular command list executed N times yields N rows per kernel (graph).",
     opts_kern, cols_kern_exec, produce_kern_exec_trace);
-PA_REPORT_DEF(r_gpu_trace, "gpu_trace", "Device Trace", "hggc_ppu_trace", NULL,
+PA_REPORT_DEF_STREAMS(r_gpu_trace, "gpu_trace", "Device Trace", "hggc_ppu_trace", NULL,
     "Kernels, copies and fills on the devices by start (spec 2.3.8); '-' where a column\n"
     "does not apply. Throughput in bytes per second.",
     opts_kern_hn, cols_gpu_trace, produce_gpu_trace);
@@ -280,7 +280,7 @@ PA_REPORT_DEF(r_dev, "device_attribute", "Device Attributes", "ppu_device_attrib
 PA_REPORT_DEF(r_api_sum, "ze_api_sum", "Level Zero API Summary", "hggc_api_sum", NULL,
     "Level Zero API calls by name, total time descending (spec 2.3.2).",
     opts_rows, cols_api_sum, produce_api_sum);
-PA_REPORT_DEF(r_api_trace, "ze_api_trace", "Level Zero API Trace", "hggc_api_trace", NULL,
+PA_REPORT_DEF_STREAMS(r_api_trace, "ze_api_trace", "Level Zero API Trace", "hggc_api_trace", NULL,
     "One row per Level Zero API call, by duration ascending (spec 2.3.3).",
     opts_rows, cols_api_trace, produce_api_trace);
 

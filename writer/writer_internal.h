@@ -252,6 +252,13 @@ typedef struct pa_table {
     pa_cell_t *cells; size_t ncells, cap;
     char *arena; size_t arena_len, arena_cap;
     int oom;
+    /* streaming (set by the engine for a report whose def has .streams): each complete row, then
+     * cells[0..ncols), is handed to sink and dropped, so the table holds one row at a time; sink
+     * returns 1 when it wants no more (later rows are still counted, not handed out) */
+    int (*sink)(const struct pa_table *t, void *arg);
+    void *sink_arg;
+    size_t sunk;    /* rows handed to the sink or counted after it stopped */
+    int sink_stop;
 } pa_table_t;
 
 /*! pa_table_add_*() : appends the next cell (row-major). Out of memory is sticky (t->oom).
@@ -262,7 +269,7 @@ void pa_table_add_int(pa_table_t *t, int64_t v);
 void pa_table_add_double(pa_table_t *t, double v, int prec);
 void pa_table_add_str(pa_table_t *t, const void *s, size_t len);
 void pa_table_add_none(pa_table_t *t);
-/*! pa_table_nrows() : complete rows so far. */
+/*! pa_table_nrows() : complete rows so far (streamed ones included). */
 size_t pa_table_nrows(const pa_table_t *t);
 void pa_table_free(pa_table_t *t);
 
@@ -314,6 +321,10 @@ struct pa_report_def {
     const pa_report_col_t *cols; size_t ncols;  /* without Row# */
     /* fills t (titles and ncols already set); returns 0, or 1 with err set (data error) */
     int (*produce)(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz);
+    /* 1: produce only appends rows, already in the report's order, and never reads t back (no
+     * pa_report_stat_rows, no sorting of t): the engine may stream them (t->sink), so a trace of
+     * any length is written with the memory of one row */
+    int streams;
 };
 
 struct pa_report_req {
@@ -327,6 +338,29 @@ struct pa_report_req {
  *  PA_REP_EDATA with err set (t empty). */
 int pa_report_produce(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, const char **titles,
                       char *err, size_t errsz);
+
+/*! pa_report_produce_each() : pa_report_produce() handing each row to sink(t, arg) in order (t
+ *  holds that row alone, cells[0..ncols)); a report that streams (.streams) never holds more
+ *  than one row, the others are produced whole then handed out. *nrows gets the number of rows.
+ *  Returns PA_REP_OK or PA_REP_EDATA with err set. */
+int pa_report_produce_each(sqlite3 *db, const pa_report_req_t *req, const char **titles,
+                           int (*sink)(const pa_table_t *t, void *arg), void *arg, size_t *nrows,
+                           char *err, size_t errsz);
+
+/* A table written as its rows come: csv, tsv, json directly; the aligned table needs its column
+ * widths first (pa_table_out_widen() over the same rows before the head). */
+typedef struct pa_table_out {
+    int fmt, shift;  /* enum pa_report_format; time columns' shift (pa_table_write_unit()) */
+    size_t *w;       /* table format: ncols + 1 widths (Row# first), from pa_table_out_widen() */
+    FILE *out;
+} pa_table_out_t;
+/*! pa_table_out_widen() : widens o->w to the titles (call once with row NULL first: sets them)
+ *  and to row `num` (cells[0..ncols) of t's layout). */
+void pa_table_out_widen(const pa_table_t *t, const pa_table_out_t *o, const pa_cell_t *row, size_t num);
+void pa_table_out_head(const pa_table_t *t, const pa_table_out_t *o);
+/*! pa_table_out_row() : row number `num` (1-based), cells `row` with strings in t's arena. */
+void pa_table_out_row(const pa_table_t *t, const pa_table_out_t *o, const pa_cell_t *row, size_t num);
+void pa_table_out_end(const pa_table_t *t, const pa_table_out_t *o, size_t nrows);
 
 /*! pa_req_opt() : the value of option `name` of req's report, NULL if not set (or unknown). */
 const pa_opt_val_t *pa_req_opt(const pa_report_req_t *req, const char *name);
