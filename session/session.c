@@ -127,6 +127,49 @@ static void db_failed_message(void)
            spool_path, spool_path);
 }
 
+/* stderr as it was when the session began, for the summary: an application that closes (or
+ * reopens) its stderr before exit would lose it. Close-on-exec (an exec'd program never gets it)
+ * and numbered high (F_DUPFD_CLOEXEC from near the top of the first 1024 fds: the application's
+ * own fds, select()'s range and code that takes the lowest free number keep the low ones). Used
+ * only while it is still that file (fstat: device and inode): an application that closed it and
+ * reused the number for its own file never gets the summary there. */
+static int summary_fd = -1;
+static dev_t summary_dev;
+static ino_t summary_ino;
+
+static void summary_keep_stderr(void)
+{
+    struct rlimit rl;
+    struct stat st;
+    if (pa_config.summary == PA_SUMMARY_STDOUT || pa_config.summary == PA_SUMMARY_NONE || fstat(2, &st) != 0)
+        return;
+    rlim_t lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 1024 ? rl.rlim_cur : 1024;
+    summary_fd = fcntl(2, F_DUPFD_CLOEXEC, lim > 64 ? (int)lim - 48 : 3);
+    summary_dev = st.st_dev;
+    summary_ino = st.st_ino;
+}
+
+/* 1 when fd is open on the file stderr was when the session began. */
+static int summary_same_file(int fd)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == summary_dev && st.st_ino == summary_ino;
+}
+
+/* stderr, or (*close_it = 2) a stream on the kept copy when the application closed or replaced
+ * its stderr meanwhile. */
+static FILE *summary_stderr(int *close_it)
+{
+    if (summary_fd < 0 || summary_same_file(2) || !summary_same_file(summary_fd))
+        return stderr;
+    FILE *f = fdopen(summary_fd, "w");
+    if (!f)
+        return stderr;
+    summary_fd = -1; /* the stream owns it now */
+    *close_it = 2;
+    return f;
+}
+
 static FILE *summary_stream(int *close_it)
 {
     *close_it = 0;
@@ -144,10 +187,10 @@ static FILE *summary_stream(int *close_it)
             pa_warn("summary", "PROFAGENT_SUMMARY=file:%s: cannot write %s: %s; the summary goes to stderr",
                     pa_config.summary_path, path, strerror(errno));
         *close_it = f != NULL;
-        return f ? f : stderr;
+        return f ? f : summary_stderr(close_it);
     }
     default:
-        return stderr;
+        return summary_stderr(close_it);
     }
 }
 
@@ -217,6 +260,10 @@ static int print_summary(const pa_agg_results_t *res, const char *db, int empty,
         else
             pa_summary_print_note(out, &meta, res, db, db_note);
         fflush(out);
+        if (close_it == 2) { /* the copy of the session's stderr: nothing else writes there */
+            fclose(out);
+            return 1;
+        }
         if (!close_it) {
             clearerr(out); /* EPIPE: ignored, the stream stays usable for the application */
             return 1;
@@ -229,8 +276,8 @@ static int print_summary(const pa_agg_results_t *res, const char *db, int empty,
             return 1;
         pa_warn("summary", "PROFAGENT_SUMMARY=file:%s: writing %s failed: %s; the summary goes to stderr",
                 pa_config.summary_path, summary_path, strerror(e));
-        out = stderr;
         close_it = 0;
+        out = summary_stderr(&close_it);
     }
 }
 
@@ -515,6 +562,7 @@ static int session_begin(void)
     record_meta();
     if (choose_paths() < 0)
         goto out;
+    summary_keep_stderr();
     pa_thread_init();
     /* streaming: a frame every 25 ms: what the DB thread cannot have yet at exit (the tail the exit
      * loads) and after a kill (the DB's lag) is at most that + the DB thread's 50 ms look; 100 ms
