@@ -203,6 +203,12 @@ int pa_cli_run(int argc, char **argv)
     if (pa_find_exe(argv[i], exe, sizeof exe) == 0 && pa_is_static_elf(exe))
         pa_cli_error("run: warning: '%s' is statically linked: LD_PRELOAD cannot load the agent into it, so "
                      "nothing will be profiled (running it anyway)", exe);
+    /* the program exec'd keeps this pid: its agent says "nothing recorded" when it records
+     * nothing (a shim it execs, or a child, stays quiet) */
+    char pid[32];
+    snprintf(pid, sizeof pid, "%ld", (long)getpid());
+    if (pa_setenv("PROFAGENT_RUN_PID", pid) != 0) /* PA_CONFIG_RUN_PID_VAR (collector/config.h) */
+        return PA_CLI_EDATA;
     execvp(argv[i], argv + i);
     pa_cli_error("run: cannot execute '%s': %s", argv[i], strerror(errno));
     return errno == ENOENT ? 127 : 126;

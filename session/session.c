@@ -134,6 +134,8 @@ static void db_failed_message(void)
  * only while it is still that file (fstat: device and inode): an application that closed it and
  * reused the number for its own file never gets the summary there. */
 static int summary_fd = -1;
+_Atomic int pa_finish_by_exec;
+static long run_pid; /* the pid `profagent run` exec'd (PROFAGENT_RUN_PID), 0 without it */
 static dev_t summary_dev;
 static ino_t summary_ino;
 
@@ -248,8 +250,11 @@ static int print_summary(const pa_agg_results_t *res, const char *db, int empty,
     int close_it;
     FILE *out;
     /* an empty session (the shell or pyenv shims exec'd on the way to the real program) says so
-     * only at PROFAGENT_LOG=info or above: a launch through three shims then prints one summary */
-    if (empty && pa_log_level < PA_LOG_INFO)
+     * only at PROFAGENT_LOG=info or above: a launch through three shims then prints one summary;
+     * except the program `profagent run` started when it ends by exiting (not by an exec): its
+     * user asked for this one and would otherwise get no word at all */
+    int asked = run_pid == (long)getpid() && !atomic_load(&pa_finish_by_exec);
+    if (empty && pa_log_level < PA_LOG_INFO && !asked)
         return 0;
     out = summary_stream(&close_it);
     if (!out)
@@ -553,6 +558,10 @@ static int session_begin(void)
         return atomic_load(&begin_state) == 2 && begin_ok; /* done, or another thread is in it */
     int saved = errno;
     pa_guard_enter();
+    /* `profagent run`'s mark: kept in the environment, so a shell that execs the program passes
+     * it on (same pid); children have other pids */
+    const char *rp = getenv(PA_CONFIG_RUN_PID_VAR);
+    run_pid = rp ? strtol(rp, NULL, 10) : 0;
     pa_config_load();
     if (!pa_config.enable) {
         pa_info("agent", "PROFAGENT_ENABLE=0: the agent is off");

@@ -122,6 +122,21 @@ try:
 finally:
     w.kill()
     w.wait()
+# ---- run of a program that records nothing: one line, from that program only ----
+env = dict(os.environ)
+env.pop("PROFAGENT_LOG", None)
+for cmd, what in ((["/bin/true"], "the program itself"), (["sh", "-c", "exec /bin/true"], "a shell that execs it"),
+                  (["sh", "-c", "/bin/true; /bin/true"], "a shell running two children")):
+    rc, out, err = run("run", "--output", os.path.join(WORK, "none-%p.db"), "--", *cmd, env=env, cwd=WORK)
+    lines = [l for l in err.splitlines() if l.startswith(b"profagent")]
+    check(rc == 0 and len(lines) == 1 and lines[0].endswith(b"nothing recorded, no database written")
+          and not [f for f in os.listdir(WORK) if f.startswith("none-")],
+          "run -- %s (%s): one line: rc %d %r" % (" ".join(cmd), what, rc, err))
+rc, out, err = run("run", "--output", os.path.join(WORK, "none-%p.db"), "--", os.path.join(BUILD, "bin", "bench_hgtx"),
+                  "3", env=env, cwd=WORK)
+check(rc == 0 and b"==== profagent summary ====" in err and b"unknown variable" not in err,
+      "run's mark is no unknown variable for the agent: %r" % err[-300:])
+
 if FAILS:
     print("%d check(s) failed" % len(FAILS), file=sys.stderr)
     sys.exit(1)
