@@ -1,7 +1,9 @@
 /* hc_app.c - HGTX ranges with known host-counter behaviour: a 20 ms sleep, a 20 ms spin, N fresh pages
  * touched, a start/end on one thread and one across threads; or a pool of threads (fd count checked).
  * usage: hc_app ranges [PAGES] | hc_app pool [THREADS]; exit status 7 (checked unchanged). */
+#define _GNU_SOURCE /* syscall */
 #include <dirent.h>
+#include <linux/perf_event.h>
 #include <profagent/hgtx.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -9,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +40,31 @@ static int64_t run_delay_ns(void)
     if (f)
         fclose(f);
     return ok ? (int64_t)wait : -1;
+}
+
+/* The app's own task-clock: one perf event of this thread, opened and read here with plain
+ * system calls (not through the agent's groups, its plan or its records), so its deltas are an
+ * independent reading of the very quantity the agent reports. User level, like the agent asks
+ * (perf_event_paranoid 2 allows it); -1 when the kernel refuses. */
+static int own_tc_fd = -1;
+
+static void own_tc_open(void)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    own_tc_fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* The thread's task-clock now (ns), -1 without the event. syscall(): the agent interposes read(). */
+static long long own_tc(void)
+{
+    uint64_t v = 0;
+    return own_tc_fd >= 0 && syscall(SYS_read, own_tc_fd, &v, sizeof v) == (long)sizeof v ? (long long)v : -1;
 }
 
 static volatile uint64_t sink;
@@ -91,30 +119,43 @@ static void *ender(void *arg)
 
 static int ranges(long pages)
 {
-    /* The thread's CPU time over each range, measured by the app (CLOCK_THREAD_CPUTIME_ID): the
-     * independent value task-clock is checked against. On a VM, task-clock also counts the time
-     * the hypervisor took the vCPU away while this thread held it (steal time), which
-     * CLOCK_THREAD_CPUTIME_ID leaves out: the app measures that too, as its time on a CPU
-     * (wall time minus run-queue wait) minus its CPU time, over the spin. */
+    /* Around each range the app reads its own task-clock (own_tc: outside the push and the pop,
+     * and inside them: the agent's reads lie in between, so its delta must lie between the two),
+     * and measures the thread's CPU time (CLOCK_THREAD_CPUTIME_ID) and its time on a CPU (wall
+     * time minus run-queue wait, /proc/thread-self/schedstat) over the spin: what task-clock is
+     * compared with besides. task-clock is not CPU time on a VM (see docs/hostctr.md). */
+    own_tc_open();
     for (int i = 0; i < 3; i++) {
         uint64_t c0 = cpu_ns();
+        long long s0 = own_tc();
         hgtxRangePushA("sleep20");
+        long long s1 = own_tc();
         struct timespec ts = {0, 20000000};
         nanosleep(&ts, NULL);
+        long long s2 = own_tc();
         hgtxRangePop();
+        long long s3 = own_tc();
         /* wall outside, run delay inside: a wait the reads miss only makes the on-CPU time larger */
         uint64_t w1 = now_ns();
         int64_t d1 = run_delay_ns();
         uint64_t c1 = cpu_ns();
+        long long t0 = own_tc();
         hgtxRangePushA("spin20");
+        long long t1 = own_tc();
         spin_cpu_ns(20000000);
+        long long t2 = own_tc();
         hgtxRangePop();
+        long long t3 = own_tc();
         uint64_t c2 = cpu_ns();
         int64_t d2 = run_delay_ns();
         uint64_t w2 = now_ns();
         long long steal = d1 < 0 || d2 < 0 ? -1 : (long long)((w2 - w1) - (uint64_t)(d2 - d1)) - (long long)(c2 - c1);
         printf("sleep20_cpu %llu spin20_cpu %llu spin20_steal %lld\n", (unsigned long long)(c1 - c0),
                (unsigned long long)(c2 - c1), steal < 0 && d1 >= 0 ? 0 : steal);
+        /* own task-clock deltas: outside, inside the push and pop; the spin's wall outside */
+        int own = s0 >= 0 && s3 >= 0 && t0 >= 0 && t3 >= 0;
+        printf("own_tc sleep20 %lld %lld spin20 %lld %lld wall %llu\n", own ? s3 - s0 : -1, own ? s2 - s1 : -1,
+               own ? t3 - t0 : -1, own ? t2 - t1 : -1, (unsigned long long)(w2 - w1));
     }
     long psz = sysconf(_SC_PAGESIZE);
     char *p = mmap(NULL, (size_t)(pages * psz), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
