@@ -129,10 +129,11 @@ static void db_failed_message(void)
 
 /* stderr as it was when the session began, for the summary: an application that closes (or
  * reopens) its stderr before exit would lose it. Close-on-exec (an exec'd program never gets it)
- * and numbered high (F_DUPFD_CLOEXEC from near the top of the first 1024 fds: the application's
- * own fds, select()'s range and code that takes the lowest free number keep the low ones). Used
- * only while it is still that file (fstat: device and inode): an application that closed it and
- * reused the number for its own file never gets the summary there. */
+ * and numbered the highest free below 64: the application's own opens keep the low numbers, and
+ * the kernel's fd table (64 entries to start with) does not grow: a larger table changes what
+ * select() and poll() say about an fd number beyond it (ignored vs EBADF), which an application
+ * can see (a copy at fd 976 did). Used only while it is still that file (fstat: device and inode):
+ * an application that closed it and reused the number for its own file never gets the summary. */
 static int summary_fd = -1;
 _Atomic int pa_finish_by_exec;
 static long run_pid; /* the pid `profagent run` exec'd (PROFAGENT_RUN_PID), 0 without it */
@@ -141,12 +142,15 @@ static ino_t summary_ino;
 
 static void summary_keep_stderr(void)
 {
-    struct rlimit rl;
     struct stat st;
     if (pa_config.summary == PA_SUMMARY_STDOUT || pa_config.summary == PA_SUMMARY_NONE || fstat(2, &st) != 0)
         return;
-    rlim_t lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 1024 ? rl.rlim_cur : 1024;
-    summary_fd = fcntl(2, F_DUPFD_CLOEXEC, lim > 64 ? (int)lim - 48 : 3);
+    int fd = 63;
+    while (fd >= 10 && !(fcntl(fd, F_GETFD) == -1 && errno == EBADF))
+        fd--;
+    if (fd < 10) /* no free number there: no copy rather than one that moves the app's fds */
+        return;
+    summary_fd = fcntl(2, F_DUPFD_CLOEXEC, fd);
     summary_dev = st.st_dev;
     summary_ino = st.st_ino;
 }

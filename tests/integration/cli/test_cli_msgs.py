@@ -102,8 +102,10 @@ p = subprocess.run([sys.executable, "-c", app], capture_output=True, env=env, ti
 dups = eval(p.stdout.decode().split("dups", 1)[1]) if b"dups" in p.stdout else None
 check(p.returncode == 0 and b"==== profagent summary ====" in p.stderr and b"closing" in p.stderr,
       "summary after the app closed stderr: rc %d %r" % (p.returncode, p.stderr[-300:]))
-check(dups is not None and len(dups) == 1 and dups[0][0] >= 900 and dups[0][1],
-      "the kept copy of stderr: one fd, numbered high, close-on-exec: %r" % dups)
+# numbered high but below 64: a number past the kernel's first fd table (64) grows it, and then
+# select() on an fd beyond the old size says EBADF instead of ignoring it (spine_osrt_parity)
+check(dups is not None and len(dups) == 1 and 10 <= dups[0][0] < 64 and dups[0][1],
+      "the kept copy of stderr: one fd, in 10..63, close-on-exec: %r" % dups)
 
 # ---- merge: a DB still being written is named so ----
 live = os.path.join(WORK, "live.db")
