@@ -235,11 +235,6 @@ extern const pa_writer_source_t pa_writer_source_rank; /* writer/writer_rank.c: 
  *  (PCRE2, so `text REGEXP pattern` works; a bad pattern is an SQL error naming the offset).
  *  Returns 0 or -1. */
 int pa_sqlfn_register(sqlite3 *db);
-/*! pa_sqlfn_set_median_budget() : values a median() group keeps in memory before it moves them to
- *  a temporary table of the connection (default 1 Mi values = 8 MiB; at least 500; 0: default). */
-void pa_sqlfn_set_median_budget(size_t values);
-/*! pa_sqlfn_median_spilled() : values median() moved to temporary tables so far (tests). */
-uint64_t pa_sqlfn_median_spilled(void);
 /*! pa_regex_check() : compiles `pattern` with PCRE2; on failure writes "invalid regular
  *  expression '<p>' at offset N: <reason>" to err and returns -1; 0 when valid. */
 int pa_regex_check(const char *pattern, char *err, size_t errsz);
