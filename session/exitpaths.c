@@ -364,6 +364,7 @@ static int before_exec(const char *path, int is_search, char *const argv[], char
     errno = saved;
     if (fails)
         return 0;
+    atomic_store(&pa_finish_by_exec, 1); /* an empty session then stays quiet (session.c) */
     pa_exitpaths_finish_bounded(0);
     errno = saved;
     return 1;
