@@ -47,6 +47,7 @@ typedef struct pa_bulk {
     char *head;          /* "INSERT INTO T(a,b) VALUES" */
     int ncols, batch;    /* columns per row, rows per full statement */
     sqlite3_stmt *full;  /* `batch` rows */
+    sqlite3_stmt *one;   /* one row: the rows a commit finds buffered (fewer than a batch) */
     pa_bulk_val_t *vals; size_t nvals;
     char *arena; size_t arena_len, arena_cap;
     uint64_t rows;       /* rows inserted so far */
