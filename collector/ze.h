@@ -6,25 +6,30 @@
 #include <stdint.h>
 
 /*
- * Attach policy (documented in README "Level Zero"): the agent attaches only when the
- * application uses Level Zero, i.e. when libze_loader.so.1 is already mapped at constructor
- * time (the app links it) or when the application dlopen()s it later (the ze dlopen
- * interposer attaches right after the real dlopen returned). Attaching sets
- * ZE_ENABLE_TRACING_LAYER=1 unless the user set it (an explicit 0 disables ze tracing with a
- * warning), calls zeInit(0), creates one tracer with a prologue and an epilogue for every ze
- * API of zel_tracing_register_cb.h and records each device's attributes. An application that
- * never loads the loader gets no Level Zero rows, records or messages.
+ * Attach policy (documented in README "Level Zero"): the agent never initializes Level Zero
+ * itself. When libze_loader.so.1 is mapped (linked at constructor time, or dlopen()ed later: the
+ * dlopen interposer) it prepares: the interception path, ZE_ENABLE_TRACING_LAYER=1 for the
+ * tracing-layer path unless the user set it (an explicit other value disables ze tracing with a
+ * warning), the loader pinned. The application's own zeInit goes to the loader with its own
+ * flags and its result goes back as is; once one succeeds with GPU drivers in its flags (0 or
+ * ZE_INIT_FLAG_GPU_ONLY) the agent attaches: each device's attributes, then the entry path or one
+ * tracer with a prologue and an epilogue for every ze API of zel_tracing_register_cb.h. A call
+ * before that reaches the loader unchanged and unrecorded. An application that never loads the
+ * loader or never initializes it gets no Level Zero rows, records or messages; one that
+ * initializes it for VPU only (ZE_INIT_FLAG_VPU_ONLY) gets one summary line saying so.
  */
 
-/*! pa_ze_attach() : constructor hook; attaches when the loader is mapped. Idempotent,
- *  thread-safe. Returns 1 attached, 0 not attached (loader absent or tracing refused). */
+/*! pa_ze_attach() : constructor / dlopen-hook trigger: prepares when the loader is mapped and
+ *  attaches if Level Zero is initialized already. Idempotent, thread-safe. Returns 1 attached,
+ *  0 not (yet) attached (loader absent, not initialized, or tracing refused). */
 int pa_ze_attach(void);
 
-/*! pa_ze_on_attach : when set (by a source's init, before the ze source's), called once, on the
- *  thread that attached, right after the attach succeeded (guard held, attach lock released): a
- *  source that needs Level Zero itself (device metric streams) starts there, only in a process
- *  whose application uses Level Zero, after the interception path was chosen. */
-extern void (*pa_ze_on_attach)(void);
+/*! pa_ze_on_ready() : registers `fn` (by a source's init, before the ze source's; up to 4), called
+ *  once, on the application's thread, right after its first zeInit with GPU drivers succeeded and
+ *  the ze source attached (guard held, attach lock released), or after that zeInit alone when
+ *  the ze source is off: a source that needs Level Zero itself (device metric streams, PC
+ *  sampling) starts there, only in a process whose application initialized Level Zero. */
+void pa_ze_on_ready(void (*fn)(void));
 
 /*! pa_ze_detach() : exit hook, before pa_agg_stop(): collects every operation still in
  *  flight (waiting at most `timeout_ns` in total for unsignaled events, and giving up once

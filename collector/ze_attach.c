@@ -1,5 +1,6 @@
-/* ze_attach.c - finds the Level Zero loader, initializes it with the tracing layer, registers
- * the tracer for every ze API, records device attributes; the dlopen hook; detach at exit. */
+/* ze_attach.c - finds the Level Zero loader, prepares the interception before the application's
+ * first zeInit and attaches after it succeeded (tracer or entry path, device attributes); the
+ * dlopen hook; detach at exit. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
@@ -189,14 +190,15 @@ static void enumerate_devices(void)
  * the deleted context (SIGSEGV during exit), and the main thread's Level Zero calls from
  * atexit handlers were no longer traced (lost without a count). The layer is in the process
  * only because the agent turned it on, so the agent keeps it alive: the exit-time destructors
- * the layer registers while our zeInit() loads it are not registered, its ELF destructors
+ * the layer registers while the application's first zeInit() loads it are not registered, its ELF destructors
  * (.fini_array, run by _dl_fini) are replaced by a no-op (process teardown frees its memory
  * anyway), and the TLS destructor it registers for the main thread is not registered (the
  * main thread's TLS never goes away before the process does). Other registrations pass. */
 static __thread int ze_loading __attribute__((tls_model("initial-exec")));
 
 /*! pa_ze_keeps_exit_fn() : 1 when an exit-time destructor registered now (by the object
- *  whose __dso_handle is `dso`) is one of the tracing layer's during our zeInit: the exit
+ *  whose __dso_handle is `dso`) is one of the tracing layer's during the application's first
+ *  zeInit (pa_ze_init_first): the exit
  *  interposers then skip it. Only looks (dladdr) while ze_loading is set. */
 static int pa_ze_keeps_exit_fn(void *dso, int thread_local_dtor)
 {
@@ -333,9 +335,16 @@ PA_EXPORT int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso)
     return real ? real(fn, obj, dso) : -1;
 }
 
-/* Under attach_mu, guard held: the interception path, environment, zeInit, tracer, devices. */
-static int attach_locked(void *lib)
+/* Under attach_mu: what must precede the application's first zeInit, without calling any
+ * Level Zero function: the loader's entry points, the interception path, the tracing layer's
+ * environment, the loader pinned. Once per process; 1 when Level Zero can be traced. */
+static int prepared, prep_ok, prep_entry;
+
+static int prepare_locked(void *lib)
 {
+    if (prepared)
+        return prep_ok;
+    prepared = 1;
     if (resolve_fns(lib) != 0)
         return 0;
     /* the loader's entry points when provably equivalent (ze_entry.c), else its tracing layer,
@@ -355,17 +364,36 @@ static int attach_locked(void *lib)
      * memory: SIGSEGV at the next zeInit or at exit); its destructors then run at exit only */
     if (!pa_ze_real_dlopen(PA_ZE_LOADER, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
         pa_info("ze", "could not pin %s: an application's dlclose of it may crash the agent", PA_ZE_LOADER);
-    ze_loading = 1; /* the tracing layer is loaded now: see pa_ze_keeps_exit_fn() */
-    ze_result_t r = pa_ze.zeInit(0);
-    ze_loading = 0;
+    prep_entry = entry;
+    prep_ok = 1;
+    return 1;
+}
+
+/* The tracing layer's ELF destructors are replaced once it is in the process (after the
+ * application's first zeInit loaded it); 1 when they were found. */
+static int layer_patch(void)
+{
     int patched = 0;
     dl_iterate_phdr(layer_fini_cb, &patched);
-    if (!patched && !entry)
+    return patched;
+}
+
+/* 1 when the loader answers zeDriverGet: someone initialized Level Zero before the agent
+ * could see it (a library's constructor before ours, an agent attached late). Before any
+ * zeInit the loader returns ZE_RESULT_ERROR_UNINITIALIZED and changes nothing. */
+static int loader_initialized(void)
+{
+    uint32_t n = 0;
+    return pa_ze.zeDriverGet(&n, NULL) == ZE_RESULT_SUCCESS && n > 0;
+}
+
+/* Under attach_mu, guard held, after prepare_locked() and once the application initialized Level
+ * Zero with GPU drivers: the devices, then the entry path or the tracer. */
+static int attach_locked(void *lib)
+{
+    int entry = prep_entry;
+    if (!layer_patch() && !entry)
         pa_info("ze", "tracing layer destructors not found: Level Zero calls racing the exit may crash in it");
-    if (r != ZE_RESULT_SUCCESS) {
-        pa_info("ze", "zeInit returned 0x%x; Level Zero not traced", (unsigned)r);
-        return 0;
-    }
     enumerate_devices();
     atomic_store(&pa_ze_dev_attrs_pending, 1);
     if (entry) {
@@ -383,34 +411,62 @@ static int attach_locked(void *lib)
     return 1;
 }
 
-void pa_ze_entry_on_init(void)
+/* ---- once Level Zero is initialized: the sources that use it themselves ---- */
+#define PA_ZE_READY_MAX 4
+static void (*ready_fns[PA_ZE_READY_MAX])(void);
+static _Atomic int ready_n, ready_fired;
+
+void pa_ze_on_ready(void (*fn)(void))
 {
-    if (PA_LIKELY(__atomic_load_n(&attach_tried, __ATOMIC_RELAXED)) || pa_tls.guard || pa_tls.agent ||
-        !(atomic_load_explicit(&pa_sources, memory_order_relaxed) & (PA_SRC_ZE | PA_SRC_MEM)))
-        return;
-    int saved = errno;
-    pa_ze_attach();
-    errno = saved;
+    int i = atomic_load(&ready_n);
+    if (i < PA_ZE_READY_MAX) {
+        ready_fns[i] = fn;
+        atomic_store(&ready_n, i + 1);
+    }
 }
 
-void (*pa_ze_on_attach)(void);
+/* Runs the ready hooks once (guard held by the caller). */
+static void ready_fire(void)
+{
+    if (atomic_load_explicit(&ready_fired, memory_order_relaxed) || atomic_exchange(&ready_fired, 1))
+        return;
+    for (int i = 0; i < atomic_load(&ready_n); i++)
+        ready_fns[i]();
+}
 
-static int attach_with(void *lib)
+/* 1 once the application's zeInit succeeded without GPU drivers: a later sign of an initialized
+ * Level Zero (the loader answering, pa_ze_init_late) is that initialization's, not a GPU one */
+static _Atomic int init_no_gpu_seen;
+
+/* attach_tried: 1 once the attach ran (or cannot run): the application's zeInit then takes the
+ * recorded path; read without the lock by the exported zeInit (ze_entry_gen.c). */
+int pa_ze_init_seen;
+
+/* Prepares for loader `lib` and attaches when Level Zero is initialized (`app_init`: the
+ * application's zeInit just succeeded with GPU drivers; else the loader is asked). Returns 2
+ * attached by this call, 1 attached before, 0 not attached. */
+static int attach_with(void *lib, int app_init)
 {
     int ok = 0, first = 0;
     pa_guard_enter();
     pthread_mutex_lock(&attach_mu);
     if (!attach_tried) {
-        __atomic_store_n(&attach_tried, 1, __ATOMIC_RELAXED);
-        ok = first = attach_locked(lib);
+        if (!prepare_locked(lib)) {
+            attach_tried = 1;
+        } else if (app_init || (!atomic_load(&init_no_gpu_seen) && loader_initialized())) {
+            attach_tried = 1;
+            ok = first = attach_locked(lib);
+        }
+        if (attach_tried)
+            __atomic_store_n(&pa_ze_init_seen, 1, __ATOMIC_RELEASE);
     } else {
         ok = atomic_load(&pa_ze_attached);
     }
     pthread_mutex_unlock(&attach_mu);
-    if (first && pa_ze_on_attach)
-        pa_ze_on_attach();
+    if (first)
+        ready_fire();
     pa_guard_leave();
-    return ok;
+    return first ? 2 : ok;
 }
 
 int pa_ze_attach(void)
@@ -420,10 +476,101 @@ int pa_ze_attach(void)
     void *lib = dlopen(PA_ZE_LOADER, RTLD_NOW | RTLD_NOLOAD);
     if (!lib)
         return 0; /* the application does not use Level Zero (yet): no cost, no noise */
-    return attach_with(lib);
+    return attach_with(lib, 0) != 0;
 }
 
-/* The application loads the loader itself: attach right after it is mapped, before it can
+/* The application's zeInit succeeded without GPU drivers in its flags (ZE_INIT_FLAG_VPU_ONLY):
+ * nothing for the GPU sources; the summary says so once (the counters record's reason). */
+static void init_no_gpu(void)
+{
+    if (atomic_exchange(&init_no_gpu_seen, 1) || !pa_agent_collecting(PA_SRC_ZE | PA_SRC_MEM))
+        return;
+    pa_record_t rec = { .kind = PA_REC_ZE_COUNTS, .t0 = pa_clock_ns() };
+    rec.u.raw[2] = PA_ZE_PATH_NONE;
+    rec.u.raw[3] = PA_ZE_WHY_NO_GPU;
+    pa_emit(&rec, NULL, 0);
+}
+
+/* The application's zeInit call that attached, recorded as the entry path records any other. */
+static void init_record(ze_result_t r, uint64_t t0, uint64_t t1)
+{
+    if (!pa_agent_collecting(PA_SRC_ZE))
+        return;
+    pa_record_t *rec = pa_emit1_begin();
+    if (rec) {
+        pa_ze_api_rec_fill(rec, PA_ZE_API_Init, (int32_t)r, t0, t1, pa_ze_corr_new());
+        pa_emit1_end();
+    }
+    pa_ze_emit_devices();
+}
+
+ze_result_t pa_ze_init_first(ze_init_flags_t flags)
+{
+    typedef ze_result_t (ZE_APICALL *fn_t)(ze_init_flags_t);
+    fn_t real = (fn_t)pa_ze_entry_loader(PA_ZE_API_Init);
+    uint32_t src = atomic_load_explicit(&pa_sources, memory_order_relaxed);
+    int ze = (src & (PA_SRC_ZE | PA_SRC_MEM)) && (pa_config.trace & (PA_SRC_ZE | PA_SRC_MEM));
+    if (pa_tls.guard || pa_tls.agent || (!ze && !atomic_load(&ready_n)) || !src)
+        return real(flags);
+    void *lib = NULL;
+    if (ze) { /* the loader came in without the dlopen hook seeing it (a dependency of a
+               * dlopen'd library): the tracing layer's environment must precede its zeInit */
+        pa_guard_enter();
+        lib = pa_ze_real_dlopen(PA_ZE_LOADER, RTLD_NOW | RTLD_NOLOAD);
+        if (lib) {
+            pthread_mutex_lock(&attach_mu);
+            prepare_locked(lib);
+            pthread_mutex_unlock(&attach_mu);
+        }
+        pa_guard_leave();
+    }
+    uint64_t t0 = pa_clock_ns();
+    ze_loading = 1; /* the tracing layer may load now: see pa_ze_keeps_exit_fn() */
+    ze_result_t r = real(flags);
+    ze_loading = 0;
+    uint64_t t1 = pa_clock_ns();
+    int saved = errno;
+    pa_guard_enter();
+    layer_patch();
+    pa_guard_leave();
+    if (r != ZE_RESULT_SUCCESS) {
+        /* nothing: what the loader answered goes back as is; a later zeInit may succeed */
+    } else if (flags != 0 && !(flags & ZE_INIT_FLAG_GPU_ONLY)) {
+        init_no_gpu();
+    } else {
+        if (lib && attach_with(lib, 1) == 2)
+            init_record(r, t0, t1);
+        /* after the attach (which ran them when it succeeded); else now: the sources that use
+         * Level Zero without the ze source (device metrics, PC sampling), or when ze tracing
+         * was refused (a user's ZE_ENABLE_TRACING_LAYER other than 1) */
+        pa_guard_enter();
+        ready_fire();
+        pa_guard_leave();
+    }
+    errno = saved;
+    return r;
+}
+
+void pa_ze_init_late(void)
+{
+    uint32_t src = atomic_load_explicit(&pa_sources, memory_order_relaxed);
+    if (pa_tls.guard || pa_tls.agent || !src || atomic_load(&init_no_gpu_seen))
+        return;
+    int saved = errno;
+    if ((src & (PA_SRC_ZE | PA_SRC_MEM)) && (pa_config.trace & (PA_SRC_ZE | PA_SRC_MEM))) {
+        pa_guard_enter();
+        void *lib = pa_ze_real_dlopen(PA_ZE_LOADER, RTLD_NOW | RTLD_NOLOAD);
+        pa_guard_leave();
+        if (lib)
+            attach_with(lib, 1);
+    }
+    pa_guard_enter();
+    ready_fire(); /* a no-op when the attach ran them */
+    pa_guard_leave();
+    errno = saved;
+}
+
+/* The application loads the loader itself: prepare right after it is mapped, before it can
  * call zeInit. Every other dlopen must reach glibc as if we were not there: glibc picks the
  * RUNPATH/$ORIGIN search scope from the *return address* of its caller, so a C wrapper that
  * calls the real dlopen would make libprofagent the caller and break the app's (or a plugin's)
@@ -455,12 +602,13 @@ static void *pa_dlopen_ze(const char *file, int mode)
     pa_dlopen_fn real = pa_real_dlopen();
     void *h = real ? real(file, mode) : NULL;
     /* only once the ze or mem source runs: HGTX alone can be on earlier (pa_session_early), and
-     * an attach then, from another source's probe during the sources' init, would zeInit before
-     * that source set its environment (PC sampling's ZET_ENABLE_METRICS=1) */
+     * the ze source's prepare then would run before the sources' init set their environment
+     * (PC sampling's ZET_ENABLE_METRICS=1); nothing is initialized here: the attach waits
+     * for the application's zeInit (or finds Level Zero initialized already) */
     if (h && !atomic_load(&pa_ze_attached) && (pa_config.trace & (PA_SRC_ZE | PA_SRC_MEM)) &&
         (atomic_load(&pa_sources) & (PA_SRC_ZE | PA_SRC_MEM))) {
         int saved = errno;
-        attach_with(h);
+        attach_with(h, 0);
         errno = saved;
     }
     return h;

@@ -205,6 +205,7 @@ static const char *const reason_text[] = {
     [PA_ZE_WHY_NOT_BOUND] = "the application's ze* calls do not resolve to the agent (not preloaded first)",
     [PA_ZE_WHY_UNKNOWN_LOADER] = "the loader's entry points are not of a recognized shape",
     [PA_ZE_WHY_ARCH] = "not available on this architecture",
+    [PA_ZE_WHY_NO_GPU] = "the application initialized Level Zero without GPU drivers",
 };
 
 const char *pa_ze_path_text(int path, int reason)

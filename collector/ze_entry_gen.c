@@ -5,7 +5,8 @@
 
 PA_EXPORT ze_result_t ZE_APICALL zeInit(ze_init_flags_t flags)
 {
-    pa_ze_entry_on_init();
+    if (PA_UNLIKELY(!__atomic_load_n(&pa_ze_init_seen, __ATOMIC_ACQUIRE)))
+        return pa_ze_init_first(flags);
     typedef ze_result_t (ZE_APICALL *fn_t)(ze_init_flags_t);
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_Init);
     if (PA_UNLIKELY(f == NULL))
@@ -199,8 +200,12 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGet(ze_driver_handle_t hDriver, uint32_
 {
     typedef ze_result_t (ZE_APICALL *fn_t)(ze_driver_handle_t, uint32_t*, ze_device_handle_t*);
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_DeviceGet);
-    if (PA_UNLIKELY(f == NULL))
-        return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGet))(hDriver, pCount, phDevices);
+    if (PA_UNLIKELY(f == NULL)) {
+        ze_result_t r = ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGet))(hDriver, pCount, phDevices);
+        if (PA_UNLIKELY(!__atomic_load_n(&pa_ze_init_seen, __ATOMIC_RELAXED)) && r == ZE_RESULT_SUCCESS)
+            pa_ze_init_late();
+        return r;
+    }
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGet, &t0))) {
         ze_result_t r = f(hDriver, pCount, phDevices);
@@ -618,8 +623,12 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextCreate(ze_driver_handle_t hDriver, con
 {
     typedef ze_result_t (ZE_APICALL *fn_t)(ze_driver_handle_t, const ze_context_desc_t*, ze_context_handle_t*);
     fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_ContextCreate);
-    if (PA_UNLIKELY(f == NULL))
-        return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextCreate))(hDriver, desc, phContext);
+    if (PA_UNLIKELY(f == NULL)) {
+        ze_result_t r = ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextCreate))(hDriver, desc, phContext);
+        if (PA_UNLIKELY(!__atomic_load_n(&pa_ze_init_seen, __ATOMIC_RELAXED)) && r == ZE_RESULT_SUCCESS)
+            pa_ze_init_late();
+        return r;
+    }
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextCreate, &t0))) {
         ze_result_t r = f(hDriver, desc, phContext);

@@ -69,13 +69,27 @@ for x, cbt in regs:
     cptrs = ", ".join("&c_" + n for n in names)
     ccall = ", ".join("c_" + n for n in names)
     ftype = f"ze_result_t (ZE_APICALL *)({', '.join(a[:a.rfind(n)].strip() for a, n in zip(args, names))})"
-    pre = "    pa_ze_entry_on_init();\n" if x == "Init" else ""
+    # the application's zeInit goes to the loader untouched until the agent attached after it
+    pre = ("    if (PA_UNLIKELY(!__atomic_load_n(&pa_ze_init_seen, __ATOMIC_ACQUIRE)))\n"
+           "        return pa_ze_init_first(flags);\n") if x == "Init" else ""
     argval = "pArgValue" if x == "KernelSetArgumentValue" else "NULL"
+    # while not attached: the loader's answer; every application makes a context (and most ask
+    # for devices) once Level Zero is initialized, by zeInit or by a zeInitDrivers the agent does
+    # not see (loader 1.18+): a success there means the application initialized it
+    if x in ("ContextCreate", "DeviceGet"):
+        unattached = (f"    if (PA_UNLIKELY(f == NULL)) {{\n"
+                      f"        ze_result_t r = ((fn_t)pa_ze_entry_loader(PA_ZE_API_{x}))({call});\n"
+                      f"        if (PA_UNLIKELY(!__atomic_load_n(&pa_ze_init_seen, __ATOMIC_RELAXED)) && r == ZE_RESULT_SUCCESS)\n"
+                      f"            pa_ze_init_late();\n"
+                      f"        return r;\n"
+                      f"    }}\n")
+    else:
+        unattached = (f"    if (PA_UNLIKELY(f == NULL))\n"
+                      f"        return ((fn_t)pa_ze_entry_loader(PA_ZE_API_{x}))({call});\n")
     ent.append(f"PA_EXPORT ze_result_t ZE_APICALL ze{x}({decl})\n{{\n{pre}"
                f"    typedef {ftype.replace('(ZE_APICALL *)', '(ZE_APICALL *fn_t)')};\n"
                f"    fn_t f = (fn_t)pa_ze_entry_next(PA_ZE_API_{x});\n"
-               f"    if (PA_UNLIKELY(f == NULL))\n"
-               f"        return ((fn_t)pa_ze_entry_loader(PA_ZE_API_{x}))({call});\n"
+               f"{unattached}"
                f"    uint64_t t0;\n"
                f"    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_{x}, &t0))) {{\n"
                f"        ze_result_t r = f({call});\n"

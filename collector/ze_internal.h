@@ -35,25 +35,35 @@ typedef struct pa_ze_slot {
     uintptr_t off;       /* byte offset of the entry in *ctxvar */
 } pa_ze_slot_t;
 extern pa_ze_slot_t pa_ze_slots[PA_ZE_API_COUNT];
-extern _Atomic int pa_ze_entry_on;          /* 1 once the entry path records (after our zeInit) */
+extern _Atomic int pa_ze_entry_on;          /* 1 once the entry path records (after the app's zeInit) */
 extern const pa_ze_fn_t pa_ze_entry_fns[PA_ZE_API_COUNT]; /* the agent's exported zeX */
 extern const uint8_t pa_ze_entry_nargs[PA_ZE_API_COUNT];  /* their integer-class argument counts */
 extern const uint8_t pa_ze_entry_narrow[PA_ZE_API_COUNT]; /* bit i: register argument i <= 32 bits */
 enum pa_ze_path { PA_ZE_PATH_NONE = 0, PA_ZE_PATH_ENTRY = 1, PA_ZE_PATH_TRACER = 2 };
 enum pa_ze_why { PA_ZE_WHY_NONE = 0, PA_ZE_WHY_FORCED, PA_ZE_WHY_LAYER_ENV, PA_ZE_WHY_NOT_BOUND,
-                 PA_ZE_WHY_UNKNOWN_LOADER, PA_ZE_WHY_ARCH };
+                 PA_ZE_WHY_UNKNOWN_LOADER, PA_ZE_WHY_ARCH,
+                 PA_ZE_WHY_NO_GPU /* path NONE: the application's zeInit asked for no GPU driver */ };
 extern int pa_ze_path, pa_ze_path_reason;   /* set by pa_ze_entry_choose() */
 
 /*! pa_ze_entry_choose() : decides the path for loader `lib` before zeInit (policy in
  *  ze_entry.c); fills the slots when it is the entry path. Returns 1 entry, 0 tracing layer. */
 int pa_ze_entry_choose(void *lib);
-/*! pa_ze_entry_enable() : the entry points record from now on (after the agent's zeInit). */
+/*! pa_ze_entry_enable() : the entry points record from now on (after the application's zeInit). */
 void pa_ze_entry_enable(void);
 /*! pa_ze_entry_resolve() : slow path of pa_ze_entry_loader(): finds the loader's function. */
 pa_ze_fn_t pa_ze_entry_resolve(int id);
-/*! pa_ze_entry_on_init() : the application's zeInit: attaches now if the loader came in without
- *  the dlopen hook seeing it (a dependency of a dlopen'd library). */
-void pa_ze_entry_on_init(void);
+/*! pa_ze_init_first() : the application's zeInit(flags) while the attach is pending: the
+ *  loader's zeInit with the application's flags, its result returned as is (errno as the loader
+ *  left it); on success with GPU drivers in the flags (0 or ZE_INIT_FLAG_GPU_ONLY) the agent
+ *  attaches (this call is recorded), without them (ZE_INIT_FLAG_VPU_ONLY) it does not and the
+ *  summary says so. The agent itself never initializes Level Zero. */
+ze_result_t pa_ze_init_first(ze_init_flags_t flags);
+/*! pa_ze_init_late() : a zeContextCreate/zeDeviceGet of the application succeeded while the
+ *  attach is pending: Level Zero was initialized without the agent seeing it (zeInitDrivers,
+ *  loader 1.18+, which the agent does not intercept): attaches now (errno kept). */
+void pa_ze_init_late(void);
+/* 1 once the attach ran or cannot run: zeInit then takes the recorded path. */
+extern int pa_ze_init_seen;
 /*! pa_ze_path_text() : summary wording of a path and its reason. */
 const char *pa_ze_path_text(int path, int reason);
 /*! pa_ze_real_dlsym() / pa_ze_real_dlopen() : glibc's functions (the exported ones are hooks). */

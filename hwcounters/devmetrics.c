@@ -37,7 +37,7 @@
 
 #define DM_FN(n) __typeof__(&n) n
 static struct {
-    DM_FN(zeInit); DM_FN(zeDriverGet); DM_FN(zeDeviceGet); DM_FN(zeDeviceGetProperties);
+    DM_FN(zeDriverGet); DM_FN(zeDeviceGet); DM_FN(zeDeviceGetProperties);
     DM_FN(zeDeviceGetGlobalTimestamps); DM_FN(zeContextCreate);
     DM_FN(zetMetricGroupGet); DM_FN(zetMetricGroupGetProperties); DM_FN(zetMetricGet);
     DM_FN(zetMetricGetProperties); DM_FN(zetContextActivateMetricGroups); DM_FN(zetMetricStreamerOpen);
@@ -94,7 +94,7 @@ static int resolve(void)
     if (!lib)
         return -1;
 #define R(n) if (!(*(void **)&ze.n = dlsym(lib, #n))) return -1;
-    R(zeInit) R(zeDriverGet) R(zeDeviceGet) R(zeDeviceGetProperties) R(zeDeviceGetGlobalTimestamps)
+    R(zeDriverGet) R(zeDeviceGet) R(zeDeviceGetProperties) R(zeDeviceGetGlobalTimestamps)
     R(zeContextCreate) R(zetMetricGroupGet) R(zetMetricGroupGetProperties)
     R(zetMetricGet) R(zetMetricGetProperties) R(zetContextActivateMetricGroups) R(zetMetricStreamerOpen)
     R(zetMetricStreamerReadData) R(zetMetricStreamerClose) R(zetMetricGroupCalculateMetricValues)
@@ -509,8 +509,8 @@ static int reader_start(dm_dev_t *d, const char *group, uint32_t period_ns)
     return -1;
 }
 
-/* ZET_ENABLE_METRICS=1 must be set before the process's first zeInit (this source is first in
- * the session's table); a user's other value is kept and said. */
+/* ZET_ENABLE_METRICS=1 must be set before the application's first zeInit (this source is first
+ * in the session's table); a user's other value is kept and said. */
 void pa_dm_env(void)
 {
     setenv("ZES_ENABLE_SYSMAN", "1", 0); /* sysman on the core device handles (API 1.4), read beside */
@@ -524,10 +524,12 @@ void pa_dm_env(void)
 
 int pa_dm_start(const char *group, uint64_t period_us)
 {
-    /* after the ze source attached (or without it, the loader mapped): the interception path is
-     * chosen already, the metric streams need no tracing layer */
-    if (resolve() != 0 || ze.zeInit(0) != ZE_RESULT_SUCCESS) {
-        pa_warn("metrics", "PROFAGENT_METRICS=%s: Level Zero could not be initialized; no device metrics, the"
+    /* after the application's zeInit succeeded (and the ze source attached): the interception
+     * path is chosen already, the metric streams need no tracing layer; Level Zero is the
+     * application's, never initialized here */
+    uint32_t nd = 0;
+    if (resolve() != 0 || ze.zeDriverGet(&nd, NULL) != ZE_RESULT_SUCCESS) {
+        pa_warn("metrics", "PROFAGENT_METRICS=%s: Level Zero is not initialized; no device metrics, the"
                 " rest is profiled as usual", group);
         return 0;
     }

@@ -9,9 +9,10 @@
 #include "../common/pa_ring.h"
 
 /*! pa_dm_env() : sets ZET_ENABLE_METRICS=1 and ZES_ENABLE_SYSMAN=1 (unless the user set them;
- *  a user's other ZET_ENABLE_METRICS is said): must precede the process's first zeInit. */
+ *  a user's other ZET_ENABLE_METRICS is said): must precede the application's first zeInit. */
 void pa_dm_env(void);
-/*! pa_dm_start() : once Level Zero is in use (after pa_dm_env()): zeInit(0), finds the
+/*! pa_dm_start() : once the application initialized Level Zero (never initialized here; after
+ *  pa_dm_env()): finds the
  *  time-based group `group` on every device (one warning naming the groups that exist when a
  *  device has none of that name) and starts one streamer reader per device, sampling every
  *  `period_us` (the driver rounds it). Returns the number of devices streaming (0 is no error). */

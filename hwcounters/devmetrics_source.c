@@ -80,22 +80,17 @@ static void dm_on_attach(void)
     pa_dm_start(pa_config.metrics, pa_config.metrics_period_us);
 }
 
-/* Streams start only in a process whose application uses Level Zero (a device allows one metric
- * streamer: a wrapper such as a shell, timeout or mpirun must not take it from the application):
- * when the ze source attaches (the loader linked, dlopen'd or the application's zeInit), after it
- * chose its interception path; without the ze source, at init when the loader is mapped. */
+/* Streams start only in a process whose application initialized Level Zero (a device allows one
+ * metric streamer: a wrapper such as a shell, timeout or mpirun must not take it from the
+ * application), right after its first zeInit with GPU drivers succeeded (and the ze source, when
+ * on, attached and chose its interception path): the agent never initializes Level Zero itself. */
 static int dm_src_init(void)
 {
     if (!pa_config.metrics[0])
         return 0;
     atomic_store(&rings_ok, 1);
     pa_dm_env();
-    if (pa_config.trace & (PA_SRC_ZE | PA_SRC_MEM))
-        pa_ze_on_attach = dm_on_attach;
-    else if (dlopen("libze_loader.so.1", RTLD_NOW | RTLD_NOLOAD))
-        dm_on_attach();
-    else
-        pa_info("metrics", "the application does not use Level Zero: no device metrics");
+    pa_ze_on_ready(dm_on_attach);
     return 0;
 }
 
@@ -113,7 +108,7 @@ static void dm_src_fork_child(void)
 }
 
 /* Opt-in (PROFAGENT_METRICS=<group> sets PA_SRC_DEVMET); first in the session's table, so the
- * ZET_ENABLE_METRICS=1 it sets precedes every zeInit of the agent. */
+ * ZET_ENABLE_METRICS=1 it sets precedes the application's first zeInit. */
 const pa_source_t pa_source_devmet = {
     .name = "metrics", .mask = PA_SRC_DEVMET,
     .rec_first = PA_REC_DM_FIRST, .rec_last = PA_REC_DM_LAST,

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../collector/collector.h"
+#include "../collector/ze.h"
 #include "../common/pa_source.h"
 #include "../common/pa_log.h"
 #include "pcs_internal.h"
@@ -76,8 +77,8 @@ static int pti_lib_present(void)
     return dlsym(RTLD_DEFAULT, "ptiPcSamplingEnable") != NULL;
 }
 
-/* Before any zeInit of the agent (this source comes first in the table): the driver offers
- * metrics only when ZET_ENABLE_METRICS=1 is set before zeInit (notes/eu-stall.md). */
+/* Before the application's first zeInit (this source comes first in the table): the driver
+ * offers metrics only when ZET_ENABLE_METRICS=1 is set before zeInit (notes/eu-stall.md). */
 static void metrics_env(void)
 {
     const char *m = getenv("ZET_ENABLE_METRICS");
@@ -86,6 +87,36 @@ static void metrics_env(void)
     else if (strcmp(m, "1") != 0)
         pa_warn("pc-sampling", "ZET_ENABLE_METRICS=%s set by the user: drivers then offer no EU-stall sampling"
                 " (accepted: unset or 1)", m);
+}
+
+/* Once the application initialized Level Zero with GPU drivers (collector/ze.h, the ready
+ * hook): the engine (devices, EuStallSampling groups), the kernel tracer and, when asked, the
+ * streams. The agent never initializes Level Zero for the application. */
+static void pcs_on_ready(void)
+{
+    int n = pcs_engine_init(0);
+    if (n < 0) {
+        if (pa_config.pc_sampling)
+            pa_warn("pc-sampling", "Level Zero is not initialized: no PC sampling; the rest is profiled as usual");
+        return;
+    }
+    if (pcs_kernels_attach() != 0 && pa_config.pc_sampling)
+        pa_warn("pc-sampling", "no tracer for zeKernelCreate (ZE_ENABLE_TRACING_LAYER=%s): samples cannot be"
+                " mapped to kernels and are counted as unmapped", getenv("ZE_ENABLE_TRACING_LAYER"));
+    if (!pa_config.pc_sampling)
+        return;
+    const char *m = getenv("ZET_ENABLE_METRICS");
+    for (uint32_t i = 0; i < pcs_ndevs; i++)
+        if (!pcs_devs[i].group)
+            pa_warn("pc-sampling", "PROFAGENT_PC_SAMPLING=1: device %u offers no EU-stall sampling (no"
+                    " EuStallSampling metric group%s); it is not sampled, the rest is profiled as usual", i,
+                    m && strcmp(m, "1") == 0 ? "" : "; ZET_ENABLE_METRICS is not 1");
+    if (n == 0)
+        return;
+    int started = pcs_stream_start(PCS_SUB_AGENT, (uint32_t)pa_config.pc_sampling_period_ns, NULL);
+    sampling_on = started > 0;
+    pa_info("pc-sampling", "%d device(s) sampled every %llu ns", started,
+            (unsigned long long)pa_config.pc_sampling_period_ns);
 }
 
 static int pcs_source_init(void)
@@ -103,30 +134,7 @@ static int pcs_source_init(void)
      * source, after us, warns about a user's explicit value other than 1) */
     setenv("ZE_ENABLE_TRACING_LAYER", "1", 0);
     atomic_store(&rings_ok, 1);
-    int n = pcs_engine_init();
-    if (n < 0) {
-        if (pa_config.pc_sampling)
-            pa_warn("pc-sampling", "Level Zero could not be initialized: no PC sampling; the rest is profiled"
-                    " as usual");
-        return 0;
-    }
-    if (pcs_kernels_attach() != 0 && pa_config.pc_sampling)
-        pa_warn("pc-sampling", "no tracer for zeKernelCreate (ZE_ENABLE_TRACING_LAYER=%s): samples cannot be"
-                " mapped to kernels and are counted as unmapped", getenv("ZE_ENABLE_TRACING_LAYER"));
-    if (!pa_config.pc_sampling)
-        return 0;
-    const char *m = getenv("ZET_ENABLE_METRICS");
-    for (uint32_t i = 0; i < pcs_ndevs; i++)
-        if (!pcs_devs[i].group)
-            pa_warn("pc-sampling", "PROFAGENT_PC_SAMPLING=1: device %u offers no EU-stall sampling (no"
-                    " EuStallSampling metric group%s); it is not sampled, the rest is profiled as usual", i,
-                    m && strcmp(m, "1") == 0 ? "" : "; ZET_ENABLE_METRICS is not 1");
-    if (n == 0)
-        return 0;
-    int started = pcs_stream_start(PCS_SUB_AGENT, (uint32_t)pa_config.pc_sampling_period_ns, NULL);
-    sampling_on = started > 0;
-    pa_info("pc-sampling", "%d device(s) sampled every %llu ns", started,
-            (unsigned long long)pa_config.pc_sampling_period_ns);
+    pa_ze_on_ready(pcs_on_ready);
     return 0;
 }
 
@@ -150,7 +158,7 @@ static void pcs_source_fork_child(void)
 
 /* The PC-sampling source (common/pa_source.h). It runs whenever Level Zero is traced or
  * PROFAGENT_PC_SAMPLING=1 (PA_SRC_PCSAMP, set by the config) and first in the table: the
- * environment it sets must precede every zeInit of the agent. */
+ * environment it sets must precede the application's first zeInit. */
 const pa_source_t pa_source_pcsamp = {
     .name = "pcsamp", .mask = PA_SRC_PCSAMP | PA_SRC_ZE | PA_SRC_MEM,
     .rec_first = PA_REC_PCSAMP_FIRST, .rec_last = PA_REC_PCSAMP_LAST,

@@ -68,10 +68,12 @@ typedef struct pcs_host {
 } pcs_host_t;
 extern pcs_host_t pcs_host;
 
-/*! pcs_engine_init() : resolves the loader, zeInit(0), enumerates devices and their
- *  EuStallSampling groups (once; later calls return the first result). Returns the number of
- *  devices with EU-stall support, -1 when Level Zero is absent or failed. Thread-safe. */
-int pcs_engine_init(void);
+/*! pcs_engine_init() : resolves the loader, enumerates devices and their EuStallSampling
+ *  groups (once; later calls return the first result). `may_init` 1 (the PTI API, as PTI does):
+ *  zeInit(0) first; 0 (the agent): only when the application initialized Level Zero already,
+ *  else -1 and nothing is kept (a later call tries again). Returns the number of devices with
+ *  EU-stall support, -1 when Level Zero is absent, not initialized or failed. Thread-safe. */
+int pcs_engine_init(int may_init);
 
 /* ---- kernels (pcs_kernels.c): registered by the zeKernelCreate epilogue of our own tracer ---- */
 typedef struct pcs_kernel {

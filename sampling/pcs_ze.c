@@ -136,15 +136,21 @@ static void enumerate(void)
     }
 }
 
-int pcs_engine_init(void)
+int pcs_engine_init(int may_init)
 {
     pthread_mutex_lock(&init_mu);
     if (!init_done) {
-        init_done = 1;
         pcs_host.guard_enter();
-        if (resolve() == 0 && pcs_ze.zeInit(0) == ZE_RESULT_SUCCESS) {
-            enumerate();
-            init_result = (int)pcs_nsupported;
+        uint32_t n = 0;
+        if (resolve() == 0) {
+            if (may_init) /* the PTI API: Enable initializes Level Zero, as PTI does */
+                init_done = 1;
+            ze_result_t r = may_init ? pcs_ze.zeInit(0) : pcs_ze.zeDriverGet(&n, NULL);
+            if (r == ZE_RESULT_SUCCESS) {
+                init_done = 1;
+                enumerate();
+                init_result = (int)pcs_nsupported;
+            }
         }
         pcs_host.guard_leave();
     }

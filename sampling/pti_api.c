@@ -128,7 +128,7 @@ static int impl_enable(void **h)
     int rc = PTI_SUCCESS;
     if (live) {
         rc = PTI_ERROR_PC_SAMPLING_ALREADY_ENABLED;
-    } else if (pcs_engine_init() <= 0) {
+    } else if (pcs_engine_init(1) <= 0) {
         rc = PTI_ERROR_PC_SAMPLING_UNSUPPORTED;
     } else {
         session_t *s = calloc(1, sizeof *s);

@@ -36,7 +36,7 @@ __attribute__((constructor)) static void pti_lib_init(void)
     setenv("ZET_ENABLE_METRICS", "1", 0);
     setenv("ZE_ENABLE_TRACING_LAYER", "1", 0);
     pthread_atfork(NULL, NULL, pcs_stream_after_fork_child); /* readers do not exist in a child */
-    if (pcs_engine_init() >= 0)
+    if (pcs_engine_init(1) >= 0)
         pcs_kernels_attach();
 }
 

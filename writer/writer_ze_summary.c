@@ -186,6 +186,9 @@ void pa_ze_summary_print(FILE *out, const pa_session_meta_t *meta, const pa_agg_
         fprintf(out, "\nLevel Zero interception: loader entry points (no tracing layer)\n");
     else if (path == 2)
         fprintf(out, "\nLevel Zero interception: tracing layer (%s)\n", ze_why_text(why));
+    else if (why == 6) /* collector/ze_internal.h PA_ZE_WHY_NO_GPU */
+        fprintf(out, "\nLevel Zero: the application initialized it without GPU drivers (zeInit flags without"
+                " ZE_INIT_FLAG_GPU_ONLY, e.g. ZE_INIT_FLAG_VPU_ONLY): no GPU activity to trace\n");
     section(out, res, PA_CAT_KERNEL, 0, "Level Zero kernels (device time)", "kern_sum", 1, 1, "Instances",
             "Name");
     section(out, res, PA_CAT_ZE_API, 0, "Level Zero API calls", "ze_api_sum", 0, 1, "Num Calls", "Name");

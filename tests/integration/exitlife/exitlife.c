@@ -511,10 +511,14 @@ int main(int argc, char **argv)
         }
         quick_exit(3);
     }
-    if (strcmp(mode, "preinit") == 0) {
+    if (strcmp(mode, "preinit") == 0) { /* preinit [ze]: ze also initializes Level Zero */
         hgtxRangePop(); /* closes early_outer */
         hgtxRangePushA("main_range");
         hgtxRangePop();
+        if (argc > 2 && strcmp(argv[2], "ze") == 0) {
+            sample_env_init(&env, 1);
+            sample_env_fini(&env);
+        }
         return 0;
     }
     if (strcmp(mode, "libctor") == 0) {

@@ -218,14 +218,23 @@ def t_preinit():
     clean()
     rc, err, _ = run(["preinit"], {"PROFAGENT_ENABLE": "0"})
     check(rc == 0 and dbs() == [], "preinit: PROFAGENT_ENABLE=0 is honoured that early (no DB)")
-    # HGTX on that early must not let another source's probe attach the ze tracer (zeInit)
-    # before PC sampling set ZET_ENABLE_METRICS=1: every simdev device is sampled
+    # HGTX on that early must not let another source's probe attach the ze tracer before PC
+    # sampling set ZET_ENABLE_METRICS=1: once the application initializes Level Zero, every
+    # simdev device is sampled
     clean()
-    rc, err, _ = run(["preinit"], {"PROFAGENT_PC_SAMPLING": "1"})
+    rc, err, _ = run(["preinit", "ze"], {"PROFAGENT_PC_SAMPLING": "1"})
     d = dbs()
     states = q(d[0], "SELECT deviceId, state FROM PCS_DEVICES ORDER BY deviceId") if d else None
     check(rc == 0 and "offers no EU-stall" not in err and states == [(0, 1), (1, 1)],
           "preinit + PC sampling: both devices sampled (rc %s, PCS_DEVICES %s, stderr %r)" % (rc, states, err))
+    # an application that never initializes Level Zero: the agent does not either, nothing sampled
+    clean()
+    rc, err, _ = run(["preinit"], {"PROFAGENT_PC_SAMPLING": "1"})
+    d = dbs()
+    have = d and q(d[0], "SELECT count(*) FROM sqlite_master WHERE name = 'PCS_DEVICES'")[0][0]
+    states = q(d[0], "SELECT deviceId, state FROM PCS_DEVICES ORDER BY deviceId") if have else [] if d else None
+    check(rc == 0 and states == [], "preinit without zeInit + PC sampling: no device sampled (rc %s, "
+          "PCS_DEVICES %s, stderr %r)" % (rc, states, err))
 
 
 def t_libctor():
