@@ -91,8 +91,12 @@ int pa_outname_expand(const char *tmpl, char *out, size_t size)
             break;
         }
         default:
-            pa_warn("output", "\"%s\": unknown placeholder %%%c kept as is (accepted: %%p %%h %%r %%q{VAR} %%%%)", tmpl,
-                    p[1] ? p[1] : ' ');
+            if (!p[1])
+                pa_warn("output", "\"%s\": a lone %% at the end (no placeholder letter) kept as is (accepted: %%p %%h "
+                        "%%r %%q{VAR} %%%%)", tmpl);
+            else
+                pa_warn("output", "\"%s\": unknown placeholder %%%c kept as is (accepted: %%p %%h %%r %%q{VAR} %%%%)",
+                        tmpl, p[1]);
             s = p, n = p[1] ? 2 : 1, adv = n;
         }
         if (put(out, size, &used, s, n) < 0)
