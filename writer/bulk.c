@@ -1,4 +1,4 @@
-/* bulk.c - prepared multi-row INSERTs: values are buffered per batch and bound at once. */
+/* bulk.c - buffered INSERTs: rows are buffered per batch and inserted by one statement. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,8 +6,6 @@
 
 #include "../common/pa_log.h"
 #include "writer_internal.h"
-
-/* Rows inserted by one statement amortize parse/step overhead: ~64 rows reach > 1 M rows/s. */
 
 /* Every initialised bulk, so a commit can execute the rows every source still buffers
  * (pa_bulk_flush_all): what a commit declares loaded must be in the DB. */
@@ -34,24 +32,161 @@ static void pa_bulk_unlink(pa_bulk_t *b)
     b->next_live = NULL;
 }
 
-static sqlite3_stmt *pa_bulk_prepare(pa_bulk_t *b, int rows)
+/* The buffered rows reach SQLite through one statement per bulk, `INSERT INTO T(a,b) SELECT
+ * c0,c1 FROM pa_bulk_rows(?1)`: pa_bulk_rows is an eponymous virtual table whose only argument is
+ * the bulk (a bound pointer) and whose rows are the rows it buffers. No value is bound one by one
+ * (sqlite3_bind_int64 and OP_Variable per value were ~25 % of the load's instructions with
+ * 64-row `VALUES (?,?..),(..)` statements), and a partly filled batch (every commit) runs the
+ * same statement instead of preparing one of its own. */
+#define PA_BULK_MAXCOLS 32
+
+typedef struct pa_bulk_cur {
+    sqlite3_vtab_cursor base;
+    const pa_bulk_t *b;
+    size_t row, nrows;
+} pa_bulk_cur_t;
+
+static int pa_bulk_vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+                              char **err)
 {
-    size_t rowlen = (size_t)b->ncols * 2 + 3;
-    size_t sz = strlen(b->head) + (size_t)rows * rowlen + 2;
+    (void)aux, (void)argc, (void)argv, (void)err;
+    char sql[16 + PA_BULK_MAXCOLS * 5 + 24], *p = sql;
+    p += sprintf(p, "CREATE TABLE x(");
+    for (int c = 0; c < PA_BULK_MAXCOLS; c++)
+        p += sprintf(p, "c%d,", c);
+    sprintf(p, "src HIDDEN)");
+    int rc = sqlite3_declare_vtab(db, sql);
+    if (rc != SQLITE_OK)
+        return rc;
+    sqlite3_vtab *vt = sqlite3_malloc(sizeof *vt);
+    if (!vt)
+        return SQLITE_NOMEM;
+    memset(vt, 0, sizeof *vt);
+    *out = vt;
+    return SQLITE_OK;
+}
+
+static int pa_bulk_vt_disconnect(sqlite3_vtab *vt)
+{
+    sqlite3_free(vt);
+    return SQLITE_OK;
+}
+
+/* The only plan: src = ?1 given (without it there are no rows to scan). */
+static int pa_bulk_vt_best_index(sqlite3_vtab *vt, sqlite3_index_info *ii)
+{
+    (void)vt;
+    for (int i = 0; i < ii->nConstraint; i++)
+        if (ii->aConstraint[i].iColumn == PA_BULK_MAXCOLS && ii->aConstraint[i].op == SQLITE_INDEX_CONSTRAINT_EQ &&
+            ii->aConstraint[i].usable) {
+            ii->aConstraintUsage[i].argvIndex = 1;
+            ii->aConstraintUsage[i].omit = 1;
+            ii->estimatedCost = 1.0;
+            ii->estimatedRows = 64;
+            return SQLITE_OK;
+        }
+    return SQLITE_CONSTRAINT;
+}
+
+static int pa_bulk_vt_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out)
+{
+    (void)vt;
+    pa_bulk_cur_t *c = sqlite3_malloc(sizeof *c);
+    if (!c)
+        return SQLITE_NOMEM;
+    memset(c, 0, sizeof *c);
+    *out = &c->base;
+    return SQLITE_OK;
+}
+
+static int pa_bulk_vt_close(sqlite3_vtab_cursor *cur)
+{
+    sqlite3_free(cur);
+    return SQLITE_OK;
+}
+
+static int pa_bulk_vt_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxs, int argc, sqlite3_value **argv)
+{
+    (void)idx, (void)idxs;
+    pa_bulk_cur_t *c = (pa_bulk_cur_t *)cur;
+    c->b = argc == 1 ? sqlite3_value_pointer(argv[0], "pa_bulk") : NULL;
+    c->row = 0;
+    c->nrows = c->b ? c->b->nvals / (size_t)c->b->ncols : 0;
+    return SQLITE_OK;
+}
+
+static int pa_bulk_vt_next(sqlite3_vtab_cursor *cur)
+{
+    ((pa_bulk_cur_t *)cur)->row++;
+    return SQLITE_OK;
+}
+
+static int pa_bulk_vt_eof(sqlite3_vtab_cursor *cur)
+{
+    const pa_bulk_cur_t *c = (const pa_bulk_cur_t *)cur;
+    return c->row >= c->nrows;
+}
+
+static int pa_bulk_vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    const pa_bulk_cur_t *c = (const pa_bulk_cur_t *)cur;
+    const pa_bulk_t *b = c->b;
+    if (col >= b->ncols) /* src, or a column the statement does not select */
+        return SQLITE_OK;
+    const pa_bulk_val_t *v = &b->vals[c->row * (size_t)b->ncols + (size_t)col];
+    switch (v->type) {
+    case SQLITE_INTEGER: sqlite3_result_int64(ctx, v->u.i); break;
+    case SQLITE_FLOAT: sqlite3_result_double(ctx, v->u.d); break;
+    case SQLITE_TEXT:
+        /* explicit length: embedded NUL and invalid UTF-8 bytes are stored as given */
+        sqlite3_result_text64(ctx, b->arena + v->u.off, v->len, SQLITE_STATIC, SQLITE_UTF8);
+        break;
+    default: break; /* NULL: the result's initial value */
+    }
+    return SQLITE_OK;
+}
+
+static int pa_bulk_vt_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+    *rowid = (sqlite3_int64)((const pa_bulk_cur_t *)cur)->row;
+    return SQLITE_OK;
+}
+
+static const sqlite3_module pa_bulk_module = {
+    .iVersion = 0,
+    .xCreate = NULL, /* eponymous only: never a CREATE VIRTUAL TABLE in a DB file */
+    .xConnect = pa_bulk_vt_connect,
+    .xBestIndex = pa_bulk_vt_best_index,
+    .xDisconnect = pa_bulk_vt_disconnect,
+    .xOpen = pa_bulk_vt_open,
+    .xClose = pa_bulk_vt_close,
+    .xFilter = pa_bulk_vt_filter,
+    .xNext = pa_bulk_vt_next,
+    .xEof = pa_bulk_vt_eof,
+    .xColumn = pa_bulk_vt_column,
+    .xRowid = pa_bulk_vt_rowid,
+};
+
+int pa_bulk_register(sqlite3 *db)
+{
+    if (sqlite3_create_module_v2(db, "pa_bulk_rows", &pa_bulk_module, NULL, NULL) != SQLITE_OK) {
+        pa_err("writer", "SQLite: %s (registering pa_bulk_rows)", sqlite3_errmsg(db));
+        return -1;
+    }
+    return 0;
+}
+
+static sqlite3_stmt *pa_bulk_prepare(pa_bulk_t *b)
+{
+    size_t sz = strlen(b->head) + (size_t)b->ncols * 5 + 48;
     char *sql = malloc(sz), *p;
     sqlite3_stmt *st = NULL;
     if (!sql)
         return NULL;
-    p = sql + sprintf(sql, "%s", b->head);
-    for (int r = 0; r < rows; r++) {
-        *p++ = r ? ',' : ' ';
-        *p++ = '(';
-        for (int c = 0; c < b->ncols; c++) {
-            *p++ = '?';
-            *p++ = c + 1 < b->ncols ? ',' : ')';
-        }
-    }
-    *p = '\0';
+    p = sql + sprintf(sql, "%s SELECT ", b->head);
+    for (int c = 0; c < b->ncols; c++)
+        p += sprintf(p, "%sc%d", c ? "," : "", c);
+    sprintf(p, " FROM pa_bulk_rows(?1)");
     if (sqlite3_prepare_v2(b->db, sql, -1, &st, NULL) != SQLITE_OK)
         pa_err("writer", "SQLite: %s (preparing %s)", sqlite3_errmsg(b->db), b->head);
     free(sql);
@@ -65,49 +200,44 @@ int pa_bulk_init(pa_bulk_t *b, sqlite3 *db, const char *table_cols, int ncols, i
     b->db = db;
     b->ncols = ncols;
     b->batch = batch;
+    if (ncols < 1 || ncols > PA_BULK_MAXCOLS || batch < 1) {
+        pa_err("writer", "internal: %d columns of %d rows for %s (1..%d columns)", ncols, batch, table_cols,
+               PA_BULK_MAXCOLS);
+        b->failed = 1, b->room = 0;
+        return -1;
+    }
     size_t n = strlen(table_cols);
     b->head = malloc(n + 32);
     b->vals = calloc((size_t)ncols * (size_t)batch, sizeof *b->vals);
     if (!b->head || !b->vals) {
-        b->failed = 1;
+        b->failed = 1, b->room = 0;
         return -1;
     }
+    b->room = (size_t)ncols * (size_t)batch;
     /* "T(a,b)" means "INSERT INTO T(a,b)"; a head starting with INSERT is taken as is */
-    sprintf(b->head, "%s%s VALUES", strncasecmp(table_cols, "INSERT", 6) ? "INSERT INTO " : "",
-            table_cols);
-    pa_bulk_link(b); /* the statement is prepared when a batch is full (pa_bulk_maybe_flush) */
+    sprintf(b->head, "%s%s", strncasecmp(table_cols, "INSERT", 6) ? "INSERT INTO " : "", table_cols);
+    pa_bulk_link(b); /* the statement is prepared when the first rows are inserted */
     return 0;
 }
 
-/* Binds the `n` values from vals[first] to `st` and runs it (`st` has n / ncols rows). */
-static void pa_bulk_exec_vals(pa_bulk_t *b, sqlite3_stmt *st, size_t first, size_t n)
+/* Inserts the buffered rows (a whole number of rows) through the bulk's statement. */
+static void pa_bulk_exec(pa_bulk_t *b)
 {
-    for (size_t k = 0; k < n; k++) {
-        const pa_bulk_val_t *v = &b->vals[first + k];
-        int idx = (int)k + 1;
-        switch (v->type) {
-        case SQLITE_INTEGER: sqlite3_bind_int64(st, idx, v->i); break;
-        case SQLITE_FLOAT: sqlite3_bind_double(st, idx, v->d); break;
-        case SQLITE_TEXT:
-            /* explicit length: embedded NUL and invalid UTF-8 bytes are stored as given */
-            sqlite3_bind_text64(st, idx, b->arena + v->off, v->len, SQLITE_STATIC, SQLITE_UTF8);
-            break;
-        default: sqlite3_bind_null(st, idx); break;
-        }
+    /* prepared on first use on each connection: most tables get no row in a batch, and the
+     * DB thread reconnects for every batch */
+    if (!b->st && !(b->st = pa_bulk_prepare(b))) {
+        b->failed = 1, b->room = 0;
+        return;
     }
-    if (sqlite3_step(st) != SQLITE_DONE) {
+    sqlite3_bind_pointer(b->st, 1, b, "pa_bulk", NULL);
+    if (sqlite3_step(b->st) != SQLITE_DONE) {
         pa_err("writer", "SQLite: %s (%s)", sqlite3_errmsg(b->db), b->head);
-        b->failed = 1;
+        b->failed = 1, b->room = 0;
     } else {
-        b->rows += n / (size_t)b->ncols;
+        b->rows += b->nvals / (size_t)b->ncols;
     }
-    sqlite3_reset(st);
-}
-
-/* Binds the buffered rows to `st` and runs it. */
-static void pa_bulk_exec(pa_bulk_t *b, sqlite3_stmt *st)
-{
-    pa_bulk_exec_vals(b, st, 0, b->nvals);
+    sqlite3_reset(b->st);
+    sqlite3_clear_bindings(b->st);
     b->nvals = 0;
     b->arena_len = 0;
 }
@@ -124,22 +254,17 @@ static void pa_bulk_maybe_flush(pa_bulk_t *b)
 {
     if (b->failed || b->nvals != (size_t)b->ncols * (size_t)b->batch)
         return;
-    /* prepared on first use on each connection: most tables get no row in a batch, and the
-     * DB thread reconnects for every batch (a prepare of a 64-row statement costs ~1 ms) */
-    if (!b->full && !(b->full = pa_bulk_prepare(b, b->batch))) {
-        b->failed = 1;
-        return;
-    }
-    pa_bulk_exec(b, b->full);
+    pa_bulk_exec(b);
 }
 
-void pa_bulk_int(pa_bulk_t *b, int64_t x)
+/* pa_bulk_int()'s out-of-line part: the value that fills a batch, or any value of a failed bulk */
+void pa_bulk_int_last(pa_bulk_t *b, int64_t x)
 {
     pa_bulk_val_t *v = pa_bulk_next(b);
     if (!v)
         return;
     v->type = SQLITE_INTEGER;
-    v->i = x;
+    v->u.i = x;
     pa_bulk_maybe_flush(b);
 }
 
@@ -149,7 +274,7 @@ void pa_bulk_double(pa_bulk_t *b, double x)
     if (!v)
         return;
     v->type = SQLITE_FLOAT;
-    v->d = x;
+    v->u.d = x;
     pa_bulk_maybe_flush(b);
 }
 
@@ -166,6 +291,11 @@ void pa_bulk_text(pa_bulk_t *b, const void *s, size_t len)
 {
     if (b->failed)
         return;
+    if (len > UINT32_MAX) {
+        pa_err("writer", "a text of %zu bytes for %s (at most 4 GiB)", len, b->head);
+        b->failed = 1, b->room = 0;
+        return;
+    }
     if (b->arena_len + len + 1 > b->arena_cap) {
         size_t cap = b->arena_cap ? b->arena_cap : 4096;
         while (cap < b->arena_len + len + 1)
@@ -173,7 +303,7 @@ void pa_bulk_text(pa_bulk_t *b, const void *s, size_t len)
         char *na = realloc(b->arena, cap);
         if (!na) {
             pa_err("writer", "out of memory buffering %zu bytes of text", len);
-            b->failed = 1;
+            b->failed = 1, b->room = 0;
             return;
         }
         b->arena = na;
@@ -181,8 +311,8 @@ void pa_bulk_text(pa_bulk_t *b, const void *s, size_t len)
     }
     pa_bulk_val_t *v = pa_bulk_next(b);
     v->type = SQLITE_TEXT;
-    v->off = b->arena_len;
-    v->len = len;
+    v->u.off = b->arena_len;
+    v->len = (uint32_t)len;
     if (len)
         memcpy(b->arena + b->arena_len, s, len);
     b->arena_len += len;
@@ -190,28 +320,17 @@ void pa_bulk_text(pa_bulk_t *b, const void *s, size_t len)
     pa_bulk_maybe_flush(b);
 }
 
-/* The buffered rows (fewer than a batch), in order, one row per step of a one-row statement
- * prepared once per connection. A statement of exactly that many rows cost far more: the
- * streamed DB reconnects at every look and commits, and preparing a k-row INSERT costs about
- * k times a one-row prepare (~17 k instructions a row of 11 columns: a 63-row tail ~1.1 M,
- * the one-row steps of those 63 rows ~0.13 M); the rows and their ids are the same. */
+/* The buffered rows (fewer than a batch). */
 static void pa_bulk_exec_partial(pa_bulk_t *b)
 {
     if (b->failed || !b->nvals)
         return;
     if (b->nvals % (size_t)b->ncols) {
         pa_err("writer", "internal: incomplete row for %s", b->head);
-        b->failed = 1;
+        b->failed = 1, b->room = 0;
         return;
     }
-    if (!b->one && !(b->one = pa_bulk_prepare(b, 1))) {
-        b->failed = 1;
-        return;
-    }
-    for (size_t k = 0; k < b->nvals && !b->failed; k += (size_t)b->ncols)
-        pa_bulk_exec_vals(b, b->one, k, (size_t)b->ncols);
-    b->nvals = 0;
-    b->arena_len = 0;
+    pa_bulk_exec(b);
 }
 
 int pa_bulk_flush_all(sqlite3 *db)
@@ -233,9 +352,8 @@ void pa_bulk_detach_all(sqlite3 *db)
     pthread_mutex_lock(&live_mu);
     for (pa_bulk_t *b = live; b; b = b->next_live)
         if (b->db == db && !b->detached) {
-            sqlite3_finalize(b->full);
-            sqlite3_finalize(b->one);
-            b->full = b->one = NULL;
+            sqlite3_finalize(b->st);
+            b->st = NULL;
             b->db = NULL;
             b->detached = 1;
         }
@@ -265,12 +383,11 @@ int pa_bulk_finish(pa_bulk_t *b)
     pa_bulk_unlink(b);
     if (b->db)
         pa_bulk_exec_partial(b);
-    sqlite3_finalize(b->full);
-    sqlite3_finalize(b->one);
+    sqlite3_finalize(b->st);
     free(b->head);
     free(b->vals);
     free(b->arena);
     int rc = b->failed ? -1 : 0;
-    b->full = b->one = NULL; b->head = NULL; b->vals = NULL; b->arena = NULL;
+    b->st = NULL; b->head = NULL; b->vals = NULL; b->arena = NULL;
     return rc;
 }

@@ -38,17 +38,18 @@ static inline int64_t pa_writer_summary_key_id(const pa_agg_results_t *res, cons
     return row->key_id ? (int64_t)row->key_id : (int64_t)PA_WRITER_STRING_SUMMARY + (row - res->rows);
 }
 
-/* ---- bulk inserts: prepared multi-row INSERT, values buffered per batch ---- */
+/* ---- bulk inserts: rows buffered per batch, inserted by one prepared statement ---- */
 
-typedef struct pa_bulk_val { int type; int64_t i; double d; size_t off, len; } pa_bulk_val_t;
+/* one value: SQLite type, text length; integer, double or text offset in the bulk's arena */
+typedef struct pa_bulk_val { int32_t type; uint32_t len; union { int64_t i; double d; uint64_t off; } u; } pa_bulk_val_t;
 
 typedef struct pa_bulk {
     sqlite3 *db;
-    char *head;          /* "INSERT INTO T(a,b) VALUES" */
-    int ncols, batch;    /* columns per row, rows per full statement */
-    sqlite3_stmt *full;  /* `batch` rows */
-    sqlite3_stmt *one;   /* one row: the rows a commit finds buffered (fewer than a batch) */
+    char *head;          /* "INSERT INTO T(a,b)" */
+    int ncols, batch;    /* columns per row, rows buffered before they are inserted */
+    sqlite3_stmt *st;    /* head SELECT c0,c1 FROM pa_bulk_rows(?1): every buffered row */
     pa_bulk_val_t *vals; size_t nvals;
+    size_t room;         /* ncols * batch, 0 once failed: values before the batch is full */
     char *arena; size_t arena_len, arena_cap;
     uint64_t rows;       /* rows inserted so far */
     int failed;
@@ -56,14 +57,27 @@ typedef struct pa_bulk {
     int detached;        /* its connection was closed between two batches (pa_bulk_detach_all) */
 } pa_bulk_t;
 
-/*! pa_bulk_init() : prepares `<head> VALUES`; head "T(a,b)" means "INSERT INTO T(a,b)", a head
- *  starting with INSERT ("INSERT OR IGNORE INTO T(a,b)") is used as is; for `ncols` columns, `batch`
- *  rows per statement (batch * ncols <= 32766). Returns 0 or -1 (logged). */
+/*! pa_bulk_register() : the pa_bulk_rows virtual table on `db`, once per connection, before any
+ *  bulk inserts through it. Returns 0 or -1 (logged). */
+int pa_bulk_register(sqlite3 *db);
+/*! pa_bulk_init() : inserts rows into `head`; head "T(a,b)" means "INSERT INTO T(a,b)", a head
+ *  starting with INSERT ("INSERT OR IGNORE INTO T(a,b)") is used as is; `ncols` columns (1..32),
+ *  `batch` rows buffered before they are inserted. Returns 0 or -1 (logged). */
 int pa_bulk_init(pa_bulk_t *b, sqlite3 *db, const char *table_cols, int ncols, int batch);
 /*! pa_bulk_int/_double/_null/_text() : the next column value of the current row; a row is
  *  complete after `ncols` values; a full batch is executed. Text bytes are copied (exact,
  *  length-delimited: NUL and 0xFF survive). Errors are sticky and reported by pa_bulk_finish(). */
-void pa_bulk_int(pa_bulk_t *b, int64_t v);
+void pa_bulk_int_last(pa_bulk_t *b, int64_t v);
+static inline void pa_bulk_int(pa_bulk_t *b, int64_t v)
+{
+    if (b->nvals + 1 < b->room) { /* not the batch's last value (nor a failed bulk: room 0) */
+        pa_bulk_val_t *x = &b->vals[b->nvals++];
+        x->type = SQLITE_INTEGER;
+        x->u.i = v;
+        return;
+    }
+    pa_bulk_int_last(b, v);
+}
 void pa_bulk_double(pa_bulk_t *b, double v);
 void pa_bulk_null(pa_bulk_t *b);
 void pa_bulk_text(pa_bulk_t *b, const void *s, size_t len);

@@ -179,12 +179,156 @@ static void test_malformed(void **state)
     }
 }
 
+/* ---- the encoding's bytes against a reference encoder written from the format (pa_spool.c's
+ * comment), for random record streams: any change to the encoder must keep the bytes ---- */
+
+static uint8_t *ref_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static uint64_t ref_zz64(uint64_t d) { return (d << 1) ^ (((int64_t)d < 0) ? ~0ull : 0); }
+static uint32_t ref_zz32(uint32_t d) { return (d << 1) ^ (((int32_t)d < 0) ? ~0u : 0); }
+
+static uint8_t *ref_encode(uint8_t *p, const pa_record_t *r, uint32_t len, const uint8_t *pl, uint64_t *prev_t0,
+                           uint32_t ctx[256][10])
+{
+    static const int off[10] = {8, 12, 32, 36, 40, 44, 48, 52, 56, 60};
+    uint32_t *c = ctx[r->kind & 255], mask = 0;
+    uint8_t *s = p;
+    p += 4;
+    if (len) {
+        mask |= 1;
+        p = ref_varint(p, len);
+    }
+    if (r->t0) {
+        mask |= 2;
+        p = ref_varint(p, ref_zz64(r->t0 - *prev_t0));
+        *prev_t0 = r->t0;
+    }
+    if (r->t1) {
+        mask |= 4;
+        p = ref_varint(p, ref_zz64(r->t1 - r->t0));
+    }
+    for (int i = 0; i < 10; i++) {
+        uint32_t x;
+        memcpy(&x, (const uint8_t *)r + off[i], 4);
+        if (x != c[i]) {
+            mask |= 1u << (3 + i);
+            p = ref_varint(p, ref_zz32(x - c[i]));
+            c[i] = x;
+        }
+    }
+    s[0] = (uint8_t)r->kind, s[1] = (uint8_t)(r->kind >> 8), s[2] = (uint8_t)mask, s[3] = (uint8_t)(mask >> 8);
+    memcpy(p, pl, len);
+    return p + len;
+}
+
+static uint64_t rnd_state = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+    rnd_state ^= rnd_state << 13;
+    rnd_state ^= rnd_state >> 7;
+    rnd_state ^= rnd_state << 17;
+    return rnd_state;
+}
+
+/* A value of a random size: 0, small, 1..4 bytes, or all bits. */
+static uint64_t rnd_val(void)
+{
+    switch (rnd() % 6) {
+    case 0: return 0;
+    case 1: return rnd() % 4;
+    case 2: return rnd() % 300;
+    case 3: return rnd() & 0xffffffull;
+    case 4: return rnd() & 0xffffffffull;
+    default: return rnd();
+    }
+}
+
+static void same_bytes(int worker)
+{
+    enum { N = 30000 };
+    static const uint16_t kinds[] = {PA_SP_OSRT, PA_SP_HGTX_RANGE, PA_SP_STRING, PA_SP_THREAD, 0x1077};
+    static uint32_t ctx[256][10];
+    static pa_record_t last[5];
+    memset(ctx, 0, sizeof ctx);
+    memset(last, 0, sizeof last);
+    size_t cap = 16u << 20, n = 0;
+    uint8_t *want = malloc(cap), *got = malloc(cap), *pl = malloc(100000);
+    assert_non_null(want);
+    assert_non_null(got);
+    assert_non_null(pl);
+    uint64_t prev_t0 = 0, t = 1000000;
+    pa_spool_writer_t *w = pa_spool_open_write(path, -1);
+    assert_non_null(w);
+    if (worker)
+        assert_int_equal(pa_spool_start_worker(w, 1u << 16), 0);
+    for (int i = 0; i < N; i++) {
+        int k = (int)(rnd() % 5);
+        pa_record_t r = last[k];
+        r.kind = kinds[k];
+        uint32_t *h = (uint32_t *)&r;
+        for (int j = 0; j < 3; j++) { /* a few halves change, or none */
+            int idx = (int)(rnd() % 16);
+            if (idx >= 2 && idx != 4 && idx != 5 && idx < 16)
+                h[idx] = (uint32_t)(rnd() % 3 == 0 ? h[idx] + 1 : rnd_val());
+        }
+        t += rnd() % 5000;
+        r.t0 = rnd() % 50 == 0 ? 0 : rnd() % 20 == 0 ? t - rnd() % 100000 : rnd() % 200 == 0 ? rnd() : t;
+        r.t1 = rnd() % 4 == 0 ? 0 : rnd() % 30 == 0 ? r.t0 - rnd() % 1000 : rnd() % 300 == 0 ? rnd() : r.t0 + rnd_val() % 100000;
+        uint32_t len = i == N / 2 ? 100000 : rnd() % 3 == 0 ? (uint32_t)(rnd() % 300) : 0;
+        for (uint32_t b = 0; b < len; b++)
+            pl[b] = (uint8_t)rnd();
+        last[k] = r;
+        r.nslots = (uint16_t)pa_record_slots(len);
+        r.len = len;
+        pa_record_t enc = r;
+        enc.nslots = 0, enc.len = 0; /* the spool encodes len itself; the kind word's rest is its */
+        n = (size_t)(ref_encode(want + n, &enc, len, pl, &prev_t0, ctx) - want);
+        assert_true(n + 200000 < cap);
+        assert_int_equal(pa_spool_append(w, &r, len ? pl : NULL), 0);
+    }
+    assert_int_equal(pa_spool_close_write(w, NULL, NULL), 0);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static uint8_t file[16u << 20];
+    size_t fn = fread(file, 1, sizeof file, f);
+    fclose(f);
+    size_t gn = ZSTD_decompress(got, cap, file, fn); /* the frames, one after the other */
+    assert_false(ZSTD_isError(gn));
+    assert_int_equal(gn, n);
+    assert_memory_equal(got, want, n);
+    free(want);
+    free(got);
+    free(pl);
+}
+
+static void test_same_bytes(void **state)
+{
+    (void)state;
+    same_bytes(0);
+}
+
+static void test_same_bytes_worker(void **state)
+{
+    (void)state;
+    same_bytes(1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_zero_records_are_small, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_same_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_same_bytes_worker, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
