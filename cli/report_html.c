@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -561,6 +562,17 @@ int pa_cli_report(int argc, char **argv)
         int cut = n > 3 && strcmp(db_path + n - 3, ".db") == 0 ? 3 : 0;
         snprintf(defpath, sizeof defpath, "%.*s.html", (int)(n - (size_t)cut), db_path);
         out_path = defpath;
+    }
+    struct stat ost;
+    if (stat(out_path, &ost) == 0 && S_ISDIR(ost.st_mode)) {
+        size_t n = strlen(db_path);
+        const char *base = strrchr(db_path, '/');
+        base = base ? base + 1 : db_path;
+        n = strlen(base);
+        pa_cli_error("report: -o '%s' is a directory; give the HTML file's name, e.g. -o %s%s%.*s.html", out_path,
+                     out_path, out_path[strlen(out_path) - 1] == '/' ? "" : "/",
+                     (int)(n > 3 && strcmp(base + n - 3, ".db") == 0 ? n - 3 : n), base);
+        return PA_CLI_EUSAGE;
     }
     int dev = pa_cli_output_is_device(out_path); /* /dev/stdout, a FIFO: written in place */
     if (!dev && !force && access(out_path, F_OK) == 0) {

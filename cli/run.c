@@ -136,9 +136,12 @@ static void pa_run_usage(FILE *out)
 
 int pa_cli_run(int argc, char **argv)
 {
-    static const struct { const char *opt, *env; } map[] = {
-        {"--output", "PROFAGENT_OUTPUT"}, {"--trace", "PROFAGENT_TRACE"},
-        {"--summary", "PROFAGENT_SUMMARY"}, {"--pc-sampling-period", "PROFAGENT_PC_SAMPLING_PERIOD_NS"},
+    static const struct { const char *opt, *env, *what; } map[] = {
+        {"--output", "PROFAGENT_OUTPUT", "a DB path template, e.g. --output prof-%p.db (%p pid, %h host, %r rank,"
+         " %q{VAR})"},
+        {"--trace", "PROFAGENT_TRACE", "a comma list of sources, e.g. --trace hgtx,osrt,ze,mem"},
+        {"--summary", "PROFAGENT_SUMMARY", "stderr, stdout, none or file:PATH"},
+        {"--pc-sampling-period", "PROFAGENT_PC_SAMPLING_PERIOD_NS", "a period in ns, 1000..1000000000"},
     };
     int i = 1;
     for (; i < argc; i++) {
@@ -160,6 +163,7 @@ int pa_cli_run(int argc, char **argv)
         }
         size_t k = 0, nmap = sizeof map / sizeof map[0];
         const char *val = NULL;
+        int separate = 0;
         for (; k < nmap; k++) {
             size_t n = strlen(map[k].opt);
             if (strncmp(a, map[k].opt, n) == 0 && a[n] == '=') {
@@ -168,6 +172,7 @@ int pa_cli_run(int argc, char **argv)
             }
             if (strcmp(a, map[k].opt) == 0) {
                 val = i + 1 < argc ? argv[++i] : NULL;
+                separate = 1;
                 break;
             }
         }
@@ -176,8 +181,11 @@ int pa_cli_run(int argc, char **argv)
                          " --pc-sampling-period, --", a);
             return PA_CLI_EUSAGE;
         }
-        if (!val || !*val) {
-            pa_cli_error("run: option %s needs a value", map[k].opt);
+        /* "--output -- CMD": the "--" (or the next option) is not the value, the value is missing */
+        if (!val || !*val || (separate && strncmp(val, "--", 2) == 0)) {
+            pa_cli_error("run: option %s needs a value%s%s%s: %s", map[k].opt, val && *val ? " (got '" : "",
+                         val && *val ? val : "", !val || !*val ? "" : strcmp(val, "--") == 0 ? "', which ends the options)"
+                         : "', an option)", map[k].what);
             return PA_CLI_EUSAGE;
         }
         if (pa_setenv(map[k].env, val) != 0)
@@ -195,6 +203,12 @@ int pa_cli_run(int argc, char **argv)
     if (pa_find_exe(argv[i], exe, sizeof exe) == 0 && pa_is_static_elf(exe))
         pa_cli_error("run: warning: '%s' is statically linked: LD_PRELOAD cannot load the agent into it, so "
                      "nothing will be profiled (running it anyway)", exe);
+    /* the program exec'd keeps this pid: its agent says "nothing recorded" when it records
+     * nothing (a shim it execs, or a child, stays quiet) */
+    char pid[32];
+    snprintf(pid, sizeof pid, "%ld", (long)getpid());
+    if (pa_setenv("PROFAGENT_RUN_PID", pid) != 0) /* PA_CONFIG_RUN_PID_VAR (collector/config.h) */
+        return PA_CLI_EDATA;
     execvp(argv[i], argv + i);
     pa_cli_error("run: cannot execute '%s': %s", argv[i], strerror(errno));
     return errno == ENOENT ? 127 : 126;

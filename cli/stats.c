@@ -217,6 +217,11 @@ static int pa_stats_formats(const char *f, pa_stats_fmt_t *fmts)
     for (const char *p = f;; p++) {
         size_t len = strcspn(p, ",");
         size_t k = 0;
+        if (len == 0) { /* "csv,", ",json", "csv,,json" */
+            pa_cli_error("stats: --format '%s' has an empty format in its list; accepted: csv, tsv, table, json,"
+                         " or a comma list of them (e.g. csv,json) with --output PREFIX", f);
+            return -1;
+        }
         while (k < 4 && !(strlen(known[k].name) == len && strncasecmp(known[k].name, p, len) == 0))
             k++;
         if (k == 4) {
@@ -552,9 +557,31 @@ static int pa_stats_main(pa_stats_args_t *a)
     }
     if ((rc = pa_stats_filter_time(a->filter_time)) != 0)
         return rc;
-    /* a malformed rule gets its own message; the valid rules still apply */
-    for (int i = 0; i < a->ngroups; i++)
-        pa_report_mem_add_group_rule(a->groups[i], stderr);
+    /* a malformed rule is a usage error (its own message names it), not a report grouped otherwise
+     * than asked */
+    for (int i = 0; i < a->ngroups; i++) {
+        char *why = NULL;
+        size_t wlen = 0;
+        FILE *m = open_memstream(&why, &wlen);
+        int bad = !m || pa_report_mem_add_group_rule(a->groups[i], m) != 0;
+        if (m)
+            fclose(m);
+        if (bad) {
+            /* the rule parser's words are the agent's, which goes on without the rule: here it is refused */
+            char *at = why ? strstr(why, " ignored: ") : NULL, *nl = why ? strchr(why, '\n') : NULL;
+            if (nl)
+                *nl = '\0';
+            if (at)
+                pa_cli_error("stats: --callstack-group-config '%s' is not accepted: %s", a->groups[i],
+                             at + strlen(" ignored: "));
+            else
+                pa_cli_error("stats: --callstack-group-config '%s' is not accepted%s%s", a->groups[i], why ? ": " : "",
+                             why ? why : "");
+            free(why);
+            return PA_CLI_EUSAGE;
+        }
+        free(why);
+    }
     if (!a->db) {
         pa_cli_error("stats: no database file given; see 'profagent stats --help'");
         return PA_CLI_EUSAGE;

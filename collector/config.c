@@ -370,6 +370,8 @@ int pa_config_parse(pa_config_t *cfg, char *const *envp)
             size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
             if (n == sizeof PA_CONFIG_ONCE_VAR - 1 && memcmp(*e, PA_CONFIG_ONCE_VAR, n) == 0)
                 continue; /* the agent's own note across exec (pa_config_load) */
+            if (n == sizeof PA_CONFIG_RUN_PID_VAR - 1 && memcmp(*e, PA_CONFIG_RUN_PID_VAR, n) == 0)
+                continue; /* `profagent run`'s mark (session.c) */
             const pa_config_var_t *v = find_var(*e, n);
             int is_log = v == &pa_config_vars[0];
             if (pass == 0 && is_log) {

@@ -100,6 +100,9 @@ int pa_config_load(void);
 /* The environment entry by which an exec'd image of a process that printed configuration
  * messages knows it need not print them again (removed from the environment at load). */
 #define PA_CONFIG_ONCE_VAR "PROFAGENT_CONFIG_SAID"
+/* Set by `profagent run` to its pid, which the program it execs keeps: that program's empty
+ * session prints its one line (session.c); not a setting, so not in the table. */
+#define PA_CONFIG_RUN_PID_VAR "PROFAGENT_RUN_PID"
 
 /*! pa_config_exec_entry() : "PROFAGENT_CONFIG_SAID=pid:start:hash" when this process printed (or
  *  was told its earlier image printed) configuration messages, else NULL: the exec wrappers add it

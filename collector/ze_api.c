@@ -90,12 +90,14 @@ void pa_ze_on_enter_slow(int api, void *params, void **inst)
     /* errno: only the ops hooks can change it (pa_clock_ns and pa_emit keep it) */
     uint64_t t0 = pa_clock_ns();
     pa_tls.ze_corr = pa_ze_corr_new();
-    if (PA_UNLIKELY(needs_prologue(api))) {
+    /* the hooks call the loader themselves: not once its teardown began (ze_window.c) */
+    if (PA_UNLIKELY(needs_prologue(api)) && pa_ze_loader_enter()) {
         int saved = errno;
         if (api == PA_ZE_API_CommandListReset || api == PA_ZE_API_CommandListDestroy)
             cur_list_serial = regular_serial(**(ze_command_list_handle_t **)params);
         pa_ze_ops_prologue(api, params, pa_tls.ze_corr, t0);
         errno = saved;
+        pa_ze_loader_leave();
     }
     *inst = (void *)(uintptr_t)t0;
 }
@@ -107,8 +109,10 @@ void pa_ze_on_exit_slow(int api, void *params, int32_t result, void **inst)
         return;
     t0 = pa_clock_stamp_ns(t0); /* the fast prologue stored a stamp: the hooks below want ns */
     if (!pa_agent_collecting(PA_SRC_ZE)) { /* mem without ze: only the memory hooks */
-        if (pa_agent_collecting(PA_SRC_MEM))
+        if (pa_agent_collecting(PA_SRC_MEM) && pa_ze_loader_enter()) {
             pa_ze_mem_hooks(api, params, result, t0, pa_clock_ns());
+            pa_ze_loader_leave();
+        }
         return;
     }
     uint64_t t1 = pa_clock_ns();
@@ -123,10 +127,11 @@ void pa_ze_on_exit_slow(int api, void *params, int32_t result, void **inst)
         pa_emit1_end();
     }
     pa_ze_emit_devices();
-    if (PA_UNLIKELY(ops)) {
+    if (PA_UNLIKELY(ops) && pa_ze_loader_enter()) {
         int saved = errno;
         pa_ze_ops_epilogue(api, params, result, pa_tls.ze_corr, t0, t1);
         errno = saved;
+        pa_ze_loader_leave();
     }
 }
 

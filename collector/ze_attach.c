@@ -266,23 +266,31 @@ static int layer_fini_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
-/* ---- the loader's teardown ends the entry path ----
+/* ---- the loader's teardown ends the agent's use of it ----
  *
  * Why: the loader's ELF destructors (run by _dl_fini after every exit handler, or by the
  * dlclose of a loader the application dlopen'd) delete ze_lib::context, the object whose
- * dispatch table every entry point reads. Application threads still calling Level Zero
- * then made pa_ze_entry_next() read freed memory and jump through it. _dl_fini calls a
+ * dispatch table every entry point reads, and the loader's own state its exported functions
+ * use. Application threads still calling Level Zero then made pa_ze_entry_next() read freed
+ * memory and jump through it; the agent's own calls (hooks, a finisher still flushing after
+ * the exit stopped waiting for it) went into a loader without its state. _dl_fini calls a
  * .fini_array from its last entry down, so the last entry is replaced by loader_fini_first(),
- * which turns the entry path off (pa_ze_entry_on = 0: the hot path's existing load, nothing
- * added) before the loader's own destructors run: from then on every call goes, unrecorded,
- * to the loader's exported function, i.e. the process behaves as without the agent. (A call
- * that passed the check a few instructions before the flag fell can still read the context:
- * the same window the loader's own functions have.) */
+ * which first turns the entry path off (pa_ze_entry_on = 0: from then on every application
+ * call goes, unrecorded, to the loader's exported function, i.e. the process behaves as without
+ * the agent) and the agent's own calls (pa_ze_loader_live = 0), then waits until no thread is
+ * in a window (ze_window.c: a call that passed the flag check an instant before still reads
+ * the context; the hooks' and the exit flush's loader calls), at most
+ * PA_ZE_TEARDOWN_WAIT_NS in all, and only then runs the loader's destructors. On both paths:
+ * the tracing layer's hooks call the loader too. */
+#define PA_ZE_TEARDOWN_WAIT_NS 100000000ull
 static void (*loader_fini_orig)(void);
-
 static void loader_fini_first(void)
 {
     atomic_store_explicit(&pa_ze_entry_on, 0, memory_order_seq_cst);
+    atomic_store_explicit(&pa_ze_loader_live, 0, memory_order_seq_cst);
+    int waited, left = pa_ze_win_drain(PA_ZE_TEARDOWN_WAIT_NS, &waited);
+    pa_dbg("ze", "loader teardown: waited for %d thread(s) inside the agent's reads, %d still inside "
+           "after the %llu ms bound", waited, left, PA_ZE_TEARDOWN_WAIT_NS / 1000000ull);
     if (loader_fini_orig)
         loader_fini_orig();
 }
@@ -302,6 +310,16 @@ static int loader_fini_cb(struct dl_phdr_info *info, size_t size, void *arg)
         return 0;
     *(int *)arg = fini_patch(info, loader_fini_wrap_last);
     return 1;
+}
+
+/* Before the agent records through the loader: the loader's teardown waits for the windows. */
+static void loader_teardown_arm(void)
+{
+    pa_ze_win_arm();
+    int wrapped = 0;
+    dl_iterate_phdr(loader_fini_cb, &wrapped);
+    if (!wrapped)
+        pa_info("ze", "loader destructors not found: Level Zero calls racing the exit may crash in the agent");
 }
 
 typedef int (*pa_exitreg_fn)(void (*)(void *), void *, void *);
@@ -396,13 +414,9 @@ static int attach_locked(void *lib)
         pa_info("ze", "tracing layer destructors not found: Level Zero calls racing the exit may crash in it");
     enumerate_devices();
     atomic_store(&pa_ze_dev_attrs_pending, 1);
-    if (entry) {
-        int wrapped = 0;
-        dl_iterate_phdr(loader_fini_cb, &wrapped);
-        if (!wrapped)
-            pa_info("ze", "loader destructors not found: Level Zero calls racing the exit may crash in the agent");
+    loader_teardown_arm();
+    if (entry)
         pa_ze_entry_enable();
-    }
     else if (register_all(lib) != 0)
         return 0;
     atomic_store(&pa_ze_attached, 1);
@@ -765,5 +779,5 @@ static void ze_source_finish(uint64_t budget_ns)
 /* mem alone needs the tracer too: PA_SRC_MEM attaches it */
 const pa_source_t pa_source_ze = {
     .name = "ze", .mask = PA_SRC_ZE | PA_SRC_MEM, .rec_first = PA_REC_ZE_FIRST, .rec_last = PA_REC_ZE_LAST,
-    .init = ze_source_init, .finish = ze_source_finish,
+    .init = ze_source_init, .finish = ze_source_finish, .fork_child = pa_ze_win_after_fork_child,
 };

@@ -13,6 +13,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeInit(ze_init_flags_t flags)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_Init))(flags);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_Init, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(flags);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_Init, pa_ze_exit_plain_arg(PA_ZE_API_Init, NULL), (int32_t)r, t0)))
             return r;
@@ -26,6 +27,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeInit(ze_init_flags_t flags)
     ze_init_params_t p = { &c_flags };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_Init, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_flags);
     pa_ze_on_exit_slow(PA_ZE_API_Init, &p, (int32_t)r, &inst);
     return r;
@@ -38,6 +40,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGet(uint32_t* pCount, ze_driver_handle_
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGet))(pCount, phDrivers);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGet, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(pCount, phDrivers);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGet, pa_ze_exit_plain_arg(PA_ZE_API_DriverGet, NULL), (int32_t)r, t0)))
             return r;
@@ -53,6 +56,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGet(uint32_t* pCount, ze_driver_handle_
     ze_driver_get_params_t p = { &c_pCount, &c_phDrivers };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DriverGet, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_pCount, c_phDrivers);
     pa_ze_on_exit_slow(PA_ZE_API_DriverGet, &p, (int32_t)r, &inst);
     return r;
@@ -65,6 +69,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetApiVersion(ze_driver_handle_t hDrive
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGetApiVersion))(hDriver, version);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGetApiVersion, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDriver, version);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGetApiVersion, pa_ze_exit_plain_arg(PA_ZE_API_DriverGetApiVersion, NULL), (int32_t)r, t0)))
             return r;
@@ -80,6 +85,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetApiVersion(ze_driver_handle_t hDrive
     ze_driver_get_api_version_params_t p = { &c_hDriver, &c_version };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DriverGetApiVersion, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDriver, c_version);
     pa_ze_on_exit_slow(PA_ZE_API_DriverGetApiVersion, &p, (int32_t)r, &inst);
     return r;
@@ -92,6 +98,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetProperties(ze_driver_handle_t hDrive
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGetProperties))(hDriver, pDriverProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGetProperties, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDriver, pDriverProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGetProperties, pa_ze_exit_plain_arg(PA_ZE_API_DriverGetProperties, NULL), (int32_t)r, t0)))
             return r;
@@ -107,6 +114,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetProperties(ze_driver_handle_t hDrive
     ze_driver_get_properties_params_t p = { &c_hDriver, &c_pDriverProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DriverGetProperties, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDriver, c_pDriverProperties);
     pa_ze_on_exit_slow(PA_ZE_API_DriverGetProperties, &p, (int32_t)r, &inst);
     return r;
@@ -119,6 +127,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetIpcProperties(ze_driver_handle_t hDr
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGetIpcProperties))(hDriver, pIpcProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGetIpcProperties, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDriver, pIpcProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGetIpcProperties, pa_ze_exit_plain_arg(PA_ZE_API_DriverGetIpcProperties, NULL), (int32_t)r, t0)))
             return r;
@@ -134,6 +143,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetIpcProperties(ze_driver_handle_t hDr
     ze_driver_get_ipc_properties_params_t p = { &c_hDriver, &c_pIpcProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DriverGetIpcProperties, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDriver, c_pIpcProperties);
     pa_ze_on_exit_slow(PA_ZE_API_DriverGetIpcProperties, &p, (int32_t)r, &inst);
     return r;
@@ -146,6 +156,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetExtensionProperties(ze_driver_handle
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGetExtensionProperties))(hDriver, pCount, pExtensionProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGetExtensionProperties, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDriver, pCount, pExtensionProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGetExtensionProperties, pa_ze_exit_plain_arg(PA_ZE_API_DriverGetExtensionProperties, NULL), (int32_t)r, t0)))
             return r;
@@ -163,6 +174,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetExtensionProperties(ze_driver_handle
     ze_driver_get_extension_properties_params_t p = { &c_hDriver, &c_pCount, &c_pExtensionProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DriverGetExtensionProperties, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDriver, c_pCount, c_pExtensionProperties);
     pa_ze_on_exit_slow(PA_ZE_API_DriverGetExtensionProperties, &p, (int32_t)r, &inst);
     return r;
@@ -175,6 +187,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetExtensionFunctionAddress(ze_driver_h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGetExtensionFunctionAddress))(hDriver, name, ppFunctionAddress);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGetExtensionFunctionAddress, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDriver, name, ppFunctionAddress);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGetExtensionFunctionAddress, pa_ze_exit_plain_arg(PA_ZE_API_DriverGetExtensionFunctionAddress, NULL), (int32_t)r, t0)))
             return r;
@@ -192,6 +205,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetExtensionFunctionAddress(ze_driver_h
     ze_driver_get_extension_function_address_params_t p = { &c_hDriver, &c_name, &c_ppFunctionAddress };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DriverGetExtensionFunctionAddress, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDriver, c_name, c_ppFunctionAddress);
     pa_ze_on_exit_slow(PA_ZE_API_DriverGetExtensionFunctionAddress, &p, (int32_t)r, &inst);
     return r;
@@ -208,6 +222,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGet(ze_driver_handle_t hDriver, uint32_
     }
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGet, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDriver, pCount, phDevices);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGet, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGet, NULL), (int32_t)r, t0)))
             return r;
@@ -225,6 +240,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGet(ze_driver_handle_t hDriver, uint32_
     ze_device_get_params_t p = { &c_hDriver, &c_pCount, &c_phDevices };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceGet, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDriver, c_pCount, c_phDevices);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceGet, &p, (int32_t)r, &inst);
     return r;
@@ -237,6 +253,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetSubDevices(ze_device_handle_t hDevic
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetSubDevices))(hDevice, pCount, phSubdevices);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetSubDevices, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pCount, phSubdevices);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetSubDevices, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetSubDevices, NULL), (int32_t)r, t0)))
             return r;
@@ -254,6 +271,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetSubDevices(ze_device_handle_t hDevic
     ze_device_get_sub_devices_params_t p = { &c_hDevice, &c_pCount, &c_phSubdevices };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceGetSubDevices, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_pCount, c_phSubdevices);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceGetSubDevices, &p, (int32_t)r, &inst);
     return r;
@@ -266,6 +284,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetProperties(ze_device_handle_t hDevic
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetProperties))(hDevice, pDeviceProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetProperties, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pDeviceProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetProperties, NULL), (int32_t)r, t0)))
             return r;
@@ -281,6 +300,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetProperties(ze_device_handle_t hDevic
     ze_device_get_properties_params_t p = { &c_hDevice, &c_pDeviceProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceGetProperties, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_pDeviceProperties);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceGetProperties, &p, (int32_t)r, &inst);
     return r;
@@ -293,6 +313,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetComputeProperties(ze_device_handle_t
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetComputeProperties))(hDevice, pComputeProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetComputeProperties, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pComputeProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetComputeProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetComputeProperties, NULL), (int32_t)r, t0)))
             return r;
@@ -308,6 +329,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetComputeProperties(ze_device_handle_t
     ze_device_get_compute_properties_params_t p = { &c_hDevice, &c_pComputeProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceGetComputeProperties, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_pComputeProperties);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceGetComputeProperties, &p, (int32_t)r, &inst);
     return r;
@@ -320,6 +342,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetModuleProperties(ze_device_handle_t 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetModuleProperties))(hDevice, pModuleProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetModuleProperties, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pModuleProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetModuleProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetModuleProperties, NULL), (int32_t)r, t0)))
             return r;
@@ -335,6 +358,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetModuleProperties(ze_device_handle_t 
     ze_device_get_module_properties_params_t p = { &c_hDevice, &c_pModuleProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceGetModuleProperties, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_pModuleProperties);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceGetModuleProperties, &p, (int32_t)r, &inst);
     return r;
@@ -347,6 +371,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetCommandQueueGroupProperties(ze_devic
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetCommandQueueGroupProperties))(hDevice, pCount, pCommandQueueGroupProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetCommandQueueGroupProperties, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pCount, pCommandQueueGroupProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetCommandQueueGroupProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetCommandQueueGroupProperties, NULL), (int32_t)r, t0)))
             return r;
@@ -364,6 +389,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetCommandQueueGroupProperties(ze_devic
     ze_device_get_command_queue_group_properties_params_t p = { &c_hDevice, &c_pCount, &c_pCommandQueueGroupProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceGetCommandQueueGroupProperties, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_pCount, c_pCommandQueueGroupProperties);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceGetCommandQueueGroupProperties, &p, (int32_t)r, &inst);
     return r;
@@ -376,6 +402,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetMemoryProperties(ze_device_handle_t 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetMemoryProperties))(hDevice, pCount, pMemProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetMemoryProperties, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pCount, pMemProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetMemoryProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetMemoryProperties, NULL), (int32_t)r, t0)))
             return r;
@@ -393,6 +420,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetMemoryProperties(ze_device_handle_t 
     ze_device_get_memory_properties_params_t p = { &c_hDevice, &c_pCount, &c_pMemProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceGetMemoryProperties, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_pCount, c_pMemProperties);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceGetMemoryProperties, &p, (int32_t)r, &inst);
     return r;
@@ -405,6 +433,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetMemoryAccessProperties(ze_device_han
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetMemoryAccessProperties))(hDevice, pMemAccessProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetMemoryAccessProperties, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pMemAccessProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetMemoryAccessProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetMemoryAccessProperties, NULL), (int32_t)r, t0)))
             return r;
@@ -420,6 +449,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetMemoryAccessProperties(ze_device_han
     ze_device_get_memory_access_properties_params_t p = { &c_hDevice, &c_pMemAccessProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceGetMemoryAccessProperties, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_pMemAccessProperties);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceGetMemoryAccessProperties, &p, (int32_t)r, &inst);
     return r;
@@ -432,6 +462,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetCacheProperties(ze_device_handle_t h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetCacheProperties))(hDevice, pCount, pCacheProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetCacheProperties, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pCount, pCacheProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetCacheProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetCacheProperties, NULL), (int32_t)r, t0)))
             return r;
@@ -449,6 +480,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetCacheProperties(ze_device_handle_t h
     ze_device_get_cache_properties_params_t p = { &c_hDevice, &c_pCount, &c_pCacheProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceGetCacheProperties, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_pCount, c_pCacheProperties);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceGetCacheProperties, &p, (int32_t)r, &inst);
     return r;
@@ -461,6 +493,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetImageProperties(ze_device_handle_t h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetImageProperties))(hDevice, pImageProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetImageProperties, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pImageProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetImageProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetImageProperties, NULL), (int32_t)r, t0)))
             return r;
@@ -476,6 +509,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetImageProperties(ze_device_handle_t h
     ze_device_get_image_properties_params_t p = { &c_hDevice, &c_pImageProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceGetImageProperties, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_pImageProperties);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceGetImageProperties, &p, (int32_t)r, &inst);
     return r;
@@ -488,6 +522,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetExternalMemoryProperties(ze_device_h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetExternalMemoryProperties))(hDevice, pExternalMemoryProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetExternalMemoryProperties, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pExternalMemoryProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetExternalMemoryProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetExternalMemoryProperties, NULL), (int32_t)r, t0)))
             return r;
@@ -503,6 +538,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetExternalMemoryProperties(ze_device_h
     ze_device_get_external_memory_properties_params_t p = { &c_hDevice, &c_pExternalMemoryProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceGetExternalMemoryProperties, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_pExternalMemoryProperties);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceGetExternalMemoryProperties, &p, (int32_t)r, &inst);
     return r;
@@ -515,6 +551,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetP2PProperties(ze_device_handle_t hDe
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetP2PProperties))(hDevice, hPeerDevice, pP2PProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetP2PProperties, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, hPeerDevice, pP2PProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetP2PProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetP2PProperties, NULL), (int32_t)r, t0)))
             return r;
@@ -532,6 +569,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetP2PProperties(ze_device_handle_t hDe
     ze_device_get_p2_p_properties_params_t p = { &c_hDevice, &c_hPeerDevice, &c_pP2PProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceGetP2PProperties, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_hPeerDevice, c_pP2PProperties);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceGetP2PProperties, &p, (int32_t)r, &inst);
     return r;
@@ -544,6 +582,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceCanAccessPeer(ze_device_handle_t hDevic
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceCanAccessPeer))(hDevice, hPeerDevice, value);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceCanAccessPeer, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, hPeerDevice, value);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceCanAccessPeer, pa_ze_exit_plain_arg(PA_ZE_API_DeviceCanAccessPeer, NULL), (int32_t)r, t0)))
             return r;
@@ -561,6 +600,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceCanAccessPeer(ze_device_handle_t hDevic
     ze_device_can_access_peer_params_t p = { &c_hDevice, &c_hPeerDevice, &c_value };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceCanAccessPeer, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_hPeerDevice, c_value);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceCanAccessPeer, &p, (int32_t)r, &inst);
     return r;
@@ -573,6 +613,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetStatus(ze_device_handle_t hDevice)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetStatus))(hDevice);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetStatus, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetStatus, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetStatus, NULL), (int32_t)r, t0)))
             return r;
@@ -586,6 +627,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetStatus(ze_device_handle_t hDevice)
     ze_device_get_status_params_t p = { &c_hDevice };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceGetStatus, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceGetStatus, &p, (int32_t)r, &inst);
     return r;
@@ -598,6 +640,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetGlobalTimestamps(ze_device_handle_t 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetGlobalTimestamps))(hDevice, hostTimestamp, deviceTimestamp);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetGlobalTimestamps, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, hostTimestamp, deviceTimestamp);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetGlobalTimestamps, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetGlobalTimestamps, NULL), (int32_t)r, t0)))
             return r;
@@ -615,6 +658,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetGlobalTimestamps(ze_device_handle_t 
     ze_device_get_global_timestamps_params_t p = { &c_hDevice, &c_hostTimestamp, &c_deviceTimestamp };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceGetGlobalTimestamps, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_hostTimestamp, c_deviceTimestamp);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceGetGlobalTimestamps, &p, (int32_t)r, &inst);
     return r;
@@ -631,6 +675,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextCreate(ze_driver_handle_t hDriver, con
     }
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextCreate, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDriver, desc, phContext);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextCreate, pa_ze_exit_plain_arg(PA_ZE_API_ContextCreate, NULL), (int32_t)r, t0)))
             return r;
@@ -648,6 +693,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextCreate(ze_driver_handle_t hDriver, con
     ze_context_create_params_t p = { &c_hDriver, &c_desc, &c_phContext };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ContextCreate, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDriver, c_desc, c_phContext);
     pa_ze_on_exit_slow(PA_ZE_API_ContextCreate, &p, (int32_t)r, &inst);
     return r;
@@ -660,6 +706,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextCreateEx(ze_driver_handle_t hDriver, c
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextCreateEx))(hDriver, desc, numDevices, phDevices, phContext);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextCreateEx, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDriver, desc, numDevices, phDevices, phContext);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextCreateEx, pa_ze_exit_plain_arg(PA_ZE_API_ContextCreateEx, NULL), (int32_t)r, t0)))
             return r;
@@ -681,6 +728,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextCreateEx(ze_driver_handle_t hDriver, c
     ze_context_create_ex_params_t p = { &c_hDriver, &c_desc, &c_numDevices, &c_phDevices, &c_phContext };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ContextCreateEx, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDriver, c_desc, c_numDevices, c_phDevices, c_phContext);
     pa_ze_on_exit_slow(PA_ZE_API_ContextCreateEx, &p, (int32_t)r, &inst);
     return r;
@@ -693,6 +741,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextDestroy(ze_context_handle_t hContext)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextDestroy))(hContext);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextDestroy, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextDestroy, pa_ze_exit_plain_arg(PA_ZE_API_ContextDestroy, NULL), (int32_t)r, t0)))
             return r;
@@ -706,6 +755,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextDestroy(ze_context_handle_t hContext)
     ze_context_destroy_params_t p = { &c_hContext };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ContextDestroy, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext);
     pa_ze_on_exit_slow(PA_ZE_API_ContextDestroy, &p, (int32_t)r, &inst);
     return r;
@@ -718,6 +768,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextGetStatus(ze_context_handle_t hContext
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextGetStatus))(hContext);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextGetStatus, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextGetStatus, pa_ze_exit_plain_arg(PA_ZE_API_ContextGetStatus, NULL), (int32_t)r, t0)))
             return r;
@@ -731,6 +782,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextGetStatus(ze_context_handle_t hContext
     ze_context_get_status_params_t p = { &c_hContext };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ContextGetStatus, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext);
     pa_ze_on_exit_slow(PA_ZE_API_ContextGetStatus, &p, (int32_t)r, &inst);
     return r;
@@ -743,6 +795,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueCreate(ze_context_handle_t hConte
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandQueueCreate))(hContext, hDevice, desc, phCommandQueue);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandQueueCreate, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, desc, phCommandQueue);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandQueueCreate, pa_ze_exit_plain_arg(PA_ZE_API_CommandQueueCreate, NULL), (int32_t)r, t0)))
             return r;
@@ -762,6 +815,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueCreate(ze_context_handle_t hConte
     ze_command_queue_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phCommandQueue };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandQueueCreate, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hDevice, c_desc, c_phCommandQueue);
     pa_ze_on_exit_slow(PA_ZE_API_CommandQueueCreate, &p, (int32_t)r, &inst);
     return r;
@@ -774,6 +828,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueDestroy(ze_command_queue_handle_t
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandQueueDestroy))(hCommandQueue);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandQueueDestroy, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandQueue);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandQueueDestroy, pa_ze_exit_plain_arg(PA_ZE_API_CommandQueueDestroy, NULL), (int32_t)r, t0)))
             return r;
@@ -787,6 +842,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueDestroy(ze_command_queue_handle_t
     ze_command_queue_destroy_params_t p = { &c_hCommandQueue };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandQueueDestroy, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandQueue);
     pa_ze_on_exit_slow(PA_ZE_API_CommandQueueDestroy, &p, (int32_t)r, &inst);
     return r;
@@ -799,6 +855,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueExecuteCommandLists(ze_command_qu
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandQueueExecuteCommandLists))(hCommandQueue, numCommandLists, phCommandLists, hFence);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandQueueExecuteCommandLists, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandQueue, numCommandLists, phCommandLists, hFence);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandQueueExecuteCommandLists, pa_ze_exit_plain_arg(PA_ZE_API_CommandQueueExecuteCommandLists, NULL), (int32_t)r, t0)))
             return r;
@@ -818,6 +875,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueExecuteCommandLists(ze_command_qu
     ze_command_queue_execute_command_lists_params_t p = { &c_hCommandQueue, &c_numCommandLists, &c_phCommandLists, &c_hFence };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandQueueExecuteCommandLists, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandQueue, c_numCommandLists, c_phCommandLists, c_hFence);
     pa_ze_on_exit_slow(PA_ZE_API_CommandQueueExecuteCommandLists, &p, (int32_t)r, &inst);
     return r;
@@ -830,6 +888,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueSynchronize(ze_command_queue_hand
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandQueueSynchronize))(hCommandQueue, timeout);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandQueueSynchronize, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandQueue, timeout);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandQueueSynchronize, pa_ze_exit_plain_arg(PA_ZE_API_CommandQueueSynchronize, NULL), (int32_t)r, t0)))
             return r;
@@ -845,6 +904,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueSynchronize(ze_command_queue_hand
     ze_command_queue_synchronize_params_t p = { &c_hCommandQueue, &c_timeout };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandQueueSynchronize, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandQueue, c_timeout);
     pa_ze_on_exit_slow(PA_ZE_API_CommandQueueSynchronize, &p, (int32_t)r, &inst);
     return r;
@@ -857,6 +917,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListCreate(ze_context_handle_t hContex
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListCreate))(hContext, hDevice, desc, phCommandList);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListCreate, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, desc, phCommandList);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListCreate, pa_ze_exit_plain_arg(PA_ZE_API_CommandListCreate, NULL), (int32_t)r, t0)))
             return r;
@@ -876,6 +937,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListCreate(ze_context_handle_t hContex
     ze_command_list_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phCommandList };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListCreate, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hDevice, c_desc, c_phCommandList);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListCreate, &p, (int32_t)r, &inst);
     return r;
@@ -888,6 +950,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListCreateImmediate(ze_context_handle_
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListCreateImmediate))(hContext, hDevice, altdesc, phCommandList);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListCreateImmediate, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, altdesc, phCommandList);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListCreateImmediate, pa_ze_exit_plain_arg(PA_ZE_API_CommandListCreateImmediate, NULL), (int32_t)r, t0)))
             return r;
@@ -907,6 +970,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListCreateImmediate(ze_context_handle_
     ze_command_list_create_immediate_params_t p = { &c_hContext, &c_hDevice, &c_altdesc, &c_phCommandList };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListCreateImmediate, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hDevice, c_altdesc, c_phCommandList);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListCreateImmediate, &p, (int32_t)r, &inst);
     return r;
@@ -919,6 +983,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListDestroy(ze_command_list_handle_t h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListDestroy))(hCommandList);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListDestroy, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListDestroy, pa_ze_exit_plain_arg(PA_ZE_API_CommandListDestroy, NULL), (int32_t)r, t0)))
             return r;
@@ -932,6 +997,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListDestroy(ze_command_list_handle_t h
     ze_command_list_destroy_params_t p = { &c_hCommandList };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListDestroy, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListDestroy, &p, (int32_t)r, &inst);
     return r;
@@ -944,6 +1010,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListClose(ze_command_list_handle_t hCo
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListClose))(hCommandList);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListClose, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListClose, pa_ze_exit_plain_arg(PA_ZE_API_CommandListClose, NULL), (int32_t)r, t0)))
             return r;
@@ -957,6 +1024,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListClose(ze_command_list_handle_t hCo
     ze_command_list_close_params_t p = { &c_hCommandList };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListClose, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListClose, &p, (int32_t)r, &inst);
     return r;
@@ -969,6 +1037,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListReset(ze_command_list_handle_t hCo
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListReset))(hCommandList);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListReset, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListReset, pa_ze_exit_plain_arg(PA_ZE_API_CommandListReset, NULL), (int32_t)r, t0)))
             return r;
@@ -982,6 +1051,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListReset(ze_command_list_handle_t hCo
     ze_command_list_reset_params_t p = { &c_hCommandList };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListReset, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListReset, &p, (int32_t)r, &inst);
     return r;
@@ -994,6 +1064,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendWriteGlobalTimestamp(ze_comm
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendWriteGlobalTimestamp))(hCommandList, dstptr, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, dstptr, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, NULL), (int32_t)r, t0)))
             return r;
@@ -1015,6 +1086,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendWriteGlobalTimestamp(ze_comm
     ze_command_list_append_write_global_timestamp_params_t p = { &c_hCommandList, &c_dstptr, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_dstptr, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, &p, (int32_t)r, &inst);
     return r;
@@ -1027,6 +1099,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendBarrier(ze_command_list_hand
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendBarrier))(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendBarrier, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendBarrier, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendBarrier, NULL), (int32_t)r, t0)))
             return r;
@@ -1046,6 +1119,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendBarrier(ze_command_list_hand
     ze_command_list_append_barrier_params_t p = { &c_hCommandList, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendBarrier, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendBarrier, &p, (int32_t)r, &inst);
     return r;
@@ -1058,6 +1132,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryRangesBarrier(ze_comma
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryRangesBarrier))(hCommandList, numRanges, pRangeSizes, pRanges, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryRangesBarrier, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, numRanges, pRangeSizes, pRanges, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryRangesBarrier, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryRangesBarrier, NULL), (int32_t)r, t0)))
             return r;
@@ -1083,6 +1158,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryRangesBarrier(ze_comma
     ze_command_list_append_memory_ranges_barrier_params_t p = { &c_hCommandList, &c_numRanges, &c_pRangeSizes, &c_pRanges, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendMemoryRangesBarrier, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_numRanges, c_pRangeSizes, c_pRanges, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryRangesBarrier, &p, (int32_t)r, &inst);
     return r;
@@ -1095,6 +1171,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextSystemBarrier(ze_context_handle_t hCon
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextSystemBarrier))(hContext, hDevice);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextSystemBarrier, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextSystemBarrier, pa_ze_exit_plain_arg(PA_ZE_API_ContextSystemBarrier, NULL), (int32_t)r, t0)))
             return r;
@@ -1110,6 +1187,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextSystemBarrier(ze_context_handle_t hCon
     ze_context_system_barrier_params_t p = { &c_hContext, &c_hDevice };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ContextSystemBarrier, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hDevice);
     pa_ze_on_exit_slow(PA_ZE_API_ContextSystemBarrier, &p, (int32_t)r, &inst);
     return r;
@@ -1122,6 +1200,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryCopy(ze_command_list_h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryCopy))(hCommandList, dstptr, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryCopy, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, dstptr, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryCopy, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryCopy, NULL), (int32_t)r, t0)))
             return r;
@@ -1147,6 +1226,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryCopy(ze_command_list_h
     ze_command_list_append_memory_copy_params_t p = { &c_hCommandList, &c_dstptr, &c_srcptr, &c_size, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendMemoryCopy, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_dstptr, c_srcptr, c_size, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryCopy, &p, (int32_t)r, &inst);
     return r;
@@ -1159,6 +1239,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryFill(ze_command_list_h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryFill))(hCommandList, ptr, pattern, pattern_size, size, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryFill, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, ptr, pattern, pattern_size, size, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryFill, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryFill, NULL), (int32_t)r, t0)))
             return r;
@@ -1186,6 +1267,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryFill(ze_command_list_h
     ze_command_list_append_memory_fill_params_t p = { &c_hCommandList, &c_ptr, &c_pattern, &c_pattern_size, &c_size, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendMemoryFill, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_ptr, c_pattern, c_pattern_size, c_size, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryFill, &p, (int32_t)r, &inst);
     return r;
@@ -1198,6 +1280,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryCopyRegion(ze_command_
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryCopyRegion))(hCommandList, dstptr, dstRegion, dstPitch, dstSlicePitch, srcptr, srcRegion, srcPitch, srcSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryCopyRegion, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, dstptr, dstRegion, dstPitch, dstSlicePitch, srcptr, srcRegion, srcPitch, srcSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryCopyRegion, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryCopyRegion, NULL), (int32_t)r, t0)))
             return r;
@@ -1233,6 +1316,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryCopyRegion(ze_command_
     ze_command_list_append_memory_copy_region_params_t p = { &c_hCommandList, &c_dstptr, &c_dstRegion, &c_dstPitch, &c_dstSlicePitch, &c_srcptr, &c_srcRegion, &c_srcPitch, &c_srcSlicePitch, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendMemoryCopyRegion, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_dstptr, c_dstRegion, c_dstPitch, c_dstSlicePitch, c_srcptr, c_srcRegion, c_srcPitch, c_srcSlicePitch, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryCopyRegion, &p, (int32_t)r, &inst);
     return r;
@@ -1245,6 +1329,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryCopyFromContext(ze_com
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryCopyFromContext))(hCommandList, dstptr, hContextSrc, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryCopyFromContext, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, dstptr, hContextSrc, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryCopyFromContext, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryCopyFromContext, NULL), (int32_t)r, t0)))
             return r;
@@ -1272,6 +1357,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryCopyFromContext(ze_com
     ze_command_list_append_memory_copy_from_context_params_t p = { &c_hCommandList, &c_dstptr, &c_hContextSrc, &c_srcptr, &c_size, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendMemoryCopyFromContext, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_dstptr, c_hContextSrc, c_srcptr, c_size, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryCopyFromContext, &p, (int32_t)r, &inst);
     return r;
@@ -1284,6 +1370,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopy(ze_command_list_ha
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopy))(hCommandList, hDstImage, hSrcImage, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopy, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hDstImage, hSrcImage, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopy, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopy, NULL), (int32_t)r, t0)))
             return r;
@@ -1307,6 +1394,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopy(ze_command_list_ha
     ze_command_list_append_image_copy_params_t p = { &c_hCommandList, &c_hDstImage, &c_hSrcImage, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendImageCopy, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_hDstImage, c_hSrcImage, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopy, &p, (int32_t)r, &inst);
     return r;
@@ -1319,6 +1407,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyRegion(ze_command_l
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopyRegion))(hCommandList, hDstImage, hSrcImage, pDstRegion, pSrcRegion, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopyRegion, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hDstImage, hSrcImage, pDstRegion, pSrcRegion, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopyRegion, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyRegion, NULL), (int32_t)r, t0)))
             return r;
@@ -1346,6 +1435,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyRegion(ze_command_l
     ze_command_list_append_image_copy_region_params_t p = { &c_hCommandList, &c_hDstImage, &c_hSrcImage, &c_pDstRegion, &c_pSrcRegion, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendImageCopyRegion, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_hDstImage, c_hSrcImage, c_pDstRegion, c_pSrcRegion, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopyRegion, &p, (int32_t)r, &inst);
     return r;
@@ -1358,6 +1448,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyToMemory(ze_command
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopyToMemory))(hCommandList, dstptr, hSrcImage, pSrcRegion, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopyToMemory, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, dstptr, hSrcImage, pSrcRegion, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopyToMemory, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyToMemory, NULL), (int32_t)r, t0)))
             return r;
@@ -1383,6 +1474,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyToMemory(ze_command
     ze_command_list_append_image_copy_to_memory_params_t p = { &c_hCommandList, &c_dstptr, &c_hSrcImage, &c_pSrcRegion, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendImageCopyToMemory, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_dstptr, c_hSrcImage, c_pSrcRegion, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopyToMemory, &p, (int32_t)r, &inst);
     return r;
@@ -1395,6 +1487,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyFromMemory(ze_comma
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopyFromMemory))(hCommandList, hDstImage, srcptr, pDstRegion, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopyFromMemory, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hDstImage, srcptr, pDstRegion, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopyFromMemory, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyFromMemory, NULL), (int32_t)r, t0)))
             return r;
@@ -1420,6 +1513,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyFromMemory(ze_comma
     ze_command_list_append_image_copy_from_memory_params_t p = { &c_hCommandList, &c_hDstImage, &c_srcptr, &c_pDstRegion, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendImageCopyFromMemory, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_hDstImage, c_srcptr, c_pDstRegion, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopyFromMemory, &p, (int32_t)r, &inst);
     return r;
@@ -1432,6 +1526,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryPrefetch(ze_command_li
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryPrefetch))(hCommandList, ptr, size);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryPrefetch, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, ptr, size);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryPrefetch, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryPrefetch, NULL), (int32_t)r, t0)))
             return r;
@@ -1449,6 +1544,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryPrefetch(ze_command_li
     ze_command_list_append_memory_prefetch_params_t p = { &c_hCommandList, &c_ptr, &c_size };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendMemoryPrefetch, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_ptr, c_size);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemoryPrefetch, &p, (int32_t)r, &inst);
     return r;
@@ -1461,6 +1557,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemAdvise(ze_command_list_ha
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemAdvise))(hCommandList, hDevice, ptr, size, advice);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemAdvise, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hDevice, ptr, size, advice);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemAdvise, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemAdvise, NULL), (int32_t)r, t0)))
             return r;
@@ -1482,6 +1579,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemAdvise(ze_command_list_ha
     ze_command_list_append_mem_advise_params_t p = { &c_hCommandList, &c_hDevice, &c_ptr, &c_size, &c_advice };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendMemAdvise, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_hDevice, c_ptr, c_size, c_advice);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendMemAdvise, &p, (int32_t)r, &inst);
     return r;
@@ -1494,6 +1592,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolCreate(ze_context_handle_t hContext,
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventPoolCreate))(hContext, desc, numDevices, phDevices, phEventPool);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventPoolCreate, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, desc, numDevices, phDevices, phEventPool);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventPoolCreate, pa_ze_exit_plain_arg(PA_ZE_API_EventPoolCreate, NULL), (int32_t)r, t0)))
             return r;
@@ -1515,6 +1614,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolCreate(ze_context_handle_t hContext,
     ze_event_pool_create_params_t p = { &c_hContext, &c_desc, &c_numDevices, &c_phDevices, &c_phEventPool };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_EventPoolCreate, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_desc, c_numDevices, c_phDevices, c_phEventPool);
     pa_ze_on_exit_slow(PA_ZE_API_EventPoolCreate, &p, (int32_t)r, &inst);
     return r;
@@ -1527,6 +1627,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolDestroy(ze_event_pool_handle_t hEven
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventPoolDestroy))(hEventPool);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventPoolDestroy, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hEventPool);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventPoolDestroy, pa_ze_exit_plain_arg(PA_ZE_API_EventPoolDestroy, NULL), (int32_t)r, t0)))
             return r;
@@ -1540,6 +1641,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolDestroy(ze_event_pool_handle_t hEven
     ze_event_pool_destroy_params_t p = { &c_hEventPool };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_EventPoolDestroy, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hEventPool);
     pa_ze_on_exit_slow(PA_ZE_API_EventPoolDestroy, &p, (int32_t)r, &inst);
     return r;
@@ -1552,6 +1654,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventCreate(ze_event_pool_handle_t hEventPool
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventCreate))(hEventPool, desc, phEvent);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventCreate, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hEventPool, desc, phEvent);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventCreate, pa_ze_exit_plain_arg(PA_ZE_API_EventCreate, NULL), (int32_t)r, t0)))
             return r;
@@ -1569,6 +1672,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventCreate(ze_event_pool_handle_t hEventPool
     ze_event_create_params_t p = { &c_hEventPool, &c_desc, &c_phEvent };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_EventCreate, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hEventPool, c_desc, c_phEvent);
     pa_ze_on_exit_slow(PA_ZE_API_EventCreate, &p, (int32_t)r, &inst);
     return r;
@@ -1581,6 +1685,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventDestroy(ze_event_handle_t hEvent)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventDestroy))(hEvent);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventDestroy, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hEvent);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventDestroy, pa_ze_exit_plain_arg(PA_ZE_API_EventDestroy, NULL), (int32_t)r, t0)))
             return r;
@@ -1594,6 +1699,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventDestroy(ze_event_handle_t hEvent)
     ze_event_destroy_params_t p = { &c_hEvent };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_EventDestroy, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hEvent);
     pa_ze_on_exit_slow(PA_ZE_API_EventDestroy, &p, (int32_t)r, &inst);
     return r;
@@ -1606,6 +1712,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolGetIpcHandle(ze_event_pool_handle_t 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventPoolGetIpcHandle))(hEventPool, phIpc);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventPoolGetIpcHandle, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hEventPool, phIpc);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventPoolGetIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_EventPoolGetIpcHandle, NULL), (int32_t)r, t0)))
             return r;
@@ -1621,6 +1728,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolGetIpcHandle(ze_event_pool_handle_t 
     ze_event_pool_get_ipc_handle_params_t p = { &c_hEventPool, &c_phIpc };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_EventPoolGetIpcHandle, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hEventPool, c_phIpc);
     pa_ze_on_exit_slow(PA_ZE_API_EventPoolGetIpcHandle, &p, (int32_t)r, &inst);
     return r;
@@ -1633,6 +1741,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolOpenIpcHandle(ze_context_handle_t hC
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventPoolOpenIpcHandle))(hContext, hIpc, phEventPool);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventPoolOpenIpcHandle, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hIpc, phEventPool);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventPoolOpenIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_EventPoolOpenIpcHandle, NULL), (int32_t)r, t0)))
             return r;
@@ -1650,6 +1759,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolOpenIpcHandle(ze_context_handle_t hC
     ze_event_pool_open_ipc_handle_params_t p = { &c_hContext, &c_hIpc, &c_phEventPool };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_EventPoolOpenIpcHandle, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hIpc, c_phEventPool);
     pa_ze_on_exit_slow(PA_ZE_API_EventPoolOpenIpcHandle, &p, (int32_t)r, &inst);
     return r;
@@ -1662,6 +1772,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolCloseIpcHandle(ze_event_pool_handle_
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventPoolCloseIpcHandle))(hEventPool);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventPoolCloseIpcHandle, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hEventPool);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventPoolCloseIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_EventPoolCloseIpcHandle, NULL), (int32_t)r, t0)))
             return r;
@@ -1675,6 +1786,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolCloseIpcHandle(ze_event_pool_handle_
     ze_event_pool_close_ipc_handle_params_t p = { &c_hEventPool };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_EventPoolCloseIpcHandle, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hEventPool);
     pa_ze_on_exit_slow(PA_ZE_API_EventPoolCloseIpcHandle, &p, (int32_t)r, &inst);
     return r;
@@ -1687,6 +1799,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendSignalEvent(ze_command_list_
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendSignalEvent))(hCommandList, hEvent);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendSignalEvent, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hEvent);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendSignalEvent, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendSignalEvent, NULL), (int32_t)r, t0)))
             return r;
@@ -1702,6 +1815,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendSignalEvent(ze_command_list_
     ze_command_list_append_signal_event_params_t p = { &c_hCommandList, &c_hEvent };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendSignalEvent, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_hEvent);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendSignalEvent, &p, (int32_t)r, &inst);
     return r;
@@ -1714,6 +1828,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendWaitOnEvents(ze_command_list
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendWaitOnEvents))(hCommandList, numEvents, phEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendWaitOnEvents, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, numEvents, phEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendWaitOnEvents, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendWaitOnEvents, NULL), (int32_t)r, t0)))
             return r;
@@ -1731,6 +1846,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendWaitOnEvents(ze_command_list
     ze_command_list_append_wait_on_events_params_t p = { &c_hCommandList, &c_numEvents, &c_phEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendWaitOnEvents, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_numEvents, c_phEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendWaitOnEvents, &p, (int32_t)r, &inst);
     return r;
@@ -1743,6 +1859,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventHostSignal(ze_event_handle_t hEvent)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventHostSignal))(hEvent);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventHostSignal, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hEvent);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventHostSignal, pa_ze_exit_plain_arg(PA_ZE_API_EventHostSignal, NULL), (int32_t)r, t0)))
             return r;
@@ -1756,6 +1873,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventHostSignal(ze_event_handle_t hEvent)
     ze_event_host_signal_params_t p = { &c_hEvent };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_EventHostSignal, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hEvent);
     pa_ze_on_exit_slow(PA_ZE_API_EventHostSignal, &p, (int32_t)r, &inst);
     return r;
@@ -1768,6 +1886,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventHostSynchronize(ze_event_handle_t hEvent
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventHostSynchronize))(hEvent, timeout);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventHostSynchronize, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hEvent, timeout);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventHostSynchronize, pa_ze_exit_plain_arg(PA_ZE_API_EventHostSynchronize, NULL), (int32_t)r, t0)))
             return r;
@@ -1783,6 +1902,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventHostSynchronize(ze_event_handle_t hEvent
     ze_event_host_synchronize_params_t p = { &c_hEvent, &c_timeout };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_EventHostSynchronize, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hEvent, c_timeout);
     pa_ze_on_exit_slow(PA_ZE_API_EventHostSynchronize, &p, (int32_t)r, &inst);
     return r;
@@ -1795,6 +1915,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventQueryStatus(ze_event_handle_t hEvent)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventQueryStatus))(hEvent);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventQueryStatus, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hEvent);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventQueryStatus, pa_ze_exit_plain_arg(PA_ZE_API_EventQueryStatus, NULL), (int32_t)r, t0)))
             return r;
@@ -1808,6 +1929,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventQueryStatus(ze_event_handle_t hEvent)
     ze_event_query_status_params_t p = { &c_hEvent };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_EventQueryStatus, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hEvent);
     pa_ze_on_exit_slow(PA_ZE_API_EventQueryStatus, &p, (int32_t)r, &inst);
     return r;
@@ -1820,6 +1942,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendEventReset(ze_command_list_h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendEventReset))(hCommandList, hEvent);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendEventReset, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hEvent);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendEventReset, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendEventReset, NULL), (int32_t)r, t0)))
             return r;
@@ -1835,6 +1958,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendEventReset(ze_command_list_h
     ze_command_list_append_event_reset_params_t p = { &c_hCommandList, &c_hEvent };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendEventReset, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_hEvent);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendEventReset, &p, (int32_t)r, &inst);
     return r;
@@ -1847,6 +1971,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventHostReset(ze_event_handle_t hEvent)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventHostReset))(hEvent);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventHostReset, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hEvent);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventHostReset, pa_ze_exit_plain_arg(PA_ZE_API_EventHostReset, NULL), (int32_t)r, t0)))
             return r;
@@ -1860,6 +1985,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventHostReset(ze_event_handle_t hEvent)
     ze_event_host_reset_params_t p = { &c_hEvent };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_EventHostReset, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hEvent);
     pa_ze_on_exit_slow(PA_ZE_API_EventHostReset, &p, (int32_t)r, &inst);
     return r;
@@ -1872,6 +1998,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventQueryKernelTimestamp(ze_event_handle_t h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventQueryKernelTimestamp))(hEvent, dstptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventQueryKernelTimestamp, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hEvent, dstptr);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventQueryKernelTimestamp, pa_ze_exit_plain_arg(PA_ZE_API_EventQueryKernelTimestamp, NULL), (int32_t)r, t0)))
             return r;
@@ -1887,6 +2014,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventQueryKernelTimestamp(ze_event_handle_t h
     ze_event_query_kernel_timestamp_params_t p = { &c_hEvent, &c_dstptr };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_EventQueryKernelTimestamp, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hEvent, c_dstptr);
     pa_ze_on_exit_slow(PA_ZE_API_EventQueryKernelTimestamp, &p, (int32_t)r, &inst);
     return r;
@@ -1899,6 +2027,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendQueryKernelTimestamps(ze_com
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendQueryKernelTimestamps))(hCommandList, numEvents, phEvents, dstptr, pOffsets, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendQueryKernelTimestamps, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, numEvents, phEvents, dstptr, pOffsets, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendQueryKernelTimestamps, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendQueryKernelTimestamps, NULL), (int32_t)r, t0)))
             return r;
@@ -1926,6 +2055,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendQueryKernelTimestamps(ze_com
     ze_command_list_append_query_kernel_timestamps_params_t p = { &c_hCommandList, &c_numEvents, &c_phEvents, &c_dstptr, &c_pOffsets, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendQueryKernelTimestamps, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_numEvents, c_phEvents, c_dstptr, c_pOffsets, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendQueryKernelTimestamps, &p, (int32_t)r, &inst);
     return r;
@@ -1938,6 +2068,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceCreate(ze_command_queue_handle_t hComman
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FenceCreate))(hCommandQueue, desc, phFence);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FenceCreate, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandQueue, desc, phFence);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FenceCreate, pa_ze_exit_plain_arg(PA_ZE_API_FenceCreate, NULL), (int32_t)r, t0)))
             return r;
@@ -1955,6 +2086,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceCreate(ze_command_queue_handle_t hComman
     ze_fence_create_params_t p = { &c_hCommandQueue, &c_desc, &c_phFence };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_FenceCreate, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandQueue, c_desc, c_phFence);
     pa_ze_on_exit_slow(PA_ZE_API_FenceCreate, &p, (int32_t)r, &inst);
     return r;
@@ -1967,6 +2099,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceDestroy(ze_fence_handle_t hFence)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FenceDestroy))(hFence);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FenceDestroy, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hFence);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FenceDestroy, pa_ze_exit_plain_arg(PA_ZE_API_FenceDestroy, NULL), (int32_t)r, t0)))
             return r;
@@ -1980,6 +2113,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceDestroy(ze_fence_handle_t hFence)
     ze_fence_destroy_params_t p = { &c_hFence };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_FenceDestroy, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hFence);
     pa_ze_on_exit_slow(PA_ZE_API_FenceDestroy, &p, (int32_t)r, &inst);
     return r;
@@ -1992,6 +2126,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceHostSynchronize(ze_fence_handle_t hFence
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FenceHostSynchronize))(hFence, timeout);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FenceHostSynchronize, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hFence, timeout);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FenceHostSynchronize, pa_ze_exit_plain_arg(PA_ZE_API_FenceHostSynchronize, NULL), (int32_t)r, t0)))
             return r;
@@ -2007,6 +2142,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceHostSynchronize(ze_fence_handle_t hFence
     ze_fence_host_synchronize_params_t p = { &c_hFence, &c_timeout };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_FenceHostSynchronize, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hFence, c_timeout);
     pa_ze_on_exit_slow(PA_ZE_API_FenceHostSynchronize, &p, (int32_t)r, &inst);
     return r;
@@ -2019,6 +2155,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceQueryStatus(ze_fence_handle_t hFence)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FenceQueryStatus))(hFence);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FenceQueryStatus, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hFence);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FenceQueryStatus, pa_ze_exit_plain_arg(PA_ZE_API_FenceQueryStatus, NULL), (int32_t)r, t0)))
             return r;
@@ -2032,6 +2169,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceQueryStatus(ze_fence_handle_t hFence)
     ze_fence_query_status_params_t p = { &c_hFence };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_FenceQueryStatus, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hFence);
     pa_ze_on_exit_slow(PA_ZE_API_FenceQueryStatus, &p, (int32_t)r, &inst);
     return r;
@@ -2044,6 +2182,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceReset(ze_fence_handle_t hFence)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FenceReset))(hFence);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FenceReset, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hFence);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FenceReset, pa_ze_exit_plain_arg(PA_ZE_API_FenceReset, NULL), (int32_t)r, t0)))
             return r;
@@ -2057,6 +2196,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceReset(ze_fence_handle_t hFence)
     ze_fence_reset_params_t p = { &c_hFence };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_FenceReset, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hFence);
     pa_ze_on_exit_slow(PA_ZE_API_FenceReset, &p, (int32_t)r, &inst);
     return r;
@@ -2069,6 +2209,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageGetProperties(ze_device_handle_t hDevice
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageGetProperties))(hDevice, desc, pImageProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageGetProperties, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, desc, pImageProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageGetProperties, pa_ze_exit_plain_arg(PA_ZE_API_ImageGetProperties, NULL), (int32_t)r, t0)))
             return r;
@@ -2086,6 +2227,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageGetProperties(ze_device_handle_t hDevice
     ze_image_get_properties_params_t p = { &c_hDevice, &c_desc, &c_pImageProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ImageGetProperties, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_desc, c_pImageProperties);
     pa_ze_on_exit_slow(PA_ZE_API_ImageGetProperties, &p, (int32_t)r, &inst);
     return r;
@@ -2098,6 +2240,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageCreate(ze_context_handle_t hContext, ze_
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageCreate))(hContext, hDevice, desc, phImage);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageCreate, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, desc, phImage);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageCreate, pa_ze_exit_plain_arg(PA_ZE_API_ImageCreate, NULL), (int32_t)r, t0)))
             return r;
@@ -2117,6 +2260,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageCreate(ze_context_handle_t hContext, ze_
     ze_image_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phImage };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ImageCreate, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hDevice, c_desc, c_phImage);
     pa_ze_on_exit_slow(PA_ZE_API_ImageCreate, &p, (int32_t)r, &inst);
     return r;
@@ -2129,6 +2273,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageDestroy(ze_image_handle_t hImage)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageDestroy))(hImage);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageDestroy, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hImage);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageDestroy, pa_ze_exit_plain_arg(PA_ZE_API_ImageDestroy, NULL), (int32_t)r, t0)))
             return r;
@@ -2142,6 +2287,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageDestroy(ze_image_handle_t hImage)
     ze_image_destroy_params_t p = { &c_hImage };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ImageDestroy, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hImage);
     pa_ze_on_exit_slow(PA_ZE_API_ImageDestroy, &p, (int32_t)r, &inst);
     return r;
@@ -2154,6 +2300,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemAllocShared(ze_context_handle_t hContext, 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemAllocShared))(hContext, device_desc, host_desc, size, alignment, hDevice, pptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemAllocShared, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, device_desc, host_desc, size, alignment, hDevice, pptr);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemAllocShared, pa_ze_exit_plain_arg(PA_ZE_API_MemAllocShared, NULL), (int32_t)r, t0)))
             return r;
@@ -2179,6 +2326,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemAllocShared(ze_context_handle_t hContext, 
     ze_mem_alloc_shared_params_t p = { &c_hContext, &c_device_desc, &c_host_desc, &c_size, &c_alignment, &c_hDevice, &c_pptr };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_MemAllocShared, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_device_desc, c_host_desc, c_size, c_alignment, c_hDevice, c_pptr);
     pa_ze_on_exit_slow(PA_ZE_API_MemAllocShared, &p, (int32_t)r, &inst);
     return r;
@@ -2191,6 +2339,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemAllocDevice(ze_context_handle_t hContext, 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemAllocDevice))(hContext, device_desc, size, alignment, hDevice, pptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemAllocDevice, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, device_desc, size, alignment, hDevice, pptr);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemAllocDevice, pa_ze_exit_plain_arg(PA_ZE_API_MemAllocDevice, NULL), (int32_t)r, t0)))
             return r;
@@ -2214,6 +2363,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemAllocDevice(ze_context_handle_t hContext, 
     ze_mem_alloc_device_params_t p = { &c_hContext, &c_device_desc, &c_size, &c_alignment, &c_hDevice, &c_pptr };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_MemAllocDevice, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_device_desc, c_size, c_alignment, c_hDevice, c_pptr);
     pa_ze_on_exit_slow(PA_ZE_API_MemAllocDevice, &p, (int32_t)r, &inst);
     return r;
@@ -2226,6 +2376,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemAllocHost(ze_context_handle_t hContext, co
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemAllocHost))(hContext, host_desc, size, alignment, pptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemAllocHost, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, host_desc, size, alignment, pptr);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemAllocHost, pa_ze_exit_plain_arg(PA_ZE_API_MemAllocHost, NULL), (int32_t)r, t0)))
             return r;
@@ -2247,6 +2398,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemAllocHost(ze_context_handle_t hContext, co
     ze_mem_alloc_host_params_t p = { &c_hContext, &c_host_desc, &c_size, &c_alignment, &c_pptr };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_MemAllocHost, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_host_desc, c_size, c_alignment, c_pptr);
     pa_ze_on_exit_slow(PA_ZE_API_MemAllocHost, &p, (int32_t)r, &inst);
     return r;
@@ -2259,6 +2411,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemFree(ze_context_handle_t hContext, void* p
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemFree))(hContext, ptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemFree, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemFree, pa_ze_exit_plain_arg(PA_ZE_API_MemFree, NULL), (int32_t)r, t0)))
             return r;
@@ -2274,6 +2427,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemFree(ze_context_handle_t hContext, void* p
     ze_mem_free_params_t p = { &c_hContext, &c_ptr };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_MemFree, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_ptr);
     pa_ze_on_exit_slow(PA_ZE_API_MemFree, &p, (int32_t)r, &inst);
     return r;
@@ -2286,6 +2440,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemGetAllocProperties(ze_context_handle_t hCo
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemGetAllocProperties))(hContext, ptr, pMemAllocProperties, phDevice);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemGetAllocProperties, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr, pMemAllocProperties, phDevice);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemGetAllocProperties, pa_ze_exit_plain_arg(PA_ZE_API_MemGetAllocProperties, NULL), (int32_t)r, t0)))
             return r;
@@ -2305,6 +2460,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemGetAllocProperties(ze_context_handle_t hCo
     ze_mem_get_alloc_properties_params_t p = { &c_hContext, &c_ptr, &c_pMemAllocProperties, &c_phDevice };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_MemGetAllocProperties, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_ptr, c_pMemAllocProperties, c_phDevice);
     pa_ze_on_exit_slow(PA_ZE_API_MemGetAllocProperties, &p, (int32_t)r, &inst);
     return r;
@@ -2317,6 +2473,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemGetAddressRange(ze_context_handle_t hConte
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemGetAddressRange))(hContext, ptr, pBase, pSize);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemGetAddressRange, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr, pBase, pSize);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemGetAddressRange, pa_ze_exit_plain_arg(PA_ZE_API_MemGetAddressRange, NULL), (int32_t)r, t0)))
             return r;
@@ -2336,6 +2493,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemGetAddressRange(ze_context_handle_t hConte
     ze_mem_get_address_range_params_t p = { &c_hContext, &c_ptr, &c_pBase, &c_pSize };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_MemGetAddressRange, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_ptr, c_pBase, c_pSize);
     pa_ze_on_exit_slow(PA_ZE_API_MemGetAddressRange, &p, (int32_t)r, &inst);
     return r;
@@ -2348,6 +2506,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemGetIpcHandle(ze_context_handle_t hContext,
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemGetIpcHandle))(hContext, ptr, pIpcHandle);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemGetIpcHandle, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr, pIpcHandle);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemGetIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_MemGetIpcHandle, NULL), (int32_t)r, t0)))
             return r;
@@ -2365,6 +2524,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemGetIpcHandle(ze_context_handle_t hContext,
     ze_mem_get_ipc_handle_params_t p = { &c_hContext, &c_ptr, &c_pIpcHandle };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_MemGetIpcHandle, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_ptr, c_pIpcHandle);
     pa_ze_on_exit_slow(PA_ZE_API_MemGetIpcHandle, &p, (int32_t)r, &inst);
     return r;
@@ -2377,6 +2537,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemOpenIpcHandle(ze_context_handle_t hContext
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemOpenIpcHandle))(hContext, hDevice, handle, flags, pptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemOpenIpcHandle, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, handle, flags, pptr);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemOpenIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_MemOpenIpcHandle, NULL), (int32_t)r, t0)))
             return r;
@@ -2398,6 +2559,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemOpenIpcHandle(ze_context_handle_t hContext
     ze_mem_open_ipc_handle_params_t p = { &c_hContext, &c_hDevice, &c_handle, &c_flags, &c_pptr };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_MemOpenIpcHandle, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hDevice, c_handle, c_flags, c_pptr);
     pa_ze_on_exit_slow(PA_ZE_API_MemOpenIpcHandle, &p, (int32_t)r, &inst);
     return r;
@@ -2410,6 +2572,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemCloseIpcHandle(ze_context_handle_t hContex
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemCloseIpcHandle))(hContext, ptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemCloseIpcHandle, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemCloseIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_MemCloseIpcHandle, NULL), (int32_t)r, t0)))
             return r;
@@ -2425,6 +2588,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemCloseIpcHandle(ze_context_handle_t hContex
     ze_mem_close_ipc_handle_params_t p = { &c_hContext, &c_ptr };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_MemCloseIpcHandle, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_ptr);
     pa_ze_on_exit_slow(PA_ZE_API_MemCloseIpcHandle, &p, (int32_t)r, &inst);
     return r;
@@ -2437,6 +2601,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleCreate(ze_context_handle_t hContext, ze
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleCreate))(hContext, hDevice, desc, phModule, phBuildLog);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleCreate, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, desc, phModule, phBuildLog);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleCreate, pa_ze_exit_plain_arg(PA_ZE_API_ModuleCreate, NULL), (int32_t)r, t0)))
             return r;
@@ -2458,6 +2623,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleCreate(ze_context_handle_t hContext, ze
     ze_module_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phModule, &c_phBuildLog };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ModuleCreate, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hDevice, c_desc, c_phModule, c_phBuildLog);
     pa_ze_on_exit_slow(PA_ZE_API_ModuleCreate, &p, (int32_t)r, &inst);
     return r;
@@ -2470,6 +2636,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleDestroy(ze_module_handle_t hModule)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleDestroy))(hModule);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleDestroy, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hModule);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleDestroy, pa_ze_exit_plain_arg(PA_ZE_API_ModuleDestroy, NULL), (int32_t)r, t0)))
             return r;
@@ -2483,6 +2650,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleDestroy(ze_module_handle_t hModule)
     ze_module_destroy_params_t p = { &c_hModule };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ModuleDestroy, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hModule);
     pa_ze_on_exit_slow(PA_ZE_API_ModuleDestroy, &p, (int32_t)r, &inst);
     return r;
@@ -2495,6 +2663,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleDynamicLink(uint32_t numModules, ze_mod
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleDynamicLink))(numModules, phModules, phLinkLog);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleDynamicLink, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(numModules, phModules, phLinkLog);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleDynamicLink, pa_ze_exit_plain_arg(PA_ZE_API_ModuleDynamicLink, NULL), (int32_t)r, t0)))
             return r;
@@ -2512,6 +2681,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleDynamicLink(uint32_t numModules, ze_mod
     ze_module_dynamic_link_params_t p = { &c_numModules, &c_phModules, &c_phLinkLog };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ModuleDynamicLink, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_numModules, c_phModules, c_phLinkLog);
     pa_ze_on_exit_slow(PA_ZE_API_ModuleDynamicLink, &p, (int32_t)r, &inst);
     return r;
@@ -2524,6 +2694,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleBuildLogDestroy(ze_module_build_log_han
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleBuildLogDestroy))(hModuleBuildLog);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleBuildLogDestroy, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hModuleBuildLog);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleBuildLogDestroy, pa_ze_exit_plain_arg(PA_ZE_API_ModuleBuildLogDestroy, NULL), (int32_t)r, t0)))
             return r;
@@ -2537,6 +2708,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleBuildLogDestroy(ze_module_build_log_han
     ze_module_build_log_destroy_params_t p = { &c_hModuleBuildLog };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ModuleBuildLogDestroy, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hModuleBuildLog);
     pa_ze_on_exit_slow(PA_ZE_API_ModuleBuildLogDestroy, &p, (int32_t)r, &inst);
     return r;
@@ -2549,6 +2721,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleBuildLogGetString(ze_module_build_log_h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleBuildLogGetString))(hModuleBuildLog, pSize, pBuildLog);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleBuildLogGetString, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hModuleBuildLog, pSize, pBuildLog);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleBuildLogGetString, pa_ze_exit_plain_arg(PA_ZE_API_ModuleBuildLogGetString, NULL), (int32_t)r, t0)))
             return r;
@@ -2566,6 +2739,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleBuildLogGetString(ze_module_build_log_h
     ze_module_build_log_get_string_params_t p = { &c_hModuleBuildLog, &c_pSize, &c_pBuildLog };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ModuleBuildLogGetString, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hModuleBuildLog, c_pSize, c_pBuildLog);
     pa_ze_on_exit_slow(PA_ZE_API_ModuleBuildLogGetString, &p, (int32_t)r, &inst);
     return r;
@@ -2578,6 +2752,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetNativeBinary(ze_module_handle_t hMod
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleGetNativeBinary))(hModule, pSize, pModuleNativeBinary);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleGetNativeBinary, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hModule, pSize, pModuleNativeBinary);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleGetNativeBinary, pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetNativeBinary, NULL), (int32_t)r, t0)))
             return r;
@@ -2595,6 +2770,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetNativeBinary(ze_module_handle_t hMod
     ze_module_get_native_binary_params_t p = { &c_hModule, &c_pSize, &c_pModuleNativeBinary };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ModuleGetNativeBinary, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hModule, c_pSize, c_pModuleNativeBinary);
     pa_ze_on_exit_slow(PA_ZE_API_ModuleGetNativeBinary, &p, (int32_t)r, &inst);
     return r;
@@ -2607,6 +2783,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetGlobalPointer(ze_module_handle_t hMo
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleGetGlobalPointer))(hModule, pGlobalName, pSize, pptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleGetGlobalPointer, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hModule, pGlobalName, pSize, pptr);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleGetGlobalPointer, pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetGlobalPointer, NULL), (int32_t)r, t0)))
             return r;
@@ -2626,6 +2803,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetGlobalPointer(ze_module_handle_t hMo
     ze_module_get_global_pointer_params_t p = { &c_hModule, &c_pGlobalName, &c_pSize, &c_pptr };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ModuleGetGlobalPointer, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hModule, c_pGlobalName, c_pSize, c_pptr);
     pa_ze_on_exit_slow(PA_ZE_API_ModuleGetGlobalPointer, &p, (int32_t)r, &inst);
     return r;
@@ -2638,6 +2816,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetKernelNames(ze_module_handle_t hModu
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleGetKernelNames))(hModule, pCount, pNames);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleGetKernelNames, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hModule, pCount, pNames);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleGetKernelNames, pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetKernelNames, NULL), (int32_t)r, t0)))
             return r;
@@ -2655,6 +2834,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetKernelNames(ze_module_handle_t hModu
     ze_module_get_kernel_names_params_t p = { &c_hModule, &c_pCount, &c_pNames };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ModuleGetKernelNames, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hModule, c_pCount, c_pNames);
     pa_ze_on_exit_slow(PA_ZE_API_ModuleGetKernelNames, &p, (int32_t)r, &inst);
     return r;
@@ -2667,6 +2847,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetProperties(ze_module_handle_t hModul
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleGetProperties))(hModule, pModuleProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleGetProperties, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hModule, pModuleProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleGetProperties, pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetProperties, NULL), (int32_t)r, t0)))
             return r;
@@ -2682,6 +2863,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetProperties(ze_module_handle_t hModul
     ze_module_get_properties_params_t p = { &c_hModule, &c_pModuleProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ModuleGetProperties, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hModule, c_pModuleProperties);
     pa_ze_on_exit_slow(PA_ZE_API_ModuleGetProperties, &p, (int32_t)r, &inst);
     return r;
@@ -2694,6 +2876,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelCreate(ze_module_handle_t hModule, cons
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelCreate))(hModule, desc, phKernel);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelCreate, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hModule, desc, phKernel);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelCreate, pa_ze_exit_plain_arg(PA_ZE_API_KernelCreate, NULL), (int32_t)r, t0)))
             return r;
@@ -2711,6 +2894,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelCreate(ze_module_handle_t hModule, cons
     ze_kernel_create_params_t p = { &c_hModule, &c_desc, &c_phKernel };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_KernelCreate, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hModule, c_desc, c_phKernel);
     pa_ze_on_exit_slow(PA_ZE_API_KernelCreate, &p, (int32_t)r, &inst);
     return r;
@@ -2723,6 +2907,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelDestroy(ze_kernel_handle_t hKernel)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelDestroy))(hKernel);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelDestroy, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hKernel);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelDestroy, pa_ze_exit_plain_arg(PA_ZE_API_KernelDestroy, NULL), (int32_t)r, t0)))
             return r;
@@ -2736,6 +2921,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelDestroy(ze_kernel_handle_t hKernel)
     ze_kernel_destroy_params_t p = { &c_hKernel };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_KernelDestroy, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hKernel);
     pa_ze_on_exit_slow(PA_ZE_API_KernelDestroy, &p, (int32_t)r, &inst);
     return r;
@@ -2748,6 +2934,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetFunctionPointer(ze_module_handle_t h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleGetFunctionPointer))(hModule, pFunctionName, pfnFunction);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleGetFunctionPointer, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hModule, pFunctionName, pfnFunction);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleGetFunctionPointer, pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetFunctionPointer, NULL), (int32_t)r, t0)))
             return r;
@@ -2765,6 +2952,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetFunctionPointer(ze_module_handle_t h
     ze_module_get_function_pointer_params_t p = { &c_hModule, &c_pFunctionName, &c_pfnFunction };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ModuleGetFunctionPointer, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hModule, c_pFunctionName, c_pfnFunction);
     pa_ze_on_exit_slow(PA_ZE_API_ModuleGetFunctionPointer, &p, (int32_t)r, &inst);
     return r;
@@ -2777,6 +2965,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetGroupSize(ze_kernel_handle_t hKernel
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSetGroupSize))(hKernel, groupSizeX, groupSizeY, groupSizeZ);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSetGroupSize, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hKernel, groupSizeX, groupSizeY, groupSizeZ);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSetGroupSize, pa_ze_exit_plain_arg(PA_ZE_API_KernelSetGroupSize, NULL), (int32_t)r, t0)))
             return r;
@@ -2796,6 +2985,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetGroupSize(ze_kernel_handle_t hKernel
     ze_kernel_set_group_size_params_t p = { &c_hKernel, &c_groupSizeX, &c_groupSizeY, &c_groupSizeZ };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_KernelSetGroupSize, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hKernel, c_groupSizeX, c_groupSizeY, c_groupSizeZ);
     pa_ze_on_exit_slow(PA_ZE_API_KernelSetGroupSize, &p, (int32_t)r, &inst);
     return r;
@@ -2808,6 +2998,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSuggestGroupSize(ze_kernel_handle_t hKe
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSuggestGroupSize))(hKernel, globalSizeX, globalSizeY, globalSizeZ, groupSizeX, groupSizeY, groupSizeZ);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSuggestGroupSize, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hKernel, globalSizeX, globalSizeY, globalSizeZ, groupSizeX, groupSizeY, groupSizeZ);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSuggestGroupSize, pa_ze_exit_plain_arg(PA_ZE_API_KernelSuggestGroupSize, NULL), (int32_t)r, t0)))
             return r;
@@ -2833,6 +3024,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSuggestGroupSize(ze_kernel_handle_t hKe
     ze_kernel_suggest_group_size_params_t p = { &c_hKernel, &c_globalSizeX, &c_globalSizeY, &c_globalSizeZ, &c_groupSizeX, &c_groupSizeY, &c_groupSizeZ };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_KernelSuggestGroupSize, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hKernel, c_globalSizeX, c_globalSizeY, c_globalSizeZ, c_groupSizeX, c_groupSizeY, c_groupSizeZ);
     pa_ze_on_exit_slow(PA_ZE_API_KernelSuggestGroupSize, &p, (int32_t)r, &inst);
     return r;
@@ -2845,6 +3037,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSuggestMaxCooperativeGroupCount(ze_kern
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount))(hKernel, totalGroupCount);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hKernel, totalGroupCount);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, pa_ze_exit_plain_arg(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, NULL), (int32_t)r, t0)))
             return r;
@@ -2860,6 +3053,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSuggestMaxCooperativeGroupCount(ze_kern
     ze_kernel_suggest_max_cooperative_group_count_params_t p = { &c_hKernel, &c_totalGroupCount };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hKernel, c_totalGroupCount);
     pa_ze_on_exit_slow(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, &p, (int32_t)r, &inst);
     return r;
@@ -2872,6 +3066,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetArgumentValue(ze_kernel_handle_t hKe
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSetArgumentValue))(hKernel, argIndex, argSize, pArgValue);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSetArgumentValue, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hKernel, argIndex, argSize, pArgValue);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSetArgumentValue, pa_ze_exit_plain_arg(PA_ZE_API_KernelSetArgumentValue, pArgValue), (int32_t)r, t0)))
             return r;
@@ -2891,6 +3086,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetArgumentValue(ze_kernel_handle_t hKe
     ze_kernel_set_argument_value_params_t p = { &c_hKernel, &c_argIndex, &c_argSize, &c_pArgValue };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_KernelSetArgumentValue, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hKernel, c_argIndex, c_argSize, c_pArgValue);
     pa_ze_on_exit_slow(PA_ZE_API_KernelSetArgumentValue, &p, (int32_t)r, &inst);
     return r;
@@ -2903,6 +3099,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetIndirectAccess(ze_kernel_handle_t hK
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSetIndirectAccess))(hKernel, flags);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSetIndirectAccess, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hKernel, flags);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSetIndirectAccess, pa_ze_exit_plain_arg(PA_ZE_API_KernelSetIndirectAccess, NULL), (int32_t)r, t0)))
             return r;
@@ -2918,6 +3115,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetIndirectAccess(ze_kernel_handle_t hK
     ze_kernel_set_indirect_access_params_t p = { &c_hKernel, &c_flags };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_KernelSetIndirectAccess, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hKernel, c_flags);
     pa_ze_on_exit_slow(PA_ZE_API_KernelSetIndirectAccess, &p, (int32_t)r, &inst);
     return r;
@@ -2930,6 +3128,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelGetIndirectAccess(ze_kernel_handle_t hK
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelGetIndirectAccess))(hKernel, pFlags);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelGetIndirectAccess, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hKernel, pFlags);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelGetIndirectAccess, pa_ze_exit_plain_arg(PA_ZE_API_KernelGetIndirectAccess, NULL), (int32_t)r, t0)))
             return r;
@@ -2945,6 +3144,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelGetIndirectAccess(ze_kernel_handle_t hK
     ze_kernel_get_indirect_access_params_t p = { &c_hKernel, &c_pFlags };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_KernelGetIndirectAccess, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hKernel, c_pFlags);
     pa_ze_on_exit_slow(PA_ZE_API_KernelGetIndirectAccess, &p, (int32_t)r, &inst);
     return r;
@@ -2957,6 +3157,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelGetSourceAttributes(ze_kernel_handle_t 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelGetSourceAttributes))(hKernel, pSize, pString);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelGetSourceAttributes, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hKernel, pSize, pString);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelGetSourceAttributes, pa_ze_exit_plain_arg(PA_ZE_API_KernelGetSourceAttributes, NULL), (int32_t)r, t0)))
             return r;
@@ -2974,6 +3175,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelGetSourceAttributes(ze_kernel_handle_t 
     ze_kernel_get_source_attributes_params_t p = { &c_hKernel, &c_pSize, &c_pString };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_KernelGetSourceAttributes, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hKernel, c_pSize, c_pString);
     pa_ze_on_exit_slow(PA_ZE_API_KernelGetSourceAttributes, &p, (int32_t)r, &inst);
     return r;
@@ -2986,6 +3188,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetCacheConfig(ze_kernel_handle_t hKern
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSetCacheConfig))(hKernel, flags);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSetCacheConfig, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hKernel, flags);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSetCacheConfig, pa_ze_exit_plain_arg(PA_ZE_API_KernelSetCacheConfig, NULL), (int32_t)r, t0)))
             return r;
@@ -3001,6 +3204,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetCacheConfig(ze_kernel_handle_t hKern
     ze_kernel_set_cache_config_params_t p = { &c_hKernel, &c_flags };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_KernelSetCacheConfig, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hKernel, c_flags);
     pa_ze_on_exit_slow(PA_ZE_API_KernelSetCacheConfig, &p, (int32_t)r, &inst);
     return r;
@@ -3013,6 +3217,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelGetProperties(ze_kernel_handle_t hKerne
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelGetProperties))(hKernel, pKernelProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelGetProperties, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hKernel, pKernelProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelGetProperties, pa_ze_exit_plain_arg(PA_ZE_API_KernelGetProperties, NULL), (int32_t)r, t0)))
             return r;
@@ -3028,6 +3233,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelGetProperties(ze_kernel_handle_t hKerne
     ze_kernel_get_properties_params_t p = { &c_hKernel, &c_pKernelProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_KernelGetProperties, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hKernel, c_pKernelProperties);
     pa_ze_on_exit_slow(PA_ZE_API_KernelGetProperties, &p, (int32_t)r, &inst);
     return r;
@@ -3040,6 +3246,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelGetName(ze_kernel_handle_t hKernel, siz
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelGetName))(hKernel, pSize, pName);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelGetName, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hKernel, pSize, pName);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelGetName, pa_ze_exit_plain_arg(PA_ZE_API_KernelGetName, NULL), (int32_t)r, t0)))
             return r;
@@ -3057,6 +3264,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelGetName(ze_kernel_handle_t hKernel, siz
     ze_kernel_get_name_params_t p = { &c_hKernel, &c_pSize, &c_pName };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_KernelGetName, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hKernel, c_pSize, c_pName);
     pa_ze_on_exit_slow(PA_ZE_API_KernelGetName, &p, (int32_t)r, &inst);
     return r;
@@ -3069,6 +3277,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchKernel(ze_command_list
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendLaunchKernel))(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendLaunchKernel, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendLaunchKernel, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendLaunchKernel, NULL), (int32_t)r, t0)))
             return r;
@@ -3092,6 +3301,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchKernel(ze_command_list
     ze_command_list_append_launch_kernel_params_t p = { &c_hCommandList, &c_hKernel, &c_pLaunchFuncArgs, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendLaunchKernel, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_hKernel, c_pLaunchFuncArgs, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendLaunchKernel, &p, (int32_t)r, &inst);
     return r;
@@ -3104,6 +3314,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchCooperativeKernel(ze_c
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendLaunchCooperativeKernel))(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, NULL), (int32_t)r, t0)))
             return r;
@@ -3127,6 +3338,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchCooperativeKernel(ze_c
     ze_command_list_append_launch_cooperative_kernel_params_t p = { &c_hCommandList, &c_hKernel, &c_pLaunchFuncArgs, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_hKernel, c_pLaunchFuncArgs, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, &p, (int32_t)r, &inst);
     return r;
@@ -3139,6 +3351,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchKernelIndirect(ze_comm
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendLaunchKernelIndirect))(hCommandList, hKernel, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendLaunchKernelIndirect, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hKernel, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendLaunchKernelIndirect, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendLaunchKernelIndirect, NULL), (int32_t)r, t0)))
             return r;
@@ -3162,6 +3375,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchKernelIndirect(ze_comm
     ze_command_list_append_launch_kernel_indirect_params_t p = { &c_hCommandList, &c_hKernel, &c_pLaunchArgumentsBuffer, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendLaunchKernelIndirect, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_hKernel, c_pLaunchArgumentsBuffer, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendLaunchKernelIndirect, &p, (int32_t)r, &inst);
     return r;
@@ -3174,6 +3388,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchMultipleKernelsIndirec
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect))(hCommandList, numKernels, phKernels, pCountBuffer, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, numKernels, phKernels, pCountBuffer, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, NULL), (int32_t)r, t0)))
             return r;
@@ -3201,6 +3416,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchMultipleKernelsIndirec
     ze_command_list_append_launch_multiple_kernels_indirect_params_t p = { &c_hCommandList, &c_numKernels, &c_phKernels, &c_pCountBuffer, &c_pLaunchArgumentsBuffer, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_numKernels, c_phKernels, c_pCountBuffer, c_pLaunchArgumentsBuffer, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, &p, (int32_t)r, &inst);
     return r;
@@ -3213,6 +3429,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextMakeMemoryResident(ze_context_handle_t
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextMakeMemoryResident))(hContext, hDevice, ptr, size);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextMakeMemoryResident, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, ptr, size);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextMakeMemoryResident, pa_ze_exit_plain_arg(PA_ZE_API_ContextMakeMemoryResident, NULL), (int32_t)r, t0)))
             return r;
@@ -3232,6 +3449,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextMakeMemoryResident(ze_context_handle_t
     ze_context_make_memory_resident_params_t p = { &c_hContext, &c_hDevice, &c_ptr, &c_size };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ContextMakeMemoryResident, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hDevice, c_ptr, c_size);
     pa_ze_on_exit_slow(PA_ZE_API_ContextMakeMemoryResident, &p, (int32_t)r, &inst);
     return r;
@@ -3244,6 +3462,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextEvictMemory(ze_context_handle_t hConte
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextEvictMemory))(hContext, hDevice, ptr, size);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextEvictMemory, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, ptr, size);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextEvictMemory, pa_ze_exit_plain_arg(PA_ZE_API_ContextEvictMemory, NULL), (int32_t)r, t0)))
             return r;
@@ -3263,6 +3482,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextEvictMemory(ze_context_handle_t hConte
     ze_context_evict_memory_params_t p = { &c_hContext, &c_hDevice, &c_ptr, &c_size };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ContextEvictMemory, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hDevice, c_ptr, c_size);
     pa_ze_on_exit_slow(PA_ZE_API_ContextEvictMemory, &p, (int32_t)r, &inst);
     return r;
@@ -3275,6 +3495,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextMakeImageResident(ze_context_handle_t 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextMakeImageResident))(hContext, hDevice, hImage);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextMakeImageResident, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, hImage);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextMakeImageResident, pa_ze_exit_plain_arg(PA_ZE_API_ContextMakeImageResident, NULL), (int32_t)r, t0)))
             return r;
@@ -3292,6 +3513,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextMakeImageResident(ze_context_handle_t 
     ze_context_make_image_resident_params_t p = { &c_hContext, &c_hDevice, &c_hImage };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ContextMakeImageResident, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hDevice, c_hImage);
     pa_ze_on_exit_slow(PA_ZE_API_ContextMakeImageResident, &p, (int32_t)r, &inst);
     return r;
@@ -3304,6 +3526,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextEvictImage(ze_context_handle_t hContex
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextEvictImage))(hContext, hDevice, hImage);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextEvictImage, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, hImage);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextEvictImage, pa_ze_exit_plain_arg(PA_ZE_API_ContextEvictImage, NULL), (int32_t)r, t0)))
             return r;
@@ -3321,6 +3544,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextEvictImage(ze_context_handle_t hContex
     ze_context_evict_image_params_t p = { &c_hContext, &c_hDevice, &c_hImage };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ContextEvictImage, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hDevice, c_hImage);
     pa_ze_on_exit_slow(PA_ZE_API_ContextEvictImage, &p, (int32_t)r, &inst);
     return r;
@@ -3333,6 +3557,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeSamplerCreate(ze_context_handle_t hContext, z
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_SamplerCreate))(hContext, hDevice, desc, phSampler);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_SamplerCreate, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, desc, phSampler);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_SamplerCreate, pa_ze_exit_plain_arg(PA_ZE_API_SamplerCreate, NULL), (int32_t)r, t0)))
             return r;
@@ -3352,6 +3577,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeSamplerCreate(ze_context_handle_t hContext, z
     ze_sampler_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phSampler };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_SamplerCreate, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hDevice, c_desc, c_phSampler);
     pa_ze_on_exit_slow(PA_ZE_API_SamplerCreate, &p, (int32_t)r, &inst);
     return r;
@@ -3364,6 +3590,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeSamplerDestroy(ze_sampler_handle_t hSampler)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_SamplerDestroy))(hSampler);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_SamplerDestroy, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hSampler);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_SamplerDestroy, pa_ze_exit_plain_arg(PA_ZE_API_SamplerDestroy, NULL), (int32_t)r, t0)))
             return r;
@@ -3377,6 +3604,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeSamplerDestroy(ze_sampler_handle_t hSampler)
     ze_sampler_destroy_params_t p = { &c_hSampler };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_SamplerDestroy, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hSampler);
     pa_ze_on_exit_slow(PA_ZE_API_SamplerDestroy, &p, (int32_t)r, &inst);
     return r;
@@ -3389,6 +3617,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemReserve(ze_context_handle_t hContex
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemReserve))(hContext, pStart, size, pptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemReserve, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, pStart, size, pptr);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemReserve, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemReserve, NULL), (int32_t)r, t0)))
             return r;
@@ -3408,6 +3637,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemReserve(ze_context_handle_t hContex
     ze_virtual_mem_reserve_params_t p = { &c_hContext, &c_pStart, &c_size, &c_pptr };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_VirtualMemReserve, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_pStart, c_size, c_pptr);
     pa_ze_on_exit_slow(PA_ZE_API_VirtualMemReserve, &p, (int32_t)r, &inst);
     return r;
@@ -3420,6 +3650,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemFree(ze_context_handle_t hContext, 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemFree))(hContext, ptr, size);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemFree, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr, size);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemFree, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemFree, NULL), (int32_t)r, t0)))
             return r;
@@ -3437,6 +3668,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemFree(ze_context_handle_t hContext, 
     ze_virtual_mem_free_params_t p = { &c_hContext, &c_ptr, &c_size };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_VirtualMemFree, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_ptr, c_size);
     pa_ze_on_exit_slow(PA_ZE_API_VirtualMemFree, &p, (int32_t)r, &inst);
     return r;
@@ -3449,6 +3681,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemQueryPageSize(ze_context_handle_t h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemQueryPageSize))(hContext, hDevice, size, pagesize);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemQueryPageSize, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, size, pagesize);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemQueryPageSize, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemQueryPageSize, NULL), (int32_t)r, t0)))
             return r;
@@ -3468,6 +3701,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemQueryPageSize(ze_context_handle_t h
     ze_virtual_mem_query_page_size_params_t p = { &c_hContext, &c_hDevice, &c_size, &c_pagesize };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_VirtualMemQueryPageSize, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hDevice, c_size, c_pagesize);
     pa_ze_on_exit_slow(PA_ZE_API_VirtualMemQueryPageSize, &p, (int32_t)r, &inst);
     return r;
@@ -3480,6 +3714,7 @@ PA_EXPORT ze_result_t ZE_APICALL zePhysicalMemCreate(ze_context_handle_t hContex
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_PhysicalMemCreate))(hContext, hDevice, desc, phPhysicalMemory);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_PhysicalMemCreate, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, desc, phPhysicalMemory);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_PhysicalMemCreate, pa_ze_exit_plain_arg(PA_ZE_API_PhysicalMemCreate, NULL), (int32_t)r, t0)))
             return r;
@@ -3499,6 +3734,7 @@ PA_EXPORT ze_result_t ZE_APICALL zePhysicalMemCreate(ze_context_handle_t hContex
     ze_physical_mem_create_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_phPhysicalMemory };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_PhysicalMemCreate, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hDevice, c_desc, c_phPhysicalMemory);
     pa_ze_on_exit_slow(PA_ZE_API_PhysicalMemCreate, &p, (int32_t)r, &inst);
     return r;
@@ -3511,6 +3747,7 @@ PA_EXPORT ze_result_t ZE_APICALL zePhysicalMemDestroy(ze_context_handle_t hConte
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_PhysicalMemDestroy))(hContext, hPhysicalMemory);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_PhysicalMemDestroy, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hPhysicalMemory);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_PhysicalMemDestroy, pa_ze_exit_plain_arg(PA_ZE_API_PhysicalMemDestroy, NULL), (int32_t)r, t0)))
             return r;
@@ -3526,6 +3763,7 @@ PA_EXPORT ze_result_t ZE_APICALL zePhysicalMemDestroy(ze_context_handle_t hConte
     ze_physical_mem_destroy_params_t p = { &c_hContext, &c_hPhysicalMemory };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_PhysicalMemDestroy, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hPhysicalMemory);
     pa_ze_on_exit_slow(PA_ZE_API_PhysicalMemDestroy, &p, (int32_t)r, &inst);
     return r;
@@ -3538,6 +3776,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemMap(ze_context_handle_t hContext, c
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemMap))(hContext, ptr, size, hPhysicalMemory, offset, access);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemMap, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr, size, hPhysicalMemory, offset, access);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemMap, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemMap, NULL), (int32_t)r, t0)))
             return r;
@@ -3561,6 +3800,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemMap(ze_context_handle_t hContext, c
     ze_virtual_mem_map_params_t p = { &c_hContext, &c_ptr, &c_size, &c_hPhysicalMemory, &c_offset, &c_access };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_VirtualMemMap, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_ptr, c_size, c_hPhysicalMemory, c_offset, c_access);
     pa_ze_on_exit_slow(PA_ZE_API_VirtualMemMap, &p, (int32_t)r, &inst);
     return r;
@@ -3573,6 +3813,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemUnmap(ze_context_handle_t hContext,
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemUnmap))(hContext, ptr, size);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemUnmap, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr, size);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemUnmap, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemUnmap, NULL), (int32_t)r, t0)))
             return r;
@@ -3590,6 +3831,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemUnmap(ze_context_handle_t hContext,
     ze_virtual_mem_unmap_params_t p = { &c_hContext, &c_ptr, &c_size };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_VirtualMemUnmap, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_ptr, c_size);
     pa_ze_on_exit_slow(PA_ZE_API_VirtualMemUnmap, &p, (int32_t)r, &inst);
     return r;
@@ -3602,6 +3844,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemSetAccessAttribute(ze_context_handl
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemSetAccessAttribute))(hContext, ptr, size, access);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemSetAccessAttribute, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr, size, access);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemSetAccessAttribute, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemSetAccessAttribute, NULL), (int32_t)r, t0)))
             return r;
@@ -3621,6 +3864,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemSetAccessAttribute(ze_context_handl
     ze_virtual_mem_set_access_attribute_params_t p = { &c_hContext, &c_ptr, &c_size, &c_access };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_VirtualMemSetAccessAttribute, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_ptr, c_size, c_access);
     pa_ze_on_exit_slow(PA_ZE_API_VirtualMemSetAccessAttribute, &p, (int32_t)r, &inst);
     return r;
@@ -3633,6 +3877,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemGetAccessAttribute(ze_context_handl
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemGetAccessAttribute))(hContext, ptr, size, access, outSize);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemGetAccessAttribute, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr, size, access, outSize);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemGetAccessAttribute, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemGetAccessAttribute, NULL), (int32_t)r, t0)))
             return r;
@@ -3654,6 +3899,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemGetAccessAttribute(ze_context_handl
     ze_virtual_mem_get_access_attribute_params_t p = { &c_hContext, &c_ptr, &c_size, &c_access, &c_outSize };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_VirtualMemGetAccessAttribute, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_ptr, c_size, c_access, c_outSize);
     pa_ze_on_exit_slow(PA_ZE_API_VirtualMemGetAccessAttribute, &p, (int32_t)r, &inst);
     return r;
@@ -3666,6 +3912,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetGlobalOffsetExp(ze_kernel_handle_t h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSetGlobalOffsetExp))(hKernel, offsetX, offsetY, offsetZ);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSetGlobalOffsetExp, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hKernel, offsetX, offsetY, offsetZ);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSetGlobalOffsetExp, pa_ze_exit_plain_arg(PA_ZE_API_KernelSetGlobalOffsetExp, NULL), (int32_t)r, t0)))
             return r;
@@ -3685,6 +3932,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetGlobalOffsetExp(ze_kernel_handle_t h
     ze_kernel_set_global_offset_exp_params_t p = { &c_hKernel, &c_offsetX, &c_offsetY, &c_offsetZ };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_KernelSetGlobalOffsetExp, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hKernel, c_offsetX, c_offsetY, c_offsetZ);
     pa_ze_on_exit_slow(PA_ZE_API_KernelSetGlobalOffsetExp, &p, (int32_t)r, &inst);
     return r;
@@ -3697,6 +3945,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceReserveCacheExt(ze_device_handle_t hDev
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceReserveCacheExt))(hDevice, cacheLevel, cacheReservationSize);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceReserveCacheExt, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, cacheLevel, cacheReservationSize);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceReserveCacheExt, pa_ze_exit_plain_arg(PA_ZE_API_DeviceReserveCacheExt, NULL), (int32_t)r, t0)))
             return r;
@@ -3714,6 +3963,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceReserveCacheExt(ze_device_handle_t hDev
     ze_device_reserve_cache_ext_params_t p = { &c_hDevice, &c_cacheLevel, &c_cacheReservationSize };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceReserveCacheExt, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_cacheLevel, c_cacheReservationSize);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceReserveCacheExt, &p, (int32_t)r, &inst);
     return r;
@@ -3726,6 +3976,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceSetCacheAdviceExt(ze_device_handle_t hD
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceSetCacheAdviceExt))(hDevice, ptr, regionSize, cacheRegion);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceSetCacheAdviceExt, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, ptr, regionSize, cacheRegion);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceSetCacheAdviceExt, pa_ze_exit_plain_arg(PA_ZE_API_DeviceSetCacheAdviceExt, NULL), (int32_t)r, t0)))
             return r;
@@ -3745,6 +3996,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceSetCacheAdviceExt(ze_device_handle_t hD
     ze_device_set_cache_advice_ext_params_t p = { &c_hDevice, &c_ptr, &c_regionSize, &c_cacheRegion };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceSetCacheAdviceExt, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_ptr, c_regionSize, c_cacheRegion);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceSetCacheAdviceExt, &p, (int32_t)r, &inst);
     return r;
@@ -3757,6 +4009,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventQueryTimestampsExp(ze_event_handle_t hEv
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventQueryTimestampsExp))(hEvent, hDevice, pCount, pTimestamps);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventQueryTimestampsExp, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hEvent, hDevice, pCount, pTimestamps);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventQueryTimestampsExp, pa_ze_exit_plain_arg(PA_ZE_API_EventQueryTimestampsExp, NULL), (int32_t)r, t0)))
             return r;
@@ -3776,6 +4029,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventQueryTimestampsExp(ze_event_handle_t hEv
     ze_event_query_timestamps_exp_params_t p = { &c_hEvent, &c_hDevice, &c_pCount, &c_pTimestamps };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_EventQueryTimestampsExp, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hEvent, c_hDevice, c_pCount, c_pTimestamps);
     pa_ze_on_exit_slow(PA_ZE_API_EventQueryTimestampsExp, &p, (int32_t)r, &inst);
     return r;
@@ -3788,6 +4042,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageGetMemoryPropertiesExp(ze_image_handle_t
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageGetMemoryPropertiesExp))(hImage, pMemoryProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageGetMemoryPropertiesExp, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hImage, pMemoryProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageGetMemoryPropertiesExp, pa_ze_exit_plain_arg(PA_ZE_API_ImageGetMemoryPropertiesExp, NULL), (int32_t)r, t0)))
             return r;
@@ -3803,6 +4058,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageGetMemoryPropertiesExp(ze_image_handle_t
     ze_image_get_memory_properties_exp_params_t p = { &c_hImage, &c_pMemoryProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ImageGetMemoryPropertiesExp, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hImage, c_pMemoryProperties);
     pa_ze_on_exit_slow(PA_ZE_API_ImageGetMemoryPropertiesExp, &p, (int32_t)r, &inst);
     return r;
@@ -3815,6 +4071,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageViewCreateExp(ze_context_handle_t hConte
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageViewCreateExp))(hContext, hDevice, desc, hImage, phImageView);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageViewCreateExp, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, desc, hImage, phImageView);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageViewCreateExp, pa_ze_exit_plain_arg(PA_ZE_API_ImageViewCreateExp, NULL), (int32_t)r, t0)))
             return r;
@@ -3836,6 +4093,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageViewCreateExp(ze_context_handle_t hConte
     ze_image_view_create_exp_params_t p = { &c_hContext, &c_hDevice, &c_desc, &c_hImage, &c_phImageView };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ImageViewCreateExp, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hDevice, c_desc, c_hImage, c_phImageView);
     pa_ze_on_exit_slow(PA_ZE_API_ImageViewCreateExp, &p, (int32_t)r, &inst);
     return r;
@@ -3848,6 +4106,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSchedulingHintExp(ze_kernel_handle_t hK
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSchedulingHintExp))(hKernel, pHint);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSchedulingHintExp, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hKernel, pHint);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSchedulingHintExp, pa_ze_exit_plain_arg(PA_ZE_API_KernelSchedulingHintExp, NULL), (int32_t)r, t0)))
             return r;
@@ -3863,6 +4122,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSchedulingHintExp(ze_kernel_handle_t hK
     ze_kernel_scheduling_hint_exp_params_t p = { &c_hKernel, &c_pHint };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_KernelSchedulingHintExp, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hKernel, c_pHint);
     pa_ze_on_exit_slow(PA_ZE_API_KernelSchedulingHintExp, &p, (int32_t)r, &inst);
     return r;
@@ -3875,6 +4135,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDevicePciGetPropertiesExt(ze_device_handle_t 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DevicePciGetPropertiesExt))(hDevice, pPciProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DevicePciGetPropertiesExt, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pPciProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DevicePciGetPropertiesExt, pa_ze_exit_plain_arg(PA_ZE_API_DevicePciGetPropertiesExt, NULL), (int32_t)r, t0)))
             return r;
@@ -3890,6 +4151,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDevicePciGetPropertiesExt(ze_device_handle_t 
     ze_device_pci_get_properties_ext_params_t p = { &c_hDevice, &c_pPciProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DevicePciGetPropertiesExt, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_pPciProperties);
     pa_ze_on_exit_slow(PA_ZE_API_DevicePciGetPropertiesExt, &p, (int32_t)r, &inst);
     return r;
@@ -3902,6 +4164,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyToMemoryExt(ze_comm
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopyToMemoryExt))(hCommandList, dstptr, hSrcImage, pSrcRegion, destRowPitch, destSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, dstptr, hSrcImage, pSrcRegion, destRowPitch, destSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, NULL), (int32_t)r, t0)))
             return r;
@@ -3931,6 +4194,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyToMemoryExt(ze_comm
     ze_command_list_append_image_copy_to_memory_ext_params_t p = { &c_hCommandList, &c_dstptr, &c_hSrcImage, &c_pSrcRegion, &c_destRowPitch, &c_destSlicePitch, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_dstptr, c_hSrcImage, c_pSrcRegion, c_destRowPitch, c_destSlicePitch, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, &p, (int32_t)r, &inst);
     return r;
@@ -3943,6 +4207,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyFromMemoryExt(ze_co
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt))(hCommandList, hDstImage, srcptr, pDstRegion, srcRowPitch, srcSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hDstImage, srcptr, pDstRegion, srcRowPitch, srcSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, NULL), (int32_t)r, t0)))
             return r;
@@ -3972,6 +4237,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyFromMemoryExt(ze_co
     ze_command_list_append_image_copy_from_memory_ext_params_t p = { &c_hCommandList, &c_hDstImage, &c_srcptr, &c_pDstRegion, &c_srcRowPitch, &c_srcSlicePitch, &c_hSignalEvent, &c_numWaitEvents, &c_phWaitEvents };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hCommandList, c_hDstImage, c_srcptr, c_pDstRegion, c_srcRowPitch, c_srcSlicePitch, c_hSignalEvent, c_numWaitEvents, c_phWaitEvents);
     pa_ze_on_exit_slow(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, &p, (int32_t)r, &inst);
     return r;
@@ -3984,6 +4250,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageGetAllocPropertiesExt(ze_context_handle_
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageGetAllocPropertiesExt))(hContext, hImage, pImageAllocProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageGetAllocPropertiesExt, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, hImage, pImageAllocProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageGetAllocPropertiesExt, pa_ze_exit_plain_arg(PA_ZE_API_ImageGetAllocPropertiesExt, NULL), (int32_t)r, t0)))
             return r;
@@ -4001,6 +4268,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageGetAllocPropertiesExt(ze_context_handle_
     ze_image_get_alloc_properties_ext_params_t p = { &c_hContext, &c_hImage, &c_pImageAllocProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ImageGetAllocPropertiesExt, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_hImage, c_pImageAllocProperties);
     pa_ze_on_exit_slow(PA_ZE_API_ImageGetAllocPropertiesExt, &p, (int32_t)r, &inst);
     return r;
@@ -4013,6 +4281,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleInspectLinkageExt(ze_linkage_inspection
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleInspectLinkageExt))(pInspectDesc, numModules, phModules, phLog);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleInspectLinkageExt, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(pInspectDesc, numModules, phModules, phLog);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleInspectLinkageExt, pa_ze_exit_plain_arg(PA_ZE_API_ModuleInspectLinkageExt, NULL), (int32_t)r, t0)))
             return r;
@@ -4032,6 +4301,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleInspectLinkageExt(ze_linkage_inspection
     ze_module_inspect_linkage_ext_params_t p = { &c_pInspectDesc, &c_numModules, &c_phModules, &c_phLog };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_ModuleInspectLinkageExt, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_pInspectDesc, c_numModules, c_phModules, c_phLog);
     pa_ze_on_exit_slow(PA_ZE_API_ModuleInspectLinkageExt, &p, (int32_t)r, &inst);
     return r;
@@ -4044,6 +4314,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemFreeExt(ze_context_handle_t hContext, cons
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemFreeExt))(hContext, pMemFreeDesc, ptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemFreeExt, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hContext, pMemFreeDesc, ptr);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemFreeExt, pa_ze_exit_plain_arg(PA_ZE_API_MemFreeExt, NULL), (int32_t)r, t0)))
             return r;
@@ -4061,6 +4332,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemFreeExt(ze_context_handle_t hContext, cons
     ze_mem_free_ext_params_t p = { &c_hContext, &c_pMemFreeDesc, &c_ptr };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_MemFreeExt, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hContext, c_pMemFreeDesc, c_ptr);
     pa_ze_on_exit_slow(PA_ZE_API_MemFreeExt, &p, (int32_t)r, &inst);
     return r;
@@ -4073,6 +4345,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetExp(ze_driver_handle_t hDriver
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricVertexGetExp))(hDriver, pCount, phVertices);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricVertexGetExp, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDriver, pCount, phVertices);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricVertexGetExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricVertexGetExp, NULL), (int32_t)r, t0)))
             return r;
@@ -4090,6 +4363,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetExp(ze_driver_handle_t hDriver
     ze_fabric_vertex_get_exp_params_t p = { &c_hDriver, &c_pCount, &c_phVertices };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_FabricVertexGetExp, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDriver, c_pCount, c_phVertices);
     pa_ze_on_exit_slow(PA_ZE_API_FabricVertexGetExp, &p, (int32_t)r, &inst);
     return r;
@@ -4102,6 +4376,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetSubVerticesExp(ze_fabric_verte
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricVertexGetSubVerticesExp))(hVertex, pCount, phSubvertices);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricVertexGetSubVerticesExp, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hVertex, pCount, phSubvertices);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricVertexGetSubVerticesExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricVertexGetSubVerticesExp, NULL), (int32_t)r, t0)))
             return r;
@@ -4119,6 +4394,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetSubVerticesExp(ze_fabric_verte
     ze_fabric_vertex_get_sub_vertices_exp_params_t p = { &c_hVertex, &c_pCount, &c_phSubvertices };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_FabricVertexGetSubVerticesExp, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hVertex, c_pCount, c_phSubvertices);
     pa_ze_on_exit_slow(PA_ZE_API_FabricVertexGetSubVerticesExp, &p, (int32_t)r, &inst);
     return r;
@@ -4131,6 +4407,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetPropertiesExp(ze_fabric_vertex
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricVertexGetPropertiesExp))(hVertex, pVertexProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricVertexGetPropertiesExp, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hVertex, pVertexProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricVertexGetPropertiesExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricVertexGetPropertiesExp, NULL), (int32_t)r, t0)))
             return r;
@@ -4146,6 +4423,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetPropertiesExp(ze_fabric_vertex
     ze_fabric_vertex_get_properties_exp_params_t p = { &c_hVertex, &c_pVertexProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_FabricVertexGetPropertiesExp, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hVertex, c_pVertexProperties);
     pa_ze_on_exit_slow(PA_ZE_API_FabricVertexGetPropertiesExp, &p, (int32_t)r, &inst);
     return r;
@@ -4158,6 +4436,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetDeviceExp(ze_fabric_vertex_han
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricVertexGetDeviceExp))(hVertex, phDevice);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricVertexGetDeviceExp, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hVertex, phDevice);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricVertexGetDeviceExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricVertexGetDeviceExp, NULL), (int32_t)r, t0)))
             return r;
@@ -4173,6 +4452,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetDeviceExp(ze_fabric_vertex_han
     ze_fabric_vertex_get_device_exp_params_t p = { &c_hVertex, &c_phDevice };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_FabricVertexGetDeviceExp, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hVertex, c_phDevice);
     pa_ze_on_exit_slow(PA_ZE_API_FabricVertexGetDeviceExp, &p, (int32_t)r, &inst);
     return r;
@@ -4185,6 +4465,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetFabricVertexExp(ze_device_handle_t h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetFabricVertexExp))(hDevice, phVertex);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetFabricVertexExp, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hDevice, phVertex);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetFabricVertexExp, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetFabricVertexExp, NULL), (int32_t)r, t0)))
             return r;
@@ -4200,6 +4481,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetFabricVertexExp(ze_device_handle_t h
     ze_device_get_fabric_vertex_exp_params_t p = { &c_hDevice, &c_phVertex };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_DeviceGetFabricVertexExp, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hDevice, c_phVertex);
     pa_ze_on_exit_slow(PA_ZE_API_DeviceGetFabricVertexExp, &p, (int32_t)r, &inst);
     return r;
@@ -4212,6 +4494,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hV
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricEdgeGetExp))(hVertexA, hVertexB, pCount, phEdges);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricEdgeGetExp, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hVertexA, hVertexB, pCount, phEdges);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricEdgeGetExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricEdgeGetExp, NULL), (int32_t)r, t0)))
             return r;
@@ -4231,6 +4514,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hV
     ze_fabric_edge_get_exp_params_t p = { &c_hVertexA, &c_hVertexB, &c_pCount, &c_phEdges };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_FabricEdgeGetExp, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hVertexA, c_hVertexB, c_pCount, c_phEdges);
     pa_ze_on_exit_slow(PA_ZE_API_FabricEdgeGetExp, &p, (int32_t)r, &inst);
     return r;
@@ -4243,6 +4527,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricEdgeGetVerticesExp(ze_fabric_edge_handl
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricEdgeGetVerticesExp))(hEdge, phVertexA, phVertexB);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricEdgeGetVerticesExp, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hEdge, phVertexA, phVertexB);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricEdgeGetVerticesExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricEdgeGetVerticesExp, NULL), (int32_t)r, t0)))
             return r;
@@ -4260,6 +4545,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricEdgeGetVerticesExp(ze_fabric_edge_handl
     ze_fabric_edge_get_vertices_exp_params_t p = { &c_hEdge, &c_phVertexA, &c_phVertexB };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_FabricEdgeGetVerticesExp, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hEdge, c_phVertexA, c_phVertexB);
     pa_ze_on_exit_slow(PA_ZE_API_FabricEdgeGetVerticesExp, &p, (int32_t)r, &inst);
     return r;
@@ -4272,6 +4558,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricEdgeGetPropertiesExp(ze_fabric_edge_han
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricEdgeGetPropertiesExp))(hEdge, pEdgeProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricEdgeGetPropertiesExp, &t0))) {
+        pa_ze_entry_leave();
         ze_result_t r = f(hEdge, pEdgeProperties);
         if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricEdgeGetPropertiesExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricEdgeGetPropertiesExp, NULL), (int32_t)r, t0)))
             return r;
@@ -4287,6 +4574,7 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricEdgeGetPropertiesExp(ze_fabric_edge_han
     ze_fabric_edge_get_properties_exp_params_t p = { &c_hEdge, &c_pEdgeProperties };
     void *inst;
     pa_ze_on_enter_slow(PA_ZE_API_FabricEdgeGetPropertiesExp, &p, &inst);
+    pa_ze_entry_leave();
     ze_result_t r = f(c_hEdge, c_pEdgeProperties);
     pa_ze_on_exit_slow(PA_ZE_API_FabricEdgeGetPropertiesExp, &p, (int32_t)r, &inst);
     return r;

@@ -72,6 +72,8 @@ for x, cbt in regs:
     # the application's zeInit goes to the loader untouched until the agent attached after it
     pre = ("    if (PA_UNLIKELY(!__atomic_load_n(&pa_ze_init_seen, __ATOMIC_ACQUIRE)))\n"
            "        return pa_ze_init_first(flags);\n") if x == "Init" else ""
+    # pa_ze_entry_next() enters the loader-teardown window (ze_window.c) when it returns a
+    # function; pa_ze_entry_leave() ends it right before the forwarded call, never after
     argval = "pArgValue" if x == "KernelSetArgumentValue" else "NULL"
     # while not attached: the loader's answer; every application makes a context (and most ask
     # for devices) once Level Zero is initialized, by zeInit or by a zeInitDrivers the agent does
@@ -92,6 +94,7 @@ for x, cbt in regs:
                f"{unattached}"
                f"    uint64_t t0;\n"
                f"    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_{x}, &t0))) {{\n"
+               f"        pa_ze_entry_leave();\n"
                f"        ze_result_t r = f({call});\n"
                f"        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_{x}, pa_ze_exit_plain_arg(PA_ZE_API_{x}, {argval}), (int32_t)r, t0)))\n"
                f"            return r;\n"
@@ -105,6 +108,7 @@ for x, cbt in regs:
                f"    {ptype} p = {{ {cptrs} }};\n"
                f"    void *inst;\n"
                f"    pa_ze_on_enter_slow(PA_ZE_API_{x}, &p, &inst);\n"
+               f"    pa_ze_entry_leave();\n"
                f"    ze_result_t r = f({ccall});\n"
                f"    pa_ze_on_exit_slow(PA_ZE_API_{x}, &p, (int32_t)r, &inst);\n"
                f"    return r;\n}}")

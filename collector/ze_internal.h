@@ -70,19 +70,87 @@ const char *pa_ze_path_text(int path, int reason);
 void *pa_ze_real_dlsym(void *h, const char *name);
 void *pa_ze_real_dlopen(const char *file, int mode);
 
+/* ---- the loader's teardown windows (ze_window.c) ----
+ * A thread is in a window while it may read what the loader's ELF destructors free (ze_lib::context
+ * and its dispatch tables) or calls the loader for the agent: from an entry point's flag check to
+ * its forwarded call (the call itself is not in it), and around the agent's own loader calls
+ * (pa_ze_loader_enter). The loader's teardown turns the flags off, then waits, bounded, until no
+ * thread is in one (pa_ze_win_drain). One word per thread in a line of its own; the thread's side
+ * is plain loads and stores (no atomic read-modify-write), the teardown's membarrier() orders them. */
+typedef struct pa_ze_win {
+    _Alignas(64) _Atomic uint32_t depth; /* windows this thread is in (nested: a signal handler's
+                                            call, a hook's own loader call inside an entry's) */
+    _Atomic int32_t owner;               /* gettid() of the slot's thread, 0 = free */
+} pa_ze_win_t;
+extern __thread pa_ze_win_t *pa_ze_win_self __attribute__((tls_model("initial-exec")));
+/* 1 until the loader's teardown begins (ze_attach.c): the agent's own loader calls are allowed */
+extern _Atomic int pa_ze_loader_live;
+/*! pa_ze_win_claim() : the calling thread's first window: takes it a slot (never NULL; errno kept). */
+pa_ze_win_t *pa_ze_win_claim(void);
+/*! pa_ze_win_arm() : registers the process for membarrier's expedited barrier (at attach; a
+ *  fork child again). Without it the drain falls back to a fence and a 1 ms pause. */
+void pa_ze_win_arm(void);
+/*! pa_ze_win_after_fork_child() : (the ze source's fork_child) the forking thread keeps its slot. */
+void pa_ze_win_after_fork_child(void);
+/*! pa_ze_win_drain() : (the loader's teardown, flags already off) waits until no other live
+ *  thread is in a window, at most `budget_ns` in all. Returns the threads still in one then;
+ *  *waited = the threads it found in one (and waited for). */
+int pa_ze_win_drain(uint64_t budget_ns, int *waited);
+
+/*! pa_ze_win_enter() / pa_ze_win_leave() : the calling thread enters / leaves a window. The
+ *  mark is stored before any later load of a flag (compiler order here, the CPU's by the
+ *  drain's membarrier); the leave is a release store: the reads made inside come before it. */
+static inline __attribute__((always_inline)) void pa_ze_win_enter(void)
+{
+    pa_ze_win_t *w = pa_ze_win_self;
+    if (PA_UNLIKELY(w == NULL))
+        w = pa_ze_win_claim();
+    atomic_store_explicit(&w->depth, atomic_load_explicit(&w->depth, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+}
+static inline __attribute__((always_inline)) void pa_ze_win_leave(void)
+{
+    pa_ze_win_t *w = pa_ze_win_self;
+    atomic_store_explicit(&w->depth, atomic_load_explicit(&w->depth, memory_order_relaxed) - 1,
+                          memory_order_release);
+}
+
+/*! pa_ze_loader_enter() : before the agent's own loader calls outside an entry point's window
+ *  (hooks, the exit flush): 1 = the loader is alive until pa_ze_loader_leave(); 0 = its teardown
+ *  began: make no call (and do not leave). */
+static inline int pa_ze_loader_enter(void)
+{
+    pa_ze_win_enter();
+    if (PA_LIKELY(atomic_load_explicit(&pa_ze_loader_live, memory_order_acquire)))
+        return 1;
+    pa_ze_win_leave();
+    return 0;
+}
+static inline void pa_ze_loader_leave(void) { pa_ze_win_leave(); }
+
 /*! pa_ze_entry_next() : the function a recorded call of `id` goes to, NULL when the call must
- *  not be recorded (tracing-layer path, not attached, or a NULL dispatch entry: then
- *  pa_ze_entry_loader() gives the loader's answer). Two loads and a branch when on. */
+ *  not be recorded (tracing-layer path, not attached, the loader's teardown began, or a NULL
+ *  dispatch entry: then pa_ze_entry_loader() gives the loader's answer). Non-NULL: the caller is
+ *  in the entry's window and calls pa_ze_entry_leave() right before the forwarded call. */
 static inline pa_ze_fn_t pa_ze_entry_next(int id)
 {
-    if (!atomic_load_explicit(&pa_ze_entry_on, memory_order_acquire))
-        return NULL;
-    const pa_ze_slot_t *s = &pa_ze_slots[id];
-    if (PA_UNLIKELY(s->ctxvar == NULL))
-        return s->loader;
-    const char *ctx = *(const char *volatile *)s->ctxvar;
-    return ctx ? *(pa_ze_fn_t const volatile *)(ctx + s->off) : NULL;
+    pa_ze_win_enter();
+    if (PA_LIKELY(atomic_load_explicit(&pa_ze_entry_on, memory_order_acquire))) {
+        const pa_ze_slot_t *s = &pa_ze_slots[id];
+        if (PA_UNLIKELY(s->ctxvar == NULL))
+            return s->loader;
+        const char *ctx = *(const char *volatile *)s->ctxvar;
+        pa_ze_fn_t f = ctx ? *(pa_ze_fn_t const volatile *)(ctx + s->off) : NULL;
+        if (PA_LIKELY(f != NULL))
+            return f;
+    }
+    pa_ze_win_leave();
+    return NULL;
 }
+
+/*! pa_ze_entry_leave() : the forwarded call of an entry point begins: its window ends. */
+static inline __attribute__((always_inline)) void pa_ze_entry_leave(void) { pa_ze_win_leave(); }
 
 /*! pa_ze_entry_loader() : the loader's own zeX (a function returning UNINITIALIZED when there
  *  is no loader). */

@@ -212,7 +212,10 @@ static int ev_take(void *ctx, int need_ts, ev_pool_t **pp, uint32_t *idx)
 
 static void pool_give(ev_pool_t *p, uint32_t idx)
 {
-    pa_ze.zeEventHostReset(p->ev[idx]);
+    if (pa_ze_loader_enter()) { /* not once the loader's teardown began (ze_window.c) */
+        pa_ze.zeEventHostReset(p->ev[idx]);
+        pa_ze_loader_leave();
+    }
     atomic_fetch_and(&p->used[idx / 64], ~(1ull << (idx % 64)));
 }
 
@@ -323,8 +326,10 @@ static int harvest_put(ze_command_list_handle_t h, int refs)
 /* One flight of slot i is done; the last one destroys the (executed, complete) list. */
 static void harvest_release(int i)
 {
-    if (i >= 0 && atomic_fetch_sub(&harvests[i].refs, 1) == 1)
+    if (i >= 0 && atomic_fetch_sub(&harvests[i].refs, 1) == 1 && pa_ze_loader_enter()) {
         pa_ze.zeCommandListDestroy(harvests[i].list);
+        pa_ze_loader_leave();
+    }
 }
 
 /* Where a flight's timestamps come from when the device captured them (NULL = its own event). */
@@ -592,7 +597,7 @@ static int flight_try_done(flight_t *f)
 
 /* Tries to finish flight i (guard held). `ev`: only flights on this event (NULL = any, and then
  * also the FL_DONE ones). Returns 1 collected, 0 still pending / kept / not ours. */
-static int flight_try(uint32_t i, ze_event_handle_t ev, int wait_ok, uint64_t wait_ns)
+static int flight_try_live(uint32_t i, ze_event_handle_t ev, int wait_ok, uint64_t wait_ns)
 {
     flight_t *f = &flights[i];
     int expect = FL_PENDING, s = atomic_load_explicit(fst(f), memory_order_acquire);
@@ -623,6 +628,18 @@ static int flight_try(uint32_t i, ze_event_handle_t ev, int wait_ok, uint64_t wa
         return flight_keep(f, &ts);
     flight_end(f);
     return 1;
+}
+
+/* flight_try_live() while the loader is alive: its polls and clock reads (the exit flush's, on
+ * the finisher thread, too) never reach a loader whose teardown began (ze_window.c); a flight
+ * not polled then stays pending (the flush counts it uncollected). */
+static int flight_try(uint32_t i, ze_event_handle_t ev, int wait_ok, uint64_t wait_ns)
+{
+    if (!pa_ze_loader_enter())
+        return 0;
+    int r = flight_try_live(i, ev, wait_ok, wait_ns);
+    pa_ze_loader_leave();
+    return r;
 }
 
 /* Collects what is done; `ev` restricts to one event. Returns flights left on `ev`. */
@@ -763,7 +780,7 @@ void pa_ze_ops_flush(uint64_t timeout_ns)
     int starved;
     (void)pa_ze_stall_wait_ns(&starved); /* the baseline */
     stall_read_at = last;
-    while (atomic_load(&npending) && pa_clock_ns() < end) {
+    while (atomic_load(&npending) && pa_clock_ns() < end && atomic_load(&pa_ze_loader_live)) {
         if (flush_pass(end, &last))
             continue;
         if (flush_stalled(&last))

@@ -29,7 +29,8 @@ int pa_outname_expand(const char *tmpl, char *out, size_t size)
 {
     if (size == 0)
         return -1;
-    size_t used = 0;
+    size_t used = 0, nunk = 0;
+    char unk[64] = ""; /* the unknown placeholders, for one message at the end */
     out[0] = '\0';
     for (const char *p = tmpl; *p;) {
         if (*p != '%') {
@@ -91,18 +92,18 @@ int pa_outname_expand(const char *tmpl, char *out, size_t size)
             break;
         }
         default:
-            if (!p[1])
-                pa_warn("output", "\"%s\": a lone %% at the end (no placeholder letter) kept as is (accepted: %%p %%h "
-                        "%%r %%q{VAR} %%%%)", tmpl);
-            else
-                pa_warn("output", "\"%s\": unknown placeholder %%%c kept as is (accepted: %%p %%h %%r %%q{VAR} %%%%)",
-                        tmpl, p[1]);
+            if (nunk + 32 < sizeof unk) /* a lone % at the end is named as such, not as "% " */
+                nunk += (size_t)snprintf(unk + nunk, sizeof unk - nunk, p[1] ? "%s'%%%.1s'" : "%sa lone '%%' at the end",
+                                         nunk ? ", " : "", p + 1);
             s = p, n = p[1] ? 2 : 1, adv = n;
         }
         if (put(out, size, &used, s, n) < 0)
             return -1;
         p += adv;
     }
+    if (nunk)
+        pa_warn("output", "\"%s\": %s %s, kept as is (accepted: %%p pid, %%h host, %%r rank, %%q{VAR}"
+                " an environment variable, %%%% a literal %%)", tmpl, unk, strchr(unk, ',') ? "are not placeholders" : "is not a placeholder");
     return 0;
 }
 

@@ -279,8 +279,10 @@ void pa_exitpaths_init(void)
 
 static void before_exec(void)
 {
-    if (pa_session_active())
+    if (pa_session_active()) {
+        atomic_store(&pa_finish_by_exec, 1); /* an empty session then stays quiet (session.c) */
         pa_exitpaths_finish_bounded(0);
+    }
 }
 
 /* The real exec functions are also resolved on first use: when the agent is disabled or could

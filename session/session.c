@@ -127,6 +127,55 @@ static void db_failed_message(void)
            spool_path, spool_path);
 }
 
+/* stderr as it was when the session began, for the summary: an application that closes (or
+ * reopens) its stderr before exit would lose it. Close-on-exec (an exec'd program never gets it)
+ * and numbered the highest free below 64: the application's own opens keep the low numbers, and
+ * the kernel's fd table (64 entries to start with) does not grow: a larger table changes what
+ * select() and poll() say about an fd number beyond it (ignored vs EBADF), which an application
+ * can see (a copy at fd 976 did). Used only while it is still that file (fstat: device and inode):
+ * an application that closed it and reused the number for its own file never gets the summary. */
+static int summary_fd = -1;
+_Atomic int pa_finish_by_exec;
+static long run_pid; /* the pid `profagent run` exec'd (PROFAGENT_RUN_PID), 0 without it */
+static dev_t summary_dev;
+static ino_t summary_ino;
+
+static void summary_keep_stderr(void)
+{
+    struct stat st;
+    if (pa_config.summary == PA_SUMMARY_STDOUT || pa_config.summary == PA_SUMMARY_NONE || fstat(2, &st) != 0)
+        return;
+    int fd = 63;
+    while (fd >= 10 && !(fcntl(fd, F_GETFD) == -1 && errno == EBADF))
+        fd--;
+    if (fd < 10) /* no free number there: no copy rather than one that moves the app's fds */
+        return;
+    summary_fd = fcntl(2, F_DUPFD_CLOEXEC, fd);
+    summary_dev = st.st_dev;
+    summary_ino = st.st_ino;
+}
+
+/* 1 when fd is open on the file stderr was when the session began. */
+static int summary_same_file(int fd)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == summary_dev && st.st_ino == summary_ino;
+}
+
+/* stderr, or (*close_it = 2) a stream on the kept copy when the application closed or replaced
+ * its stderr meanwhile. */
+static FILE *summary_stderr(int *close_it)
+{
+    if (summary_fd < 0 || summary_same_file(2) || !summary_same_file(summary_fd))
+        return stderr;
+    FILE *f = fdopen(summary_fd, "w");
+    if (!f)
+        return stderr;
+    summary_fd = -1; /* the stream owns it now */
+    *close_it = 2;
+    return f;
+}
+
 static FILE *summary_stream(int *close_it)
 {
     *close_it = 0;
@@ -144,10 +193,10 @@ static FILE *summary_stream(int *close_it)
             pa_warn("summary", "PROFAGENT_SUMMARY=file:%s: cannot write %s: %s; the summary goes to stderr",
                     pa_config.summary_path, path, strerror(errno));
         *close_it = f != NULL;
-        return f ? f : stderr;
+        return f ? f : summary_stderr(close_it);
     }
     default:
-        return stderr;
+        return summary_stderr(close_it);
     }
 }
 
@@ -205,8 +254,11 @@ static int print_summary(const pa_agg_results_t *res, const char *db, int empty,
     int close_it;
     FILE *out;
     /* an empty session (the shell or pyenv shims exec'd on the way to the real program) says so
-     * only at PROFAGENT_LOG=info or above: a launch through three shims then prints one summary */
-    if (empty && pa_log_level < PA_LOG_INFO)
+     * only at PROFAGENT_LOG=info or above: a launch through three shims then prints one summary;
+     * except the program `profagent run` started when it ends by exiting (not by an exec): its
+     * user asked for this one and would otherwise get no word at all */
+    int asked = run_pid == (long)getpid() && !atomic_load(&pa_finish_by_exec);
+    if (empty && pa_log_level < PA_LOG_INFO && !asked)
         return 0;
     out = summary_stream(&close_it);
     if (!out)
@@ -217,6 +269,10 @@ static int print_summary(const pa_agg_results_t *res, const char *db, int empty,
         else
             pa_summary_print_note(out, &meta, res, db, db_note);
         fflush(out);
+        if (close_it == 2) { /* the copy of the session's stderr: nothing else writes there */
+            fclose(out);
+            return 1;
+        }
         if (!close_it) {
             clearerr(out); /* EPIPE: ignored, the stream stays usable for the application */
             return 1;
@@ -229,8 +285,8 @@ static int print_summary(const pa_agg_results_t *res, const char *db, int empty,
             return 1;
         pa_warn("summary", "PROFAGENT_SUMMARY=file:%s: writing %s failed: %s; the summary goes to stderr",
                 pa_config.summary_path, summary_path, strerror(e));
-        out = stderr;
         close_it = 0;
+        out = summary_stderr(&close_it);
     }
 }
 
@@ -506,6 +562,10 @@ static int session_begin(void)
         return atomic_load(&begin_state) == 2 && begin_ok; /* done, or another thread is in it */
     int saved = errno;
     pa_guard_enter();
+    /* `profagent run`'s mark: kept in the environment, so a shell that execs the program passes
+     * it on (same pid); children have other pids */
+    const char *rp = getenv(PA_CONFIG_RUN_PID_VAR);
+    run_pid = rp ? strtol(rp, NULL, 10) : 0;
     pa_config_load();
     if (!pa_config.enable) {
         pa_info("agent", "PROFAGENT_ENABLE=0: the agent is off");
@@ -515,6 +575,7 @@ static int session_begin(void)
     record_meta();
     if (choose_paths() < 0)
         goto out;
+    summary_keep_stderr();
     pa_thread_init();
     /* streaming: a frame every 25 ms: what the DB thread cannot have yet at exit (the tail the exit
      * loads) and after a kill (the DB's lag) is at most that + the DB thread's 50 ms look; 100 ms

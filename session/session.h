@@ -39,6 +39,7 @@ int pa_session_active(void);
 int pa_session_early(void);
 
 extern _Atomic int pa_finish_signal; /* set before pa_finish() when a signal ends the session */
+extern _Atomic int pa_finish_by_exec; /* set before pa_finish() when an exec ends the session */
 extern _Atomic int pa_finish_state;  /* 0 not started, 1 running, 2 done */
 
 /* ---- sources.c ---- */

@@ -504,15 +504,17 @@ pa_dbw_t *pa_dbw_create(const char *db_path, int page_size, int wal, const pa_se
     char pragmas[256];
     snprintf(pragmas, sizeof pragmas, "PRAGMA page_size=%d; PRAGMA journal_mode=%s;%s", page_size,
              wal ? "WAL" : "OFF", wal ? " PRAGMA wal_autocheckpoint=256;" : "");
+    /* each step only after the one before succeeded: a DB that cannot be written (a file size
+     * limit, a full disk) gets the first error, not one per table and META row after it */
     int rc = pa_db_exec(w->db, pragmas);
     /* one transaction: a reader opening the DB meanwhile sees no table or all of them */
-    rc |= pa_db_exec(w->db, "BEGIN");
-    rc |= pa_schema_create(w->db);
-    rc |= pa_run_sources(w->db, 0);
-    rc |= pa_write_meta(w->db, meta, NULL);
+    rc = rc ? rc : pa_db_exec(w->db, "BEGIN");
+    rc = rc ? rc : pa_schema_create(w->db);
+    rc = rc ? rc : pa_run_sources(w->db, 0);
+    rc = rc ? rc : pa_write_meta(w->db, meta, NULL);
     w->l.pid_shift = (uint64_t)(meta ? meta->pid : 0) << 32;
     cross_thread_ranges = 0;
-    rc |= pa_load_init(&w->l);
+    rc = rc ? rc : pa_load_init(&w->l);
     if (rc == 0)
         rc = pa_db_exec(w->db, "COMMIT; BEGIN");
     if (rc != 0) {

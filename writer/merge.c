@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "merge_internal.h"
+#include "writer_internal.h"
 #include "writer.h"
 
 static const char aux_sql[] =
@@ -242,10 +243,22 @@ int pa_merge_dbs(const char *out, const char *const *paths, size_t n, const pa_m
     for (size_t i = 0; i < n; i++) {
         if (stat(paths[i], &st) == 0)
             bytes += st.st_size;
-        if (!in[i].complete) /* merged all the same: what is there is consistent */
-            fprintf(o && o->log ? o->log : stderr, "profagent: merge: warning: '%s' is from an incomplete session"
-                    " (the process ended abnormally, died while writing, or the DB was recovered from a spool):"
-                    " the merged DB says session_complete=0\n", paths[i]);
+        if (!in[i].complete) { /* merged all the same: what is there is consistent */
+            sqlite3 *idb = NULL;
+            int64_t live = 0;
+            if (sqlite3_open_v2(paths[i], &idb, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+                live = pa_report_db_writer_pid(idb);
+            sqlite3_close(idb);
+            if (live)
+                fprintf(o && o->log ? o->log : stderr, "profagent: merge: warning: '%s' is still being written by"
+                        " pid %lld (a live session): the merged DB has what it committed so far and says"
+                        " session_complete=0; merge again once that process has ended for all of it\n", paths[i],
+                        (long long)live);
+            else
+                fprintf(o && o->log ? o->log : stderr, "profagent: merge: warning: '%s' is from an incomplete"
+                        " session (the process ended abnormally, died while writing, or the DB was recovered from"
+                        " a spool): the merged DB says session_complete=0\n", paths[i]);
+        }
     }
     pa_merge_clock_plan(in, n);
     for (size_t i = 0; i < n; i++)

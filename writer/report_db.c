@@ -12,6 +12,33 @@
 #include "writer_internal.h"
 #include "../common/pa_stddev.h"
 
+/* A spool `<db>.<pid>.<tag>.spool.zst` beside `db` (the records of a process that died before its
+ * DB got them) into out; 0, or -1 when there is none. */
+static int pa_spool_beside(const char *db, char *out, size_t sz)
+{
+    const char *slash = strrchr(db, '/');
+    const char *base = slash ? slash + 1 : db;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == db ? 1 : slash - db) : 1, slash ? db : ".");
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    size_t bl = strlen(base);
+    int rc = -1;
+    for (struct dirent *e; rc && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n > bl + 11 && strncmp(e->d_name, base, bl) == 0 && e->d_name[bl] == '.' &&
+            strcmp(e->d_name + n - 10, ".spool.zst") == 0) {
+            int w = snprintf(out, sz, "%.*s%s", slash ? (int)(slash - db + 1) : 0, db, e->d_name);
+            if (w <= 0 || (size_t)w >= sz)
+                break;
+            rc = 0;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
 /* Reads the 16-byte SQLite header; returns 0 when it is a SQLite 3 file, else err is set. */
 static int pa_check_sqlite_header(const char *path, char *err, size_t errsz)
 {
@@ -30,7 +57,14 @@ static int pa_check_sqlite_header(const char *path, char *err, size_t errsz)
         return -1;
     }
     if (n == 0) {
-        snprintf(err, errsz, "'%s' is empty, not a profagent database", path);
+        char spool[4096];
+        /* a process killed before its DB had a page leaves it empty, and its records in the spool */
+        if (pa_spool_beside(path, spool, sizeof spool) == 0)
+            snprintf(err, errsz, "'%s' is empty, not a profagent database; the spool '%s' beside it holds the"
+                     " process's records (it died before writing them): build the DB with: profagent recover %s",
+                     path, spool, spool);
+        else
+            snprintf(err, errsz, "'%s' is empty, not a profagent database", path);
         return -1;
     }
     if (n < sizeof hdr || memcmp(hdr, magic, sizeof hdr) != 0) {
@@ -137,6 +171,12 @@ static int pa_find_spool_beside(const char *path, int64_t pid, char *out, size_t
     return rc;
 }
 
+int64_t pa_report_db_writer_pid(sqlite3 *db)
+{
+    int64_t pid = pa_meta_int(db, "db_complete") != 1 ? pa_meta_int(db, "pid") : 0;
+    return pid > 0 && pa_meta_is_this_boot(db) && (kill((pid_t)pid, 0) == 0 || errno == EPERM) ? pid : 0;
+}
+
 /* One warning line on stderr when the DB is from a session that did not finish (killed while
  * the DB was written: db_complete missing; or ended abnormally / recovered from a spool:
  * session_complete = 0). Reports still run: what is there is consistent. When the dead
@@ -145,8 +185,8 @@ static int pa_find_spool_beside(const char *path, int64_t pid, char *out, size_t
 static void pa_warn_incomplete(sqlite3 *db, const char *path)
 {
     const char *why = NULL;
-    int64_t pid = pa_meta_int(db, "db_complete") != 1 ? pa_meta_int(db, "pid") : 0;
-    if (pid > 0 && pa_meta_is_this_boot(db) && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) {
+    int64_t pid = pa_report_db_writer_pid(db);
+    if (pid > 0) {
         fprintf(stderr, "profagent: stats: note: %s is still being written by pid %lld (a live session): reports"
                 " show what it has committed so far\n", path, (long long)pid);
         return;
@@ -227,23 +267,48 @@ static void pa_warn_losses(sqlite3 *db, const char *path)
  * below what damage gives (a flipped high bit, a foreign value: seconds to centuries off). */
 #define PA_SPAN_SLACK_NS 100000000ll
 
-/* One warning line on stderr naming the trace rows whose times cannot be (damage: a bad sector, a
- * foreign write), with the rule each breaks and the first rowid of each table and rule: end before
+/* Up to 4 distinct name ids of `table` (rows of `cond`) missing from STRING_IDS, ", "-separated
+ * into buf; only run when the pass found some (a damaged DB). */
+static void pa_missing_name_ids(sqlite3 *db, const char *table, const char *cond, char *buf, size_t sz)
+{
+    char sql[512];
+    sqlite3_stmt *st = NULL;
+    size_t len = 0;
+    buf[0] = '\0';
+    snprintf(sql, sizeof sql, "SELECT DISTINCT nameId FROM %s WHERE %s AND nameId NOT IN (SELECT id FROM STRING_IDS)"
+             " LIMIT 5", table, cond);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK)
+        for (int k = 0; sqlite3_step(st) == SQLITE_ROW && len < sz; k++)
+            len += (size_t)snprintf(buf + len, sz - len, k == 4 ? ", ..." : "%s%s", k ? ", " : "",
+                                    sqlite3_column_type(st, 0) == SQLITE_NULL ? "NULL"
+                                                                              : (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+}
+
+/* Warning lines on stderr naming the trace rows that cannot be (damage: a bad sector, a foreign
+ * write), with the rule each breaks and the first rowid of each table and rule. Times: end before
  * start; start before the session start; end after the session end (only when META holds the end:
- * a session killed while writing has none). A recovered DB's span comes from its own rows: only
- * the first rule applies. The reports still run on every row (what the rows say is printed as it
- * is); the line says which of their times come from damage. Cost: one pass over each trace table
- * (~70 ns per row: 0.14 s of CPU for 2 M rows, a fifth of a summary report over them). */
+ * a session killed while writing has none); a time that is not an integer (NULL, text, real). A
+ * recovered DB's span comes from its own rows: only the first and last rules apply. Names: a name
+ * id with no STRING_IDS entry (the reports list such a row as '<unknown name id N>', the line names
+ * the ids). The reports still run on every row (what the rows say is printed as it is); the lines
+ * say which come from damage. Cost: one pass over each trace table, every rule in it: ~130 ns per
+ * row (0.4 s of CPU for 3 M ranges, was 0.19 s with the three time rules alone; the integer and
+ * name rules are SQL opcodes and a lookup in an ephemeral index of the ids, no function call). */
 static void pa_warn_implausible(sqlite3 *db, const char *path)
 {
-    static const struct { const char *table, *end; } tabs[] = {
-        {"ZE_API", "\"end\""}, {"ZE_OPS", "\"end\""}, {"OSRT_API", "\"end\""}, {"HGTX_RANGES", "\"end\""},
-        {"HGTX_MARKS", "start"},
+    static const struct { const char *table, *end, *named; } tabs[] = {
+        {"ZE_API", "\"end\"", "1"}, {"ZE_OPS", "\"end\"", "kind = 1"}, {"OSRT_API", "\"end\"", "1"},
+        {"HGTX_RANGES", "\"end\"", "1"}, {"HGTX_MARKS", "start", "1"},
     };
     static const char *const one[] = {"", "ends before its start", "starts before the session start",
-                                      "ends after the session end", "is after the session end"};
+                                      "ends after the session end", "is after the session end",
+                                      "has a time that is not an integer (NULL, text or real)",
+                                      "has a name id missing from STRING_IDS"};
     static const char *const many[] = {"", "end before their start", "start before the session start",
-                                       "end after the session end", "are after the session end"};
+                                       "end after the session end", "are after the session end",
+                                       "have a time that is not an integer (NULL, text or real)",
+                                       "have name ids missing from STRING_IDS"};
     int64_t s0 = pa_meta_int(db, "start_mono_ns"), e0 = pa_meta_int(db, "end_mono_ns");
     sqlite3_stmt *st = NULL;
     int recovered = sqlite3_prepare_v2(db, "SELECT 1 FROM META WHERE key = 'recovered_from'", -1, &st, NULL)
@@ -251,14 +316,19 @@ static void pa_warn_implausible(sqlite3 *db, const char *path)
     sqlite3_finalize(st);
     int64_t lo = s0 > 0 && !recovered ? s0 - PA_SPAN_SLACK_NS : INT64_MIN;
     int64_t hi = e0 > 0 && e0 >= s0 && !recovered ? e0 + PA_SPAN_SLACK_NS : INT64_MAX;
-    char what[1024];
-    size_t len = 0;
-    int64_t all = 0;
+    char what[1024], names[1024];
+    size_t len = 0, nlen = 0;
+    int64_t all = 0, unnamed = 0;
     for (size_t i = 0; i < sizeof tabs / sizeof tabs[0]; i++) {
-        char sql[512];
-        snprintf(sql, sizeof sql, "SELECT r, count(*), min(rowid) FROM (SELECT rowid, CASE WHEN %s < start THEN 1"
-                 " WHEN start < ?1 THEN 2 ELSE 3 END AS r FROM %s WHERE %s < start OR start < ?1 OR %s > ?2)"
-                 " GROUP BY r ORDER BY r", tabs[i].end, tabs[i].table, tabs[i].end, tabs[i].end);
+        char sql[1024];
+        const char *e = tabs[i].end, *t = tabs[i].table;
+        /* the WHERE is true for a sound row, NULL (an operand NULL) or false otherwise: IS NOT 1
+         * catches both; x|0 = x fails for a real (and a text), which plain comparisons let pass */
+        snprintf(sql, sizeof sql, "SELECT r, count(*), min(rowid) FROM (SELECT rowid, CASE WHEN typeof(start) !="
+                 " 'integer' OR typeof(%s) != 'integer' THEN 5 WHEN %s < start THEN 1 WHEN start < ?1 THEN 2"
+                 " WHEN %s > ?2 THEN 3 ELSE 6 END AS r FROM %s WHERE (%s >= start AND start >= ?1 AND %s <= ?2"
+                 " AND start | 0 = start AND %s | 0 = %s AND (NOT (%s) OR nameId IN (SELECT id FROM STRING_IDS)))"
+                 " IS NOT 1) GROUP BY r ORDER BY r", e, e, e, t, e, e, e, e, tabs[i].named);
         if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
             sqlite3_finalize(st); /* a table this DB does not have (its source was off) */
             continue;
@@ -268,16 +338,23 @@ static void pa_warn_implausible(sqlite3 *db, const char *path)
         while (sqlite3_step(st) == SQLITE_ROW) {
             int r = sqlite3_column_int(st, 0);
             int64_t n = sqlite3_column_int64(st, 1), first = sqlite3_column_int64(st, 2);
-            all += n;
-            if (r < 1 || r > 3 || len >= sizeof what)
+            char *buf = r == 6 ? names : what;
+            size_t *at = r == 6 ? &nlen : &len, sz = r == 6 ? sizeof names : sizeof what;
+            *(r == 6 ? &unnamed : &all) += n;
+            if (r < 1 || r > 6 || *at >= sz)
                 continue;
-            r += r == 3 && !strcmp(tabs[i].end, "start"); /* a mark has no end: it lies after it */
+            r += r == 3 && !strcmp(e, "start"); /* a mark has no end: it lies after it */
             if (n == 1)
-                len += (size_t)snprintf(what + len, sizeof what - len, "%s%s rowid %lld %s", len ? ", " : "",
-                                        tabs[i].table, (long long)first, one[r]);
+                *at += (size_t)snprintf(buf + *at, sz - *at, "%s%s rowid %lld %s", *at ? ", " : "", t,
+                                        (long long)first, one[r]);
             else
-                len += (size_t)snprintf(what + len, sizeof what - len, "%s%s rowid %lld and %lld more %s",
-                                        len ? ", " : "", tabs[i].table, (long long)first, (long long)(n - 1), many[r]);
+                *at += (size_t)snprintf(buf + *at, sz - *at, "%s%s rowid %lld and %lld more %s", *at ? ", " : "",
+                                        t, (long long)first, (long long)(n - 1), many[r]);
+            if (r == 6 && *at < sz) {
+                char ids[256];
+                pa_missing_name_ids(db, t, tabs[i].named, ids, sizeof ids);
+                *at += (size_t)snprintf(buf + *at, sz - *at, ": %s", ids);
+            }
         }
         sqlite3_finalize(st);
     }
@@ -287,6 +364,10 @@ static void pa_warn_implausible(sqlite3 *db, const char *path)
                 " %s are wrong (sqlite3 %s 'PRAGMA integrity_check' tells more)\n", path, (long long)all,
                 all == 1 ? " has an" : "s have", all == 1 ? "" : "s", what, (long long)s0, (long long)e0,
                 all == 1 ? "it" : "them", all == 1 ? "it is" : "they are", all == 1 ? "it" : "them", path);
+    if (unnamed > 0)
+        fprintf(stderr, "profagent: stats: warning: %s is damaged: %lld trace row%s no name (%s): the reports list"
+                " %s under '<unknown name id N>' (sqlite3 %s 'PRAGMA integrity_check' tells more)\n", path,
+                (long long)unnamed, unnamed == 1 ? " has" : "s have", names, unnamed == 1 ? "it" : "them", path);
 }
 
 /* The medians the exit left to the first reader, from the trace rows, stored truncated as the

@@ -17,8 +17,8 @@ static int pa_produce_osrt(sqlite3 *db, const pa_report_req_t *req, pa_table_t *
                            size_t errsz)
 {
     return pa_report_tid_stat_sum(db, req,
-                                  "SELECT " PA_SQL_STATS("o.end - o.start") ", s.value AS name"
-                                  " FROM OSRT_API o LEFT JOIN STRING_IDS s ON s.id = o.nameId WHERE 1",
+                                  "SELECT " PA_SQL_STATS("o.end - o.start") ", coalesce(s.value, "
+                                  PA_SQL_UNKNOWN_NAME("o.nameId") ") AS name FROM OSRT_API o LEFT JOIN STRING_IDS s ON s.id = o.nameId WHERE 1",
                                   "o.globalTid", " GROUP BY o.nameId ORDER BY 1 DESC, name", t, err, errsz);
 }
 

@@ -65,7 +65,7 @@ static int kern_sum_common(sqlite3 *db, const pa_report_req_t *req, pa_table_t *
     char sql[2048], kn[512];
     snprintf(sql, sizeof sql,
              "SELECT " PA_SQL_STATS("o.end - o.start") ",%s %s AS name"
-             " FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1",
+             " FROM ZE_OPS o LEFT JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1",
              gb ? " " XYZ("grid") " AS g, " XYZ("block") " AS b," : "",
              KNAME(req));
     if (pa_report_device_clause(req, sql, sizeof sql - 200, err, errsz) != PA_REP_OK)
@@ -86,7 +86,7 @@ static int produce_kern_gb_trace(sqlite3 *db, const pa_report_req_t *req, pa_tab
              "SELECT o.start, o.end - o.start, " PA_SQL_PID("o.tid") ", o.deviceId,"
              " o.contextId, o.queueId,"
              " " XYZ("grid") ", " XYZ("block") ","
-             " %s FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1",
+             " %s FROM ZE_OPS o LEFT JOIN STRING_IDS s ON s.id = o.nameId WHERE o.kind = 1",
              KNAME(req));
     return run_trace(db, req, sql, sizeof sql, " ORDER BY o.start, o.corrId", t, err, errsz);
 }
@@ -103,7 +103,8 @@ static int produce_kern_exec_trace(sqlite3 *db, const pa_report_req_t *req, pa_t
              " o.start, o.end - o.start, o.end - o.apiStart,"
              " " PA_SQL_PID("o.tid") ", o.tid & 4294967295, o.deviceId, a.value,"
              " " XYZ("grid") ", " XYZ("block") ","
-             " ze_kname(s.value, %d) FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId"
+             " coalesce(ze_kname(s.value, %d), " PA_SQL_UNKNOWN_NAME("o.nameId") ")"
+             " FROM ZE_OPS o LEFT JOIN STRING_IDS s ON s.id = o.nameId"
              " LEFT JOIN STRING_IDS a ON a.id = o.apiNameId WHERE o.kind = 1",
              pa_report_name_mode(req));
     return run_trace(db, req, sql, sizeof sql, " ORDER BY o.apiStart, o.nodeId, o.start", t, err, errsz);
@@ -173,18 +174,19 @@ static int produce_device_attribute(sqlite3 *db, const pa_report_req_t *req, pa_
 /* ---- ze_api_sum (2.3.2) / ze_api_trace (2.3.3) ---- */
 static int produce_api_sum(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
 {
-    static const char sql[] = "SELECT " PA_SQL_STATS("a.end - a.start") ", s.value AS name FROM ZE_API a"
-                              " JOIN STRING_IDS s ON s.id = a.nameId GROUP BY a.nameId ORDER BY 1 DESC, name";
+    static const char sql[] = "SELECT " PA_SQL_STATS("a.end - a.start") ", coalesce(s.value, "
+                              PA_SQL_UNKNOWN_NAME("a.nameId") ") AS name FROM ZE_API a"
+                              " LEFT JOIN STRING_IDS s ON s.id = a.nameId GROUP BY a.nameId ORDER BY 1 DESC, name";
     return run_rows(db, req, sql, 1, t, err, errsz);
 }
 static int produce_api_trace(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, char *err, size_t errsz)
 {
     /* spec 2.3.3: one row per call, by duration ascending (ties by start) */
     static const char sql[] =
-        "SELECT a.start, a.end - a.start, s.value, a.corrId, " PA_SQL_PID("a.tid") ","
+        "SELECT a.start, a.end - a.start, coalesce(s.value, " PA_SQL_UNKNOWN_NAME("a.nameId") "), a.corrId, " PA_SQL_PID("a.tid") ","
         " a.tid & 4294967295, coalesce((SELECT n.value FROM THREADS th JOIN STRING_IDS n ON n.id = th.nameId"
         "  WHERE th.globalTid = " PA_SQL_GTID("a.tid") "), '')"
-        " FROM ZE_API a JOIN STRING_IDS s ON s.id = a.nameId ORDER BY a.end - a.start, a.start";
+        " FROM ZE_API a LEFT JOIN STRING_IDS s ON s.id = a.nameId ORDER BY a.end - a.start, a.start";
     return run_rows(db, req, sql, 0, t, err, errsz);
 }
 

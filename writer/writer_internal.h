@@ -38,6 +38,10 @@ static inline int64_t pa_writer_summary_key_id(const pa_agg_results_t *res, cons
     return row->key_id ? (int64_t)row->key_id : (int64_t)PA_WRITER_STRING_SUMMARY + (row - res->rows);
 }
 
+/* The name of a row whose name id has no STRING_IDS entry (a damaged DB): the row is still listed,
+ * under this name (the damaged-DB warning of pa_report_db_open() says which ids are missing). */
+#define PA_SQL_UNKNOWN_NAME(idcol) "('<unknown name id ' || " idcol " || '>')"
+
 /* ---- bulk inserts: rows buffered per batch, inserted by one prepared statement ---- */
 
 /* one value: SQLite type, text length; integer, double or text offset in the bulk's arena */
@@ -353,6 +357,10 @@ struct pa_report_req {
  *  PA_REP_EDATA with err set (t empty). */
 int pa_report_produce(sqlite3 *db, const pa_report_req_t *req, pa_table_t *t, const char **titles,
                       char *err, size_t errsz);
+
+/*! pa_report_db_writer_pid() : the pid of the live session still writing `db` (db_complete not 1,
+ *  META's boot_id and hostname this machine's, that pid alive), else 0. */
+int64_t pa_report_db_writer_pid(sqlite3 *db);
 
 /*! pa_report_produce_each() : pa_report_produce() handing each row to sink(t, arg) in order (t
  *  holds that row alone, cells[0..ncols)); a report that streams (.streams) never holds more

@@ -152,11 +152,12 @@ static int proj_finish(sqlite3 *db)
 const char *pa_proj_kname_sql(int hgtx_name, int mode, char *buf, size_t sz)
 {
     if (!hgtx_name)
-        snprintf(buf, sz, "ze_kname(s.value, %d)", mode);
+        snprintf(buf, sz, "coalesce(ze_kname(s.value, %d), " PA_SQL_UNKNOWN_NAME("o.nameId") ")", mode);
     else
         snprintf(buf, sz, "coalesce((SELECT r.name || '/' FROM HGTX_OP_ASSOC x JOIN HGTX_RANGES_NAMED r"
                  " ON r.id = x.rangeId WHERE x.opId = o.rowid ORDER BY x.how = 2, r.start DESC,"
-                 " r.id DESC LIMIT 1), '') || ze_kname(s.value, %d)", mode);
+                 " r.id DESC LIMIT 1), '') || coalesce(ze_kname(s.value, %d), " PA_SQL_UNKNOWN_NAME("o.nameId") ")",
+                 mode);
     return buf;
 }
 

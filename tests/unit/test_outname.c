@@ -75,11 +75,17 @@ static void test_unknown_placeholder_kept(void **state)
     assert_int_equal(pa_outname_expand("a%zb%", out, sizeof out), 0);
     msg_end();
     assert_string_equal(out, "a%zb%");
-    /* the unknown letter named; the lone trailing % said as such, not as "% " */
+    /* one line: the unknown letter named; the lone trailing % said as such, not as "% " */
     assert_string_equal(messages,
-                        "profagent: output: \"a%zb%\": unknown placeholder %z kept as is (accepted: %p %h %r %q{VAR} %%)\n"
-                        "profagent: output: \"a%zb%\": a lone % at the end (no placeholder letter) kept as is "
-                        "(accepted: %p %h %r %q{VAR} %%)\n");
+                        "profagent: output: \"a%zb%\": '%z', a lone '%' at the end are not placeholders, kept as is "
+                        "(accepted: %p pid, %h host, %r rank, %q{VAR} an environment variable, %% a literal %)\n");
+    msg_begin();
+    assert_int_equal(pa_outname_expand("/tmp/x/%", out, sizeof out), 0);
+    msg_end();
+    assert_string_equal(out, "/tmp/x/%");
+    assert_string_equal(messages,
+                        "profagent: output: \"/tmp/x/%\": a lone '%' at the end is not a placeholder, kept as is "
+                        "(accepted: %p pid, %h host, %r rank, %q{VAR} an environment variable, %% a literal %)\n");
 }
 
 static void test_too_long(void **state)

@@ -401,6 +401,33 @@ static void sigmalloc(int n, long after_ms)
         pause();
 }
 
+/* blocksync: a thread waits for ever in zeEventHostSynchronize on an event nobody signals while
+ * main returns 0: the loader's teardown waits only for the agent's own reads before a forwarded
+ * call, never for the application's call itself (it would hold up every such exit). */
+static atomic_int blocked_in;
+
+static void *blocked_sync(void *arg)
+{
+    ze_event_handle_t ev = arg;
+    atomic_store(&blocked_in, 1);
+    zeEventHostSynchronize(ev, UINT64_MAX);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static int blocksync(long run_ms)
+{
+    sample_env_init(&env, 1);
+    ze_event_handle_t ev = sample_event(sample_event_pool(&env, 1, 0), 0);
+    pthread_t t;
+    pthread_create(&t, NULL, blocked_sync, ev);
+    while (!atomic_load(&blocked_in))
+        nap_us(100);
+    nap_us(run_ms * 1000); /* inside the call by now */
+    return 0;
+}
+
 static void nosync(int n, long run_ms)
 {
     static nosync_t w[16];
@@ -435,6 +462,8 @@ int main(int argc, char **argv)
         sigmalloc(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atol(argv[3]) : 100);
         return 0;
     }
+    if (strcmp(mode0, "blocksync") == 0) /* blocksync RUN_MS: main returns while a thread blocks in a sync */
+        return blocksync(argc > 2 ? atol(argv[2]) : 50);
     const char *mode = argc > 1 ? argv[1] : "";
     if (strcmp(mode, "exit2nd") == 0) { /* exit2nd LAUNCHES EXIT_AFTER: exit(7) from a second thread */
         exit2nd(argc > 2 ? atol(argv[2]) : 4000, argc > 3 ? atol(argv[3]) : 1000);

@@ -411,6 +411,34 @@ def t_manyexit():
                lambda: manyexit_run(threads, ret))
 
 
+def t_blocksync():
+    """main returns while another thread waits for ever in zeEventHostSynchronize: the loader's
+    teardown (collector/ze_window.c) waits only for threads inside the agent's own reads before a
+    forwarded call, never for the application's call itself (a wait for it would hold up every
+    such exit, up to its bound). Its debug line says whom it waited for: nobody (the blocked
+    thread is inside the loader, not the agent), nobody left at the bound. Status 0, one complete
+    DB, every run ends (60 s bound)."""
+    import re
+
+    def one():
+        rc, err, _ = run(["blocksync", "50"], {"PROFAGENT_LOG": "debug"}, timeout=60)
+        if rc is None:
+            return "hang (killed after 60 s)"
+        if rc != 0:
+            return "exit status %s" % rc
+        for bad in ("AddressSanitizer", "runtime error"):
+            if bad in err:
+                i = err.index(bad)
+                return "sanitizer report: %s" % " ".join(err[i:i + 300].split())
+        m = re.search(r"loader teardown: waited for (\d+) thread\(s\) inside the agent's reads, (\d+) still inside", err)
+        if not m:
+            return "no loader teardown line in the debug log"
+        if m.group(1) != "0" or m.group(2) != "0":
+            return "the teardown waited for %s thread(s), %s left at its bound (the blocked call)" % m.groups()
+        return complete_db()
+    repeat(10, "main returns while a thread blocks in zeEventHostSynchronize", one)
+
+
 def t_sigexit():
     """main's SIGALRM handler calls exit(42) while 4 threads append kernels: the loader's ELF
     destructors free the context its dispatch tables live in while the threads still call. The
@@ -557,7 +585,7 @@ def t_nosync():
 TESTS = {"ze_exit_race": t_ze_exit_race, "ze_exit_race_fill": t_ze_exit_race_fill, "tight_exit": t_tight_exit, "pthread_exit": t_pthread_exit,
          "atexit_ze": t_atexit_ze, "quick_exit": t_quick_exit, "preinit": t_preinit, "libctor": t_libctor,
          "sigwrite": t_sigwrite, "dropped_pops": t_dropped_pops, "exit2nd": t_exit2nd,
-         "exit2nd_slow": t_exit2nd_slow, "sigexit": t_sigexit, "sigmalloc": t_sigmalloc, "tscfault": t_tscfault, "nosync": t_nosync, "manyexit": t_manyexit}
+         "exit2nd_slow": t_exit2nd_slow, "sigexit": t_sigexit, "blocksync": t_blocksync, "sigmalloc": t_sigmalloc, "tscfault": t_tscfault, "nosync": t_nosync, "manyexit": t_manyexit}
 TESTS[TEST]()
 print("FAILED: %d" % len(FAILS) if FAILS else "all ok")
 sys.exit(1 if FAILS else 0)

@@ -145,8 +145,14 @@ def test_leaks(a):
     check(n == 1, "the 4 LaunchKernel allocations made in one loop share one call chain, got %d" % n)
     check("Leak #1: 3145728 bytes in 3 allocations" in err and "LaunchKernel (libfoo.so)" in err,
           "top leak stack printed")
-    got, e = report(a, db, "device_memory_usage_summary", rules + ["=x"])
-    check('rule "=x" ignored' in e and got == want, "CLI malformed rule named, valid rules kept")
+    # a malformed CLI rule is refused (status 2, one message naming it), not the report grouped
+    # otherwise than asked
+    p = subprocess.run([a.cli, "stats", "-r", "device_memory_usage_summary"] +
+                       [x for r in rules + ["=x"] for x in ("--callstack-group-config", r)] + [db],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 2 and p.stdout == "" and p.stderr.count("\n") == 1 and
+          "--callstack-group-config '=x' is not accepted: empty group name" in p.stderr,
+          "CLI malformed rule refused: rc %d %r" % (p.returncode, p.stderr))
 
 
 def test_python(a):
