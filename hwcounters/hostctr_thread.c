@@ -31,7 +31,10 @@ static _Atomic int probe_state;   /* 0 not yet, 1 a thread is probing, 2 done */
 static _Atomic int stop_opening;  /* EMFILE seen: no more groups */
 static _Atomic int emfile_warned;
 /* The counters never take more than half of RLIMIT_NOFILE (at session start): the application
- * (and the agent's spool and DB) keep the other half. Threads beyond it are not counted. */
+ * (and the agent's spool and DB) keep the other half. Threads beyond it are not counted. A
+ * thread takes its whole group's share before opening it (budget_take), so threads opening at
+ * the same time cannot together go over (a check before the opens let a 64-thread pool reach
+ * RLIMIT_NOFILE under load: EMFILE, and the agent could not open its DB). */
 static _Atomic long fds_in_use;
 static long fd_budget = 512;
 static _Atomic int budget_warned;
@@ -69,6 +72,20 @@ static void fd_track(int fd, int on)
         atomic_fetch_and(&fdmap[fd / 64], ~(1ull << (fd % 64)));
 }
 
+/*! budget_take() : takes n fds of the counters' budget: 0, or -1 (nothing taken) when that
+ *  would go over it. Every fd open is in fds_in_use: taken before (group_open) or counted once
+ *  open (the probe, which decides what a group is); close_fd() gives it back. */
+static int budget_take(long n)
+{
+    long cur = atomic_load(&fds_in_use);
+    do {
+        if (cur + n > fd_budget)
+            return -1;
+    } while (!atomic_compare_exchange_weak(&fds_in_use, &cur, cur + n));
+    return 0;
+}
+
+/* Opens one event of the calling thread; the caller accounts for the fd in fds_in_use. */
 static int open_event(struct perf_event_attr *attr, int group_fd, int *err)
 {
     long fd = sys_open(attr, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
@@ -77,8 +94,16 @@ static int open_event(struct perf_event_attr *attr, int group_fd, int *err)
         return -1;
     }
     fd_track((int)fd, 1);
-    atomic_fetch_add(&fds_in_use, 1);
     return (int)fd;
+}
+
+/* open_event() for the probe: the fd is counted once open. */
+static int probe_open(struct perf_event_attr *attr, int group_fd, int *err)
+{
+    int fd = open_event(attr, group_fd, err);
+    if (fd >= 0)
+        atomic_fetch_add(&fds_in_use, 1);
+    return fd;
 }
 
 static void close_fd(int fd)
@@ -102,17 +127,15 @@ static void group_close(hc_tls_t *h)
 /* The group leader: a dummy software event that counts nothing, so every asked event is a
  * member (one that fails leaves the others alone), and a timer-based event never leads
  * (with task-clock as leader the kernel missed the first context switch after the open). */
-static int open_leader(int *err)
+static void leader_attr(struct perf_event_attr *a)
 {
-    struct perf_event_attr a;
-    memset(&a, 0, sizeof a);
-    a.size = sizeof a;
-    a.type = PERF_TYPE_SOFTWARE;
-    a.config = PERF_COUNT_SW_DUMMY;
-    a.exclude_kernel = 1;
-    a.exclude_hv = 1;
-    a.read_format = PA_HC_READ_FORMAT;
-    return open_event(&a, -1, err);
+    memset(a, 0, sizeof *a);
+    a->size = sizeof *a;
+    a->type = PERF_TYPE_SOFTWARE;
+    a->config = PERF_COUNT_SW_DUMMY;
+    a->exclude_kernel = 1;
+    a->exclude_hv = 1;
+    a->read_format = PA_HC_READ_FORMAT;
 }
 
 int pa_hc_read_group(int fd, uint32_t n, pa_hc_snap_t *s)
@@ -178,13 +201,13 @@ static const char *ev_label(const pa_hc_event_t *e) { return e->name; }
 static int probe_member(hc_tls_t *h, pa_hc_event_t *e, uint32_t ok_status)
 {
     int err = 0;
-    int fd = open_event(&e->attr, h->leader, &err);
+    int fd = probe_open(&e->attr, h->leader, &err);
     if (fd < 0 && (err == EACCES || err == EPERM) && !e->attr.exclude_kernel) {
         e->attr.exclude_kernel = 1; /* user level only (":k" alone had excluded user level) */
         e->attr.exclude_user = 0;
         e->attr.exclude_hv = 1;
         int err2 = 0;
-        fd = open_event(&e->attr, h->leader, &err2);
+        fd = probe_open(&e->attr, h->leader, &err2);
         if (fd >= 0) {
             ok_status = PA_HC_USER_ONLY;
             e->err = err;
@@ -307,7 +330,9 @@ static void emit_thread(uint32_t status, int err)
 static void probe(hc_tls_t *h)
 {
     int err = 0;
-    h->leader = open_leader(&err);
+    struct perf_event_attr la;
+    leader_attr(&la);
+    h->leader = probe_open(&la, -1, &err);
     if (h->leader < 0) {
         int st = status_of(err);
         for (size_t i = 0; i < pa_hc_plan.nev; i++) {
@@ -357,19 +382,22 @@ static void probe(hc_tls_t *h)
 static int group_open(hc_tls_t *h, int *err)
 {
     long need = (long)pa_hc_plan.ncounted + 1;
-    if (atomic_fetch_add(&fds_in_use, need) + need > fd_budget) {
-        atomic_fetch_sub(&fds_in_use, need);
+    if (budget_take(need) != 0) {
         *err = EMFILE;
         return -2; /* over the budget: this thread only */
     }
-    atomic_fetch_sub(&fds_in_use, need); /* a check, not a reservation: open_event() counts */
-    h->leader = open_leader(err);
-    if (h->leader < 0)
+    struct perf_event_attr la;
+    leader_attr(&la);
+    h->leader = open_event(&la, -1, err);
+    if (h->leader < 0) {
+        atomic_fetch_sub(&fds_in_use, need);
         return -1;
+    }
     for (uint32_t c = 0; c < pa_hc_plan.ncounted; c++) {
         int fd = open_event(&pa_hc_plan.ev[pa_hc_plan.col_ev[c]].attr, h->leader, err);
         if (fd < 0) {
-            group_close(h);
+            atomic_fetch_sub(&fds_in_use, need - 1 - h->nfd); /* the fds not opened */
+            group_close(h);                                   /* gives back the others */
             return -1;
         }
         h->fd[h->nfd++] = fd;

@@ -120,11 +120,16 @@ static int choose_paths(void)
 static void db_failed_message(void)
 {
     struct rlimit rl;
-    char why[96] = "";
-    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    char why[160] = "";
+    int os_errno = 0;
+    const char *err = pa_writer_create_error(&os_errno);
+    if (os_errno == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        snprintf(why, sizeof why, " (open files limit RLIMIT_NOFILE = %llu; raise it with ulimit -n)",
+                 (unsigned long long)rl.rlim_cur);
+    else if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
         snprintf(why, sizeof why, " (file size limit RLIMIT_FSIZE = %llu bytes)", (unsigned long long)rl.rlim_cur);
-    pa_err("agent", "the DB %s could not be written%s; spool kept: %s (profagent recover %s)", db_path, why,
-           spool_path, spool_path);
+    pa_err("agent", "the DB %s could not be written%s%s%s; spool kept: %s (profagent recover %s)", db_path,
+           err[0] ? ": " : "", err, why, spool_path, spool_path);
 }
 
 /* stderr as it was when the session began, for the summary: an application that closes (or

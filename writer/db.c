@@ -431,8 +431,9 @@ static int pa_run_sources(sqlite3 *db, int finish)
     for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
         int (*fn)(sqlite3 *) = finish ? srcs[i]->finish : srcs[i]->create_schema;
         if (fn && fn(db) != 0) {
-            pa_err("writer", "source '%s' failed to %s", srcs[i]->name,
-                   finish ? "finish its tables" : "create its tables");
+            if (!finish) /* the creation stops here; its first SQLite failure says why */
+                return -1;
+            pa_err("writer", "source '%s' failed to finish its tables", srcs[i]->name);
             rc = -1;
         }
     }
@@ -488,10 +489,24 @@ static int pa_dbw_connect(pa_dbw_t *w, int create)
     return rc ? -1 : 0;
 }
 
+/* Why the last pa_dbw_create() failed (pa_writer_create_error). */
+static char create_err[256];
+static int create_errno;
+
+const char *pa_writer_create_error(int *os_errno)
+{
+    if (os_errno)
+        *os_errno = create_errno;
+    return create_err;
+}
+
 pa_dbw_t *pa_dbw_create(const char *db_path, int page_size, int wal, const pa_session_meta_t *meta)
 {
+    create_err[0] = '\0';
+    create_errno = 0;
     pa_dbw_t *w = calloc(1, sizeof *w);
     if (!w || !db_path || !(w->path = strdup(db_path)) || pa_dbw_connect(w, 1) != 0) {
+        snprintf(create_err, sizeof create_err, "it could not be opened");
         if (w)
             free(w->path);
         free(w);
@@ -504,20 +519,30 @@ pa_dbw_t *pa_dbw_create(const char *db_path, int page_size, int wal, const pa_se
     char pragmas[256];
     snprintf(pragmas, sizeof pragmas, "PRAGMA page_size=%d; PRAGMA journal_mode=%s;%s", page_size,
              wal ? "WAL" : "OFF", wal ? " PRAGMA wal_autocheckpoint=256;" : "");
-    /* each step only after the one before succeeded: a DB that cannot be written (a file size
-     * limit, a full disk) gets the first error, not one per table and META row after it */
+    /* The first failure stops the creation and is the one kept: a file that cannot be opened
+     * (RLIMIT_NOFILE, RLIMIT_FSIZE, a full disk) failed every later statement too, ~30 lines for
+     * one cause. The caller says it once, with the rest of what the user needs (the spool). */
+    pa_db_capture_errors(create_err, sizeof create_err, &create_errno);
     int rc = pa_db_exec(w->db, pragmas);
     /* one transaction: a reader opening the DB meanwhile sees no table or all of them */
-    rc = rc ? rc : pa_db_exec(w->db, "BEGIN");
-    rc = rc ? rc : pa_schema_create(w->db);
-    rc = rc ? rc : pa_run_sources(w->db, 0);
-    rc = rc ? rc : pa_write_meta(w->db, meta, NULL);
+    if (rc == 0)
+        rc = pa_db_exec(w->db, "BEGIN");
+    if (rc == 0)
+        rc = pa_schema_create(w->db);
+    if (rc == 0)
+        rc = pa_run_sources(w->db, 0);
+    if (rc == 0)
+        rc = pa_write_meta(w->db, meta, NULL);
+    pa_db_capture_errors(NULL, 0, NULL);
     w->l.pid_shift = (uint64_t)(meta ? meta->pid : 0) << 32;
     cross_thread_ranges = 0;
-    rc = rc ? rc : pa_load_init(&w->l);
+    if (rc == 0)
+        rc = pa_load_init(&w->l);
     if (rc == 0)
         rc = pa_db_exec(w->db, "COMMIT; BEGIN");
     if (rc != 0) {
+        if (!create_err[0])
+            snprintf(create_err, sizeof create_err, "its tables could not be created");
         pa_load_finish(&w->l);
         sqlite3_close(w->db);
         free(w->path);
@@ -733,8 +758,10 @@ int pa_writer_fill_db(const char *db_path, const char *spool_path, const pa_sess
     struct stat st;
     uint64_t size = spool_path && stat(spool_path, &st) == 0 ? (uint64_t)st.st_size : 0;
     pa_dbw_t *w = pa_dbw_create(db_path, pa_writer_page_size(size), 0, meta);
-    if (!w)
+    if (!w) {
+        pa_err("writer", "cannot build the DB %s: %s", db_path, create_err);
         return -1;
+    }
     uint64_t nrec = 0;
     int truncated = pa_load_spool(&w->l, spool_path, &nrec);
     w->nrec = nrec;

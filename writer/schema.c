@@ -49,14 +49,43 @@ static const char pa_reader_index_sql[] =
     "CREATE INDEX IF NOT EXISTS ZE_API_start ON ZE_API(start);"
     "CREATE INDEX IF NOT EXISTS ZE_API_corrId ON ZE_API(corrId);";
 
+/* While set (pa_db_capture_errors), failures are kept here instead of logged: the first only. */
+static char *cap_buf;
+static size_t cap_len;
+static int *cap_errno;
+
+void pa_db_capture_errors(char *buf, size_t len, int *os_errno)
+{
+    cap_buf = buf;
+    cap_len = len;
+    cap_errno = os_errno;
+    if (buf && len)
+        buf[0] = '\0';
+    if (os_errno)
+        *os_errno = 0;
+}
+
+/* Logs one SQLite failure, or keeps it when captured (the first one: what went wrong first). */
+static void pa_db_report(sqlite3 *db, const char *msg, const char *sql)
+{
+    int se = sqlite3_system_errno(db); /* the OS's reason (EFBIG, ENOSPC, EMFILE, ...) behind an I/O error */
+    if (cap_buf) {
+        if (!cap_buf[0] && cap_len) {
+            snprintf(cap_buf, cap_len, "SQLite: %s%s%s%s", msg, se ? " (" : "", se ? strerror(se) : "", se ? ")" : "");
+            *cap_errno = se;
+        }
+        return;
+    }
+    pa_err("writer", "SQLite: %s%s%s%s (in: %.80s)", msg, se ? " (" : "", se ? strerror(se) : "", se ? ")" : "",
+           sql);
+}
+
 int pa_db_exec(sqlite3 *db, const char *sql)
 {
     char *msg = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
         return 0;
-    int se = sqlite3_system_errno(db); /* the OS's reason (EFBIG, ENOSPC, ...) behind an I/O error */
-    pa_err("writer", "SQLite: %s%s%s%s (in: %.80s)", msg ? msg : sqlite3_errmsg(db), se ? " (" : "",
-           se ? strerror(se) : "", se ? ")" : "", sql);
+    pa_db_report(db, msg ? msg : sqlite3_errmsg(db), sql);
     sqlite3_free(msg);
     return -1;
 }
@@ -76,7 +105,7 @@ static int pa_meta_set(sqlite3 *db, const char *key, int is_int, int64_t iv, con
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO META(key, value) VALUES(?1, ?2)", -1,
                            &st, NULL) != SQLITE_OK) {
-        pa_err("writer", "SQLite: %s", sqlite3_errmsg(db));
+        pa_db_report(db, sqlite3_errmsg(db), "META");
         return -1;
     }
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
@@ -89,7 +118,7 @@ static int pa_meta_set(sqlite3 *db, const char *key, int is_int, int64_t iv, con
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
-        pa_err("writer", "SQLite: META %s: %s", key, sqlite3_errmsg(db));
+        pa_db_report(db, sqlite3_errmsg(db), key);
         return -1;
     }
     return 0;

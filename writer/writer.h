@@ -36,6 +36,11 @@ typedef struct pa_session_meta {
 int pa_writer_write_db(const char *db_path, const char *spool_path, const pa_session_meta_t *meta,
                        const pa_agg_results_t *res);
 
+/*! pa_writer_create_error() : why the last creation of a DB failed ("SQLite: <message> (<OS
+ *  reason>)", "" when it did not fail); `*os_errno` (may be NULL) = that OS errno, 0 if none
+ *  (EMFILE: RLIMIT_NOFILE, EFBIG: RLIMIT_FSIZE). Valid until the next creation. */
+const char *pa_writer_create_error(int *os_errno);
+
 /*! pa_writer_fill_db() : as pa_writer_write_db(), into the empty file `db_path` the caller
  *  already created (claimed with pa_outname_claim()). Returns 0 or -1 after logging why; the
  *  caller removes the file on failure. */

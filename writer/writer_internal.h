@@ -98,6 +98,10 @@ int pa_bulk_attach_all(sqlite3 *db);
 
 /*! pa_db_exec() : runs `sql` (several statements allowed). Returns 0 or -1 after logging it. */
 int pa_db_exec(sqlite3 *db, const char *sql);
+/*! pa_db_capture_errors() : while `buf` is not NULL, pa_db_exec() and pa_meta_set_*() keep their
+ *  first failure in `buf` ("SQLite: <message> (<OS reason>)") and its OS errno in `*os_errno`
+ *  (0: none) instead of logging. One writer thread at a time (the DB's creation). NULL ends it. */
+void pa_db_capture_errors(char *buf, size_t len, int *os_errno);
 
 /* ---- a DB being written (db.c): the exit-time writer, recover and the streaming thread ---- */
 
@@ -108,7 +112,8 @@ typedef struct pa_dbw pa_dbw_t;
 int pa_writer_page_size(uint64_t spool_bytes);
 /*! pa_dbw_create() : opens the existing empty file `db_path`, sets the page size, the journal
  *  (wal: WAL, valid at every commit; else off), creates every table and index, META with
- *  session_complete = 0, and opens the first transaction. NULL on failure (logged). */
+ *  session_complete = 0, and opens the first transaction. NULL on failure: stops at the first
+ *  failing statement; not logged except a failed open, the reason in pa_writer_create_error(). */
 pa_dbw_t *pa_dbw_create(const char *db_path, int page_size, int wal, const pa_session_meta_t *meta);
 /*! pa_dbw_meta_text() : META key = value in the open transaction. 0 or -1. */
 int pa_dbw_meta_text(pa_dbw_t *w, const char *key, const char *value);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -317,6 +318,61 @@ static void test_fake_emfile_stops(void **state)
     assert_int_equal(count_fds(), fds0);
 }
 
+/* ---- the fd budget (half of RLIMIT_NOFILE) with threads opening their groups at once ---- */
+
+static _Atomic int slow_opened;
+static pthread_barrier_t hold;
+
+/* A slow open (2 ms): every thread is between its budget decision and its opens together. */
+static long slow_open(struct perf_event_attr *attr, pid_t tid, int cpu, int group_fd, unsigned long flags)
+{
+    (void)attr; (void)tid; (void)cpu; (void)group_fd; (void)flags;
+    usleep(2000);
+    int fd = dup(2);
+    if (fd >= 0)
+        atomic_fetch_add(&slow_opened, 1);
+    return fd;
+}
+
+static void *thread_hold(void *arg)
+{
+    (void)arg;
+    pa_hc_sample(7);
+    pthread_barrier_wait(&hold); /* every group of the round is open at once: none closed yet */
+    return NULL;
+}
+
+static void test_budget_threads_at_once(void **state)
+{
+    (void)state;
+    struct rlimit rl0, rl;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl0), 0);
+    int fds0 = count_fds();
+    rl = rl0;
+    rl.rlim_cur = 40; /* budget 20 fds: 6 groups of a leader and 2 events */
+    assert_true(fds0 + 20 < 40);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    pa_hc_set_syscalls(slow_open, NULL);
+    atomic_store(&slow_opened, 0);
+    assert_int_equal(pa_hc_init("task-clock,page-faults", 1), 2);
+    pa_hc_sample(1); /* the probe: 3 fds */
+    enum { N = 24 };
+    pthread_t th[N];
+    pthread_barrier_init(&hold, NULL, N);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, thread_hold, NULL), 0);
+    for (int i = 0; i < N; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&hold);
+    /* exactly the budget's 6 groups were opened, however the threads interleaved; a check
+     * before the opens (not a reservation) let every thread through: 54 opens, then EMFILE */
+    assert_int_equal(atomic_load(&slow_opened), 6 * 3);
+    assert_int_equal(count_fds(), fds0 + 3); /* the others closed at their threads' exit */
+    pa_hc_reset();
+    assert_int_equal(count_fds(), fds0);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl0), 0);
+}
+
 /* ---- group read with a fake reader ---- */
 
 static uint64_t fake_buf[3 + 1 + PA_HC_MAX_EVENTS];
@@ -467,6 +523,7 @@ int main(void)
         cmocka_unit_test_teardown(test_asked_that_works_only, teardown),
         cmocka_unit_test_teardown(test_fake_eacces_user_only, teardown),
         cmocka_unit_test_teardown(test_fake_emfile_stops, teardown),
+        cmocka_unit_test_teardown(test_budget_threads_at_once, teardown),
         cmocka_unit_test_teardown(test_group_read_scaling, teardown),
         cmocka_unit_test_teardown(test_one_read_per_sample, teardown),
         cmocka_unit_test_teardown(test_threads_close_at_exit, teardown),

@@ -3,7 +3,8 @@
  *   ranges N NAME [AT_NS]  N push/pop ranges NAME, then (AT_NS) sleep until CLOCK_REALTIME AT_NS
  *   chdir DIR              10 ranges "before", chdir(DIR), 10 ranges "after", 300 ms more
  *   deep N                 N nested pushes "d<level>" then N pops
- *   fsize BYTES N          RLIMIT_FSIZE = BYTES, then N ranges; exits 21 */
+ *   fsize BYTES N          RLIMIT_FSIZE = BYTES, then N ranges; exits 21
+ *   nofile FDS N           RLIMIT_NOFILE = FDS, then N ranges, prints "nofile done"; exits 22 */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <profagent/hgtx.h>
@@ -64,6 +65,14 @@ int main(int argc, char **argv)
         ranges(atol(argv[3]), "fsize");
         return 21;
     }
-    fprintf(stderr, "usage: hostile_app ranges N NAME [AT_NS] | chdir DIR | deep N | fsize BYTES N\n");
+    if (!strcmp(m, "nofile") && argc == 4) {
+        struct rlimit rl = {(rlim_t)atol(argv[2]), (rlim_t)atol(argv[2])};
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            return 4;
+        ranges(atol(argv[3]), "nofile");
+        printf("nofile done\n");
+        return 22;
+    }
+    fprintf(stderr, "usage: hostile_app ranges N NAME [AT_NS] | chdir DIR | deep N | fsize BYTES N | nofile FDS N\n");
     return 2;
 }

@@ -189,6 +189,47 @@ def t_fsize():
             os.unlink(s)
 
 
+def t_limits():
+    """The DB cannot even be created (RLIMIT_NOFILE 4: SQLite cannot open it; RLIMIT_FSIZE 8192:
+    its first page write fails): the application's output and status are those without the
+    agent, the agent says so in exactly one line naming the limit, its value and the kept spool
+    (not one line per failed table), and `profagent recover` on that spool (without the limit)
+    builds a valid DB holding every range."""
+    cases = [("nofile", ["nofile", "4", "50"], 22, b"nofile done\n",
+              "open files limit RLIMIT_NOFILE = 4; raise it with ulimit -n"),
+             ("fsize", ["fsize", "8192", "50"], 21, b"", "file size limit RLIMIT_FSIZE = 8192 bytes")]
+    for name, args, status, stdout, cause in cases:
+        d = os.path.join(WORK, "lim_" + name)
+        os.mkdir(d)
+        plain = subprocess.run([APP] + args, capture_output=True, timeout=60, cwd=d)
+        check(plain.returncode == status and plain.stdout == stdout, "%s without the agent: exit %d (%d)"
+              % (name, status, plain.returncode))
+        p = run(args, {"PROFAGENT_OUTPUT": os.path.join(d, "lim.db")}, cwd=d)
+        check(p.returncode == plain.returncode and p.stdout == plain.stdout,
+              "%s under the agent: same status and output (%d %r)" % (name, p.returncode, p.stdout))
+        msgs = [l for l in p.err.splitlines() if l.startswith("profagent:")]
+        check(len(msgs) == 1, "%s: exactly one agent message (%d: %s)" % (name, len(msgs), msgs[:4]))
+        check(len(msgs) == 1 and cause in msgs[0] and "spool kept" in msgs[0],
+              "%s: the message names the cause '%s' and the kept spool (%s)" % (name, cause, msgs[:1]))
+        check(not os.path.exists(os.path.join(d, "lim.db")), "%s: no partial DB left" % name)
+        spools = glob.glob(os.path.join(d, "*.spool.zst"))
+        check(len(spools) == 1, "%s: the spool is kept (%s)" % (name, spools))
+        if len(spools) != 1:
+            continue
+        rec = os.path.join(d, "rec.db")
+        r = subprocess.run([CLI, "recover", spools[0], "-o", rec], capture_output=True, timeout=60, cwd=d,
+                           env={k: v for k, v in os.environ.items() if not k.startswith("PROFAGENT_")})
+        check(r.returncode == 0 and os.path.exists(rec), "%s: recover builds a DB (rc %d, %s)"
+              % (name, r.returncode, r.stderr.decode(errors="replace").strip()[-300:]))
+        if os.path.exists(rec):
+            c = sqlite3.connect(rec)
+            ok = c.execute("PRAGMA integrity_check").fetchone()[0]
+            c.close()
+            check(ok == "ok", "%s: the recovered DB is valid (%s)" % (name, ok))
+            check(range_names(rec) == [name] * 50, "%s: the recovered DB holds the 50 ranges (%d)"
+                  % (name, len(range_names(rec))))
+
+
 def t_oldcond():
     """A program bound to pthread_cond_*@GLIBC_2.2.5 (old and static initialisation): runs as
     without the agent, 20 times, and its waits are recorded under their names."""
