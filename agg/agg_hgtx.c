@@ -25,7 +25,7 @@ static uint32_t display_id(pa_agg_t *a, uint32_t domain_id, uint32_t name_id)
     size_t dl, nl;
     const char *d = pa_intern_str(&a->strings, domain_id, &dl);
     const char *n = pa_intern_str(&a->strings, name_id, &nl);
-    if (!d || !n)
+    if (!d || !n || !dl) /* a domain created without a name (NULL, ""): the name alone, no ":" */
         return name_id;
     if (dl + nl + 1 > a->tmp_cap) {
         char *t = realloc(a->tmp, dl + nl + 1);

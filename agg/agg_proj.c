@@ -697,6 +697,8 @@ static uint32_t display_key(pa_agg_t *a, uint32_t name_id, uint32_t domain_id)
         return name_id;
     size_t dl, nl;
     const char *d = pa_agg_string(a, domain_id, &dl), *n = pa_agg_string(a, name_id, &nl);
+    if (d && !dl) /* a domain created without a name (NULL, ""): the name alone, no ":" */
+        return name_id;
     char *buf = d && n ? malloc(dl + nl + 1) : NULL;
     if (!buf)
         return name_id;

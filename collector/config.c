@@ -16,6 +16,21 @@ extern char **environ;
 
 pa_config_t pa_config;
 
+/* 1 when the comma/space list s holds `word` (any case). */
+static int flags_has_word(const char *s, const char *word)
+{
+    size_t wn = strlen(word);
+    for (const char *p = s; *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        size_t n = strcspn(p, ", ");
+        if (n == wn && strncasecmp(p, word, n) == 0)
+            return 1;
+        p += n;
+    }
+    return 0;
+}
+
 static int parse_summary(const pa_config_var_t *v, const char *value, pa_config_t *cfg);
 
 #define OFF(f) offsetof(pa_config_t, f)
@@ -287,6 +302,11 @@ static int apply_entry(const pa_config_var_t *v, const char *value, pa_config_t 
                  v->def);
         return 1;
     }
+    if (value[0] == '\0' && v->offset == OFF(spool_dir)) { /* empty: as unset, but said like the others */
+        cfg_warn("%s is set but empty (accepted: %s); using the default (the DB's directory)", v->name,
+                 v->accepted);
+        return 1;
+    }
     if (value[0] == '\0' && v->offset == OFF(metrics)) { /* an opt-in left empty: said, stays off */
         cfg_warn("%s is set but empty (accepted: %s); no device metrics are collected", v->name,
                  v->accepted);
@@ -302,8 +322,12 @@ static int apply_entry(const pa_config_var_t *v, const char *value, pa_config_t 
     if (v->type == PA_CFG_FLAGS) {
         char bad[256];
         if (parse_flags(v->accepted, value, (uint32_t *)((char *)cfg + v->offset), bad, sizeof bad) > 0) {
+            int all = flags_has_word(value, "all"), none = flags_has_word(value, "none");
+            if (all && none) /* all wins: parse_flags() ORs the words, none adds nothing */
+                cfg_warn("%s=\"%.200s\": both all and none are given; all applies (every source is recorded)",
+                         v->name, value);
             if (!bad[0])
-                return 0;
+                return all && none;
             cfg_warn("%s: \"%s\" ignored (accepted: %s%s); the rest of \"%.200s\" applies", v->name, bad,
                      v->accepted, acc, value);
             return 1;

@@ -92,8 +92,9 @@ int pa_outname_expand(const char *tmpl, char *out, size_t size)
             break;
         }
         default:
-            if (nunk + 8 < sizeof unk)
-                nunk += (size_t)snprintf(unk + nunk, sizeof unk - nunk, "%s'%%%.1s'", nunk ? ", " : "", p + 1);
+            if (nunk + 32 < sizeof unk) /* a lone % at the end is named as such, not as "% " */
+                nunk += (size_t)snprintf(unk + nunk, sizeof unk - nunk, p[1] ? "%s'%%%.1s'" : "%sa lone '%%' at the end",
+                                         nunk ? ", " : "", p + 1);
             s = p, n = p[1] ? 2 : 1, adv = n;
         }
         if (put(out, size, &used, s, n) < 0)

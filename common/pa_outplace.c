@@ -65,8 +65,10 @@ static int dir_usable(const char *dir)
     if (snprintf(probe, sizeof probe, "%s/.profagent-probe-%ld", dir, (long)getpid()) >= (int)sizeof probe)
         return ENAMETOOLONG;
     int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    /* ENOENT here is from a directory that exists (stat above) but where no file can be
+     * created, e.g. /proc: not writable, not missing */
     if (fd < 0)
-        return errno == EEXIST ? 0 : errno;
+        return errno == EEXIST ? 0 : errno == ENOENT ? EACCES : errno;
     close(fd);
     unlink(probe);
     return 0;

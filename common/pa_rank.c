@@ -13,7 +13,7 @@
  * every rank inherits mpirun's SLURM_PROCID), so it comes last. RANK (torchrun, torch
  * distributed) is a generic name: it counts only next to WORLD_SIZE. */
 const pa_rank_var_t pa_rank_vars[] = {
-    {"PROFAGENT_RANK", "profagent (set by hand or by a wrapper script)", NULL},
+    {"PROFAGENT_RANK", "profagent, set by hand or by a wrapper script", NULL},
     {"OMPI_COMM_WORLD_RANK", "Open MPI (mpirun, prterun)", NULL},
     {"PMIX_RANK", "PMIx (Open MPI 5, PRRTE, srun --mpi=pmix)", NULL},
     {"PMI_RANK", "MPICH / Intel MPI / MVAPICH (Hydra mpiexec), srun --mpi=pmi2", NULL},

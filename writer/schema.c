@@ -31,8 +31,9 @@ static const char pa_schema_sql[] =
     " stddev REAL, medianExact INTEGER);"
     /* one row per named counter: records, drops, late_records, hgtx misuse, spool sizes */
     "CREATE TABLE SESSION_COUNTERS(name TEXT PRIMARY KEY, value INTEGER);"
-    /* ranges with their display name: "domain:range" when a domain is set (spec 2.3.13) */
-    "CREATE VIEW HGTX_RANGES_NAMED AS SELECT r.*, CASE WHEN r.domainId != 0"
+    /* ranges with their display name: "domain:range" when a domain is set (spec 2.3.13); a
+     * domain created without a name (NULL, "") gives the range's name alone, as the summary */
+    "CREATE VIEW HGTX_RANGES_NAMED AS SELECT r.*, CASE WHEN r.domainId != 0 AND d.value != ''"
     " THEN d.value || ':' || n.value ELSE n.value END AS name FROM HGTX_RANGES r"
     " LEFT JOIN STRING_IDS n ON n.id = r.nameId LEFT JOIN STRING_IDS d ON d.id = r.domainId;";
 

@@ -180,6 +180,21 @@ static void test_flags_trace(void **state)
     assert_string_equal(cfg.metrics, "");
     assert_int_equal(cfg.trace & PA_SRC_DEVMET, 0);
     assert_non_null(strstr(messages, "PROFAGENT_METRICS is set but empty"));
+    /* an empty variable whose default is empty too is said like the others */
+    assert_int_equal(parse(ENV("PROFAGENT_SPOOL_DIR=")), 1);
+    assert_string_equal(cfg.spool_dir, "");
+    assert_string_equal(messages, "profagent: config: PROFAGENT_SPOOL_DIR is set but empty (accepted: a directory); "
+                                  "using the default (the DB's directory)\n");
+    /* all with none: one line naming the conflict and which applies, in either order */
+    assert_int_equal(parse(ENV("PROFAGENT_TRACE=all,none")), 1);
+    assert_int_equal(cfg.trace, PA_SRC_ALL);
+    assert_string_equal(messages, "profagent: config: PROFAGENT_TRACE=\"all,none\": both all and none are given; "
+                                  "all applies (every source is recorded)\n");
+    assert_int_equal(parse(ENV("PROFAGENT_TRACE=None,hgtx,ALL")), 1);
+    assert_int_equal(cfg.trace, PA_SRC_ALL);
+    assert_non_null(strstr(messages, "both all and none are given; all applies"));
+    assert_int_equal(parse(ENV("PROFAGENT_TRACE=none,nonexistent")), 1); /* "none" alone: no conflict */
+    assert_null(strstr(messages, "both all and none"));
 }
 
 static void test_summary(void **state)

@@ -44,11 +44,48 @@ static void test_env_var(void **state)
     assert_string_equal(out, "a%q{OPEN");
 }
 
+static char messages[4096];
+
+/* stderr (the agent's warnings) from here to msg_end() into `messages` */
+static FILE *msg_tmp;
+static int msg_saved;
+static void msg_begin(void)
+{
+    fflush(stderr);
+    msg_tmp = tmpfile();
+    assert_non_null(msg_tmp);
+    msg_saved = dup(2);
+    dup2(fileno(msg_tmp), 2);
+}
+static void msg_end(void)
+{
+    fflush(stderr);
+    dup2(msg_saved, 2);
+    close(msg_saved);
+    rewind(msg_tmp);
+    size_t got = fread(messages, 1, sizeof messages - 1, msg_tmp);
+    messages[got] = '\0';
+    fclose(msg_tmp);
+}
+
 static void test_unknown_placeholder_kept(void **state)
 {
     (void)state;
+    msg_begin();
     assert_int_equal(pa_outname_expand("a%zb%", out, sizeof out), 0);
+    msg_end();
     assert_string_equal(out, "a%zb%");
+    /* one line: the unknown letter named; the lone trailing % said as such, not as "% " */
+    assert_string_equal(messages,
+                        "profagent: output: \"a%zb%\": '%z', a lone '%' at the end are not placeholders, kept as is "
+                        "(accepted: %p pid, %h host, %r rank, %q{VAR} an environment variable, %% a literal %)\n");
+    msg_begin();
+    assert_int_equal(pa_outname_expand("/tmp/x/%", out, sizeof out), 0);
+    msg_end();
+    assert_string_equal(out, "/tmp/x/%");
+    assert_string_equal(messages,
+                        "profagent: output: \"/tmp/x/%\": a lone '%' at the end is not a placeholder, kept as is "
+                        "(accepted: %p pid, %h host, %r rank, %q{VAR} an environment variable, %% a literal %)\n");
 }
 
 static void test_too_long(void **state)
@@ -230,6 +267,17 @@ static void test_place(void **state)
     assert_int_equal(pa_outname_spool(db, "", 12345, 0xabcdef, out, sizeof out), 0);
     assert_true(strlen(strrchr(out, '/') + 1) <= 255);
     assert_non_null(strstr(out, ".12345.abcdef.spool.zst"));
+    /* a spool directory that exists but takes no file (/proc: creating gives ENOENT) is not
+     * writable, not missing; one that is missing does not exist */
+    msg_begin();
+    assert_int_equal(pa_outname_spool("/tmp/a.db", "/proc", 1, 2, out, sizeof out), 0);
+    assert_int_equal(pa_outname_spool("/tmp/a.db", "/nonexistent-pa-dir", 1, 2, out, sizeof out), 0);
+    msg_end();
+    assert_string_equal(messages, "profagent: output: PROFAGENT_SPOOL_DIR=\"/proc\": the directory is not writable; "
+                                  "the spool goes to the DB's directory /tmp\n"
+                                  "profagent: output: PROFAGENT_SPOOL_DIR=\"/nonexistent-pa-dir\": the directory does "
+                                  "not exist; the spool goes to the DB's directory /tmp\n");
+    assert_string_equal(out, "/tmp/a.db.1.000002.spool.zst");
 }
 
 int main(void)

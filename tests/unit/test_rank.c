@@ -114,6 +114,12 @@ static void test_bad_values(void **state)
         assert_string_equal(ri.var, "SLURM_PROCID");
     }
     pa_rank_info_t ri;
+    nfake = 0; /* the whole line: one pair of parentheses around the launcher */
+    fake_set("PROFAGENT_RANK", "abc");
+    assert_int_equal(detect(&ri), -1);
+    assert_string_equal(last_warn, "PROFAGENT_RANK=\"abc\" (profagent, set by hand or by a wrapper script) is not a "
+                                   "rank: accepted a decimal number 0..2147483647; ignored, the next launcher variable "
+                                   "is tried");
     nfake = 0; /* the largest and the smallest accepted; empty = unset, silently */
     fake_set("OMPI_COMM_WORLD_RANK", "2147483647");
     assert_int_equal(detect(&ri), 2147483647L);

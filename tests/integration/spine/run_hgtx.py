@@ -78,6 +78,12 @@ def test_domains():
               "both at level 0 of their own domain, no parent")
     j = r.get(b"j")
     check(j is not None and j[4] == 0, "garbage handle: range recorded without domain")
+    u = r.get(b"in-unnamed")
+    check(u is not None and u[4] != 0 and b":in-unnamed" not in r,
+          "a domain created with a NULL name: its range named without a leading ':' (names: %s)"
+          % sorted(n for n in r if b"unnamed" in n))
+    out = subprocess.run([CLI, "stats", "-r", "hgtx_sum", db], capture_output=True).stdout
+    check(b'"in-unnamed"' in out and b":in-unnamed" not in out, "hgtx_sum: in-unnamed without a leading ':'")
     check(counter(c, "hgtx_misuse_bad_domain") == 3, "3 bad-handle calls counted (push, pop, mark)")
     check(b"3 bad domain handle" in p.stderr, "summary prints the bad-handle misuse")
     out = subprocess.run([CLI, "stats", "-r", "hgtx_pushpop_trace", db], capture_output=True).stdout

@@ -46,6 +46,9 @@ static int domains(void)
     hgtxDomainRangePop(junk);
     hgtxDomainDestroy(b);
     hgtxDomainMarkA(b, "after destroy");
+    hgtxDomainHandle_t unnamed = hgtxDomainCreateA(NULL); /* a valid domain without a name */
+    hgtxDomainRangePushA(unnamed, "in-unnamed");
+    hgtxDomainRangePop(unnamed);
     return la == 0 && lb == 0 ? 0 : 1;
 }
 
