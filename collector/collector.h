@@ -143,12 +143,14 @@ static inline void pa_emit_unrecorded(const pa_ring_t *r)
  * filled). It writes its one-slot records to the ring's stash instead (pa_stash_begin), and the
  * interrupted write, once committed, moves them in after its own record: the ring keeps the
  * order in which the records' times were taken (hgtx.c takes its time inside the write). The
- * slow paths are header functions (noinline) so that every user of pa_emit links. */
+ * slow paths are header functions so that every user of pa_emit links: inline, so that a
+ * translation unit that never calls them does not emit them (an unoptimized build would,
+ * naming pa_tls), and cold, so that the compiler keeps them out of the fast path. */
 
 /*! pa_stash_move() : (inside a write to ring `r`) moves the stashed records up to the count
  *  `upto` (a stash_w read earlier) into the ring, in order; one refused by a full ring counts
  *  as a drop. */
-static __attribute__((noinline, unused)) void pa_stash_move(pa_ring_t *r, uint32_t upto)
+static inline __attribute__((cold)) void pa_stash_move(pa_ring_t *r, uint32_t upto)
 {
     while (r->stash_r != upto) {
         const pa_record_t *st = &r->stash[r->stash_r % PA_RING_STASH];
@@ -180,7 +182,7 @@ static inline __attribute__((always_inline)) void pa_emit_busy_dec(void)
 /*! pa_stash_flush() : moves the stashed records into the ring, in order (the write that a
  *  signal handler interrupted has ended: PA_EMIT_STASHED set, PA_EMIT_BUSY clear), and clears
  *  pa_tls.emitting, also when more handlers stash meanwhile. */
-static __attribute__((noinline, unused)) void pa_stash_flush(void)
+static inline __attribute__((cold)) void pa_stash_flush(void)
 {
     pa_ring_t *r = pa_tls.ring;
     for (;;) {
