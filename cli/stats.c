@@ -1,5 +1,4 @@
 /* stats.c - `profagent stats`: parses the report requests, opens the DB, prints the reports. */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,35 +292,11 @@ static int pa_stats_check_filter_time(const pa_stats_args_t *a, const pa_report_
     return PA_CLI_EUSAGE;
 }
 
-/* The spool "<db>.<pid>.<tag>.spool.zst" a process that died left next to the DB it meant
- * (session/session.c names it so), when `db` does not exist. Returns 0 with its name, or -1. */
+/* The spool a process that died left next to the DB it meant (session/session.c names it
+ * "<db>.<pid>.<tag>.spool.zst"), when `db` does not exist. Returns 0 with its name, or -1. */
 static int pa_stats_find_spool(const char *db, char *out, size_t sz)
 {
-    if (access(db, F_OK) == 0)
-        return -1;
-    const char *slash = strrchr(db, '/');
-    char dir[4096];
-    const char *base = slash ? slash + 1 : db;
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - db) : 1, slash ? db : ".");
-    if (slash == db)
-        snprintf(dir, sizeof dir, "/");
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    size_t bl = strlen(base);
-    int rc = -1;
-    for (struct dirent *e; rc && (e = readdir(d));) {
-        size_t n = strlen(e->d_name);
-        if (n > bl + 11 && strncmp(e->d_name, base, bl) == 0 && e->d_name[bl] == '.' &&
-            strcmp(e->d_name + n - 10, ".spool.zst") == 0) {
-            int w = snprintf(out, sz, "%s%s%s", slash ? dir : "", slash && slash != db ? "/" : "", e->d_name);
-            rc = w > 0 && (size_t)w < sz ? 0 : -1;
-            if (rc)
-                break;
-        }
-    }
-    closedir(d);
-    return rc;
+    return access(db, F_OK) == 0 ? -1 : pa_spool_beside(db, out, sz);
 }
 
 /* One report in one format: the table banner (table form, nsys's " ** Title (name):"), the

@@ -14,7 +14,7 @@
 
 /* A spool `<db>.<pid>.<tag>.spool.zst` beside `db` (the records of a process that died before its
  * DB got them) into out; 0, or -1 when there is none. */
-static int pa_spool_beside(const char *db, char *out, size_t sz)
+int pa_spool_beside(const char *db, char *out, size_t sz)
 {
     const char *slash = strrchr(db, '/');
     const char *base = slash ? slash + 1 : db;

@@ -426,4 +426,9 @@ extern const pa_report_def_t pa_report_hgtx_sum;
 extern const pa_report_def_t pa_report_hgtx_pushpop_trace;
 extern const pa_report_def_t pa_report_osrt_sum;
 
+/*! pa_spool_beside() : the name of a spool `<db>.<pid>.<tag>.spool.zst` beside `db` (the records
+ *  of a process that died before its DB got them) into `out` (`sz` bytes): 0, or -1 when there is
+ *  none or the name does not fit. */
+int pa_spool_beside(const char *db, char *out, size_t sz);
+
 #endif
