@@ -165,8 +165,21 @@ def test_signal(hc=False):
     got = dict(c.execute("SELECT CAST(s.value AS TEXT), count(*) FROM HGTX_RANGES r JOIN STRING_IDS s"
                          " ON s.id = r.nameId GROUP BY 1"))
     want = {"outer": n_main // 2, "inner": n_main // 2, "sig": n_sig // 2, "sig-in": n_sig // 2, "warmup": 1}
-    check(got == want, "ranges per name as the program counted them: %s (want %s)" % (got, want))
-    for k in ("drops", "unrecorded", "hgtx_unterminated", "hgtx_misuse_pop_empty"):
+    # A handler can find the stash of the write it interrupted full (16 records): when it outlasts
+    # the 50 us timer, the pending signal runs it again before that write moves on. Those records
+    # are counted as unrecorded, never lost silently: a handler range missing from the DB costs its
+    # push and pop (two), one left open at exit (it is stored, open) its pop, so unrecorded must be
+    # exactly 2 x missing + open; they must stay rare (at most 1 in 1000 of the handler's records),
+    # and main's own ranges are exact.
+    unrec, unterm = counter(c, "unrecorded"), counter(c, "hgtx_unterminated")
+    lost = sum(want[k] - got.get(k, 0) for k in ("sig", "sig-in"))
+    check(all(got.get(k) == want[k] for k in ("outer", "inner", "warmup")) and
+          all(got.get(k, 0) <= want[k] for k in ("sig", "sig-in")),
+          "ranges per name as the program counted them: %s (want %s)" % (got, want))
+    check(lost >= 0 and unrec == 2 * lost + unterm and unrec <= max(8, 2 * n_sig // 1000),
+          "handler ranges missing (%d) paid for by unrecorded records (%d; open at exit %d), at most 1 in"
+          " 1000 of %d" % (lost, unrec, unterm, 2 * n_sig))
+    for k in ("drops", "hgtx_misuse_pop_empty"):
         check(counter(c, k) == 0, "%s = 0" % k)
     bad = c.execute("SELECT count(*) FROM HGTX_RANGES r JOIN HGTX_RANGES q ON q.id = r.parentId"
                     " WHERE r.start < q.start OR r.\"end\" > q.\"end\" OR r.level != q.level + 1").fetchone()[0]
@@ -182,7 +195,7 @@ def test_signal(hc=False):
           "handler ranges inside 'outer' and inside 'inner' (%s)" % par)
     rep = subprocess.run([CLI, "stats", "-r", "hgtx_pushpop_trace", db], capture_output=True, text=True)
     rows = list(csv.DictReader(io.StringIO(rep.stdout)))
-    check(len(rows) == sum(want.values()), "hgtx_pushpop_trace: one row per range (%d)" % len(rows))
+    check(len(rows) == sum(got.values()), "hgtx_pushpop_trace: one row per range (%d)" % len(rows))
     # "-": a range still open at exit has no duration (counted by the hgtx_unterminated check above)
     neg = [r for r in rows if r["DurNonChild (ns)"] != "-" and int(r["DurNonChild (ns)"]) < 0]
     check(not neg, "hgtx_pushpop_trace: no DurNonChild below 0 (%d, first %s)" % (len(neg), neg[:1]))
