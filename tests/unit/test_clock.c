@@ -181,7 +181,7 @@ static void test_recalibration_continuous_at_end(void **s)
     pa_tsc_publish(&pa_tsc, &old);
     atomic_store(&pa_tsc.lock, 0);
     uint32_t q0 = atomic_load(&pa_tsc.seq);
-    uint64_t t1;
+    uint64_t t1 = 0;
     uint64_t x1 = recalibrate(&t1);
     pa_tsc_seg_t g;
     pa_tsc_load(&g);
