@@ -548,6 +548,15 @@ void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec)
     if (!th)
         return;
     int kind = is_launch(rec->u.ze.api);
+    /* the calls that come by the million (set an argument, query, synchronize) with nothing
+     * waiting on this thread's progress: only the progress moves (what the rest below does) */
+    if (!kind && !th->nlate && !s->npend && !s->retiring && rec->u.ze.api != PA_ZE_API_CommandListReset &&
+        rec->u.ze.api != PA_ZE_API_CommandListDestroy) {
+        if (rec->t1 > th->progress)
+            th->progress = rec->t1;
+        if (th->progress != UINT64_MAX) /* (late_release's "release all" value) */
+            return;
+    }
     /* regular-list append (aux[0] = its Graph ID): pinned until the list is reset/destroyed */
     uint32_t serial = kind == 1 ? (uint32_t)rec->u.ze.aux[0] : 0;
     if ((rec->u.ze.api == PA_ZE_API_CommandListReset || rec->u.ze.api == PA_ZE_API_CommandListDestroy) &&
