@@ -721,8 +721,12 @@ static uint32_t display_key(pa_agg_t *a, uint32_t name_id, uint32_t domain_id)
 
 void pa_agg_proj_range(pa_agg_t *a, const pa_record_t *r)
 {
-    proj_t *s = proj_state(a);
-    if (!s)
+    proj_t *s = a->src_state[PA_AGG_SRC_PROJ];
+    /* a push/pop range with no instance at all (nothing launched in any range): nothing below
+     * applies (what follows needs start/end or this range's instance) */
+    if (s && !(r->flags & PA_RF_STARTEND) && !s->inst_ix.n)
+        return;
+    if (!s && !(s = proj_state(a)))
         return;
     uint32_t rid = r->u.range.range_id;
     int style = (r->flags & PA_RF_STARTEND) ? 1 : 0;

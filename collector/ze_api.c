@@ -29,6 +29,7 @@ uint64_t pa_ze_corr_refill(void)
  * wait is thousands of calls later), and is bounded: an aggregator that does not make room in
  * PA_ZE_FULL_STALL_NS (stopped, starved) has the thread record without waiting for a while. */
 static __thread uint64_t full_nowait_until __attribute__((tls_model("initial-exec")));
+_Atomic uint64_t pa_ze_full_waits, pa_ze_full_wait_ns, pa_ze_full_given_up;
 
 static inline uint64_t ring_free(const pa_ring_t *r)
 {
@@ -49,7 +50,7 @@ pa_record_t *pa_ze_api_slot_full(void)
     int saved = errno;
     /* on a loaded machine the aggregator runs a slice every few tens of ms: what bounds the wait
      * is a time without any progress, not the wait's length */
-    uint64_t seen = atomic_load_explicit(&r->head, memory_order_acquire), since = now;
+    uint64_t seen = atomic_load_explicit(&r->head, memory_order_acquire), since = now, t_start = now;
     struct timespec pause = { 0, 20000 }; /* the timer slack makes it ~50-100 us */
     while (ring_free(r) < cap / 4 + 1 + keep) {
         syscall(SYS_nanosleep, &pause, NULL); /* raw: never the OSRT wrapper */
@@ -63,7 +64,10 @@ pa_record_t *pa_ze_api_slot_full(void)
         }
     }
     errno = saved;
+    atomic_fetch_add_explicit(&pa_ze_full_waits, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&pa_ze_full_wait_ns, now - t_start, memory_order_relaxed);
     if (ring_free(r) < 1 + keep) {
+        atomic_fetch_add_explicit(&pa_ze_full_given_up, 1, memory_order_relaxed);
         full_nowait_until = now + PA_ZE_FULL_NOWAIT_NS;
         return NULL;
     }

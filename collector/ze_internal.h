@@ -363,6 +363,8 @@ extern _Atomic int pa_ze_dev_attrs_pending;
  *  progress for PA_ZE_FULL_STALL_NS (the wait is given up, the drop stays counted). Cold: never
  *  on the path of a recorded call. */
 pa_record_t *pa_ze_api_slot_full(void);
+/* Its waits, their total time (ns) and the waits given up, for the debug log (pa_ze_detach). */
+extern _Atomic uint64_t pa_ze_full_waits, pa_ze_full_wait_ns, pa_ze_full_given_up;
 
 /*! pa_ze_api_rec_fill() : writes a PA_REC_ZE_API record (aux words 0) into ring slot `rec`. */
 static inline void pa_ze_api_rec_fill(pa_record_t *rec, int api, int32_t result, uint64_t t0, uint64_t t1,
