@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "pa_outname.h"
+#include "pa_rank.h"
 
 static char out[4096], want[4096];
 
@@ -306,6 +307,8 @@ static void test_place(void **state)
 
 int main(void)
 {
+    for (const pa_rank_var_t *v = pa_rank_vars; v->var; v++)
+        unsetenv(v->var); /* no rank in this process, even under a launcher (test_rank_none) */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pid_host_percent), cmocka_unit_test(test_env_var),
         cmocka_unit_test(test_unknown_placeholder_kept), cmocka_unit_test(test_rank_none),
