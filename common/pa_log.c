@@ -107,8 +107,10 @@ size_t pa_log_write_bounded(int fd, const char *buf, size_t len, uint64_t budget
             int r = (int)syscall(SYS_ppoll, &p, 1, &ts, NULL, 0);
             if (r < 0 && errno == EINTR)
                 continue;
-            if (r <= 0 || (p.revents & (POLLERR | POLLHUP | POLLNVAL)))
+            if (r <= 0 || (p.revents & (POLLERR | POLLHUP | POLLNVAL))) {
+                errno = r == 0 ? ETIMEDOUT : r > 0 ? EPIPE : errno; /* the caller's message says why */
                 break;
+            }
         }
         size_t n = len - done;
         if (!plain && n > PIPE_BUF)

@@ -40,7 +40,8 @@ int pa_log_std_fd(int fd);
 
 /*! pa_log_write_bounded() : writes buf[len] to fd, waiting at most budget_ns in all for room on a
  *  pipe, socket or terminal (the rest is not written); a regular file is written at once. Blocks
- *  no signal: the caller blocks SIGPIPE. Returns the bytes written. */
+ *  no signal: the caller blocks SIGPIPE. Returns the bytes written; when short, errno says why
+ *  (ETIMEDOUT: no room in time, EPIPE: no reader). */
 size_t pa_log_write_bounded(int fd, const char *buf, size_t len, uint64_t budget_ns);
 
 #define pa_err(dom, ...)  pa_log_print(PA_LOG_ERROR, dom, __VA_ARGS__)

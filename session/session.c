@@ -264,8 +264,10 @@ static int print_summary(const pa_agg_results_t *res, const char *db, int empty,
                         pa_config.summary_path, summary_path, strerror(e));
         }
     }
+    /* stdout no longer the file it was (the application redirected it): stderr rather than lost */
+    int fd = pa_config.summary == PA_SUMMARY_STDOUT ? pa_log_std_fd(1) : -1;
     if (!ok)
-        ok = summary_put(pa_log_std_fd(pa_config.summary == PA_SUMMARY_STDOUT ? 1 : 2), buf, len, budget);
+        ok = summary_put(fd >= 0 ? fd : pa_log_std_fd(2), buf, len, budget);
     free(buf);
     return 1;
 }
