@@ -414,20 +414,38 @@ static int no_real(void)
         out[k_] = NULL;                                                                             \
     }
 
+/* Why the application's own environment is checked and tried again: the note makes the new
+ * image's environment longer, and an exec that fits Linux's limits (E2BIG) only without it must
+ * run as it would without the agent (the new image may then repeat the configuration's messages,
+ * once). */
+#define EXEC_PLAIN_AGAIN(rc, env, envp, call) \
+    if ((rc) < 0 && errno == E2BIG && (env) != (char **)(envp)) \
+        (rc) = (call)
+
+static int execve_any(const char *path, char *const argv[], char *const env[])
+{
+    return REAL_EXEC(real_execve, execve_fn, "execve") ? real_execve(path, argv, env)
+                                                       : (int)syscall(SYS_execve, path, argv, env);
+}
+
 static int do_execve(const char *path, char *const argv[], char *const envp[])
 {
     EXEC_ENV(envp, env);
-    int ended = before_exec(path, 0, argv, env);
-    return after_exec(ended, REAL_EXEC(real_execve, execve_fn, "execve") ? real_execve(path, argv, env)
-                                                        : (int)syscall(SYS_execve, path, argv, env));
+    int ended = before_exec(path, 0, argv, envp);
+    int rc = execve_any(path, argv, env);
+    EXEC_PLAIN_AGAIN(rc, env, envp, execve_any(path, argv, envp));
+    return after_exec(ended, rc);
 }
 
 static int do_execvpe(const char *file, char *const argv[], char *const envp[])
 {
     EXEC_ENV(envp, env);
-    int ended = before_exec(file, 1, argv, env);
-    return after_exec(ended, REAL_EXEC(real_execvpe, execve_fn, "execvpe") ? real_execvpe(file, argv, env)
-                                                                           : no_real());
+    int ended = before_exec(file, 1, argv, envp);
+    if (!REAL_EXEC(real_execvpe, execve_fn, "execvpe"))
+        return after_exec(ended, no_real());
+    int rc = real_execvpe(file, argv, env);
+    EXEC_PLAIN_AGAIN(rc, env, envp, real_execvpe(file, argv, envp));
+    return after_exec(ended, rc);
 }
 
 PA_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -454,9 +472,12 @@ PA_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 PA_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     EXEC_ENV(envp, env);
-    int ended = before_exec(NULL, 0, argv, env); /* fd: only the arguments are checked */
-    return after_exec(ended, REAL_EXEC(real_fexecve, fexecve_fn, "fexecve") ? real_fexecve(fd, argv, env)
-                                                                            : no_real());
+    int ended = before_exec(NULL, 0, argv, envp); /* fd: only the arguments are checked */
+    if (!REAL_EXEC(real_fexecve, fexecve_fn, "fexecve"))
+        return after_exec(ended, no_real());
+    int rc = real_fexecve(fd, argv, env);
+    EXEC_PLAIN_AGAIN(rc, env, envp, real_fexecve(fd, argv, envp));
+    return after_exec(ended, rc);
 }
 
 /* execl*: argv collected on the stack (they are async-signal-safe in POSIX terms; no malloc). */

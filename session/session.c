@@ -132,79 +132,46 @@ static void db_failed_message(void)
            err[0] ? ": " : "", err, why, spool_path, spool_path);
 }
 
-/* stderr as it was when the session began, for the summary: an application that closes (or
- * reopens) its stderr before exit would lose it. Close-on-exec (an exec'd program never gets it)
- * and numbered the highest free below 64: the application's own opens keep the low numbers, and
- * the kernel's fd table (64 entries to start with) does not grow: a larger table changes what
- * select() and poll() say about an fd number beyond it (ignored vs EBADF), which an application
- * can see (a copy at fd 976 did). Used only while it is still that file (fstat: device and inode):
- * an application that closed it and reused the number for its own file never gets the summary. */
-static int summary_fd = -1;
 _Atomic int pa_finish_by_exec;
 static long run_pid; /* the pid `profagent run` exec'd (PROFAGENT_RUN_PID), 0 without it */
-static dev_t summary_dev;
-static ino_t summary_ino;
 
+/* Why fds 1 and 2 are pinned (common/pa_log.c): the summary and the agent's messages go to
+ * stdout / stderr only while they are the files they were when the session began: an
+ * application started with `2>&-` that opens its own log (it gets fd 2) never finds the summary
+ * in it. A close-on-exec copy of stderr (closed in fork children) takes the summary when the
+ * application closed or replaced its stderr before exit. */
 static void summary_keep_stderr(void)
 {
-    struct stat st;
-    if (pa_config.summary == PA_SUMMARY_STDOUT || pa_config.summary == PA_SUMMARY_NONE || fstat(2, &st) != 0)
-        return;
-    int fd = 63;
-    while (fd >= 10 && !(fcntl(fd, F_GETFD) == -1 && errno == EBADF))
-        fd--;
-    if (fd < 10) /* no free number there: no copy rather than one that moves the app's fds */
-        return;
-    summary_fd = fcntl(2, F_DUPFD_CLOEXEC, fd);
-    summary_dev = st.st_dev;
-    summary_ino = st.st_ino;
+    pa_log_pin_std(pa_config.summary != PA_SUMMARY_STDOUT && pa_config.summary != PA_SUMMARY_NONE);
 }
 
-/* 1 when fd is open on the file stderr was when the session began. */
-static int summary_same_file(int fd)
+/* PROFAGENT_SUMMARY=file: opened without waiting: a FIFO with no reader (ENXIO) is refused at
+ * once, as the DB output refuses FIFOs, instead of blocking the exit in open(). -1 after the
+ * warning (the summary then goes to stderr). */
+static int summary_file_open(void)
 {
-    struct stat st;
-    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == summary_dev && st.st_ino == summary_ino;
+    if (!summary_path[0])
+        return -1;
+    int fd = open(summary_path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == ENXIO)
+        pa_warn("summary", "PROFAGENT_SUMMARY=file:%s: %s is a FIFO with no reader; the summary goes to stderr",
+                pa_config.summary_path, summary_path);
+    else if (fd < 0)
+        pa_warn("summary", "PROFAGENT_SUMMARY=file:%s: cannot write %s: %s; the summary goes to stderr",
+                pa_config.summary_path, summary_path, strerror(errno));
+    return fd;
 }
 
-/* stderr, or (*close_it = 2) a stream on the kept copy when the application closed or replaced
- * its stderr meanwhile. */
-static FILE *summary_stderr(int *close_it)
+/* Writes the rendered summary to fd within budget_ns (pa_log_write_bounded); a cut summary is
+ * counted as a dropped message. Returns 1 when all of it was written. */
+static int summary_put(int fd, const char *buf, size_t len, uint64_t budget_ns)
 {
-    if (summary_fd < 0 || summary_same_file(2) || !summary_same_file(summary_fd))
-        return stderr;
-    FILE *f = fdopen(summary_fd, "w");
-    if (!f)
-        return stderr;
-    summary_fd = -1; /* the stream owns it now */
-    *close_it = 2;
-    return f;
+    size_t w = fd >= 0 ? pa_log_write_bounded(fd, buf, len, budget_ns) : 0;
+    if (w == len)
+        return 1;
+    atomic_fetch_add(&pa_log_dropped, 1);
+    return 0;
 }
-
-static FILE *summary_stream(int *close_it)
-{
-    *close_it = 0;
-    switch (pa_config.summary) {
-    case PA_SUMMARY_STDOUT:
-        return stdout;
-    case PA_SUMMARY_NONE:
-        return NULL;
-    case PA_SUMMARY_FILE: {
-        const char *path = summary_path;
-        if (!path[0])
-            return NULL;
-        FILE *f = fopen(path, "w");
-        if (!f)
-            pa_warn("summary", "PROFAGENT_SUMMARY=file:%s: cannot write %s: %s; the summary goes to stderr",
-                    pa_config.summary_path, path, strerror(errno));
-        *close_it = f != NULL;
-        return f ? f : summary_stderr(close_it);
-    }
-    default:
-        return summary_stderr(close_it);
-    }
-}
-
 /* Nothing recorded at all (no ranges, calls, device operations or memory events, none lost) in
  * a session that ended normally: a shell, env or pyenv helper exec'd on the way to the real
  * program. Such a session writes no DB, only one line instead of the summary. (A session ended
@@ -253,46 +220,56 @@ static void pipe_restore(pipe_guard_t *g)
 }
 
 /* The summary (or, for an empty session, one line) at PROFAGENT_SUMMARY's destination.
- * Returns 1 when a summary was printed. */
-static int print_summary(const pa_agg_results_t *res, const char *db, int empty, const char *db_note)
+ * Rendered in memory and written with raw bounded writes (pa_log_write_bounded): never through
+ * the application's stdout/stderr FILE (whose buffered text an _exit() or a fatal signal must
+ * discard, and whose lock another thread may hold), never waiting past deadline_ns (pa_clock_ns()
+ * time) for a reader that does not read: what does not fit by then is dropped and counted. Returns
+ * 1 when a summary was printed. */
+static int print_summary(const pa_agg_results_t *res, const char *db, int empty, const char *db_note,
+                         uint64_t deadline_ns)
 {
-    int close_it;
-    FILE *out;
     /* an empty session (the shell or pyenv shims exec'd on the way to the real program) says so
      * only at PROFAGENT_LOG=info or above: a launch through three shims then prints one summary;
      * except the program `profagent run` started when it ends by exiting (not by an exec): its
      * user asked for this one and would otherwise get no word at all */
     int asked = run_pid == (long)getpid() && !atomic_load(&pa_finish_by_exec);
-    if (empty && pa_log_level < PA_LOG_INFO && !asked)
+    if ((empty && pa_log_level < PA_LOG_INFO && !asked) || pa_config.summary == PA_SUMMARY_NONE)
         return 0;
-    out = summary_stream(&close_it);
-    if (!out)
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
         return 0;
-    for (;;) {
-        if (empty)
-            fprintf(out, "profagent: %s (pid %u): nothing recorded, no database written\n", cmdline, meta.pid);
-        else
-            pa_summary_print_note(out, &meta, res, db, db_note);
-        fflush(out);
-        if (close_it == 2) { /* the copy of the session's stderr: nothing else writes there */
-            fclose(out);
-            return 1;
-        }
-        if (!close_it) {
-            clearerr(out); /* EPIPE: ignored, the stream stays usable for the application */
-            return 1;
-        }
-        /* a summary file that cannot take it (full disk, /dev/full, file size limit) is not lost */
-        int bad = ferror(out), e = errno;
-        if (fclose(out) != 0 && !bad)
-            bad = 1, e = errno;
-        if (!bad)
-            return 1;
-        pa_warn("summary", "PROFAGENT_SUMMARY=file:%s: writing %s failed: %s; the summary goes to stderr",
-                pa_config.summary_path, summary_path, strerror(e));
-        close_it = 0;
-        out = summary_stderr(&close_it);
+    if (empty)
+        fprintf(m, "profagent: %s (pid %u): nothing recorded, no database written\n", cmdline, meta.pid);
+    else
+        pa_summary_print_note(m, &meta, res, db, db_note);
+    if (fclose(m) != 0) {
+        free(buf);
+        return 0;
     }
+    uint64_t now = pa_clock_ns(), budget = deadline_ns > now ? deadline_ns - now : 0;
+    int ok = 0;
+    if (pa_config.summary == PA_SUMMARY_FILE) {
+        int fd = summary_file_open();
+        if (fd >= 0) {
+            /* a summary file that cannot take it (full disk, /dev/full, file size limit, a FIFO
+             * whose reader does not read) is not lost: it goes to stderr */
+            ok = pa_log_write_bounded(fd, buf, len, budget) == len;
+            int e = errno;
+            if (close(fd) != 0 && ok)
+                ok = 0, e = errno;
+            if (!ok)
+                pa_warn("summary", "PROFAGENT_SUMMARY=file:%s: writing %s failed: %s; the summary goes to stderr",
+                        pa_config.summary_path, summary_path, strerror(e));
+        }
+    }
+    /* stdout no longer the file it was (the application redirected it): stderr rather than lost */
+    int fd = pa_config.summary == PA_SUMMARY_STDOUT ? pa_log_std_fd(1) : -1;
+    if (!ok)
+        ok = summary_put(fd >= 0 ? fd : pa_log_std_fd(2), buf, len, budget);
+    free(buf);
+    return 1;
 }
 
 /* The exit's load of the spool's rest was cut (the budget ran out, or a fatal signal came): one
@@ -364,7 +341,7 @@ void pa_finish(void)
     if (session_empty(res)) {
         pa_writer_stream_finish(res, 1, NULL, 0);
         unlink(spool_path);
-        print_summary(res, NULL, 1, NULL);
+        print_summary(res, NULL, 1, NULL, deadline);
         pipe_restore(&pg);
         goto out;
     }
@@ -385,7 +362,7 @@ void pa_finish(void)
     if (cut) /* the DB lacks the spool's tail: kept for `profagent recover`, which completes it */
         db_cut_message(note, sizeof note, final_path);
     uint64_t t1 = pa_clock_ns();
-    int shown = print_summary(res, wrote || cut ? final_path : NULL, 0, cut ? note : NULL);
+    int shown = print_summary(res, wrote || cut ? final_path : NULL, 0, cut ? note : NULL, deadline);
     pa_dbg("agent", "exit: DB %.1f ms, summary %.1f ms", (t1 - meta.end_mono_ns) / 1e6, (pa_clock_ns() - t1) / 1e6);
     /* the summary named the losses it saw: one message, here only for what it could not show */
     uint64_t unrec = atomic_load(&pa_unrecorded);
@@ -464,10 +441,33 @@ static void session_end(void)
         pa_finish(); /* on the finisher itself, or no finisher could be started */
 }
 
+static void pa_quick_exit_handler(void)
+{
+    exit_claim(1);
+    exit_park_others(); /* owned by a thread whose session already ended: still parked */
+    session_end();
+}
+
+/* Why stdout is flushed first on exit()'s path (only there: exit() flushes it anyway, while
+ * quick_exit(), _exit() and fatal signals discard its buffered text, and so must the agent):
+ * the application's output comes before the summary as it would without the agent, and
+ * `app 2>&1 | head -1` reads the application's first line, not the summary's, so head is not
+ * gone already when the application's own flush comes (SIGPIPE: exit status 141). A thread
+ * holding stdout's lock (blocked in printf on a full pipe) is not waited for. */
+static void app_stdout_first(void)
+{
+    if (ftrylockfile(stdout) != 0)
+        return;
+    fflush_unlocked(stdout);
+    funlockfile(stdout);
+}
+
 static void pa_atexit_handler(void)
 {
     exit_claim(1);
     exit_park_others(); /* owned by a thread whose session already ended: still parked */
+    if (pa_session_active())
+        app_stdout_first();
     session_end();
 }
 
@@ -542,6 +542,9 @@ __attribute__((destructor)) static void pa_destructor(void)
  * An exec'd child starts a session of its own (LD_PRELOAD is inherited). */
 static void pa_fork_child(void)
 {
+    /* the copy of stderr would keep the caller's pipe open as long as a daemon child lives
+     * (`x=$(app 2>&1)` waited for it): the child's own dup2() over 0-2 cannot know about it */
+    pa_log_forget_copy();
     if (!agg_running)
         return;
     atomic_store(&pa_sources, 0);
@@ -571,6 +574,7 @@ static int session_begin(void)
      * it on (same pid); children have other pids */
     const char *rp = getenv(PA_CONFIG_RUN_PID_VAR);
     run_pid = rp ? strtol(rp, NULL, 10) : 0;
+    pa_log_pin_std(0); /* the configuration's own messages already respect fds 1 and 2 */
     pa_config_load();
     if (!pa_config.enable) {
         pa_info("agent", "PROFAGENT_ENABLE=0: the agent is off");
@@ -611,6 +615,8 @@ static int session_begin(void)
     pthread_atfork(NULL, NULL, pa_fork_child);
     pa_exitpaths_init(); /* fatal-signal handlers, exec/_exit finalization (exitpaths.c) */
 out:
+    if (!begin_ok)
+        pa_log_forget_copy();
     atomic_store(&begin_state, 2);
     pa_guard_leave();
     errno = saved;
@@ -649,7 +655,7 @@ __attribute__((constructor)) static void pa_init(void)
      * alive. at_quick_exit: quick_exit() runs only those handlers, then _exit. This first
      * registration precedes _dl_fini's: pa_main() registers it again, to run before _dl_fini. */
     atexit(pa_atexit_handler);
-    at_quick_exit(pa_atexit_handler);
+    at_quick_exit(pa_quick_exit_handler);
     atomic_store_explicit(&pa_sources, trace, memory_order_release);
     pa_info("agent", "profiling %s into %s", cmdline, db_path);
     pa_guard_leave();
