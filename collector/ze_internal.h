@@ -317,6 +317,7 @@ static const uint8_t pa_ze_ops_api[PA_ZE_API_COUNT] = {
     [PA_ZE_API_CommandListReset] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
     [PA_ZE_API_CommandListDestroy] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
     [PA_ZE_API_ContextDestroy] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandQueueDestroy] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
     [PA_ZE_API_KernelCreate] = PA_ZE_OPS_EPI,
     [PA_ZE_API_KernelSetGroupSize] = PA_ZE_OPS_EPI,
     [PA_ZE_API_KernelDestroy] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,

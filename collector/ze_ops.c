@@ -1646,6 +1646,11 @@ void pa_ze_ops_prologue(int api, void *params, uint64_t corr, uint64_t t0)
     case PA_ZE_API_KernelDestroy:
         pa_ze_obj_del(*((ze_kernel_destroy_params_t *)params)->phKernel);
         break;
+    case PA_ZE_API_CommandQueueDestroy: /* forgotten: a live queue keeps the context's pools (context_destroying) */
+        pa_guard_enter();
+        pa_ze_obj_del(*((ze_command_queue_destroy_params_t *)params)->phCommandQueue);
+        pa_guard_leave();
+        break;
     case PA_ZE_API_ContextDestroy:
         context_destroying(*((ze_context_destroy_params_t *)params)->phContext);
         break;
