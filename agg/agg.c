@@ -67,6 +67,7 @@ static void *agg_main(void *arg)
     if (behind)
         atomic_store(behind, 0);
     const pa_agg_results_t *res = pa_agg_finish(a);
+    pa_dbg("agg", "the aggregator thread used %.1f ms of CPU", pa_thread_cpu_ms());
     pthread_mutex_lock(&g.mu);
     g.res = res;
     g.done = 1;

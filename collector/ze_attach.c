@@ -751,6 +751,9 @@ void pa_ze_detach(uint64_t timeout_ns)
     if (!atomic_load(&pa_ze_attached))
         return;
     pa_ze_ops_flush(timeout_ns);
+    pa_dbg("ze", "API records that found their ring full waited %llu times (%.1f ms), %llu waits given up",
+           (unsigned long long)atomic_load(&pa_ze_full_waits), atomic_load(&pa_ze_full_wait_ns) / 1e6,
+           (unsigned long long)atomic_load(&pa_ze_full_given_up));
     pa_record_t rec = { .kind = PA_REC_ZE_COUNTS, .t0 = pa_clock_ns() };
     rec.u.raw[0] = atomic_load(&pa_ze_uncollected);
     rec.u.raw[1] = atomic_load(&pa_ze_table_full);
