@@ -149,6 +149,13 @@ void pa_ze_on_enter_slow(int api, void *params, void **inst)
         *inst = NULL;
         if (PA_UNLIKELY(is_mem_api(api)) && pa_agent_collecting(PA_SRC_MEM)) /* PROFAGENT_TRACE=mem alone */
             *inst = (void *)(uintptr_t)pa_clock_ns();
+        /* not recording now (paused), but the agent's objects of the context must still go */
+        if (PA_UNLIKELY(api == PA_ZE_API_ContextDestroy) && pa_ze_loader_enter()) {
+            int saved = errno;
+            pa_ze_ops_prologue(api, params, 0, 0);
+            errno = saved;
+            pa_ze_loader_leave();
+        }
         return;
     }
     /* errno: only the ops hooks can change it (pa_clock_ns and pa_emit keep it) */

@@ -47,7 +47,7 @@ static int resolve_fns(void *lib)
     R(zeMemAllocHost) R(zeCommandListCreate) R(zeCommandListClose) R(zeCommandListDestroy)
     R(zeCommandListAppendQueryKernelTimestamps) R(zeCommandListAppendEventReset)
     R(zeCommandListAppendBarrier) R(zeKernelGetProperties) R(zeCommandListAppendSignalEvent)
-    R(zeEventHostSignal)
+    R(zeEventHostSignal) R(zeEventDestroy) R(zeEventPoolDestroy) R(zeMemFree)
 #undef R
     *(void **)&pci_props = dlsym(lib, "zesDevicePciGetProperties");
     return 0;
@@ -759,11 +759,13 @@ void pa_ze_detach(uint64_t timeout_ns)
     rec.u.raw[1] = atomic_load(&pa_ze_table_full);
     rec.u.raw[2] = (uint64_t)pa_ze_path;        /* enum pa_ze_path: named in the summary */
     rec.u.raw[3] = (uint64_t)pa_ze_path_reason; /* enum pa_ze_why */
-    uint64_t err = 0; /* the payload: the largest clock-pair error bound over the devices (ns) */
+    /* the payload: [0] the largest clock-pair error bound over the devices (ns), [1] operations
+     * in flight when the application destroyed their context (pa_ze_ctx_lost) */
+    uint64_t pay[2] = { 0, atomic_load(&pa_ze_ctx_lost) };
     for (uint32_t i = 0; i < pa_ze_ndevs; i++)
-        if (atomic_load(&pa_ze_devs[i].clock_err_ns) > err)
-            err = atomic_load(&pa_ze_devs[i].clock_err_ns);
-    pa_emit(&rec, &err, sizeof err);
+        if (atomic_load(&pa_ze_devs[i].clock_err_ns) > pay[0])
+            pay[0] = atomic_load(&pa_ze_devs[i].clock_err_ns);
+    pa_emit(&rec, pay, sizeof pay);
 }
 
 /* ---- the Level Zero source (common/pa_source.h) ---- */

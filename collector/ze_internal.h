@@ -178,6 +178,8 @@ typedef struct pa_ze_fns {
     /* the application's barrier event when the barrier after its barrier cannot be appended */
     PA_ZE_FN(zeCommandListAppendSignalEvent); PA_ZE_FN(zeEventHostSignal);
     PA_ZE_FN(zeKernelGetProperties);  /* localMemSize of each kernel, once at create */
+    /* the agent's pools of a context the application destroys (ze_ops.c) */
+    PA_ZE_FN(zeEventDestroy); PA_ZE_FN(zeEventPoolDestroy); PA_ZE_FN(zeMemFree);
 } pa_ze_fns_t;
 extern pa_ze_fns_t pa_ze;
 extern _Atomic int pa_ze_attached;
@@ -233,6 +235,9 @@ pa_ze_obj_info_t *pa_ze_obj_put(const void *h, int type);
 pa_ze_obj_info_t *pa_ze_obj_get(const void *h);
 /*! pa_ze_obj_del() : forgets `h`. */
 void pa_ze_obj_del(const void *h);
+/*! pa_ze_obj_ctx_live() : command lists and queues of the application still known in context
+ *  `ctx` (created, not destroyed). Scans the whole table: for zeContextDestroy only. */
+uint32_t pa_ze_obj_ctx_live(const void *ctx);
 
 /* ---- operations (ze_ops.c) ---- */
 /* A command appended to a list: the data of one device operation. */
@@ -274,6 +279,9 @@ void pa_ze_mem_hooks(int api, void *params, int32_t r, uint64_t t0, uint64_t t1)
  *  in total; what stays unsignaled is counted. */
 void pa_ze_ops_flush(uint64_t timeout_ns);
 extern _Atomic uint64_t pa_ze_uncollected, pa_ze_table_full;
+/* operations still in flight on the agent's events of a context the application destroyed:
+ * their events go with the context (ze_ops.c), so they are counted here, not collected */
+extern _Atomic uint64_t pa_ze_ctx_lost;
 /*! pa_ze_stall_wait_ns() : (ze_stall.c, exit flush only: one thread, no lock) the most ns any
  *  one thread of the process spent runnable but not running (waiting for a CPU) since the
  *  previous call, among the threads that are neither the agent's own nor the caller and that
@@ -308,6 +316,8 @@ static const uint8_t pa_ze_ops_api[PA_ZE_API_COUNT] = {
     [PA_ZE_API_CommandListCreateImmediate] = PA_ZE_OPS_EPI,
     [PA_ZE_API_CommandListReset] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
     [PA_ZE_API_CommandListDestroy] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_ContextDestroy] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
+    [PA_ZE_API_CommandQueueDestroy] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
     [PA_ZE_API_KernelCreate] = PA_ZE_OPS_EPI,
     [PA_ZE_API_KernelSetGroupSize] = PA_ZE_OPS_EPI,
     [PA_ZE_API_KernelDestroy] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,

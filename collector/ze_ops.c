@@ -12,7 +12,7 @@
 #include "mem.h"
 #include "ze_internal.h"
 
-_Atomic uint64_t pa_ze_uncollected, pa_ze_table_full;
+_Atomic uint64_t pa_ze_uncollected, pa_ze_table_full, pa_ze_ctx_lost;
 
 /* ---- command pool (preallocated, lock-free tagged free stack) ---- */
 #define PA_ZE_MAX_CMDS 16384u
@@ -102,6 +102,10 @@ static ev_pool_t *pool_new(void *ctx)
     return n;
 }
 
+/* A set whose context the application destroyed (ctx_pools_free): free for another context,
+ * but lookups scan past it (the sets after it are still in use). */
+#define PA_ZE_CTX_DEAD ((void *)1)
+
 /* The pool set of context ctx, created (empty) on first use; NULL when the table is full. */
 static ctx_pools_t *ctx_for(void *ctx)
 {
@@ -112,15 +116,21 @@ static ctx_pools_t *ctx_for(void *ctx)
         if (c == NULL)
             break;
     }
-    ctx_pools_t *r = NULL;
+    ctx_pools_t *r = NULL, *spare = NULL;
     pthread_mutex_lock(&pool_mu);
     for (int i = 0; i < PA_ZE_MAX_CTX && !r; i++) {
         void *c = atomic_load(&ctxs[i].context);
-        if (c == ctx || c == NULL) {
+        if (c == ctx)
             r = &ctxs[i];
-            atomic_store(&r->context, ctx);
-        }
+        else if (c == PA_ZE_CTX_DEAD && !spare)
+            spare = &ctxs[i];
+        else if (c == NULL)
+            r = spare ? spare : &ctxs[i];
     }
+    if (!r)
+        r = spare;
+    if (r)
+        atomic_store(&r->context, ctx);
     pthread_mutex_unlock(&pool_mu);
     return r;
 }
@@ -179,6 +189,44 @@ static int ctx_scan(ctx_pools_t *cp, ev_pool_t **pp, uint32_t *idx)
         }
     }
     return -1;
+}
+
+/* Destroys pool p's driver objects and frees it (its context is being destroyed, nothing of
+ * the agent refers to its events any more). */
+static void pool_free(ev_pool_t *p)
+{
+    for (uint32_t k = 0; k < PA_ZE_POOL_EVENTS; k++)
+        if (p->ev[k])
+            pa_ze.zeEventDestroy(p->ev[k]);
+    pa_ze.zeEventPoolDestroy(p->pool);
+    if (p->ts)
+        pa_ze.zeMemFree(p->context, p->ts);
+    free(p);
+}
+
+/* Context ctx is being destroyed: its pools go, its set is free for another context (a driver
+ * may give a later context the same handle: that one starts with no pools). */
+static void ctx_pools_free(void *ctx)
+{
+    pthread_mutex_lock(&pool_mu);
+    for (int i = 0; i < PA_ZE_MAX_CTX; i++) {
+        ctx_pools_t *cp = &ctxs[i];
+        void *c = atomic_load(&cp->context);
+        if (c == NULL)
+            break;
+        if (c != ctx)
+            continue;
+        uint32_t n = atomic_load(&cp->npools);
+        atomic_store(&cp->npools, 0);
+        atomic_store(&cp->hint, 0);
+        for (uint32_t k = 0; k < n; k++) {
+            pool_free(cp->p[k]);
+            cp->p[k] = NULL;
+        }
+        cp->failed = 0;
+        atomic_store(&cp->context, PA_ZE_CTX_DEAD);
+    }
+    pthread_mutex_unlock(&pool_mu);
 }
 
 static int collect(ze_event_handle_t ev);
@@ -1264,6 +1312,60 @@ static void capture_before_reset(ze_command_list_handle_t list, ze_event_handle_
         pool_give(p, idx);
 }
 
+/* ---- context destroy ----
+ * The spec wants a context's children destroyed before it: a validating driver refuses the
+ * destroy while any is alive (HANDLE_OBJECT_IN_USE), a release one frees the context under
+ * them. The application destroyed its own; the agent's (event pools, capture memory, harvest
+ * lists) go here, in the prologue. What the device finished is collected first (polls only:
+ * the application's destroy implies no wait for its work); flights still pending on the
+ * agent's events of the context are counted in pa_ze_ctx_lost. */
+#define PA_ZE_CTX_BUSY_WAIT_NS 10000000ull
+
+/* 1 when flight f's agent objects or its operation belong to context ctx. */
+static int flight_in_ctx(const flight_t *f, void *ctx)
+{
+    const ev_pool_t *p = f->pool;
+    return (p && p->context == ctx) || (void *)(uintptr_t)f->op.context == ctx;
+}
+
+/* Ends the pending flights of ctx (counted lost); returns how many of ctx's flights another
+ * thread is polling right now (FL_BUSY: waited for by the caller). */
+static uint32_t ctx_flights_drop(void *ctx)
+{
+    uint32_t busy = 0, hwm = atomic_load(&flight_hwm);
+    for (uint32_t i = 0; i < hwm; i++) {
+        flight_t *f = &flights[i];
+        int s = atomic_load(&flight_state[i]), expect = FL_PENDING;
+        if ((s != FL_PENDING && s != FL_BUSY) || !flight_in_ctx(f, ctx))
+            continue;
+        if (s == FL_BUSY || !atomic_compare_exchange_strong(&flight_state[i], &expect, FL_BUSY)) {
+            busy++;
+            continue;
+        }
+        atomic_fetch_add(&pa_ze_ctx_lost, 1);
+        flight_end(f);
+    }
+    return busy;
+}
+
+static void context_destroying(void *ctx)
+{
+    /* the application's own lists or queues still alive: its destroy is refused (or undefined);
+     * the agent's events may be baked into those lists, so its pools stay */
+    if (!ctx || pa_ze_obj_ctx_live(ctx))
+        return;
+    (void)pa_thread_ring(); /* collect's records need it; none is made under the guard */
+    collect(NULL);
+    pa_guard_enter();
+    if (flights) {
+        uint64_t end = pa_clock_ns() + PA_ZE_CTX_BUSY_WAIT_NS;
+        while (ctx_flights_drop(ctx) && pa_clock_ns() < end)
+            sched_yield(); /* a poll is microseconds; then it is ended here or collected there */
+    }
+    ctx_pools_free(ctx);
+    pa_guard_leave();
+}
+
 _Atomic int pa_ze_slm_seen;
 static _Atomic uint32_t list_serial;  /* last list id given (Graph ID of regular lists) */
 
@@ -1543,6 +1645,14 @@ void pa_ze_ops_prologue(int api, void *params, uint64_t corr, uint64_t t0)
         break;
     case PA_ZE_API_KernelDestroy:
         pa_ze_obj_del(*((ze_kernel_destroy_params_t *)params)->phKernel);
+        break;
+    case PA_ZE_API_CommandQueueDestroy: /* forgotten: a live queue keeps the context's pools (context_destroying) */
+        pa_guard_enter();
+        pa_ze_obj_del(*((ze_command_queue_destroy_params_t *)params)->phCommandQueue);
+        pa_guard_leave();
+        break;
+    case PA_ZE_API_ContextDestroy:
+        context_destroying(*((ze_context_destroy_params_t *)params)->phContext);
         break;
     default:
         break;

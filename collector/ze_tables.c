@@ -80,3 +80,13 @@ void pa_ze_obj_del(const void *h)
     atomic_store_explicit(&keys[o - infos], PA_ZE_TOMB, memory_order_release);
     pthread_mutex_unlock(&mu);
 }
+
+uint32_t pa_ze_obj_ctx_live(const void *ctx)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < PA_ZE_OBJ_SLOTS; i++)
+        if (atomic_load_explicit(&keys[i], memory_order_acquire) > PA_ZE_TOMB && infos[i].context == ctx &&
+            (infos[i].type == PA_ZE_OBJ_LIST || infos[i].type == PA_ZE_OBJ_QUEUE))
+            n++;
+    return n;
+}

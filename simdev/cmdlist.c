@@ -92,6 +92,7 @@ static ze_result_t list_new(ze_context_handle_t hc, ze_device_handle_t hd, pa_sd
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     l->magic = PA_SD_MAGIC_LIST;
     l->device = dev;
+    l->ctx = pa_sd_context_of(hc);
     *out = l;
     return ZE_RESULT_SUCCESS;
 }
@@ -110,6 +111,7 @@ ze_result_t pa_sd_zeCommandListCreate(ze_context_handle_t hc, ze_device_handle_t
     if (r != ZE_RESULT_SUCCESS)
         return r;
     l->ordinal = desc->commandQueueGroupOrdinal;
+    pa_sd_context_child(l->ctx, 1);
     *ph = (ze_command_list_handle_t)l;
     return ZE_RESULT_SUCCESS;
 }
@@ -134,6 +136,7 @@ ze_result_t pa_sd_zeCommandListCreateImmediate(ze_context_handle_t hc, ze_device
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     }
     l->immediate = true;
+    pa_sd_context_child(l->ctx, 1);
     l->ordinal = desc->ordinal;
     l->synchronous = desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
     *ph = (ze_command_list_handle_t)l;
@@ -158,6 +161,7 @@ ze_result_t pa_sd_zeCommandListDestroy(ze_command_list_handle_t h)
     ze_result_t w = l->immediate ? pa_sd_engine_wait_list(l, PA_SD_DESTROY_WAIT_NS)
                                  : pa_sd_list_wait_idle(l, PA_SD_DESTROY_WAIT_NS);
     l->magic = PA_SD_MAGIC_DEAD;
+    pa_sd_context_child(l->ctx, -1);
     if (w != ZE_RESULT_SUCCESS)
         return ZE_RESULT_SUCCESS;
     list_clear(l);

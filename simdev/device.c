@@ -442,9 +442,22 @@ ze_result_t pa_sd_zeContextDestroy(ze_context_handle_t h)
     pa_sd_context *c = pa_sd_context_of(h);
     if (!c)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    /* ze_api.h: "the application must ensure the device is not currently referencing the
+     * context" and lists ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE; a validating driver refuses while
+     * event pools, command lists or queues of the context are alive (they would dangle), and the
+     * context stays usable. Host/device allocations are not counted: the spec lets the destroy
+     * free them. */
+    if (atomic_load(&c->children))
+        return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
     c->magic = PA_SD_MAGIC_DEAD;
     free(c);
     return ZE_RESULT_SUCCESS;
+}
+
+void pa_sd_context_child(pa_sd_context *c, int d)
+{
+    if (c)
+        atomic_fetch_add(&c->children, (uint32_t)d);
 }
 
 ze_result_t pa_sd_zeContextGetStatus(ze_context_handle_t h)

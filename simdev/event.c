@@ -54,6 +54,8 @@ ze_result_t pa_sd_zeEventPoolCreate(ze_context_handle_t hc, const ze_event_pool_
     p->magic = PA_SD_MAGIC_POOL;
     p->count = desc->count;
     p->flags = desc->flags;
+    p->ctx = pa_sd_context_of(hc);
+    pa_sd_context_child(p->ctx, 1);
     *ph = (ze_event_pool_handle_t)p;
     return ZE_RESULT_SUCCESS;
 }
@@ -67,6 +69,7 @@ ze_result_t pa_sd_zeEventPoolDestroy(ze_event_pool_handle_t h)
      * gives up), wait for work queued so far (bounded), and leak the pool if it does not finish.
      * The handles leave the registry first, so later calls with them are rejected, not followed. */
     pa_sd_handle_remove(p);
+    pa_sd_context_child(p->ctx, -1);
     for (uint32_t i = 0; i < p->count; i++)
         pa_sd_handle_remove(&p->events[i]);
     pthread_mutex_lock(&g_mu);

@@ -94,7 +94,9 @@ struct pa_sd_device {
     pa_sd_engine *engines[PA_SD_NUM_ORDINALS][PA_SD_MAX_ENGINES];
 };
 
-typedef struct pa_sd_context { uint32_t magic; pa_sd_driver *driver; } pa_sd_context;
+/* children: live event pools, command lists and command queues created in the context; its
+ * destroy refuses while any is left (device.c, as a validating driver does) */
+typedef struct pa_sd_context { uint32_t magic; pa_sd_driver *driver; _Atomic uint32_t children; } pa_sd_context;
 
 typedef struct pa_sd_event_pool pa_sd_event_pool;
 typedef struct pa_sd_event {
@@ -110,6 +112,7 @@ struct pa_sd_event_pool {
     uint32_t magic;
     uint32_t count;
     ze_event_pool_flags_t flags;
+    pa_sd_context *ctx;           /* parent: its child count drops at destroy */
     pa_sd_event *events;          /* count slots; slot.magic==PA_SD_MAGIC_EVENT when created */
 };
 
@@ -167,11 +170,13 @@ typedef struct pa_sd_queue {
     pa_sd_engine *engine;
     bool synchronous;
     uint64_t submitted, completed; /* protected by engine lock */
+    pa_sd_context *ctx;            /* parent: its child count drops at destroy */
 } pa_sd_queue;
 
 typedef struct pa_sd_cmdlist {
     uint32_t magic;
     pa_sd_device *device;
+    pa_sd_context *ctx;               /* parent: its child count drops at destroy */
     uint32_t ordinal;
     bool immediate, synchronous, closed;
     pa_sd_engine *engine;             /* immediate lists only */
@@ -219,6 +224,9 @@ PA_SD_HIDDEN pa_sd_driver *pa_sd_driver_get(void);
 PA_SD_HIDDEN pa_sd_device *pa_sd_device_of(ze_device_handle_t h);
 /*! pa_sd_context_of(h) : context handle -> object, NULL if not a live simdev context. */
 PA_SD_HIDDEN pa_sd_context *pa_sd_context_of(ze_context_handle_t h);
+/*! pa_sd_context_child(c, d) : adds d (+1 at a child's create, -1 at its destroy) to c's live
+ *  children; c NULL: nothing. */
+PA_SD_HIDDEN void pa_sd_context_child(pa_sd_context *c, int d);
 /*! pa_sd_device_fill_props(dev, p) : fill ze_device_properties_t honouring stype 1.2 units. */
 PA_SD_HIDDEN void pa_sd_device_fill_props(const pa_sd_device *dev, ze_device_properties_t *p);
 /*! pa_sd_device_pci(dev, out) : PCI address of a device (domain 0, bus 0x10+index, dev 0, fn 0). */

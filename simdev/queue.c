@@ -37,6 +37,8 @@ ze_result_t pa_sd_zeCommandQueueCreate(ze_context_handle_t hc, ze_device_handle_
     q->device = dev;
     q->engine = eng;
     q->synchronous = desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
+    q->ctx = pa_sd_context_of(hc);
+    pa_sd_context_child(q->ctx, 1);
     *ph = (ze_command_queue_handle_t)q;
     return ZE_RESULT_SUCCESS;
 }
@@ -60,6 +62,7 @@ ze_result_t pa_sd_zeCommandQueueDestroy(ze_command_queue_handle_t h)
     pa_sd_queue *q = queue_of(h);
     if (!q)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    pa_sd_context_child(q->ctx, -1);
     /* Jobs in flight point at the queue: if they do not drain in time, leak it rather than crash. */
     if (queue_wait(q, PA_SD_DESTROY_WAIT_NS) != ZE_RESULT_SUCCESS)
         return ZE_RESULT_SUCCESS;

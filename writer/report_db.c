@@ -273,7 +273,8 @@ static void pa_warn_losses(sqlite3 *db, const char *path)
     static const struct { const char *sql_names; const char *what; } c[] = {
         {"'drops'", "records dropped (full rings)"},
         {"'late_records'", "late records (after the exit drain began, not stored)"},
-        {"'ze_uncollected_ops', 'ze_inflight_table_full'", "device operations uncollected (no device times)"},
+        {"'ze_uncollected_ops', 'ze_inflight_table_full', 'ze_context_destroyed_ops'",
+         "device operations uncollected (no device times)"},
         {"'unrecorded'", "events not recorded (no ring memory, or inside a signal handler)"},
         {"'hgtx_depth_overflow'", "HGTX pushes beyond the maximum nesting depth not recorded"},
         {"'spool_errors'", "spool write errors (trace rows from the first one on are missing)"},
@@ -281,7 +282,7 @@ static void pa_warn_losses(sqlite3 *db, const char *path)
     char line[1024];
     size_t len = 0;
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        char sql[160];
+        char sql[256];
         sqlite3_stmt *st = NULL;
         int64_t v = 0;
         snprintf(sql, sizeof sql, "SELECT total(value) FROM SESSION_COUNTERS WHERE name IN (%s)", c[i].sql_names);

@@ -183,12 +183,12 @@ static void pa_summary_counters(FILE *out, sqlite3 *db, const pa_agg_results_t *
 {
     /* device operations the Level Zero source could not collect are losses too: shown here so
      * that a "0 dropped" header never looks clean when they happened */
-    uint64_t ze_unc = 0, ze_full = 0;
+    uint64_t ze_unc = 0, ze_full = 0, ze_ctx = pa_ze_ctx_lost_count();
     pa_ze_counts(&ze_unc, &ze_full);
     fprintf(out, "Records: %llu recorded, %llu dropped, %llu late (after the exit drain began, not"
             " stored), %llu device operations uncollected\n", (unsigned long long)res->records_total,
             (unsigned long long)res->drops_total, (unsigned long long)res->late_records,
-            (unsigned long long)(ze_unc + ze_full));
+            (unsigned long long)(ze_unc + ze_full + ze_ctx));
     if (res->hgtx_misuse_pop_empty || res->hgtx_misuse_bad_end || res->hgtx_misuse_bad_domain)
         fprintf(out, "HGTX misuse: %llu pop on an empty stack, %llu end of an unknown or"
                 " already-ended id, %llu bad domain handle (never created or destroyed; recorded"
@@ -202,6 +202,10 @@ static void pa_summary_counters(FILE *out, sqlite3 *db, const pa_agg_results_t *
                 (unsigned long long)res->hgtx_drop_end_no_start,
                 (unsigned long long)res->hgtx_drop_start_no_end);
     /* losses other than full rings: each named, printed only when it happened */
+    if (ze_ctx)
+        fprintf(out, "WARNING: %llu device operations were still running when the application destroyed"
+                " their context: no device times (zeContextDestroy before a host sync)\n",
+                (unsigned long long)ze_ctx);
     if (res->hgtx_depth_overflow)
         fprintf(out, "WARNING: %llu HGTX pushes beyond the maximum nesting depth were NOT recorded"
                 " (nor their pops)\n", (unsigned long long)res->hgtx_depth_overflow);

@@ -53,7 +53,7 @@ static int64_t ze_gtid(sqlite3 *db, uint32_t tid)
     }
     return (int64_t)(ze_pid_shift | tid);
 }
-static uint64_t cnt_uncollected, cnt_full;
+static uint64_t cnt_uncollected, cnt_full, cnt_ctx_lost;
 /* how the collector intercepted ze calls (PA_SP_ZE_COUNTS u.raw[2], raw[3]; collector/ze_entry.c) */
 static uint64_t cnt_path, cnt_path_reason;
 /* the largest clock-pair error bound of the ze source's conversions, ns (PA_SP_ZE_COUNTS payload) */
@@ -177,6 +177,11 @@ static int ze_on_record(sqlite3 *db, const pa_record_t *rec, const uint8_t *payl
             memcpy(&err, payload, sizeof err);
             cnt_clock_err = err > cnt_clock_err ? err : cnt_clock_err;
         }
+        if (rec->len >= 2 * sizeof(uint64_t)) { /* in flight at their context's destroy */
+            uint64_t lost;
+            memcpy(&lost, (const char *)payload + sizeof(uint64_t), sizeof lost);
+            cnt_ctx_lost += lost;
+        }
         return 0;
     default:
         return 0;
@@ -191,13 +196,14 @@ static int ze_finish(sqlite3 *db)
         rc |= pa_bulk_finish(&bulk_ops);
         bulk_ready = 0;
     }
-    char sql[320];
+    char sql[400];
     snprintf(sql, sizeof sql,
              "INSERT OR REPLACE INTO SESSION_COUNTERS VALUES('ze_uncollected_ops', %llu),"
              "('ze_inflight_table_full', %llu),('ze_intercept_path', %llu),('ze_intercept_reason', %llu),"
-             "('ze_clock_pair_err_ns', %llu);",
+             "('ze_clock_pair_err_ns', %llu),('ze_context_destroyed_ops', %llu);",
              (unsigned long long)cnt_uncollected, (unsigned long long)cnt_full, (unsigned long long)cnt_path,
-             (unsigned long long)cnt_path_reason, (unsigned long long)cnt_clock_err);
+             (unsigned long long)cnt_path_reason, (unsigned long long)cnt_clock_err,
+             (unsigned long long)cnt_ctx_lost);
     rc |= pa_db_exec(db, sql);
     pa_ze_busy_compute(db); /* exit summary's device utilization (writer_ze_summary.c) */
     return rc ? -1 : 0;
@@ -314,4 +320,9 @@ void pa_ze_counts(uint64_t *uncollected, uint64_t *table_full)
 {
     *uncollected = cnt_uncollected;
     *table_full = cnt_full;
+}
+
+uint64_t pa_ze_ctx_lost_count(void)
+{
+    return cnt_ctx_lost;
 }

@@ -24,6 +24,9 @@ int pa_ze_sql_register(sqlite3 *db);
 
 /*! pa_ze_counts() : uncollected / in-flight-table-full counters loaded from the spool. */
 void pa_ze_counts(uint64_t *uncollected, uint64_t *table_full);
+/*! pa_ze_ctx_lost_count() : device operations still in flight when the application destroyed
+ *  their context (the agent's events went with it: no device times), loaded from the spool. */
+uint64_t pa_ze_ctx_lost_count(void);
 /*! pa_ze_intercept() : how ze calls were intercepted: path 1 = the loader's entry points, 2 = its
  *  tracing layer (reason: 1 forced, 2 ZE_ENABLE_TRACING_LAYER=1 set, 3 calls not bound to the
  *  agent, 4 loader code not recognized, 5 architecture), 0 = Level Zero not attached. */

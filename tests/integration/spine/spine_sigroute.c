@@ -63,6 +63,12 @@ int main(void)
                atomic_load(&hit_tid), self);
         return 1;
     }
+    /* the context's children first: the driver refuses to destroy a context still holding them */
+    SAMPLE_CHECK(zeEventDestroy(ev));
+    SAMPLE_CHECK(zeEventPoolDestroy(pool));
+    SAMPLE_CHECK(zeCommandListDestroy(list));
+    SAMPLE_CHECK(zeKernelDestroy(k));
+    SAMPLE_CHECK(zeModuleDestroy(m));
     sample_env_fini(&env);
     printf("sigroute: OK\n");
     return 0;
