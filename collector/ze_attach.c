@@ -759,11 +759,14 @@ void pa_ze_detach(uint64_t timeout_ns)
     rec.u.raw[1] = atomic_load(&pa_ze_table_full);
     rec.u.raw[2] = (uint64_t)pa_ze_path;        /* enum pa_ze_path: named in the summary */
     rec.u.raw[3] = (uint64_t)pa_ze_path_reason; /* enum pa_ze_why */
-    uint64_t err = 0; /* the payload: the largest clock-pair error bound over the devices (ns) */
+    /* the payload: the largest clock-pair error bound over the devices (ns), then the full-ring
+     * waits of the API records: count, ns, given up (pa_ze_api_slot_full) */
+    uint64_t pay[4] = { 0, atomic_load(&pa_ze_full_waits), atomic_load(&pa_ze_full_wait_ns),
+                        atomic_load(&pa_ze_full_given_up) };
     for (uint32_t i = 0; i < pa_ze_ndevs; i++)
-        if (atomic_load(&pa_ze_devs[i].clock_err_ns) > err)
-            err = atomic_load(&pa_ze_devs[i].clock_err_ns);
-    pa_emit(&rec, &err, sizeof err);
+        if (atomic_load(&pa_ze_devs[i].clock_err_ns) > pay[0])
+            pay[0] = atomic_load(&pa_ze_devs[i].clock_err_ns);
+    pa_emit(&rec, pay, sizeof pay);
 }
 
 /* ---- the Level Zero source (common/pa_source.h) ---- */
