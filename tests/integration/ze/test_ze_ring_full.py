@@ -7,7 +7,7 @@ usage: test_ze_ring_full.py BUILD_DIR"""
 import os, re, sqlite3, subprocess, sys, tempfile
 
 B = sys.argv[1]
-BENCH = os.path.join(B, "bench", "bench_ze_calls")
+BENCH = os.path.join(B, "bin", "bench_ze_calls")
 CALLS = 50000
 fails = []
 
@@ -38,19 +38,23 @@ def run(mode):
 
 
 LINE = re.compile(r"^Ring full: the application's threads were held (\d+) times, ([0-9.]+) ms in all, to keep"
-                  r" every Level Zero call \(PROFAGENT_RING_FULL=drop drops instead\)$", re.M)
+                  r" every Level Zero call \(PROFAGENT_RING_FULL=drop drops instead\)(?:; (\d+) waits given up \(the aggregator"
+                  r" made no progress for 100 ms\), those calls dropped)?$", re.M)
 
 # wait (the default)
 c, rows, setarg, err = run(None)
 waits, ns, given_up = (c.get(k) for k in ("ze_ring_full_waits", "ze_ring_full_wait_ns", "ze_ring_full_waits_given_up"))
-check((c.get("drops"), setarg, given_up) == (0, CALLS, 0),
+# a wait is given up only when the aggregator got no slice for 100 ms (a loaded machine): then the
+# calls of the next second that find the ring full are dropped, counted; never otherwise
+check(c.get("drops") == 0 if not given_up else setarg + c.get("drops") == CALLS,
       f"wait: drops {c.get('drops')}, zeKernelSetArgumentValue rows {setarg}, given up {given_up} (want 0, {CALLS}, 0)")
+check(setarg == CALLS or given_up, f"wait: {setarg} rows of {CALLS} calls, no wait given up")
 # 64 slots, a quarter freed per wait: at least one wait per 64 calls of the burst
 check(waits is not None and waits >= CALLS // 64 and ns > 0, f"wait: {waits} waits, {ns} ns (want >= {CALLS // 64}, > 0)")
 m = LINE.findall(err)
 check(len(m) == 1, f"wait: {len(m)} 'Ring full' summary lines (want 1): {err[-600:]}")
 if m and waits is not None:
-    check(int(m[0][0]) == waits and m[0][1] == "%.1f" % (ns / 1e6),
+    check(int(m[0][0]) == waits and m[0][1] == "%.1f" % (ns / 1e6) and int(m[0][2] or 0) == given_up,
           f"wait: summary says {m[0]}, the DB {waits} waits, {ns} ns")
 wait_rows = rows
 
@@ -68,7 +72,7 @@ check("Ring full:" not in err, "drop: a 'Ring full' summary line")
 c, rows, setarg, err = run("block")
 msgs = [l for l in err.splitlines() if "PROFAGENT_RING_FULL" in l and "Ring full:" not in l]
 check(len(msgs) == 1 and "block" in msgs[0] and "wait|drop" in msgs[0], f"bad value: messages {msgs}")
-check((c.get("drops"), setarg) == (0, CALLS) and (c.get("ze_ring_full_waits") or 0) > 0,
+check((c.get("drops") == 0 or c.get("ze_ring_full_waits_given_up")) and (c.get("ze_ring_full_waits") or 0) > 0,
       f"bad value: drops {c.get('drops')}, rows {setarg}, waits {c.get('ze_ring_full_waits')} (want the default's)")
 
 print("ze_ring_full:", "FAIL" if fails else "ok")
