@@ -41,10 +41,15 @@ pa_record_t *pa_ze_api_slot_full(void)
 {
     pa_ring_t *r = pa_tls.ring;
     uint64_t cap = r ? r->mask + 1 : 0, keep = pa_tls.hgtx_open < cap / 2 ? pa_tls.hgtx_open : cap / 2;
-    if (!r || pa_tls.emitting || ring_free(r) >= 1 + keep || pa_config.ring_full == PA_RING_FULL_DROP ||
+    if (!r || pa_tls.emitting || pa_config.ring_full == PA_RING_FULL_DROP ||
         atomic_load_explicit(&pa_thread_no_new_rings, memory_order_relaxed))
-        return NULL; /* not a full ring, the user refused the wait (PROFAGENT_RING_FULL=drop), or the
-                      * exit began: the aggregator's last drains are cut */
+        return NULL; /* no ring, the user refused the wait (PROFAGENT_RING_FULL=drop), or the exit
+                      * began: the aggregator's last drains are cut */
+    if (ring_free(r) >= 1 + keep) { /* the aggregator made room since the refused reserve */
+        atomic_store_explicit(&r->drops, atomic_load_explicit(&r->drops, memory_order_relaxed) - 1,
+                              memory_order_relaxed);
+        return pa_emit1_begin();
+    }
     uint64_t now = pa_clock_ns();
     if (now < full_nowait_until)
         return NULL;
