@@ -61,8 +61,11 @@ wait_rows = rows
 c, rows, setarg, err = run("drop")
 drops = c.get("drops")
 check(drops is not None and drops > 0, f"drop: {drops} drops (want > 0)")
-check(rows + (drops or 0) == wait_rows and setarg < CALLS,
-      f"drop: {rows} rows + {drops} drops (want {wait_rows}, the wait run's rows); zeKernelSetArgumentValue rows {setarg}")
+# the drop counter also counts a full ring's non-API records (the thread's clock and counts
+# records): up to 2 more than the wait run's rows, never fewer
+check(wait_rows <= rows + (drops or 0) <= wait_rows + 2 and setarg < CALLS,
+      f"drop: {rows} rows + {drops} drops (want {wait_rows} to {wait_rows + 2}: the wait run's rows);"
+      f" zeKernelSetArgumentValue rows {setarg}")
 check(c.get("ze_ring_full_waits") == 0 and c.get("ze_ring_full_wait_ns") == 0,
       f"drop: {c.get('ze_ring_full_waits')} waits, {c.get('ze_ring_full_wait_ns')} ns (want 0, 0)")
 check("Ring full:" not in err, "drop: a 'Ring full' summary line")
