@@ -21,6 +21,7 @@ enum pa_source {
 
 /* PROFAGENT_SUMMARY destinations. */
 enum pa_ze_intercept { PA_ZE_INTERCEPT_AUTO = 0, PA_ZE_INTERCEPT_ENTRY, PA_ZE_INTERCEPT_TRACER };
+enum pa_ring_full { PA_RING_FULL_WAIT = 0, PA_RING_FULL_DROP };
 enum pa_summary_dest { PA_SUMMARY_STDERR = 0, PA_SUMMARY_STDOUT, PA_SUMMARY_NONE, PA_SUMMARY_FILE };
 
 /* Parsed configuration. Strings are owned by the struct (static storage per field, see
@@ -36,6 +37,7 @@ typedef struct pa_config {
     int summary;                       /* PROFAGENT_SUMMARY: enum pa_summary_dest */
     char summary_path[PA_CFG_STR_MAX]; /* the PATH of file:PATH */
     uint64_t ring_size;                /* PROFAGENT_RING_SIZE: bytes per thread ring */
+    int ring_full;                     /* PROFAGENT_RING_FULL: enum pa_ring_full */
     uint64_t osrt_threshold_ns;        /* PROFAGENT_OSRT_THRESHOLD_NS */
     uint64_t callstack_depth;          /* PROFAGENT_CALLSTACK_DEPTH: frames */
     char callstack_groups[PA_CFG_STR_MAX]; /* PROFAGENT_CALLSTACK_GROUPS: parsed by the mem source */

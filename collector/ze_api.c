@@ -43,9 +43,15 @@ pa_record_t *pa_ze_api_slot_full(void)
     /* the room pa_emit1_begin() keeps free after the record: pops, range ends (half the ring at most) */
     uint64_t cap = r ? r->mask + 1 : 0, keep = (uint64_t)pa_tls.hgtx_open + PA_KEEP_ENDS;
     keep = keep < cap / 2 ? keep : cap / 2;
-    if (!r || pa_tls.emitting || ring_free(r) >= 1 + keep ||
+    if (!r || pa_tls.emitting || pa_config.ring_full == PA_RING_FULL_DROP ||
         atomic_load_explicit(&pa_thread_no_new_rings, memory_order_relaxed))
-        return NULL; /* not a full ring, or the exit began: the aggregator's last drains are cut */
+        return NULL; /* no ring, the user refused the wait (PROFAGENT_RING_FULL=drop), or the exit
+                      * began: the aggregator's last drains are cut */
+    if (ring_free(r) >= 1 + keep) { /* the aggregator made room since the refused reserve */
+        atomic_store_explicit(&r->drops, atomic_load_explicit(&r->drops, memory_order_relaxed) - 1,
+                              memory_order_relaxed);
+        return pa_emit1_begin();
+    }
     uint64_t now = pa_clock_ns();
     if (now < full_nowait_until)
         return NULL;

@@ -379,14 +379,15 @@ extern _Atomic int pa_ze_dev_attrs_pending;
 #define PA_ZE_FULL_NOWAIT_NS 1000000000ull
 
 /*! pa_ze_api_slot_full() : after pa_emit1_begin() returned NULL: when that was a full ring (the
- *  drop counted), waits (raw nanosleeps, no lock) until the aggregator freed a quarter of the
+ *  drop counted) and PROFAGENT_RING_FULL is wait, waits (raw nanosleeps, no lock) until the aggregator freed a quarter of the
  *  ring, then un-counts the drop and returns pa_emit1_begin()'s slot. NULL without waiting when
  *  there is no ring, a write is under way (a signal handler), the exit began, or this thread's
  *  last wait was given up less than PA_ZE_FULL_NOWAIT_NS ago; NULL when the aggregator made no
  *  progress for PA_ZE_FULL_STALL_NS (the wait is given up, the drop stays counted). Cold: never
  *  on the path of a recorded call. */
 pa_record_t *pa_ze_api_slot_full(void);
-/* Its waits, their total time (ns) and the waits given up, for the debug log (pa_ze_detach). */
+/* Its waits, their total time (ns) and the waits given up: the detach's ZE_COUNTS record carries
+ * them to SESSION_COUNTERS and the summary (pa_ze_detach). */
 extern _Atomic uint64_t pa_ze_full_waits, pa_ze_full_wait_ns, pa_ze_full_given_up;
 
 /*! pa_ze_api_rec_fill() : writes a PA_REC_ZE_API record (aux words 0) into ring slot `rec`. */

@@ -189,6 +189,18 @@ static void pa_summary_counters(FILE *out, sqlite3 *db, const pa_agg_results_t *
             " stored), %llu device operations uncollected\n", (unsigned long long)res->records_total,
             (unsigned long long)res->drops_total, (unsigned long long)res->late_records,
             (unsigned long long)(ze_unc + ze_full + ze_ctx));
+    /* holding an application thread changes its timing: said whenever it happened, with the way out */
+    uint64_t waits = 0, wait_ns = 0, given_up = 0;
+    pa_ze_ring_waits(&waits, &wait_ns, &given_up);
+    if (waits) {
+        fprintf(out, "Ring full: the application's threads were held %llu times, %.1f ms in all, to keep every"
+                " Level Zero call (PROFAGENT_RING_FULL=drop drops instead)", (unsigned long long)waits,
+                (double)wait_ns / 1e6);
+        if (given_up)
+            fprintf(out, "; %llu waits given up (the aggregator made no progress for 100 ms), those calls"
+                    " dropped", (unsigned long long)given_up);
+        fputc('\n', out);
+    }
     if (res->hgtx_misuse_pop_empty || res->hgtx_misuse_bad_end || res->hgtx_misuse_bad_domain)
         fprintf(out, "HGTX misuse: %llu pop on an empty stack, %llu end of an unknown or"
                 " already-ended id, %llu bad domain handle (never created or destroyed; recorded"

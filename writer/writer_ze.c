@@ -58,6 +58,8 @@ static uint64_t cnt_uncollected, cnt_full, cnt_ctx_lost;
 static uint64_t cnt_path, cnt_path_reason;
 /* the largest clock-pair error bound of the ze source's conversions, ns (PA_SP_ZE_COUNTS payload) */
 static uint64_t cnt_clock_err;
+/* the API records' waits for room in a full ring: count, ns, given up (the payload's words 1..3) */
+static uint64_t cnt_ring_waits, cnt_ring_wait_ns, cnt_ring_given_up;
 
 /* From the start: it grows with the rows, so the exit's device-busy pass (pa_ze_busy_compute, in
  * start order) sorts nothing. ZE_API's indexes (one row per call: the largest table) are the
@@ -182,6 +184,13 @@ static int ze_on_record(sqlite3 *db, const pa_record_t *rec, const uint8_t *payl
             memcpy(&lost, (const char *)payload + sizeof(uint64_t), sizeof lost);
             cnt_ctx_lost += lost;
         }
+        if (rec->len >= 5 * sizeof(uint64_t)) { /* the API records' full-ring waits */
+            uint64_t w[5];
+            memcpy(w, payload, sizeof w);
+            cnt_ring_waits += w[2];
+            cnt_ring_wait_ns += w[3];
+            cnt_ring_given_up += w[4];
+        }
         return 0;
     default:
         return 0;
@@ -196,14 +205,16 @@ static int ze_finish(sqlite3 *db)
         rc |= pa_bulk_finish(&bulk_ops);
         bulk_ready = 0;
     }
-    char sql[400];
+    char sql[520];
     snprintf(sql, sizeof sql,
              "INSERT OR REPLACE INTO SESSION_COUNTERS VALUES('ze_uncollected_ops', %llu),"
              "('ze_inflight_table_full', %llu),('ze_intercept_path', %llu),('ze_intercept_reason', %llu),"
-             "('ze_clock_pair_err_ns', %llu),('ze_context_destroyed_ops', %llu);",
+             "('ze_clock_pair_err_ns', %llu),('ze_context_destroyed_ops', %llu),('ze_ring_full_waits', %llu),"
+             "('ze_ring_full_wait_ns', %llu),('ze_ring_full_waits_given_up', %llu);",
              (unsigned long long)cnt_uncollected, (unsigned long long)cnt_full, (unsigned long long)cnt_path,
              (unsigned long long)cnt_path_reason, (unsigned long long)cnt_clock_err,
-             (unsigned long long)cnt_ctx_lost);
+             (unsigned long long)cnt_ctx_lost, (unsigned long long)cnt_ring_waits,
+             (unsigned long long)cnt_ring_wait_ns, (unsigned long long)cnt_ring_given_up);
     rc |= pa_db_exec(db, sql);
     pa_ze_busy_compute(db); /* exit summary's device utilization (writer_ze_summary.c) */
     return rc ? -1 : 0;
@@ -325,4 +336,11 @@ void pa_ze_counts(uint64_t *uncollected, uint64_t *table_full)
 uint64_t pa_ze_ctx_lost_count(void)
 {
     return cnt_ctx_lost;
+}
+
+void pa_ze_ring_waits(uint64_t *waits, uint64_t *wait_ns, uint64_t *given_up)
+{
+    *waits = cnt_ring_waits;
+    *wait_ns = cnt_ring_wait_ns;
+    *given_up = cnt_ring_given_up;
 }

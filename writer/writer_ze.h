@@ -27,6 +27,10 @@ void pa_ze_counts(uint64_t *uncollected, uint64_t *table_full);
 /*! pa_ze_ctx_lost_count() : device operations still in flight when the application destroyed
  *  their context (the agent's events went with it: no device times), loaded from the spool. */
 uint64_t pa_ze_ctx_lost_count(void);
+/*! pa_ze_ring_waits() : the Level Zero API records' waits for room in a full ring loaded from the
+ *  spool (collector/ze_api.c pa_ze_api_slot_full, PROFAGENT_RING_FULL=wait): waits, their total
+ *  time (ns), waits given up (the aggregator made no progress: those records were dropped). */
+void pa_ze_ring_waits(uint64_t *waits, uint64_t *wait_ns, uint64_t *given_up);
 /*! pa_ze_intercept() : how ze calls were intercepted: path 1 = the loader's entry points, 2 = its
  *  tracing layer (reason: 1 forced, 2 ZE_ENABLE_TRACING_LAYER=1 set, 3 calls not bound to the
  *  agent, 4 loader code not recognized, 5 architecture), 0 = Level Zero not attached. */

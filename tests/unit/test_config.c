@@ -150,6 +150,27 @@ static void test_enum_log(void **state)
     pa_log_level = PA_LOG_WARN;
 }
 
+static void test_enum_ring_full(void **state)
+{
+    (void)state;
+    assert_int_equal(parse(ENV("PATH=/bin")), 0);
+    assert_int_equal(cfg.ring_full, PA_RING_FULL_WAIT);
+    assert_int_equal(parse(ENV("PROFAGENT_RING_FULL=drop")), 0);
+    assert_int_equal(cfg.ring_full, PA_RING_FULL_DROP);
+    assert_int_equal(parse(ENV("PROFAGENT_RING_FULL=WAIT")), 0);
+    assert_int_equal(cfg.ring_full, PA_RING_FULL_WAIT);
+    /* a bad value: one message naming the variable, the value and the accepted words; default */
+    assert_int_equal(parse(ENV("PROFAGENT_RING_FULL=block")), 1);
+    assert_int_equal(cfg.ring_full, PA_RING_FULL_WAIT);
+    assert_non_null(strstr(messages, "PROFAGENT_RING_FULL"));
+    assert_non_null(strstr(messages, "block"));
+    assert_non_null(strstr(messages, "wait|drop"));
+    int lines = 0;
+    for (const char *p = messages; *p; p++)
+        lines += *p == '\n';
+    assert_int_equal(lines, 1);
+}
+
 static void test_flags_trace(void **state)
 {
     (void)state;
@@ -249,7 +270,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),     cmocka_unit_test(test_bool),
         cmocka_unit_test(test_size),         cmocka_unit_test(test_uint),
-        cmocka_unit_test(test_enum_log),     cmocka_unit_test(test_flags_trace),
+        cmocka_unit_test(test_enum_log),     cmocka_unit_test(test_enum_ring_full),
+        cmocka_unit_test(test_flags_trace),
         cmocka_unit_test(test_summary),      cmocka_unit_test(test_strings),
         cmocka_unit_test(test_unknown_names), cmocka_unit_test(test_table_is_consistent),
     };
