@@ -168,10 +168,11 @@ void pa_agg_ze_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payloa
         }
         break;
     case PA_REC_ZE_COUNTS: /* payload (the detach's record only): the clock-pair error bound, the
-                            * full-ring waits (count, ns, given up) */
+                            * operations lost to their context's destroy, the full-ring waits
+                            * (count, ns, given up): passed on whole, up to those 5 values */
         out.kind = PA_SP_ZE_COUNTS;
-        out.len = rec->len >= 4 * sizeof(uint64_t) ? 4 * sizeof(uint64_t)
-                  : rec->len >= sizeof(uint64_t)   ? sizeof(uint64_t) : 0;
+        out.len = rec->len < 5 * sizeof(uint64_t) ? rec->len / sizeof(uint64_t) * sizeof(uint64_t)
+                                                  : 5 * sizeof(uint64_t);
         pa_agg_spool(a, &out, out.len ? payload : NULL);
         break;
     default:
