@@ -6,7 +6,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -40,6 +39,7 @@ static struct {
     pthread_cond_t cv;        /* CLOCK_MONOTONIC (pa_writer_stream_start) */
     int thread;               /* the DB thread runs */
     int stop;                 /* finish asked: the DB thread hands the connection over */
+    int busy;                 /* the DB thread is in a look (it holds the connection) */
     int done;                 /* the DB thread ended: the connection is the caller's */
     /* configuration */
     char db_template[PATH_MAX];
@@ -67,6 +67,7 @@ static uint64_t cut_at_ns;
 static int (*cut_asked)(void);
 static int cut_why; /* 0 not cut, 1 the deadline, 2 a signal */
 static _Atomic int db_tid;         /* the DB thread's kernel tid while it runs, else 0 */
+static _Atomic uint64_t committed_pub; /* spool records the DB thread committed (read by the exit) */
 
 _Atomic uint64_t *pa_writer_stream_published(void)
 {
@@ -230,6 +231,7 @@ static void stream_commit(void)
      * not up to wal_autocheckpoint pages (16 MiB) of the run */
     pa_dbw_empty_wal(s.w);
     s.committed = pa_dbw_records(s.w);
+    atomic_store_explicit(&committed_pub, s.committed, memory_order_relaxed);
 }
 
 /* One look at the spool while the program runs. Returns 1 when it is read up (wait). Between
@@ -290,6 +292,8 @@ static int stream_step(void)
     s.read_up = pub;
     if (pa_dbw_suspend(s.w) != 0)
         s.failed = 1;
+    else
+        atomic_store_explicit(&committed_pub, pa_dbw_records(s.w), memory_order_relaxed);
     s.last_commit_ns = pa_clock_ns(); /* the next look is an interval after this one's end */
     return 1;
 }
@@ -363,14 +367,17 @@ static void *stream_main(void *arg)
      * runs, and what a lowered thread (it was nice +5: ~25-30 % of a core on a busy machine) had
      * not done when main returned became the exit's tail (paced exit at 250 k ranges/s 0.07 s ->
      * 0.04 s, medians of 7 alternated runs) and the DB's lag behind a kill. The rings still go
-     * first: stream_yield steps aside while the aggregator has full batches waiting. (A nice once
-     * raised cannot be lowered again without CAP_SYS_NICE: lowered once, at the exit's start.) */
+     * first: stream_yield steps aside while the aggregator has full batches waiting. */
     pthread_mutex_lock(&s.mu);
-    while (!s.stop) {
+    while (!s.stop && !atomic_load(&stop_asked)) {
+        s.busy = 1;
         pthread_mutex_unlock(&s.mu);
         int idle = stream_step();
         pthread_mutex_lock(&s.mu);
-        if (idle && !s.stop) {
+        s.busy = 0;
+        if (s.stop)
+            pthread_cond_broadcast(&s.cv); /* the finish waits for the look's end */
+        else if (idle) {
             uint64_t t = pa_clock_ns() + (s.commit_ns < STREAM_IDLE_NS ? s.commit_ns : STREAM_IDLE_NS);
             struct timespec ts = { (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
             pthread_cond_clockwait(&s.cv, &s.mu, CLOCK_MONOTONIC, &ts);
@@ -395,9 +402,10 @@ int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg)
     s.overwrite = cfg->overwrite;
     s.commit_ns = cfg->commit_ns;
     s.meta = cfg->meta;
-    s.stop = s.done = s.failed = s.truncated = 0;
+    s.stop = s.busy = s.done = s.failed = s.truncated = 0;
     atomic_store(&stop_asked, 0);
     s.committed = s.first_frame_ns = s.read_up = s.loaded = 0;
+    atomic_store(&committed_pub, 0);
     s.final[0] = '\0';
     if (!s.commit_ns)
         return 0; /* everything at exit */
@@ -431,18 +439,14 @@ int pa_writer_stream_cut_why(uint64_t *loaded)
     return cut_why;
 }
 
+/* Why the DB thread stops at the exit's start (it lowered its priority before): the exit takes
+ * its connection once it is between two looks, and a lowered thread on a loaded machine took
+ * 13-105 ms to reach the end of its look. Stopped now, at its next STREAM_STOP_EVERY records and
+ * at its own priority, it is done while the sources flush and the rings drain; what it did not
+ * load the exit loads (pa_writer_stream_finish). */
 void pa_writer_stream_exit_begins(void)
 {
-    /* raising a thread's nice needs no privilege; relative to its own, capped at 19 */
-    id_t tid = (id_t)atomic_load(&db_tid);
-    if (!tid)
-        return;
-    int saved = errno;
-    errno = 0;
-    int now = getpriority(PRIO_PROCESS, tid);
-    if (errno == 0)
-        setpriority(PRIO_PROCESS, tid, now + 5 > 19 ? 19 : now + 5);
-    errno = saved;
+    atomic_store(&stop_asked, 1);
 }
 
 int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final, size_t size)
@@ -452,16 +456,36 @@ int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final,
         result = stream_final(res, empty, 0);
     } else {
         uint64_t t0 = pa_clock_ns();
+        /* Why the connection is taken, not handed over: between two looks the DB thread holds
+         * nothing (it waits on the condition variable), and waking it only to have it say so
+         * cost a hand-off (a woken thread waits for a core: tens of ms on a loaded machine). In
+         * a look it stops at its next STREAM_STOP_EVERY records; that wait ends at the exit's
+         * deadline (the DB then keeps the DB thread's last commit). */
+        struct timespec ts = { (time_t)(cut_at_ns / 1000000000ull), (long)(cut_at_ns % 1000000000ull) };
+        int timed_out = 0;
         pthread_mutex_lock(&s.mu);
         s.stop = 1;
         atomic_store(&stop_asked, 1);
         pthread_cond_broadcast(&s.cv);
-        while (!s.done) /* at most STREAM_STOP_EVERY records: the DB thread looks at stop_asked */
-            pthread_cond_wait(&s.cv, &s.mu);
-        s.thread = 0;
-        atomic_store(&db_tid, 0);
+        while (s.busy && !s.done && !timed_out)
+            timed_out = cut_at_ns ? pthread_cond_clockwait(&s.cv, &s.mu, CLOCK_MONOTONIC, &ts) == ETIMEDOUT
+                                  : (pthread_cond_wait(&s.cv, &s.mu), 0);
+        timed_out = s.busy && !s.done;
+        if (!timed_out) {
+            s.thread = 0;
+            atomic_store(&db_tid, 0);
+        }
         pthread_mutex_unlock(&s.mu);
-        pa_dbg("writer", "exit: the DB thread handed the connection over in %.1f ms", (pa_clock_ns() - t0) / 1e6);
+        pa_dbg("writer", "exit: the DB connection taken over in %.1f ms%s", (pa_clock_ns() - t0) / 1e6,
+               timed_out ? " (not: the DB thread was still loading at the exit's deadline)" : "");
+        if (timed_out) {
+            /* the DB thread's last commit is what the DB holds; the rest is in the spool */
+            cut_why = cut_why ? cut_why : 1;
+            s.loaded = atomic_load(&committed_pub);
+            if (final && size)
+                snprintf(final, size, "%s", s.final);
+            return s.final[0] && !s.failed ? -3 : -1;
+        }
         result = stream_final(res, empty, 1);
     }
     if (s.rd)
@@ -481,7 +505,7 @@ void pa_writer_stream_after_fork_child(void)
     s.w = NULL;
     s.rd = NULL;
     s.final[0] = '\0';
-    s.stop = s.done = 0;
+    s.stop = s.busy = s.done = 0;
     atomic_store(&stop_asked, 0);
     atomic_store(&db_tid, 0);
 }
