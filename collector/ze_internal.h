@@ -250,6 +250,19 @@ typedef struct pa_ze_cmd {
     int32_t cap_harvest;
 } pa_ze_cmd_t;
 
+/* ---- harvest lists (ze_harvest.c): the agent's command lists that copy a regular list's
+ * timestamps at each execution; a list is destroyed when its last reference is dropped ---- */
+/*! pa_ze_harvest_put() : a slot for `list` holding `refs` references (the caller's); -1 when the
+ *  table (256 slots) is full. */
+int pa_ze_harvest_put(ze_command_list_handle_t list, int refs);
+/*! pa_ze_harvest_set() : sets slot's count to `refs`; only while the caller holds every one. */
+void pa_ze_harvest_set(int slot, int refs);
+/*! pa_ze_harvest_ref() : one more reference on `slot` (the caller already holds one). */
+void pa_ze_harvest_ref(int slot);
+/*! pa_ze_harvest_drop() : drops one reference on `slot` (-1: none, NULL). Returns the slot's
+ *  list when that was the last one (the caller destroys it; the slot is free again), else NULL. */
+ze_command_list_handle_t pa_ze_harvest_drop(int slot);
+
 /*! pa_ze_ops_prologue()/pa_ze_ops_epilogue() : hooks of the APIs that touch device activity
  *  (append, execute, reset, synchronize, create/destroy); no-op for the others. */
 void pa_ze_ops_prologue(int api, void *params, uint64_t corr, uint64_t t0);

@@ -301,33 +301,13 @@ static void flight_free(uint32_t i)
         ;
 }
 
-/* ---- harvest lists: agent command lists that capture a regular list's timestamps ---- */
-#define PA_ZE_MAX_HARVESTS 256
-typedef struct harvest {
-    _Atomic int refs;            /* flights still reading its captures; 0 = slot free */
-    ze_command_list_handle_t list;
-} harvest_t;
-static harvest_t harvests[PA_ZE_MAX_HARVESTS];
-
-/* A slot for list h with `refs` flights; -1 when the table is full. */
-static int harvest_put(ze_command_list_handle_t h, int refs)
-{
-    for (int i = 0; i < PA_ZE_MAX_HARVESTS; i++) {
-        int expect = 0;
-        if (atomic_load_explicit(&harvests[i].refs, memory_order_relaxed) == 0 &&
-            atomic_compare_exchange_strong(&harvests[i].refs, &expect, refs)) {
-            harvests[i].list = h;
-            return i;
-        }
-    }
-    return -1;
-}
-
-/* One flight of slot i is done; the last one destroys the (executed, complete) list. */
+/* One flight (or capture) of harvest slot i is done; the last one destroys the (executed,
+ * complete) list (ze_harvest.c). */
 static void harvest_release(int i)
 {
-    if (i >= 0 && atomic_fetch_sub(&harvests[i].refs, 1) == 1 && pa_ze_loader_enter()) {
-        pa_ze.zeCommandListDestroy(harvests[i].list);
+    ze_command_list_handle_t h = pa_ze_harvest_drop(i);
+    if (h && pa_ze_loader_enter()) {
+        pa_ze.zeCommandListDestroy(h);
         pa_ze_loader_leave();
     }
 }
@@ -1092,7 +1072,7 @@ static ze_command_list_handle_t harvest_build(pa_ze_obj_info_t *li, const pa_ze_
     ze_command_list_handle_t h;
     if (pa_ze.zeCommandListCreate(li->context, pa_ze_devs[qi->device].h, &d, &h) != ZE_RESULT_SUCCESS)
         return NULL;
-    int slot = harvest_put(h, ncap + 1);  /* +1: held while building */
+    int slot = pa_ze_harvest_put(h, ncap + 1);  /* +1: held while building */
     if (slot < 0) {
         pa_ze.zeCommandListDestroy(h);
         return NULL;
@@ -1103,10 +1083,10 @@ static ze_command_list_handle_t harvest_build(pa_ze_obj_info_t *li, const pa_ze_
             ok = cap_append(h, li->context, slot, &cmds[ci]) == 0;
     ok = ok && harvest_close(h, li) == 0;
     if (!ok) { /* never submitted: its events and the list go back at once */
-        atomic_store(&harvests[slot].refs, 1);  /* the builder's; each capture taken adds its own */
+        pa_ze_harvest_set(slot, 1);  /* the builder's; each capture taken adds its own */
         for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next)
             if (cmds[ci].cap_pool) {
-                atomic_fetch_add(&harvests[slot].refs, 1);
+                pa_ze_harvest_ref(slot);
                 cap_drop(&cmds[ci]);
             }
         harvest_release(slot);  /* the last reference: the list is destroyed */
