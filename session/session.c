@@ -387,7 +387,7 @@ void pa_finish(void)
     /* the sources turn what is in flight into records before the last drain (sources.c);
      * together they get at most half of the exit budget */
     uint64_t t0 = pa_clock_ns();
-    pa_writer_stream_exit_begins(); /* the DB thread ends its look: its connection is free when the load comes */
+    pa_writer_stream_exit_begins(); /* the DB thread loads what the last drain publishes, meanwhile */
     uint64_t half = pa_config.exit_timeout_ms * 1000000ull / 2, left = pa_exit_left_ns();
     pa_sources_finish(left < half ? left : half);
     meta.end_mono_ns = pa_clock_ns();

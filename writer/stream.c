@@ -24,6 +24,8 @@ void pa_thread_mark_agent(void) __attribute__((weak));
 
 #define STREAM_IDLE_NS 20000000ull     /* wait for new frames when the spool is read up */
 #define STREAM_LOOK_NS 50000000ull     /* at most this long between two looks (bounds the exit's tail) */
+#define STREAM_EXIT_IDLE_NS 2000000ull /* during the exit: the wait for the last drain's next frame */
+#define STREAM_EXIT_COMMIT_NS 100000000ull /* the exit's own load commits this often (streamed DB) */
 #define STREAM_CREATE_NS 500000000ull  /* a small session gets its DB this long after its first frame */
 #define STREAM_SMALL_SPOOL (512u << 10) /* streamed: compressed spool bytes below which pages are 4 KiB */
 #define STREAM_CHECK_EVERY 4096u       /* records between two looks at the clock */
@@ -56,11 +58,13 @@ static struct {
     uint64_t first_frame_ns, last_commit_ns, committed;
     uint64_t read_up;         /* published bytes everything was loaded from; 0 while behind */
     uint64_t loaded;          /* spool records in the DB when the exit's load was cut */
+    int thread_db;            /* the DB is the DB thread's (WAL, committed as it goes) */
 } s = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 static _Atomic uint64_t published; /* the aggregator's whole-frame spool bytes */
 static _Atomic int agg_behind;     /* the aggregator has full batches waiting in rings */
 static _Atomic int stop_asked;     /* s.stop, read without the lock while loading */
+static _Atomic int exiting;        /* the exit began: look at once, keep the connection open */
 /* The exit's bound on the final load (pa_writer_stream_bound): the load stops at cut_at_ns or
  * when cut_asked() says a signal wants the process to end; cut_why says which stopped it. */
 static uint64_t cut_at_ns;
@@ -185,6 +189,8 @@ static int stream_cut(void)
     return cut_why;
 }
 
+static void stream_commit(void);
+
 /* Loads what the spool holds up to `limit` (final: to its end). Returns pa_spool_next()'s last
  * result: 2 when everything published was read, 0 at a clean end, -1 truncated or corrupt;
  * 4 when the final load was cut (stream_cut). */
@@ -199,8 +205,18 @@ static int stream_load(uint64_t limit, int final)
         pa_dbw_record(s.w, rec, payload);
         if (final) {
             /* a look per STREAM_STOP_EVERY records (~1 ms of loading) */
-            if (++k % STREAM_STOP_EVERY == 0 && stream_cut())
-                return 4;
+            if (++k % STREAM_STOP_EVERY == 0) {
+                if (stream_cut())
+                    return 4;
+                /* Why the final load commits as it goes: cut at the deadline it commits what it
+                 * loaded, and one transaction of a whole tail took 0.77 s to commit past the
+                 * deadline at a load of 40; a commit per STREAM_EXIT_COMMIT_NS keeps that short */
+                if (s.thread_db && pa_clock_ns() - s.last_commit_ns >= STREAM_EXIT_COMMIT_NS) {
+                    stream_commit();
+                    if (s.failed)
+                        return 0; /* stops here: a failed DB is removed (stream_final) */
+                }
+            }
             continue;
         }
         if (++k % STREAM_STOP_EVERY == 0) {
@@ -246,7 +262,8 @@ static int stream_step(void)
     /* one look per commit interval (at most STREAM_LOOK_NS: what is left at exit is what the
      * program made since): each look reconnects and commits (~2 + ~7 ms), so a look per
      * published frame (~50/s under load) cost more than the rows */
-    if (s.w && s.read_up && now - s.last_commit_ns < (s.commit_ns < STREAM_LOOK_NS ? s.commit_ns : STREAM_LOOK_NS))
+    int ex = atomic_load_explicit(&exiting, memory_order_relaxed);
+    if (!ex && s.w && s.read_up && now - s.last_commit_ns < (s.commit_ns < STREAM_LOOK_NS ? s.commit_ns : STREAM_LOOK_NS))
         return 1;
     stream_yield(); /* the rings first */
     if (!s.w) {
@@ -290,6 +307,8 @@ static int stream_step(void)
         return 0;
     }
     s.read_up = pub;
+    if (ex)
+        return 1; /* the exit takes the open connection: no commit nor close in between */
     if (pa_dbw_suspend(s.w) != 0)
         s.failed = 1;
     else
@@ -369,7 +388,7 @@ static void *stream_main(void *arg)
      * 0.04 s, medians of 7 alternated runs) and the DB's lag behind a kill. The rings still go
      * first: stream_yield steps aside while the aggregator has full batches waiting. */
     pthread_mutex_lock(&s.mu);
-    while (!s.stop && !atomic_load(&stop_asked)) {
+    while (!s.stop) {
         s.busy = 1;
         pthread_mutex_unlock(&s.mu);
         int idle = stream_step();
@@ -378,7 +397,8 @@ static void *stream_main(void *arg)
         if (s.stop)
             pthread_cond_broadcast(&s.cv); /* the finish waits for the look's end */
         else if (idle) {
-            uint64_t t = pa_clock_ns() + (s.commit_ns < STREAM_IDLE_NS ? s.commit_ns : STREAM_IDLE_NS);
+            uint64_t idle_ns = atomic_load(&exiting) ? STREAM_EXIT_IDLE_NS : STREAM_IDLE_NS;
+            uint64_t t = pa_clock_ns() + (s.commit_ns < idle_ns ? s.commit_ns : idle_ns);
             struct timespec ts = { (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
             pthread_cond_clockwait(&s.cv, &s.mu, CLOCK_MONOTONIC, &ts);
         }
@@ -404,6 +424,7 @@ int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg)
     s.meta = cfg->meta;
     s.stop = s.busy = s.done = s.failed = s.truncated = 0;
     atomic_store(&stop_asked, 0);
+    atomic_store(&exiting, 0);
     s.committed = s.first_frame_ns = s.read_up = s.loaded = 0;
     atomic_store(&committed_pub, 0);
     s.final[0] = '\0';
@@ -439,14 +460,20 @@ int pa_writer_stream_cut_why(uint64_t *loaded)
     return cut_why;
 }
 
-/* Why the DB thread stops at the exit's start (it lowered its priority before): the exit takes
- * its connection once it is between two looks, and a lowered thread on a loaded machine took
- * 13-105 ms to reach the end of its look. Stopped now, at its next STREAM_STOP_EVERY records and
- * at its own priority, it is done while the sources flush and the rings drain; what it did not
- * load the exit loads (pa_writer_stream_finish). */
+/* Why the DB thread goes on loading through the exit, at the application's priority and without
+ * waiting for its commit interval: on a loaded machine each thread gets its share of a core, and
+ * the DB thread loading the frames the last drain publishes while that drain and the spool thread
+ * run is the exit's tail shortened by its share (it was stopped, or lowered to nice +5, and the
+ * exit's own load of a 4-producer backlog took 2.7-3.8 s at a load of 30). The exit takes its
+ * connection at the end of its look (pa_writer_stream_finish). */
 void pa_writer_stream_exit_begins(void)
 {
-    atomic_store(&stop_asked, 1);
+    if (!s.thread)
+        return;
+    pthread_mutex_lock(&s.mu);
+    atomic_store(&exiting, 1);
+    pthread_cond_broadcast(&s.cv); /* the next look now, not after the idle wait */
+    pthread_mutex_unlock(&s.mu);
 }
 
 int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final, size_t size)
@@ -486,6 +513,7 @@ int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final,
                 snprintf(final, size, "%s", s.final);
             return s.final[0] && !s.failed ? -3 : -1;
         }
+        s.thread_db = 1;
         result = stream_final(res, empty, 1);
     }
     if (s.rd)
@@ -507,5 +535,6 @@ void pa_writer_stream_after_fork_child(void)
     s.final[0] = '\0';
     s.stop = s.busy = s.done = 0;
     atomic_store(&stop_asked, 0);
+    atomic_store(&exiting, 0);
     atomic_store(&db_tid, 0);
 }

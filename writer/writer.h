@@ -71,9 +71,10 @@ _Atomic int *pa_writer_stream_agg_behind(void);
  *  exit), -1 (errno) when a path is too long. */
 int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg);
 
-/*! pa_writer_stream_exit_begins() : the session's exit started: the DB thread ends its look at its
- *  next 1024 records and stops (it would keep the connection the exit takes); the exiting thread
- *  loads what it did not get to (pa_writer_stream_finish). Any thread; no effect without it. */
+/*! pa_writer_stream_exit_begins() : the session's exit started: the DB thread loads each frame as
+ *  the last drain publishes it, without waiting for its commit interval and keeping its
+ *  connection open; the exit takes the connection at the end of its look and loads the rest
+ *  (pa_writer_stream_finish). Any thread; no effect without the DB thread. */
 void pa_writer_stream_exit_begins(void);
 /*! pa_writer_stream_finish() : after the aggregator closed the spool: loads its rest, writes the
  *  aggregates `res`, the sources' tables, META (session_complete from meta->complete) and closes.
