@@ -71,6 +71,7 @@ static void *agg_main(void *arg)
             agg_wait(poll_ns);
     }
     agg_idle(); /* the stopper owns the state now: nothing here touches it again */
+    pa_dbg("agg", "the aggregator thread used %.1f ms of CPU", pa_thread_cpu_ms());
     return NULL;
 }
 

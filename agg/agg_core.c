@@ -274,6 +274,10 @@ static inline __attribute__((always_inline)) void agg_dispatch(pa_agg_t *a, cons
             pa_agg_hgtx_pop(a, t, rec);
         return;
     }
+    if (k == PA_REC_ZE_API) {
+        pa_agg_ze_api(a, rec);
+        return;
+    }
     if (k == PA_REC_OSRT) {
         osrt_record(a, rec);
         return;
@@ -345,6 +349,10 @@ static size_t agg_drain_pass_mode(pa_agg_t *a, size_t batch, int final)
             a->scratch_cap = need;
         }
         a->cur_ring = r;
+        uint64_t waiting = atomic_load_explicit(&r->tail, memory_order_relaxed) -
+                           atomic_load_explicit(&r->head, memory_order_relaxed);
+        if (waiting > a->fill_max)
+            a->fill_max = waiting;
         if (final == DRAIN_CATCH_UP) {
             total += pa_ring_drain_inline(r, agg_sink, a, a->scratch, 0,
                                           atomic_load_explicit(&r->tail, memory_order_acquire));
@@ -360,6 +368,7 @@ static size_t agg_drain_pass_mode(pa_agg_t *a, size_t batch, int final)
         }
     }
     a->cur_ring = NULL;
+    a->passes++;
     pa_ring_unlink_retired(agg_on_retire, a);
     return total;
 }
@@ -514,6 +523,8 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
             (double)res->spool_pipe_wait_ns / 1e6);
     pa_dbg("agg", "finish: last drain %.1f ms, ranges and tables %.1f ms, spool close %.1f ms",
            (t_hooks - t_drain) / 1e6, (t_close - t_hooks) / 1e6, (pa_clock_ns() - t_close) / 1e6);
+    pa_dbg("agg", "%llu drain passes; at most %llu ring slots waiting at a pass", (unsigned long long)a->passes,
+           (unsigned long long)a->fill_max);
     res->spool_records = a->spool_records;
     res->spool_errors = a->spool_errors;
     a->finished = 1;

@@ -67,6 +67,8 @@ uint64_t pa_agg_session_end_ns(const pa_agg_t *a);
 /*! pa_agg_ze_record() : a ring record of kind [PA_REC_ZE_FIRST, PA_REC_ZE_LAST]; `payload`
  *  holds rec->len bytes valid during the call. */
 void pa_agg_ze_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload);
+/*! pa_agg_ze_api() : a PA_REC_ZE_API record (the drain's fast path; same as pa_agg_ze_record). */
+void pa_agg_ze_api(pa_agg_t *a, const pa_record_t *rec);
 /*! pa_agg_ze_finish() : at stop, after the final drain and before statistics are finished. */
 void pa_agg_ze_finish(pa_agg_t *a);
 /*! pa_agg_mem_record() : a ring record of kind [PA_REC_MEM_FIRST, PA_REC_MEM_LAST]. */

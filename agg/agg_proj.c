@@ -548,6 +548,15 @@ void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec)
     if (!th)
         return;
     int kind = is_launch(rec->u.ze.api);
+    /* the calls that come by the million (set an argument, query, synchronize) with nothing
+     * waiting on this thread's progress: only the progress moves (what the rest below does) */
+    if (!kind && !th->nlate && !s->npend && !s->retiring && rec->u.ze.api != PA_ZE_API_CommandListReset &&
+        rec->u.ze.api != PA_ZE_API_CommandListDestroy) {
+        if (rec->t1 > th->progress)
+            th->progress = rec->t1;
+        if (th->progress != UINT64_MAX) /* (late_release's "release all" value) */
+            return;
+    }
     /* regular-list append (aux[0] = its Graph ID): pinned until the list is reset/destroyed */
     uint32_t serial = kind == 1 ? (uint32_t)rec->u.ze.aux[0] : 0;
     if ((rec->u.ze.api == PA_ZE_API_CommandListReset || rec->u.ze.api == PA_ZE_API_CommandListDestroy) &&
@@ -712,8 +721,12 @@ static uint32_t display_key(pa_agg_t *a, uint32_t name_id, uint32_t domain_id)
 
 void pa_agg_proj_range(pa_agg_t *a, const pa_record_t *r)
 {
-    proj_t *s = proj_state(a);
-    if (!s)
+    proj_t *s = a->src_state[PA_AGG_SRC_PROJ];
+    /* a push/pop range with no instance at all (nothing launched in any range): nothing below
+     * applies (what follows needs start/end or this range's instance) */
+    if (s && !(r->flags & PA_RF_STARTEND) && !s->inst_ix.n)
+        return;
+    if (!s && !(s = proj_state(a)))
         return;
     uint32_t rid = r->u.range.range_id;
     int style = (r->flags & PA_RF_STARTEND) ? 1 : 0;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agg_internal.h"
+#include "agg_priv.h"
 #include "agg_proj.h"
 
 /* API names come from the collector's generated table (same library); weak so the
@@ -115,6 +115,31 @@ static void on_op(pa_agg_t *a, ze_state_t *s, const pa_record_t *rec, const uint
     out.len = sizeof op;
     pa_agg_spool(a, &out, &op);
     pa_agg_proj_op(a, &out, &op); /* HGTX projection (agg_proj.c) */
+}
+
+void pa_agg_ze_api(pa_agg_t *a, const pa_record_t *rec)
+{
+    ze_state_t *s = a->src_state[PA_AGG_SRC_ZE];
+    if (__builtin_expect(!s, 0) && !(s = state(a)))
+        return;
+    uint32_t api = rec->u.ze.api;
+    uint32_t id = api < ZE_API_DIRECT && s->api_direct[api] ? s->api_direct[api] : api_id(a, s, api);
+    pa_agg_stat_add_id_fast(a, PA_CAT_ZE_API, 0, id, rec->t1 > rec->t0 ? rec->t1 - rec->t0 : 0);
+    /* straight into the spool thread's pipe when it has room: one copy of the record */
+    pa_record_t tmp, *sp = a->spool ? pa_spool_slot(a->spool) : NULL;
+    *(sp ? sp : &tmp) = *rec;
+    pa_record_t *out = sp ? sp : &tmp;
+    out->kind = PA_SP_ZE_API;
+    out->nslots = 1;
+    out->len = 0;
+    out->u.ze.api = id;
+    if (sp) {
+        pa_spool_slot_commit(a->spool);
+        a->spool_records++;
+    } else {
+        pa_agg_spool(a, &tmp, NULL);
+    }
+    pa_agg_proj_api(a, rec); /* launch-time HGTX ranges (agg_proj.c) */
 }
 
 void pa_agg_ze_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)

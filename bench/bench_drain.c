@@ -6,14 +6,10 @@
 #include <unistd.h>
 
 #include "../common/pa_ring.h"
+#include "../common/pa_ze_api_ids.h"
 #include "agg_internal.h"
 
-/* Linked without the ze/mem sources: their hooks are no-ops (this bench feeds HGTX and OSRT). */
-void pa_agg_ze_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
-{
-    (void)a, (void)rec, (void)payload;
-}
-void pa_agg_ze_finish(pa_agg_t *a) { (void)a; }
+/* Linked without the mem source: its hooks are no-ops (this bench feeds HGTX, OSRT and ze API). */
 void pa_agg_mem_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
 {
     (void)a, (void)rec, (void)payload;
@@ -84,6 +80,27 @@ static uint64_t fill(pa_ring_t *r, uint64_t *clock)
     }
 }
 
+/* Fills a ring like a tight loop of cheap ze calls (zeKernelSetArgumentValue): one API record per
+ * call, its correlation id counting up. Returns events written. */
+static uint64_t fill_ze(pa_ring_t *r, uint64_t *clock)
+{
+    uint64_t n = 0;
+    while (r->mask + 1 - (atomic_load(&r->tail) - atomic_load(&r->head)) >= 2) {
+        pa_record_t *rec = pa_ring_reserve(r, 1);
+        if (!rec)
+            break;
+        uint64_t t = *clock;
+        pa_record_t z = { .kind = PA_REC_ZE_API, .nslots = 1, .tid = r->tid, .t0 = t, .t1 = t + 20 + (t & 7) };
+        z.u.ze.corr_id = t / 40;
+        z.u.ze.api = PA_ZE_API_KernelSetArgumentValue;
+        *rec = z;
+        pa_ring_commit(r, 1);
+        *clock += 40;
+        n++;
+    }
+    return n;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -97,8 +114,10 @@ int main(int argc, char **argv)
     uint32_t slots = argc > 3 ? (uint32_t)atoi(argv[3]) : (1u << 18);
     int level = argc > 4 ? atoi(argv[4]) : -1; /* the agent's default (session/session.c) */
     int nospool = argc > 5 && strcmp(argv[5], "nospool") == 0; /* to see what zstd costs */
-    if (rounds < 1 || nrings < 1 || nrings > 64 || slots < 64) {
-        fprintf(stderr, "usage: bench_drain [rounds>=1] [rings 1..64] [slots>=64] [zstd level] [nospool]\n");
+    int ze = argc > 6 && strcmp(argv[6], "ze") == 0; /* ze API records instead of HGTX + OSRT */
+    if (rounds < 1 || nrings < 1 || nrings > 64 || slots < 64 || (argc > 6 && !ze && strcmp(argv[6], "hgtx"))) {
+        fprintf(stderr, "usage: bench_drain [rounds>=1] [rings 1..64] [slots>=64] [zstd level] [spool|nospool] "
+                "[hgtx|ze]\n");
         return 2;
     }
     char path[64];
@@ -119,7 +138,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < rounds; k++) {
         uint64_t n = 0;
         for (int i = 0; i < nrings; i++)
-            n += fill(rings[i], &clocks[i]);
+            n += ze ? fill_ze(rings[i], &clocks[i]) : fill(rings[i], &clocks[i]);
         uint64_t t0 = cpu_ns(), got = 0, c;
         while ((c = pa_agg_drain_once(a)) > 0) /* timed: the aggregator's work only */
             got += c;

@@ -302,12 +302,18 @@ def main():
                                                else str(live)),
                 d, "ns", "report; 32-frame stack; base %.0f ns" % base_ns)
         # 5. aggregator drain rate (bench_drain: CPU time of the drain, 4 rings, spool on).
-        rates, bpe = [], []
+        # the ze mix (one API record per call, one ring) alternated with it: the records of bench_ze_calls
+        rates, bpe, zrates, zspool = [], [], [], []
         for _ in range(R):
             v = b.run(["bench_drain", S["drain_rounds"]], b.env(False))[0]
             rates.append(v["agg_drain_rate"])
             bpe.append(v["spool_bytes_per_event"])
+            v = b.run(["bench_drain", S["drain_rounds"], 1, 65536, -1, "spool", "ze"], b.env(False))[0]
+            zrates.append(v["agg_drain_rate"])
+            zspool.append(v["spool_thread_cpu_per_event"])
         fig("agg_drain_rate", statistics.median(rates), "events/s", "goal >=40M, one core, spool included")
+        fig("agg_drain_rate_ze", statistics.median(zrates), "events/s", "report; ze API records (the spool thread"
+            " %.1f ns/event besides)" % statistics.median(zspool))
         # 5b. symbolization per unique stack (bench_mem_agg, the mem owner's bench).
         sym = [b.run(["bench_mem_agg"], b.env(False))[0]["mem_sym_ns_per_unique_stack"] for _ in range(R)]
         fig("mem_sym_ns_per_unique_stack", statistics.median(sym), "ns", "report; 32-frame stacks, at exit")

@@ -39,6 +39,33 @@ void pa_ze_on_ready(void (*fn)(void));
  *  threads, atexit handlers that run later) go straight to the driver. Safe when never attached. */
 void pa_ze_detach(uint64_t timeout_ns);
 
+/*
+ * The agent's own Level Zero calls outside the ze source (PC-sampling engine, device metric and
+ * sysman readers; on their threads or the application's) go through one gate, the windows of
+ * ze_window.c: the loader's teardown (its ELF destructors at exit, or the PTI library's
+ * destructor) refuses new windows, then waits, bounded, for the ones in progress. Each window
+ * must be short: no call in it may block longer than PA_ZE_CALL_MAX_BLOCK_NS (stream reads do
+ * not block; a notification wait is cut into waits of at most that), so the teardown's bound
+ * is only reached by a thread preempted inside one, and then the loader's state is not freed
+ * (the teardown says so: pa_ze_call_teardown() returns the threads left inside).
+ */
+#define PA_ZE_CALL_MAX_BLOCK_NS 10000000ull /* 10 ms: a tenth of the teardown's bound */
+
+/*! pa_ze_call_enter() : before a group of the agent's own loader calls: 1 = the loader stays
+ *  alive until the matching pa_ze_call_leave(); 0 = its teardown began: make no call and do not
+ *  leave (a reader thread then ends without closing its streamer: the process is ending).
+ *  Nests; no lock, no allocation, errno kept. */
+int pa_ze_call_enter(void);
+/*! pa_ze_call_leave() : ends the window pa_ze_call_enter() opened (it returned 1). */
+void pa_ze_call_leave(void);
+/*! pa_ze_call_teardown() : the loader's teardown begins: every later pa_ze_call_enter() (and the
+ *  ze source's own gate) returns 0; waits until no other live thread is in a window, at most
+ *  `budget_ns`. Returns the threads still inside then (0: the loader may free its state);
+ *  *waited = the threads it waited for. Idempotent. errno kept. */
+int pa_ze_call_teardown(uint64_t budget_ns, int *waited);
+/*! pa_ze_call_live() : 1 until pa_ze_call_teardown() began (a hint for loops: not a window). */
+int pa_ze_call_live(void);
+
 /* Device clock of one device: a host/device reference pair and the conversion constants. */
 typedef struct pa_ze_clock {
     uint64_t timer_hz;        /* device ticks per second (ze_device_properties_t timerResolution, 1.2) */

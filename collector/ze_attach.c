@@ -287,11 +287,15 @@ static void (*loader_fini_orig)(void);
 static void loader_fini_first(void)
 {
     atomic_store_explicit(&pa_ze_entry_on, 0, memory_order_seq_cst);
-    atomic_store_explicit(&pa_ze_loader_live, 0, memory_order_seq_cst);
-    int waited, left = pa_ze_win_drain(PA_ZE_TEARDOWN_WAIT_NS, &waited);
+    int waited, left = pa_ze_call_teardown(PA_ZE_TEARDOWN_WAIT_NS, &waited);
     pa_dbg("ze", "loader teardown: waited for %d thread(s) inside the agent's reads, %d still inside "
-           "after the %llu ms bound", waited, left, PA_ZE_TEARDOWN_WAIT_NS / 1000000ull);
-    if (loader_fini_orig)
+           "after the %llu ms bound%s", waited, left, PA_ZE_TEARDOWN_WAIT_NS / 1000000ull,
+           left ? ": the loader's context is not deleted" : "");
+    /* A thread still inside after the bound (preempted there: no window blocks longer than
+     * PA_ZE_CALL_MAX_BLOCK_NS, ze.h) would read the context this destructor deletes: it is left
+     * in place instead, as the tracing layer's are (the process is ending; the kernel takes it
+     * back), so the exit costs at most the bound and that thread still reads valid memory. */
+    if (loader_fini_orig && left == 0)
         loader_fini_orig();
 }
 
@@ -747,6 +751,9 @@ void pa_ze_detach(uint64_t timeout_ns)
     if (!atomic_load(&pa_ze_attached))
         return;
     pa_ze_ops_flush(timeout_ns);
+    pa_dbg("ze", "API records that found their ring full waited %llu times (%.1f ms), %llu waits given up",
+           (unsigned long long)atomic_load(&pa_ze_full_waits), atomic_load(&pa_ze_full_wait_ns) / 1e6,
+           (unsigned long long)atomic_load(&pa_ze_full_given_up));
     pa_record_t rec = { .kind = PA_REC_ZE_COUNTS, .t0 = pa_clock_ns() };
     rec.u.raw[0] = atomic_load(&pa_ze_uncollected);
     rec.u.raw[1] = atomic_load(&pa_ze_table_full);

@@ -25,8 +25,10 @@
  * running thread of the process execute a full memory barrier (membarrier
  * PRIVATE_EXPEDITED): a thread whose mark was not visible yet has not read the flag yet, and
  * reads it as off. Then it waits until every word is 0: the threads that read the flag as on
- * have left their window. The wait is bounded (a thread preempted or blocked inside its window
- * past the bound is not waited for: the process ends, as before, with that one read unguarded).
+ * have left their window. The wait is bounded: no window holds a call that blocks for long (the
+ * agent's readers cut their waits, collector/ze.h), so only a thread preempted inside one can
+ * outlast the bound; the caller is told how many did and then keeps the loader's state alive
+ * (ze_attach.c: the loader's context is not deleted) rather than free it under them.
  * A window covers only the agent's own reads and calls, never the application's forwarded call
  * (a zeEventHostSynchronize waiting for ever must not hold up the exit).
  *
@@ -152,4 +154,19 @@ void pa_ze_win_after_fork_child(void)
     if (w && w != &win_overflow) /* the slot is this thread's under its new tid */
         atomic_store(&w->owner, (int32_t)syscall(SYS_gettid));
     pa_ze_win_arm(); /* the child is a new process (mm) for membarrier */
+}
+
+/* The gate of collector/ze.h for the agent's calls outside the ze source: the same windows and
+ * flag as the ze source's own calls (pa_ze_loader_enter), not inlined (sampling and metric
+ * readers call it a few times per read, not per application call). */
+int pa_ze_call_enter(void) { return pa_ze_loader_enter(); }
+void pa_ze_call_leave(void) { pa_ze_loader_leave(); }
+int pa_ze_call_live(void) { return atomic_load_explicit(&pa_ze_loader_live, memory_order_acquire); }
+
+int pa_ze_call_teardown(uint64_t budget_ns, int *waited)
+{
+    atomic_store_explicit(&pa_ze_loader_live, 0, memory_order_seq_cst);
+    if (!win_membarrier) /* not armed at attach (the PTI library has no attach): now */
+        pa_ze_win_arm();
+    return pa_ze_win_drain(budget_ns, waited);
 }

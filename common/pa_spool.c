@@ -631,6 +631,7 @@ static void *spool_worker(void *arg)
                 if (!atomic_load_explicit(&w->failed, memory_order_relaxed) && spool_flush_in(w, 0) < 0)
                     atomic_store(&w->failed, 1);
                 if (h->kind == SPOOL_PIPE_CLOSE) {
+                    pa_dbg("spool", "the spool thread used %.1f ms of CPU", pa_thread_cpu_ms());
                     atomic_store_explicit(&q->head, head, memory_order_release);
                     return NULL;
                 }

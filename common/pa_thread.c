@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <time.h>
 
 int pa_thread_spawn(pthread_t *th, size_t stack_bytes, void *(*fn)(void *), void *arg)
 {
@@ -25,4 +26,12 @@ int pa_thread_spawn(pthread_t *th, size_t stack_bytes, void *(*fn)(void *), void
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     errno = saved;
     return rc;
+}
+
+double pa_thread_cpu_ms(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }

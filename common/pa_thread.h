@@ -13,4 +13,8 @@
  *  Returns 0, or the pthread_create() error number (no thread started; errno unchanged). */
 int pa_thread_spawn(pthread_t *th, size_t stack_bytes, void *(*fn)(void *), void *arg);
 
+/*! pa_thread_cpu_ms() : CPU time (user + system, ms) the calling thread used so far; for the
+ *  debug log's account of where an agent thread's time went. */
+double pa_thread_cpu_ms(void);
+
 #endif

@@ -1,6 +1,8 @@
 /* devmetrics.c - device metric streams (PROFAGENT_METRICS=<group>): one time-based metric streamer
  * per device, a reader thread per device decoding reports with the driver's calculator into
- * per-interval values on host time, written to the reader's ring (PA_REC_DM_*). */
+ * per-interval values on host time, written to the reader's ring (PA_REC_DM_*). Every loader call
+ * is in a window of the loader's teardown (collector/ze.h): none blocks (the readers sleep outside
+ * the loader), and once the teardown began a reader ends without another call. */
 #define _GNU_SOURCE /* pthread_cond_clockwait, pthread_timedjoin_np */
 #include <dlfcn.h>
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <level_zero/zet_api.h>
 
 #include "../collector/collector.h"
+#include "../collector/ze.h"
 #include "../common/pa_clock.h"
 #include "../common/pa_log.h"
 #include "../common/pa_thread.h"
@@ -70,6 +73,7 @@ typedef struct dm_dev {
     uint64_t pend_start, pend_dur;
     double *pend_vals, *cur;                          /* nmetrics each */
     uint64_t dropped_reads;
+    int abandoned;                                    /* the loader's teardown began: no more calls */
     pa_dm_sysman_dev_t sm;                            /* sysman beside the stream */
     uint64_t sm_last_ns;                              /* host ns of the last sysman reading */
 } dm_dev_t;
@@ -255,7 +259,12 @@ static void emit_sysman(dm_dev_t *d)
     if (!d->sm.device)
         return;
     pa_dm_sysman_t v;
+    if (!pa_ze_call_enter()) {
+        d->abandoned = 1;
+        return;
+    }
     pa_dm_sysman_read(&d->sm, d->index, &v);
+    pa_ze_call_leave();
     d->sm_last_ns = v.host_ns;
     pa_record_t rec = {.kind = PA_REC_DM_SYSMAN, .t0 = v.host_ns};
     rec.u.raw[0] = d->index;
@@ -350,7 +359,7 @@ static void add_interval(dm_dev_t *d, const zet_typed_value_t *v)
 }
 
 /* One batch of at most DM_READ_BATCH reports, calculated in one call; returns the reports read. */
-static uint32_t read_batch(dm_dev_t *d)
+static uint32_t read_batch_in(dm_dev_t *d)
 {
     size_t cap = 0;
     if (ze.zetMetricStreamerReadData(d->s, DM_READ_BATCH, &cap, NULL) != ZE_RESULT_SUCCESS || cap == 0)
@@ -391,6 +400,18 @@ static uint32_t read_batch(dm_dev_t *d)
     return n;
 }
 
+/* read_batch_in() in a window of its own (a read of 64 batches is not one long window). */
+static uint32_t read_batch(dm_dev_t *d)
+{
+    if (!pa_ze_call_enter()) {
+        d->abandoned = 1;
+        return 0;
+    }
+    uint32_t n = read_batch_in(d);
+    pa_ze_call_leave();
+    return n;
+}
+
 /* Everything pending (batches until one comes back short, at most 64), one ring record. */
 static void read_once(dm_dev_t *d)
 {
@@ -420,20 +441,28 @@ static void *reader_main(void *arg)
 {
     dm_dev_t *d = arg;
     pa_thread_mark_agent();
-    while (!atomic_load(&d->stop)) {
+    while (!atomic_load(&d->stop) && !d->abandoned) {
         reader_sleep(d);
         read_once(d);
         if (pa_clock_ns() - d->sm_last_ns >= DM_SYSMAN_EVERY_NS)
             emit_sysman(d);
     }
-    read_once(d); /* what the device wrote until the stop */
+    if (!d->abandoned)
+        read_once(d); /* what the device wrote until the stop */
     if (d->has_pending)
         push_pending(d);
     d->has_pending = 0;
     flush_out(d);
-    emit_sysman(d);
-    ze.zetMetricStreamerClose(d->s);
-    ze.zetContextActivateMetricGroups(d->ctx, d->h, 0, NULL);
+    if (!d->abandoned)
+        emit_sysman(d);
+    if (!d->abandoned && pa_ze_call_enter()) {
+        ze.zetMetricStreamerClose(d->s);
+        ze.zetContextActivateMetricGroups(d->ctx, d->h, 0, NULL);
+        pa_ze_call_leave();
+    } else {
+        pa_info("metrics", "device %u: the Level Zero loader is being torn down: the streamer is left open",
+                d->index);
+    }
     pa_dm_ring_close(d->ring);
     d->ring = NULL;
     dev_buffers_free(d);
@@ -522,7 +551,8 @@ void pa_dm_env(void)
                 " (accepted: unset or 1)", m);
 }
 
-int pa_dm_start(const char *group, uint64_t period_us)
+/* pa_dm_start() in a window (its loader calls, the threads' start). */
+static int dm_start_in(const char *group, uint64_t period_us)
 {
     /* after the application's zeInit succeeded (and the ze source attached): the interception
      * path is chosen already, the metric streams need no tracing layer; Level Zero is the
@@ -556,6 +586,15 @@ int pa_dm_start(const char *group, uint64_t period_us)
     if (started)
         pa_info("metrics", "%u device(s) stream %s every %u ns", started, group, devs[0].period_ns);
     return (int)started;
+}
+
+int pa_dm_start(const char *group, uint64_t period_us)
+{
+    if (!pa_ze_call_enter())
+        return 0; /* the process is ending */
+    int n = dm_start_in(group, period_us);
+    pa_ze_call_leave();
+    return n;
 }
 
 void pa_dm_stop(void)

@@ -100,6 +100,9 @@ void pa_hc_set_syscalls(pa_hc_open_fn open_fn, pa_hc_read_fn read_fn);
  *  (count, size). */
 int pa_hc_read_group(int fd, uint32_t n, pa_hc_snap_t *s);
 
+/*! pa_hc_fds_in_use() : the counters' fds open (or taken from the budget) in the process now. */
+long pa_hc_fds_in_use(void);
+
 /*! pa_hc_reset() : forgets the plan and closes the calling thread's group (tests). */
 void pa_hc_reset(void);
 

@@ -73,8 +73,9 @@ static void fd_track(int fd, int on)
 }
 
 /*! budget_take() : takes n fds of the counters' budget: 0, or -1 (nothing taken) when that
- *  would go over it. Every fd open is in fds_in_use: taken before (group_open) or counted once
- *  open (the probe, which decides what a group is); close_fd() gives it back. */
+ *  would go over it. Every fd open is in fds_in_use, taken before it is opened: a whole group
+ *  at once (group_open), one fd at a time in the probe (which decides what a group is, so it
+ *  cannot know the group's size first); close_fd() gives it back. */
 static int budget_take(long n)
 {
     long cur = atomic_load(&fds_in_use);
@@ -97,12 +98,22 @@ static int open_event(struct perf_event_attr *attr, int group_fd, int *err)
     return (int)fd;
 }
 
-/* open_event() for the probe: the fd is counted once open. */
+/* 1 once the probe stopped at the budget (not at the kernel's EMFILE): its message says so. */
+static int probe_over_budget;
+
+/* open_event() for the probe: its fd taken from the budget first (a probe of more events than
+ * half of RLIMIT_NOFILE had opened them all, beyond the budget); -1 with *err = EMFILE when the
+ * budget is used up. */
 static int probe_open(struct perf_event_attr *attr, int group_fd, int *err)
 {
+    if (budget_take(1) != 0) {
+        *err = EMFILE;
+        probe_over_budget = 1;
+        return -1;
+    }
     int fd = open_event(attr, group_fd, err);
-    if (fd >= 0)
-        atomic_fetch_add(&fds_in_use, 1);
+    if (fd < 0)
+        atomic_fetch_sub(&fds_in_use, 1);
     return fd;
 }
 
@@ -223,8 +234,12 @@ static int probe_member(hc_tls_t *h, pa_hc_event_t *e, uint32_t ok_status)
     if (fd < 0) {
         e->status = (uint32_t)status_of(err);
         e->err = err;
-        snprintf(e->detail, sizeof e->detail, "perf_event_open: %s (%s)",
-                 strerrorname_np(err) ? strerrorname_np(err) : "?", strerror(err));
+        if (probe_over_budget)
+            snprintf(e->detail, sizeof e->detail, "the counters' file descriptors reached half of RLIMIT_NOFILE"
+                     " (%ld)", fd_budget);
+        else
+            snprintf(e->detail, sizeof e->detail, "perf_event_open: %s (%s)",
+                     strerrorname_np(err) ? strerrorname_np(err) : "?", strerror(err));
         return -1;
     }
     e->status = ok_status;
@@ -289,7 +304,11 @@ static void probe_messages(void)
                 read_paranoid());
     if (failed[0])
         pa_warn("hostctr", "host counters: cannot open %s", failed);
-    if (nofds)
+    if (nofds && probe_over_budget)
+        pa_warn("hostctr", "host counters: their file descriptors reached half of RLIMIT_NOFILE (%ld of %ld)"
+                " while opening the counters: %d events not counted (raise the limit with ulimit -n, or count"
+                " fewer events)", fd_budget, fd_budget * 2, nofds);
+    else if (nofds)
         pa_warn("hostctr", "host counters: out of file descriptors (EMFILE) while opening the counters: %d"
                 " events not counted", nofds);
 }
@@ -561,11 +580,16 @@ void pa_hc_after_fork_child(void)
             close((int)(w * 64 + (size_t)b));
         }
     }
+    /* none of them is open any more: the count starts again from 0 (it said the parent's groups
+     * were still open, so the budget the child has was smaller by them) */
+    atomic_store(&fds_in_use, 0);
     hc_tls.state = HC_CLOSED;
     hc_tls.nfd = 0;
     hc_tls.leader = -1;
     pa_hc_active = 0;
 }
+
+long pa_hc_fds_in_use(void) { return atomic_load(&fds_in_use); }
 
 void pa_hc_reset(void)
 {
@@ -578,6 +602,7 @@ void pa_hc_reset(void)
     atomic_store(&emfile_warned, 0);
     atomic_store(&budget_warned, 0);
     atomic_store(&fds_in_use, 0);
+    probe_over_budget = 0;
     struct rlimit rl;
     fd_budget = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (long)(rl.rlim_cur / 2) : 512;
     if (fd_budget < 4)

@@ -12,6 +12,7 @@
 #include <level_zero/layers/zel_tracing_api.h>
 #include <level_zero/layers/zel_tracing_register_cb.h>
 
+#include "../collector/ze.h" /* pa_ze_call_enter(): every loader call of the engine is in a window */
 #include "../common/pa_pcs.h"
 #include "../common/pa_record.h"
 
@@ -65,6 +66,8 @@ typedef struct pcs_host {
     void (*ring_emit)(void *ring, const pa_record_t *rec, const void *payload, uint32_t len);
     void (*ring_close)(void *ring);
     void (*thread_start)(void);   /* first thing on a reader thread (agent: mark it an agent thread) */
+    _Atomic int kernels_hooked;   /* the PTI library's zeModuleCreate/zeKernelCreate interposers
+                                     register kernels: no tracer (pcs_kernels_attach) */
 } pcs_host_t;
 extern pcs_host_t pcs_host;
 
@@ -84,8 +87,15 @@ typedef struct pcs_kernel {
 } pcs_kernel_t;
 
 /*! pcs_kernels_attach() : creates the engine's tracer (zeKernelCreate epilogue). Needs
- *  ZE_ENABLE_TRACING_LAYER=1 before zeInit. Returns 0 or -1. Idempotent. */
+ *  ZE_ENABLE_TRACING_LAYER=1 before zeInit (loader 1.8: zelTracerCreate fails without it).
+ *  Returns 0 or -1; 0 without a tracer once pcs_host.kernels_hooked. Idempotent. */
 int pcs_kernels_attach(void);
+/*! pcs_kernels_module_created() / pcs_kernels_kernel_created() : a module of `device` / a kernel
+ *  `name` of `module` was created (the tracer's epilogues; the PTI library's interposers). A
+ *  kernel of a module not seen, or of a driver without zexKernelGetBaseAddress, is not kept.
+ *  errno kept. */
+void pcs_kernels_module_created(ze_module_handle_t m, ze_device_handle_t device);
+void pcs_kernels_kernel_created(ze_module_handle_t module, ze_kernel_handle_t kernel, const char *name);
 /*! pcs_kernels_count() : kernels registered so far (they are never removed). */
 uint32_t pcs_kernels_count(void);
 /*! pcs_kernels_get() : kernel `i` (< pcs_kernels_count()); stable pointer. */

@@ -78,46 +78,58 @@ static uint32_t module_device(ze_module_handle_t m)
     return dev;
 }
 
-static void on_module_create(ze_module_create_params_t *p, ze_result_t r, void *user, void **inst)
+void pcs_kernels_module_created(ze_module_handle_t m, ze_device_handle_t device)
 {
-    (void)user;
-    (void)inst;
-    if (r != ZE_RESULT_SUCCESS || !p->pphModule || !*p->pphModule)
-        return;
     int saved = errno;
     uint32_t dev = UINT32_MAX;
     for (uint32_t i = 0; i < pcs_ndevs; i++)
-        if (pcs_devs[i].h == *p->phDevice)
+        if (pcs_devs[i].h == device)
             dev = i;
     pthread_mutex_lock(&kmu);
-    modules[nmodules % PCS_MAX_MODULES].m = **p->pphModule;
+    modules[nmodules % PCS_MAX_MODULES].m = m;
     modules[nmodules % PCS_MAX_MODULES].dev = dev;
     nmodules++;
     pthread_mutex_unlock(&kmu);
     errno = saved;
 }
 
+static void on_module_create(ze_module_create_params_t *p, ze_result_t r, void *user, void **inst)
+{
+    (void)user;
+    (void)inst;
+    if (r == ZE_RESULT_SUCCESS && p->pphModule && *p->pphModule && **p->pphModule)
+        pcs_kernels_module_created(**p->pphModule, *p->phDevice);
+}
+
 static void on_kernel_create(ze_kernel_create_params_t *p, ze_result_t r, void *user, void **inst)
 {
     (void)user;
     (void)inst;
-    if (r != ZE_RESULT_SUCCESS || !p->pphKernel || !*p->pphKernel || !p->pdesc || !*p->pdesc)
-        return;
-    uint32_t dev = module_device(*p->phModule);
+    if (r == ZE_RESULT_SUCCESS && p->pphKernel && *p->pphKernel && **p->pphKernel && p->pdesc && *p->pdesc)
+        pcs_kernels_kernel_created(*p->phModule, **p->pphKernel, (*p->pdesc)->pKernelName);
+}
+
+void pcs_kernels_kernel_created(ze_module_handle_t module, ze_kernel_handle_t kernel, const char *name)
+{
+    uint32_t dev = module_device(module);
     if (dev >= pcs_ndevs || !pcs_devs[dev].base_fn)
         return;
     int saved = errno; /* the application's errno survives our calls */
+    if (!pa_ze_call_enter())
+        return;
     pcs_host.guard_enter();
     uint64_t base = 0;
     size_t bin = 0;
-    if (pcs_devs[dev].base_fn(**p->pphKernel, &base) != ZE_RESULT_SUCCESS) {
+    if (pcs_devs[dev].base_fn(kernel, &base) != ZE_RESULT_SUCCESS) {
         pcs_host.guard_leave();
+        pa_ze_call_leave();
         errno = saved;
         return;
     }
     /* the module's binary bounds the kernel; the next kernel's base caps it further (unitrace) */
-    if (pcs_ze.zeModuleGetNativeBinary(*p->phModule, &bin, NULL) != ZE_RESULT_SUCCESS)
+    if (pcs_ze.zeModuleGetNativeBinary(module, &bin, NULL) != ZE_RESULT_SUCCESS)
         bin = 0;
+    pa_ze_call_leave(); /* pcs_lines_of() takes its own window: its parse is not in one */
     uint32_t b32 = (uint32_t)(base & 0xffffffffu);
     uint64_t size = bin ? bin : (uint64_t)UINT32_MAX - b32;
     if (size > (uint64_t)UINT32_MAX - b32)
@@ -125,27 +137,36 @@ static void on_kernel_create(ze_kernel_create_params_t *p, ze_result_t r, void *
     char **files = NULL;
     pa_pcs_line_t *lines = NULL;
     uint32_t nfiles = 0, nlines = 0;
-    const char *name = (*p->pdesc)->pKernelName;
-    pcs_lines_of(*p->phModule, name, b32, &files, &nfiles, &lines, &nlines);
+    pcs_lines_of(module, name, b32, &files, &nfiles, &lines, &nlines);
     pcs_kernels_register(dev, b32, (uint32_t)size, name, files, nfiles, lines, nlines);
     pcs_host.guard_leave();
     errno = saved;
 }
 
+/* Under kmu, in a window: the engine's tracer with its two epilogues. 1 when enabled. */
+static int tracer_create(void)
+{
+    if (!pcs_ze.zelTracerCreate || !pcs_ze.zelTracerKernelCreateRegisterCallback ||
+        !pcs_ze.zelTracerModuleCreateRegisterCallback)
+        return 0;
+    zel_tracer_desc_t desc = {ZEL_STRUCTURE_TYPE_TRACER_EXP_DESC, NULL, NULL};
+    if (pcs_ze.zelTracerCreate(&desc, &tracer) == ZE_RESULT_SUCCESS &&
+        pcs_ze.zelTracerModuleCreateRegisterCallback(tracer, ZEL_REGISTER_EPILOGUE, on_module_create) ==
+            ZE_RESULT_SUCCESS &&
+        pcs_ze.zelTracerKernelCreateRegisterCallback(tracer, ZEL_REGISTER_EPILOGUE, on_kernel_create) ==
+            ZE_RESULT_SUCCESS &&
+        pcs_ze.zelTracerSetEnabled(tracer, 1) == ZE_RESULT_SUCCESS)
+        attached = 1;
+    return attached;
+}
+
 int pcs_kernels_attach(void)
 {
     pthread_mutex_lock(&kmu);
-    int ok = attached;
-    if (!attached && pcs_ze.zelTracerCreate && pcs_ze.zelTracerKernelCreateRegisterCallback &&
-        pcs_ze.zelTracerModuleCreateRegisterCallback) {
-        zel_tracer_desc_t desc = {ZEL_STRUCTURE_TYPE_TRACER_EXP_DESC, NULL, NULL};
-        if (pcs_ze.zelTracerCreate(&desc, &tracer) == ZE_RESULT_SUCCESS &&
-            pcs_ze.zelTracerModuleCreateRegisterCallback(tracer, ZEL_REGISTER_EPILOGUE, on_module_create) ==
-                ZE_RESULT_SUCCESS &&
-            pcs_ze.zelTracerKernelCreateRegisterCallback(tracer, ZEL_REGISTER_EPILOGUE, on_kernel_create) ==
-                ZE_RESULT_SUCCESS &&
-            pcs_ze.zelTracerSetEnabled(tracer, 1) == ZE_RESULT_SUCCESS)
-            ok = attached = 1;
+    int ok = attached || atomic_load(&pcs_host.kernels_hooked);
+    if (!ok && pa_ze_call_enter()) {
+        ok = tracer_create();
+        pa_ze_call_leave();
     }
     pthread_mutex_unlock(&kmu);
     return ok ? 0 : -1;

@@ -129,21 +129,25 @@ void pcs_lines_of(ze_module_handle_t module, const char *name, uint32_t base, ch
     *lines = NULL;
     *nfiles = *nlines = 0;
 #ifdef PA_HAVE_LIBDW
+    if (!pcs_ze.zetModuleGetDebugInfo || !dw_load() || !pa_ze_call_enter())
+        return;
+    /* the loader's calls in a window, the parse (milliseconds for a large module) after it */
     size_t size = 0, bin = 0;
-    if (!pcs_ze.zetModuleGetDebugInfo || !dw_load() ||
-        pcs_ze.zetModuleGetDebugInfo((zet_module_handle_t)module, ZET_MODULE_DEBUG_INFO_FORMAT_ELF_DWARF, &size,
-                                     NULL) != ZE_RESULT_SUCCESS ||
-        size == 0 || size > (256u << 20))
-        return;
-    uint8_t *buf = malloc(size);
-    if (!buf)
-        return;
+    uint8_t *buf = NULL;
     if (pcs_ze.zetModuleGetDebugInfo((zet_module_handle_t)module, ZET_MODULE_DEBUG_INFO_FORMAT_ELF_DWARF, &size,
+                                     NULL) == ZE_RESULT_SUCCESS &&
+        size != 0 && size <= (256u << 20) && (buf = malloc(size)) != NULL &&
+        pcs_ze.zetModuleGetDebugInfo((zet_module_handle_t)module, ZET_MODULE_DEBUG_INFO_FORMAT_ELF_DWARF, &size,
                                      buf) == ZE_RESULT_SUCCESS) {
         if (pcs_ze.zeModuleGetNativeBinary(module, &bin, NULL) != ZE_RESULT_SUCCESS || bin == 0)
             bin = UINT32_MAX;
-        read_dwarf(buf, size, base, bin, files, nfiles, lines, nlines);
+    } else {
+        free(buf);
+        buf = NULL;
     }
+    pa_ze_call_leave();
+    if (buf)
+        read_dwarf(buf, size, base, bin, files, nfiles, lines, nlines);
     free(buf);
 #else
     (void)module;

@@ -1,6 +1,8 @@
 /* pcs_reader.c - one streamer reader thread per device: activate EuStallSampling, open the streamer,
  * wait on its notification event (50 ms bound, as PTI), read, decode with the driver's calculator,
- * deliver to the agent's ring and/or the PTI session; final read and close at stop. */
+ * deliver to the agent's ring and/or the PTI session; final read and close at stop. Every loader
+ * call is in a window of the loader's teardown (collector/ze.h): once it began a reader ends
+ * without another call. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -12,7 +14,7 @@
 #include "../common/pa_log.h"
 #include "../common/pa_thread.h"
 
-#define PCS_WAIT_NS 50000000ull      /* event wait per loop: bounds the stop latency */
+#define PCS_WAIT_NS 50000000ull      /* the longest between two reads without a notification */
 #define PCS_NOTIFY_EVERY 32768u      /* PTI's notifyEveryNReports */
 #define PCS_JOIN_NS 2000000000ll     /* bound of a reader join */
 #define PCS_CHUNK_ENTRIES 512u       /* sample entries per ring record */
@@ -33,6 +35,7 @@ typedef struct reader {
     uint32_t *ent; size_t entcap;
     _Atomic uint64_t flush_req, flush_done;
     uint64_t reads;
+    int abandoned;                   /* the loader's teardown began: the streamer stays open */
 } reader_t;
 
 static reader_t readers[PCS_MAX_DEVICES];
@@ -108,17 +111,18 @@ static void deliver(reader_t *r, size_t nent, uint64_t reports, int dropped)
     pthread_mutex_unlock(&sink_mu);
 }
 
-/* One read of everything pending, decoded into r->ent (IP + count per reason). */
-static void read_once(reader_t *r)
+/* One read of everything pending, decoded into r->ent (IP + count per reason); in a window.
+ * Returns the entries decoded, -1 when nothing was read; *got bytes, *dropped the driver's flag. */
+static long read_decode(reader_t *r, size_t *gotp, int *droppedp)
 {
     pcs_dev_t *d = r->d;
     size_t cap = 0;
     if (pcs_ze.zetMetricStreamerReadData(r->s, UINT32_MAX, &cap, NULL) != ZE_RESULT_SUCCESS || cap == 0)
-        return;
+        return -1;
     if (cap > r->rawcap) {
         uint8_t *nb = realloc(r->raw, cap);
         if (!nb)
-            return;
+            return -1;
         r->raw = nb;
         r->rawcap = cap;
     }
@@ -126,7 +130,7 @@ static void read_once(reader_t *r)
     ze_result_t res = pcs_ze.zetMetricStreamerReadData(r->s, UINT32_MAX, &got, r->raw);
     int dropped = res == ZE_RESULT_WARNING_DROPPED_DATA;
     if ((res != ZE_RESULT_SUCCESS && !dropped) || (got == 0 && !dropped))
-        return;
+        return -1;
     size_t nent = 0;
     uint32_t nv = 0;
     if (got && pcs_ze.zetMetricGroupCalculateMetricValues(d->group, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES,
@@ -134,7 +138,7 @@ static void read_once(reader_t *r)
         if (nv > r->valcap) {
             zet_typed_value_t *nvv = realloc(r->vals, nv * sizeof *nvv);
             if (!nvv)
-                return;
+                return -1;
             r->vals = nvv;
             r->valcap = nv;
         }
@@ -146,7 +150,7 @@ static void read_once(reader_t *r)
         if (need > r->entcap) {
             uint32_t *ne = realloc(r->ent, need * sizeof *ne);
             if (!ne)
-                return;
+                return -1;
             r->ent = ne;
             r->entcap = need;
         }
@@ -160,7 +164,44 @@ static void read_once(reader_t *r)
             }
         }
     }
-    deliver(r, nent, got / 64, dropped);
+    *gotp = got;
+    *droppedp = dropped;
+    return (long)nent;
+}
+
+/* One read, delivered (outside the window: the ring and the PTI sink's lock need no loader).
+ * -1 once the loader's teardown began (nothing read). */
+static int read_once(reader_t *r)
+{
+    if (!pa_ze_call_enter())
+        return -1;
+    size_t got = 0;
+    int dropped = 0;
+    long nent = read_decode(r, &got, &dropped);
+    pa_ze_call_leave();
+    if (nent >= 0)
+        deliver(r, (size_t)nent, got / 64, dropped);
+    return 0;
+}
+
+/* Waits for the streamer's notification (at most PCS_WAIT_NS, PTI's bound) in waits of at most
+ * PA_ZE_CALL_MAX_BLOCK_NS, each in its own window: the loader's teardown never waits for a
+ * reader longer than one of them (one 50 ms wait had made it wait up to 50 ms). Ends early on a
+ * stop or a flush request (`done`: the flushes answered so far). -1 once the teardown began. */
+static int wait_notified(reader_t *r, uint64_t done)
+{
+    uint64_t end = pa_clock_ns() + PCS_WAIT_NS;
+    while (!atomic_load(&r->stop) && atomic_load(&r->flush_req) == done) {
+        if (!pa_ze_call_enter())
+            return -1;
+        ze_result_t res = pcs_ze.zeEventHostSynchronize(r->ev, PA_ZE_CALL_MAX_BLOCK_NS);
+        if (res == ZE_RESULT_SUCCESS)
+            pcs_ze.zeEventHostReset(r->ev);
+        pa_ze_call_leave();
+        if (res == ZE_RESULT_SUCCESS || pa_clock_ns() >= end)
+            break;
+    }
+    return 0;
 }
 
 static void *reader_main(void *arg)
@@ -171,10 +212,11 @@ static void *reader_main(void *arg)
     for (;;) {
         int stop = atomic_load(&r->stop);
         uint64_t req = atomic_load(&r->flush_req);
-        if (!stop && req == atomic_load(&r->flush_done) &&
-            pcs_ze.zeEventHostSynchronize(r->ev, PCS_WAIT_NS) == ZE_RESULT_SUCCESS)
-            pcs_ze.zeEventHostReset(r->ev);
-        read_once(r);
+        if ((!stop && req == atomic_load(&r->flush_done) && wait_notified(r, req) != 0) || read_once(r) != 0) {
+            r->abandoned = 1; /* the process is ending: no more calls into the loader */
+            atomic_store(&r->flush_done, req);
+            break;
+        }
         r->reads++;
         atomic_store(&r->flush_done, req);
         if (stop)
@@ -186,10 +228,17 @@ static void *reader_main(void *arg)
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
     pa_info("pc-sampling", "device %u: reader stopped after %llu reads, %.1f ms of CPU", r->d->index,
             (unsigned long long)r->reads, (double)cpu.tv_sec * 1e3 + (double)cpu.tv_nsec / 1e6);
-    pcs_ze.zetMetricStreamerClose(r->s);
-    pcs_ze.zetContextActivateMetricGroups(r->d->ctx, r->d->h, 0, NULL);
-    pcs_ze.zeEventDestroy(r->ev);
-    pcs_ze.zeEventPoolDestroy(r->pool);
+    if (!r->abandoned && pa_ze_call_enter()) {
+        pcs_ze.zetMetricStreamerClose(r->s);
+        pcs_ze.zetContextActivateMetricGroups(r->d->ctx, r->d->h, 0, NULL);
+        pcs_ze.zeEventDestroy(r->ev);
+        pcs_ze.zeEventPoolDestroy(r->pool);
+        pa_ze_call_leave();
+    } else {
+        r->abandoned = 1;
+        pa_info("pc-sampling", "device %u: the Level Zero loader is being torn down: the streamer is left open",
+                r->d->index);
+    }
     if (r->ring)
         pcs_host.ring_close(r->ring);
     r->ring = NULL;
@@ -309,12 +358,13 @@ int pcs_stream_start(int who, uint32_t period_ns, pcs_pti_sink_t *sink)
         pti_sink = sink;
         pthread_mutex_unlock(&sink_mu);
     }
-    if (!subs) {
+    if (!subs && pa_ze_call_enter()) { /* the opens in a window; the readers take their own */
         pcs_host.guard_enter();
         for (uint32_t i = 0; i < pcs_ndevs; i++)
             if (pcs_devs[i].group)
                 reader_start(&readers[i], &pcs_devs[i], period_ns);
         pcs_host.guard_leave();
+        pa_ze_call_leave();
     }
     int n = nrunning();
     if (n)

@@ -139,7 +139,7 @@ static void enumerate(void)
 int pcs_engine_init(int may_init)
 {
     pthread_mutex_lock(&init_mu);
-    if (!init_done) {
+    if (!init_done && pa_ze_call_enter()) {
         pcs_host.guard_enter();
         uint32_t n = 0;
         if (resolve() == 0) {
@@ -153,6 +153,7 @@ int pcs_engine_init(int may_init)
             }
         }
         pcs_host.guard_leave();
+        pa_ze_call_leave();
     }
     int r = init_result;
     pthread_mutex_unlock(&init_mu);

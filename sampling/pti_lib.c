@@ -2,6 +2,7 @@
  * engine when libprofagent.so is preloaded, on the library's own copy otherwise. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,18 +27,105 @@ static const pcs_pti_impl_t *impl(void)
     return t;
 }
 
-/* Without the agent: the environment the driver needs before the first zeInit (metrics, and
- * the tracing layer for kernel address ranges), then the engine and its kernel tracer, so
- * kernels created before ptiPcSamplingEnable are known too. A user's explicit values stay. */
+/*
+ * Without the agent the library attaches as the agent does (collector/ze.h): it never
+ * initializes Level Zero behind the application's back and leaves the tracing layer alone.
+ * - zeInit, zeModuleCreate and zeKernelCreate are interposed (this library comes before the
+ *   loader in the application's symbol scope when the application links it): each goes to the
+ *   next definition (the loader) with its arguments, its result and errno returned as they are;
+ *   after the application's own zeInit succeeded with GPU drivers the engine enumerates the
+ *   devices, and every module and kernel created is registered for IP -> kernel from then on,
+ *   so kernels created before ptiPcSamplingEnable are known.
+ * - Otherwise (the application reached the loader first) ptiPcSamplingEnable initializes the
+ *   engine, as PTI does, and the engine's tracer registers the kernels created after it when
+ *   the user enabled the tracing layer (ZE_ENABLE_TRACING_LAYER=1); their samples are counted
+ *   unmapped otherwise.
+ * The library used to set ZE_ENABLE_TRACING_LAYER=1 for its tracer, costing every Level Zero
+ * call of the application the layer's prologue/epilogue dispatch (about 170 ns), and call
+ * zeInit(0) in its constructor. ZET_ENABLE_METRICS=1 is still set (unless the user set it):
+ * drivers offer metric groups only when it precedes zeInit; it costs no call anything.
+ */
+static int agent_in;       /* libprofagent.so is preloaded: it does all of this */
+static _Atomic int lib_on; /* the engine is initialized on the application's Level Zero */
+
+/* nx = the next definition of `name` (the loader's), resolved once */
+#define PTI_NEXT(name)                                                                       \
+    static _Atomic(__typeof__(&name)) next_##name;                                           \
+    __typeof__(&name) nx = atomic_load_explicit(&next_##name, memory_order_acquire);         \
+    if (!nx) {                                                                               \
+        *(void **)&nx = dlsym(RTLD_NEXT, #name);                                             \
+        atomic_store_explicit(&next_##name, nx, memory_order_release);                       \
+    }                                                                                        \
+    if (!nx)                                                                                 \
+        return ZE_RESULT_ERROR_UNINITIALIZED
+
+/* After a successful call of the application: the engine on its Level Zero (once). */
+static int lib_engine(void)
+{
+    if (agent_in)
+        return 0;
+    atomic_store(&pcs_host.kernels_hooked, 1);
+    if (!atomic_load_explicit(&lib_on, memory_order_acquire) && pcs_engine_init(0) >= 0)
+        atomic_store_explicit(&lib_on, 1, memory_order_release);
+    return atomic_load_explicit(&lib_on, memory_order_acquire);
+}
+
+PTI_EXPORT ze_result_t zeInit(ze_init_flags_t flags)
+{
+    PTI_NEXT(zeInit);
+    ze_result_t r = nx(flags);
+    if (r == ZE_RESULT_SUCCESS && (flags == 0 || (flags & ZE_INIT_FLAG_GPU_ONLY))) {
+        int saved = errno;
+        lib_engine();
+        errno = saved;
+    }
+    return r;
+}
+
+PTI_EXPORT ze_result_t zeModuleCreate(ze_context_handle_t ctx, ze_device_handle_t dev, const ze_module_desc_t *desc,
+                                      ze_module_handle_t *mod, ze_module_build_log_handle_t *log)
+{
+    PTI_NEXT(zeModuleCreate);
+    ze_result_t r = nx(ctx, dev, desc, mod, log);
+    if (r == ZE_RESULT_SUCCESS && mod && *mod) {
+        int saved = errno;
+        if (lib_engine())
+            pcs_kernels_module_created(*mod, dev);
+        errno = saved;
+    }
+    return r;
+}
+
+PTI_EXPORT ze_result_t zeKernelCreate(ze_module_handle_t mod, const ze_kernel_desc_t *desc, ze_kernel_handle_t *k)
+{
+    PTI_NEXT(zeKernelCreate);
+    ze_result_t r = nx(mod, desc, k);
+    if (r == ZE_RESULT_SUCCESS && k && *k && desc && !agent_in && atomic_load_explicit(&lib_on, memory_order_acquire))
+        pcs_kernels_kernel_created(mod, *k, desc->pKernelName);
+    return r;
+}
+
 __attribute__((constructor)) static void pti_lib_init(void)
 {
-    if (dlsym(RTLD_DEFAULT, "pa_pcs_pti_impl_get"))
-        return; /* the agent does all of this */
+    agent_in = dlsym(RTLD_DEFAULT, "pa_pcs_pti_impl_get") != NULL;
+    if (agent_in)
+        return;
     setenv("ZET_ENABLE_METRICS", "1", 0);
-    setenv("ZE_ENABLE_TRACING_LAYER", "1", 0);
     pthread_atfork(NULL, NULL, pcs_stream_after_fork_child); /* readers do not exist in a child */
-    if (pcs_engine_init(1) >= 0)
-        pcs_kernels_attach();
+}
+
+/* The loader is this library's dependency: its destructors run after this one. From here on
+ * the engine makes no loader call (readers end, a PTI call gets an error), and the ones in
+ * progress are waited for, at most PTI_TEARDOWN_WAIT_NS (no window blocks longer than a tenth
+ * of it: collector/ze.h). A thread still inside then is not waited for: the loader's own
+ * teardown is not the library's to hold back (the agent's would skip it: ze_attach.c). */
+#define PTI_TEARDOWN_WAIT_NS 100000000ull
+__attribute__((destructor)) static void pti_lib_fini(void)
+{
+    if (agent_in)
+        return;
+    int waited;
+    pa_ze_call_teardown(PTI_TEARDOWN_WAIT_NS, &waited);
 }
 
 PTI_EXPORT pti_result ptiPcSamplingEnable(pti_pc_sampling_handle_t *handle)

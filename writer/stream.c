@@ -406,6 +406,8 @@ static void *stream_main(void *arg)
     /* the final part runs on the exiting thread (pa_writer_stream_finish): at the application's
      * priority, not this thread's lowered one, which on a busy machine made the exit wait for a
      * core (the connection moves with the lock's ordering; it is never used by two at once) */
+    pa_dbg("writer", "the DB thread used %.1f ms of CPU (%llu records loaded)", pa_thread_cpu_ms(),
+           (unsigned long long)(s.w ? pa_dbw_records(s.w) : 0));
     s.done = 1;
     pthread_cond_broadcast(&s.cv);
     pthread_mutex_unlock(&s.mu);

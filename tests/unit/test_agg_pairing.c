@@ -20,6 +20,10 @@ void pa_agg_ze_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payloa
 {
     (void)a, (void)rec, (void)payload;
 }
+void pa_agg_ze_api(pa_agg_t *a, const pa_record_t *rec)
+{
+    (void)a, (void)rec;
+}
 void pa_agg_ze_finish(pa_agg_t *a) { (void)a; }
 void pa_agg_mem_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
 {

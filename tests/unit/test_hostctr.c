@@ -1,5 +1,6 @@
 /* test_hostctr.c - host counters: libpfm4 encoding, probe and fallbacks (real ENOENT, fake EACCES/EMFILE),
- * group read and multiplex scaling with a fake reader, fds closed at thread exit. */
+ * the fd budget (threads at once, the probe itself, a fork child's count), group read and multiplex
+ * scaling with a fake reader, fds closed at thread exit. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -296,6 +298,18 @@ static void *thread_sample(void *arg)
     return NULL;
 }
 
+static pthread_barrier_t opened, release;
+
+/* Opens its group, then keeps it open until released. */
+static void *thread_hold_open(void *arg)
+{
+    (void)arg;
+    pa_hc_sample(42);
+    pthread_barrier_wait(&opened);
+    pthread_barrier_wait(&release);
+    return NULL;
+}
+
 static void test_fake_emfile_stops(void **state)
 {
     (void)state;
@@ -371,6 +385,88 @@ static void test_budget_threads_at_once(void **state)
     pa_hc_reset();
     assert_int_equal(count_fds(), fds0);
     assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl0), 0);
+}
+
+/* The probe of more events than the budget holds: it takes each fd from the budget before
+ * opening it, so it stops at the budget (it had opened every event, counted after the fact). */
+static void test_probe_within_budget(void **state)
+{
+    (void)state;
+    /* 15 distinct events (the fake open takes hardware ones too) */
+    static const char *const names[] = {"task-clock", "context-switches", "page-faults", "cpu-migrations",
+        "perf::CPU-CLOCK", "cycles", "instructions", "cache-misses", "branch-misses", "perf::CACHE-REFERENCES",
+        "perf::BRANCHES", "perf::BUS-CYCLES", "perf::REF-CYCLES", "perf::STALLED-CYCLES-FRONTEND",
+        "perf::STALLED-CYCLES-BACKEND"};
+    struct rlimit rl0, rl;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl0), 0);
+    int fds0 = count_fds();
+    /* budget B: the leader and B - 1 of B + 2 events; the B + 3 opens of an unbounded probe
+     * would all succeed below RLIMIT_NOFILE = 2 B */
+    long budget = fds0 + 4;
+    assert_true(budget + 2 <= (long)(sizeof names / sizeof names[0]));
+    char asked[512] = "";
+    for (long i = 0; i < budget + 2; i++)
+        snprintf(asked + strlen(asked), sizeof asked - strlen(asked), "%s%s", i ? "," : "", names[i]);
+    rl = rl0;
+    rl.rlim_cur = (rlim_t)(2 * budget);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    pa_hc_set_syscalls(fake_open, NULL);
+    fake_calls = 0; fake_emfile_after = -1; fake_refuse_kernel = 0; fake_refuse_all = 0;
+    assert_int_equal(pa_hc_init(asked, 1), budget + 2);
+    pa_hc_sample(1);
+    assert_int_equal(fake_calls, budget);
+    assert_int_equal(pa_hc_ncounted(), budget - 1);
+    assert_int_equal(pa_hc_fds_in_use(), budget);
+    assert_int_equal(count_fds(), fds0 + budget);
+    char want[64];
+    snprintf(want, sizeof want, "half of RLIMIT_NOFILE (%ld)", budget);
+    for (long i = budget - 1; i < budget + 2; i++) {
+        const pa_hc_event_t *e = find_ev(names[i]);
+        assert_int_equal(e->status, PA_HC_NO_FDS);
+        if (i == budget - 1) /* the one refused by the budget; the others not tried after it */
+            assert_non_null(strstr(e->detail, want));
+    }
+    assert_int_equal(find_ev(names[budget - 2])->status, PA_HC_OPENED);
+    pa_hc_reset();
+    assert_int_equal(pa_hc_fds_in_use(), 0);
+    assert_int_equal(count_fds(), fds0);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl0), 0);
+}
+
+/* A fork child closes the parent's group fds and counts none open: it had kept the parent's
+ * count (3 here, and a thousand with many threads), so its budget was short by them. */
+static void test_fork_child_count(void **state)
+{
+    (void)state;
+    pa_hc_set_syscalls(fake_open, NULL);
+    fake_calls = 0; fake_emfile_after = -1; fake_refuse_kernel = 0; fake_refuse_all = 0;
+    int fds0 = count_fds();
+    assert_int_equal(pa_hc_init("task-clock,page-faults", 1), 2);
+    pa_hc_sample(1);
+    assert_int_equal(pa_hc_fds_in_use(), 3);
+    pthread_t th;
+    pthread_create(&th, NULL, thread_hold_open, NULL); /* a second thread's group: 6 open */
+    pthread_barrier_wait(&opened);
+    assert_int_equal(pa_hc_fds_in_use(), 6);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        pa_hc_after_fork_child();
+        int bad = (pa_hc_fds_in_use() != 0) | (count_fds() != fds0) << 1 | (pa_hc_active != 0) << 2;
+        _exit(bad);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_int_equal(pa_hc_fds_in_use(), 6); /* the parent's own count is untouched */
+    pthread_barrier_wait(&release);
+    pthread_join(th, NULL);
+    assert_int_equal(pa_hc_fds_in_use(), 3);
+    pa_hc_reset();
+    assert_int_equal(pa_hc_fds_in_use(), 0);
+    assert_int_equal(count_fds(), fds0);
 }
 
 /* ---- group read with a fake reader ---- */
@@ -524,10 +620,14 @@ int main(void)
         cmocka_unit_test_teardown(test_fake_eacces_user_only, teardown),
         cmocka_unit_test_teardown(test_fake_emfile_stops, teardown),
         cmocka_unit_test_teardown(test_budget_threads_at_once, teardown),
+        cmocka_unit_test_teardown(test_probe_within_budget, teardown),
+        cmocka_unit_test_teardown(test_fork_child_count, teardown),
         cmocka_unit_test_teardown(test_group_read_scaling, teardown),
         cmocka_unit_test_teardown(test_one_read_per_sample, teardown),
         cmocka_unit_test_teardown(test_threads_close_at_exit, teardown),
     };
+    pthread_barrier_init(&opened, NULL, 2);
+    pthread_barrier_init(&release, NULL, 2);
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     for (int i = 0; i < nrings && i < 256; i++)
         pa_ring_destroy(rings[i]);

@@ -2,7 +2,8 @@
  * thread inside one and not longer than its bound, skips its own thread and ended threads, the
  * gate refuses once the loader is going, and threads reading an object inside windows never see
  * it freed after the drain (with membarrier and with the fallback), while without the drain
- * they do. */
+ * they do; the agent's call gate (collector/ze.h): refused after the teardown began, calls in
+ * progress counted and waited for (a stub loader call that sleeps), reader loops ending. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -232,6 +233,182 @@ static void race_membarrier(void **state)
     assert_int_equal(race(300, 1), 0);
 }
 
+/* ---- the gate of the agent's calls outside the ze source (collector/ze.h) ----
+ * A stub stands for a loader call: it counts its calls, the ones in progress, and the ones that
+ * began after the teardown returned (which must not exist: the loader's state is gone then). */
+static _Atomic int stub_inside, stub_calls, stub_after_teardown, torn, stub_release;
+
+/* us > 0: returns after that long; us == 0: once stub_release is set */
+static void stub_loader_call(long us)
+{
+    if (atomic_load(&torn))
+        atomic_fetch_add(&stub_after_teardown, 1);
+    atomic_fetch_add(&stub_inside, 1);
+    atomic_fetch_add(&stub_calls, 1);
+    if (us)
+        nap_us(us);
+    else
+        while (!atomic_load(&stub_release))
+            nap_us(500);
+    atomic_fetch_sub(&stub_inside, 1);
+}
+
+static void stub_reset(void)
+{
+    atomic_store(&stub_inside, 0);
+    atomic_store(&stub_calls, 0);
+    atomic_store(&stub_after_teardown, 0);
+    atomic_store(&torn, 0);
+    atomic_store(&stub_release, 0);
+    atomic_store(&pa_ze_loader_live, 1);
+}
+
+/* enter/leave nest and keep errno; after the teardown began every enter is refused, without
+ * entering a window (a refused caller must not leave) */
+static void call_gate_refuses_after_teardown(void **state)
+{
+    (void)state;
+    stub_reset();
+    errno = 4321;
+    assert_int_equal(pa_ze_call_live(), 1);
+    assert_int_equal(pa_ze_call_enter(), 1);
+    assert_int_equal(pa_ze_call_enter(), 1);
+    assert_int_equal(my_depth(), 2);
+    pa_ze_call_leave();
+    pa_ze_call_leave();
+    assert_int_equal(my_depth(), 0);
+    int waited = -1;
+    assert_int_equal(pa_ze_call_teardown(1000000000ull, &waited), 0);
+    assert_int_equal(waited, 0);
+    assert_int_equal(pa_ze_call_live(), 0);
+    assert_int_equal(pa_ze_call_enter(), 0);
+    assert_int_equal(pa_ze_loader_enter(), 0); /* the ze source's own gate: the same flag */
+    assert_int_equal(my_depth(), 0);
+    assert_int_equal(errno, 4321);
+    stub_reset();
+}
+
+typedef struct caller {
+    long call_us;         /* each stub call's length */
+    int once;             /* one call, then end; else loop until refused */
+    _Atomic int in, calls, refused;
+} caller_t;
+
+/* A reader thread's loop: gate, one stub call, leave; ends when the gate refuses. */
+static void *caller_main(void *arg)
+{
+    caller_t *c = arg;
+    for (;;) {
+        if (!pa_ze_call_enter()) {
+            atomic_store(&c->refused, 1);
+            return NULL;
+        }
+        atomic_store(&c->in, 1);
+        stub_loader_call(c->call_us);
+        atomic_fetch_add(&c->calls, 1);
+        pa_ze_call_leave();
+        if (c->once)
+            return NULL;
+    }
+}
+
+/* three threads each in a 40 ms stub call: the teardown counts the three, waits until every call
+ * returned (none still inside when it returns), and none starts a call after it */
+static void call_teardown_waits_for_calls_in_progress(void **state)
+{
+    (void)state;
+    stub_reset();
+    enum { N = 3 };
+    caller_t c[N];
+    pthread_t t[N];
+    for (int i = 0; i < N; i++) {
+        c[i] = (caller_t){.call_us = 40000, .once = 1};
+        assert_int_equal(pthread_create(&t[i], NULL, caller_main, &c[i]), 0);
+    }
+    for (int i = 0; i < N; i++)
+        while (!atomic_load(&c[i].in))
+            nap_us(100);
+    int waited = -1;
+    int left = pa_ze_call_teardown(20000000000ull, &waited);
+    assert_int_equal(atomic_load(&stub_inside), 0);
+    atomic_store(&torn, 1);
+    assert_int_equal(left, 0);
+    assert_true(waited >= 1 && waited <= N); /* a call may have ended before the drain looked */
+    for (int i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(atomic_load(&c[i].calls), 1);
+    }
+    assert_int_equal(atomic_load(&stub_calls), N);
+    assert_int_equal(atomic_load(&stub_after_teardown), 0);
+    stub_reset();
+}
+
+/* four reader loops of 2 ms calls (as the sampling readers' sliced waits): the teardown returns
+ * with none inside, every loop then ends refused, and no call starts after the teardown */
+static void call_readers_end_at_teardown(void **state)
+{
+    (void)state;
+    stub_reset();
+    enum { N = 4 };
+    caller_t c[N];
+    pthread_t t[N];
+    for (int i = 0; i < N; i++) {
+        c[i] = (caller_t){.call_us = 2000};
+        assert_int_equal(pthread_create(&t[i], NULL, caller_main, &c[i]), 0);
+    }
+    for (int i = 0; i < N; i++)
+        while (atomic_load(&c[i].calls) < 3)
+            nap_us(500);
+    int waited = -1;
+    int left = pa_ze_call_teardown(20000000000ull, &waited);
+    assert_int_equal(atomic_load(&stub_inside), 0);
+    atomic_store(&torn, 1);
+    assert_int_equal(left, 0);
+    int total = 0;
+    for (int i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(atomic_load(&c[i].refused), 1);
+        total += atomic_load(&c[i].calls);
+    }
+    assert_int_equal(atomic_load(&stub_calls), total);
+    assert_int_equal(atomic_load(&stub_after_teardown), 0);
+    stub_reset();
+}
+
+/* three calls that block past the bound (held until released; a 50 ms bound): the teardown
+ * returns at its bound counting the three still inside (its caller then keeps the loader's
+ * state: ze_attach.c); once they returned, a second teardown finds none */
+static void call_teardown_bounded_counts(void **state)
+{
+    (void)state;
+    stub_reset();
+    enum { N = 3 };
+    caller_t c[N];
+    pthread_t t[N];
+    for (int i = 0; i < N; i++) {
+        c[i] = (caller_t){.call_us = 0, .once = 1};
+        assert_int_equal(pthread_create(&t[i], NULL, caller_main, &c[i]), 0);
+    }
+    for (int i = 0; i < N; i++)
+        while (!atomic_load(&c[i].in))
+            nap_us(100);
+    uint64_t t0 = now_ns();
+    int waited = -1;
+    int left = pa_ze_call_teardown(50000000ull, &waited);
+    assert_true(now_ns() - t0 >= 50000000ull);
+    assert_int_equal(left, N);
+    assert_int_equal(waited, N);
+    assert_int_equal(atomic_load(&stub_inside), N);
+    assert_int_equal(pa_ze_call_enter(), 0);
+    atomic_store(&stub_release, 1);
+    for (int i = 0; i < N; i++)
+        pthread_join(t[i], NULL);
+    assert_int_equal(pa_ze_call_teardown(1000000000ull, &waited), 0);
+    assert_int_equal(waited, 0);
+    assert_int_equal(atomic_load(&stub_calls), N);
+    stub_reset();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +419,10 @@ int main(void)
         cmocka_unit_test(race_without_drain_reads_freed),
         cmocka_unit_test(race_fallback),
         cmocka_unit_test(race_membarrier),
+        cmocka_unit_test(call_gate_refuses_after_teardown),
+        cmocka_unit_test(call_teardown_waits_for_calls_in_progress),
+        cmocka_unit_test(call_readers_end_at_teardown),
+        cmocka_unit_test(call_teardown_bounded_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

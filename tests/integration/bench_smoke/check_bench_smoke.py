@@ -13,7 +13,7 @@ EXPECTED = [
     ("hgtx_pushpop_added_ns", "ns"), ("hgtx_hostctr_added_ns", "ns"), ("itt_task_added_ns", "ns"),
     ("osrt_call_added_ns", "ns"),
     ("mem_alloc_added_ns_live10", "ns"), ("mem_alloc_added_ns_live1k", "ns"),
-    ("agg_drain_rate", "events/s"), ("mem_sym_ns_per_unique_stack", "ns"), ("db_write_rate", "rows/s"), ("db_write_cpu_rate", "rows/s"),
+    ("agg_drain_rate", "events/s"), ("agg_drain_rate_ze", "events/s"), ("mem_sym_ns_per_unique_stack", "ns"), ("db_write_rate", "rows/s"), ("db_write_cpu_rate", "rows/s"),
     ("db_sqlite_ceiling_cpu_rate", "rows/s"), ("db_sqlite_ceiling_wal_cpu_rate", "rows/s"), ("db_write_vs_ceiling", "ratio"),
     ("kill_db_lag_s", "s"),
     ("spool_bytes_per_event", "bytes"),

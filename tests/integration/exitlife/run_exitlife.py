@@ -614,10 +614,67 @@ def t_nosync():
     print("info: (threads, launches, ZE_OPS, uncollected, s): %s" % nosync_runs)
 
 
+def sanitizer_report(err):
+    for bad in ("AddressSanitizer", "runtime error", "LeakSanitizer"):
+        if bad in err:
+            i = err.index(bad)
+            return "sanitizer report: %s" % " ".join(err[i:i + 300].split())
+    return None
+
+
+def t_sampling_race():
+    """The agent's own Level Zero threads racing the exit: the PC-sampling readers (EU-stall
+    streamer, PROFAGENT_PC_SAMPLING=1) and the device metric readers (PROFAGENT_METRICS=
+    ComputeBasic, sysman beside) run while main returns with two workers calling Level Zero flat
+    out and a library destructor keeps the process 50 ms in _dl_fini. Every reader call is in a
+    window of the loader's teardown (collector/ze.h). 20 runs: status 0, no sanitizer report, one
+    complete DB holding the device's sampling state and its metric stream, and the teardown's
+    debug line says no thread was left inside at its bound. Then the PTI library alone (no
+    agent), its collection still running at exit (pcs_multi exit-running api): its reader runs
+    through the exit until the library's destructor closes the gate; 20 runs, status 0, no
+    sanitizer report."""
+    import re
+
+    def one():
+        rc, err, _ = run(["zeworkers", "2", "-1", "30", "nofill"],
+                         {"EXITLIFE_SLOW_FINI": "50", "PROFAGENT_PC_SAMPLING": "1", "PROFAGENT_METRICS": "ComputeBasic",
+                          "PROFAGENT_LOG": "debug"})
+        if rc != 0:
+            return "exit status %s%s" % (rc, " (SIGSEGV)" if rc == -11 else "")
+        why = sanitizer_report(err) or complete_db()
+        if why:
+            return why
+        m = re.search(r"loader teardown: waited for (\d+) thread\(s\) inside the agent's reads, (\d+) still inside", err)
+        if not m or m.group(2) != "0":
+            return "teardown line %s" % (m.group(0) if m else "missing")
+        db = dbs()[0]
+        n = {t: q(db, "SELECT count(*) FROM %s" % t)[0][0] for t in ("PCS_DEVICES", "METRIC_DEVICES", "METRIC_CHUNKS")}
+        if n["PCS_DEVICES"] < 1 or n["METRIC_DEVICES"] < 1 or n["METRIC_CHUNKS"] < 1:
+            return "rows %s" % n
+        return None
+    repeat(20, "sampling and metric readers while main returns under ze workers", one)
+
+    multi = os.path.join(BUILD, "tests", "pcs", "pcs_multi")
+
+    def alone():
+        e = env_for()
+        e.pop("LD_PRELOAD")
+        try:
+            p = subprocess.run([multi, "exit-running", "api"], env=e, capture_output=True, timeout=60, cwd=WORK)
+        except subprocess.TimeoutExpired:
+            return "hang (60 s)"
+        err = p.stderr.decode(errors="replace")
+        if p.returncode != 0:
+            return "exit status %s (%s)" % (p.returncode, err.strip()[-300:])
+        return sanitizer_report(err)
+    repeat(20, "the PTI library alone, its collection running through the exit", alone)
+
+
 TESTS = {"threadexit": t_threadexit, "ze_exit_race": t_ze_exit_race, "ze_exit_race_fill": t_ze_exit_race_fill, "tight_exit": t_tight_exit, "pthread_exit": t_pthread_exit,
          "atexit_ze": t_atexit_ze, "quick_exit": t_quick_exit, "preinit": t_preinit, "libctor": t_libctor,
          "sigwrite": t_sigwrite, "dropped_pops": t_dropped_pops, "exit2nd": t_exit2nd,
-         "exit2nd_slow": t_exit2nd_slow, "sigexit": t_sigexit, "blocksync": t_blocksync, "sigmalloc": t_sigmalloc, "tscfault": t_tscfault, "nosync": t_nosync, "manyexit": t_manyexit}
+         "exit2nd_slow": t_exit2nd_slow, "sigexit": t_sigexit, "blocksync": t_blocksync, "sigmalloc": t_sigmalloc, "tscfault": t_tscfault, "nosync": t_nosync, "manyexit": t_manyexit,
+         "sampling_race": t_sampling_race}
 TESTS[TEST]()
 print("FAILED: %d" % len(FAILS) if FAILS else "all ok")
 sys.exit(1 if FAILS else 0)

@@ -290,6 +290,15 @@ static const tcase_t cases[] = {
 
 int main(void)
 {
+    /* the library leaves Level Zero and the environment to the application: nothing initialized
+     * before its own zeInit (the loader answers UNINITIALIZED), no tracing layer turned on; the
+     * kernel created before Enable is still known (its zeKernelCreate went through the library) */
+    uint32_t ndrv = 0;
+    PCS_CHECK(zeDriverGet(&ndrv, NULL) == ZE_RESULT_ERROR_UNINITIALIZED, "Level Zero initialized before main's zeInit");
+    PCS_CHECK(getenv("ZE_ENABLE_TRACING_LAYER") == NULL, "ZE_ENABLE_TRACING_LAYER=%s set behind the application",
+              getenv("ZE_ENABLE_TRACING_LAYER"));
+    PCS_CHECK(getenv("ZET_ENABLE_METRICS") && strcmp(getenv("ZET_ENABLE_METRICS"), "1") == 0,
+              "ZET_ENABLE_METRICS not 1 before zeInit");
     pcs_run_init(&run);
     dev0 = run.env.devices[0];
     /* the busy kernel's handle, from a stopped session */

@@ -119,11 +119,16 @@ if db:
 # ... and when the ring cannot take the final synchronization's burst: its collection writes
 # 3000 ZE_OPS records at once from one thread (4 slots each, 12,000 slots) into a 64 KiB ring
 # (1024 slots). Each one is still a row, written as the aggregator makes room, none dropped or
-# counted (the ZE_API records the appends lose to the small ring are counted drops: not checked)
+# counted; the 6000 ZE_API records of the appends, written faster than the aggregator drains,
+# wait for room in the full ring too (collector/ze_api.c): none dropped, every call a row
 db, err = run(["immediate", "3000"], {"PROFAGENT_RING_SIZE": "64K"}, timeout=120)
 if db:
     n, d = rows_distinct(db)
     check((n, d, uncollected(db)) == (3000, 3000, 0), f"immediate 3000 (64K ring): rows/distinct/uncollected {(n, d, uncollected(db))}")
+    drops = losses(db).get("drops")
+    launches = q(db, "SELECT count(*) FROM ZE_API a JOIN STRING_IDS s ON s.id = a.nameId"
+                     " WHERE s.value = 'zeCommandListAppendLaunchKernel'")[0][0]
+    check((drops, launches) == (0, 3000), f"immediate 3000 (64K ring): drops {drops}, launch calls {launches} (want 0, 3000)")
 # ... and with the cap at 1K they are counted, never silently lost
 db, err = run(["immediate", "20000"], dict(cap, **whole_ring), timeout=120)
 if db:
