@@ -348,7 +348,7 @@ static void no_results_summary(void)
 {
     static char part[PATH_MAX], note[PATH_MAX + 256];
     int rc = pa_writer_stream_finish(NULL, 0, part, sizeof part);
-    const char *db = rc == -2 ? part : NULL;
+    const char *db = rc == -2 || rc == -3 ? part : NULL; /* -3: the DB thread's last commit */
     unsigned long long ms = (unsigned long long)pa_config.exit_timeout_ms;
     pa_err("agent", "the exit budget PROFAGENT_EXIT_TIMEOUT_MS=%llu ran out while the aggregator drained: the"
            " summary is INCOMPLETE (no statistics); %s%s%s; spool kept, a complete DB: profagent recover %s", ms,
