@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <sqlite3.h>
+#include <zstd.h>
+#include <zstd_errors.h>
 
 #include "cli.h"
 #include "pa_log.h"
@@ -41,6 +43,21 @@ static int parse_spool_name(const char *spool, char *db, size_t size, uint32_t *
     return 0;
 }
 
+/* 1 when the file's first zstd frame ends past the end of the file (a frame is at most ~1 MiB of
+ * records, pa_spool.c: the first PA_FRAME_PROBE bytes hold a whole one). */
+#define PA_FRAME_PROBE (8u << 20)
+static int first_frame_cut(const char *spool)
+{
+    FILE *f = fopen(spool, "rb");
+    unsigned char *buf = f ? malloc(PA_FRAME_PROBE) : NULL;
+    size_t n = buf ? fread(buf, 1, PA_FRAME_PROBE, f) : 0;
+    if (f)
+        fclose(f);
+    size_t r = n ? ZSTD_findFrameCompressedSize(buf, n) : 0;
+    free(buf);
+    return n && n < PA_FRAME_PROBE && ZSTD_isError(r) && ZSTD_getErrorCode(r) == ZSTD_error_srcSize_wrong;
+}
+
 /* What `spool` is when it is not a spool we can recover from: NULL when it is one (zstd data
  * whose first record decodes as one of ours), else why not, for the one refusal message. A
  * finished DB is named as such: it needs no recovery and must never be called removable. */
@@ -68,6 +85,9 @@ static const char *not_a_spool(const char *spool)
     if (rd)
         pa_spool_close_read(rd);
     pa_log_level = saved;
+    if (got != 1 && first_frame_cut(spool))
+        return "it is a spool cut short inside its first zstd frame (the process died, or the copy stopped, before"
+               " the first frame was whole): it holds no complete record, nothing to recover";
     if (got != 1 || kind < PA_SP_STRING || kind > PA_SP_ITT_LAST)
         return "it is not a profagent spool (zstd data, but no profagent record in it)";
     return NULL;

@@ -2,6 +2,7 @@
  * template's inline CSS/JS, the data as JSON in the page): the session, a device-busy overview,
  * and each report that has data as a sortable table with the chart the spec names for it. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -517,6 +518,18 @@ static void pa_report_usage(FILE *out)
         "groups, utilization bars where the DB has them). Default output: FILE.html.\n");
 }
 
+/* The temporary page while it is written: removed on SIGINT, SIGTERM or SIGHUP (a kill -9 leaves
+ * it, and the next run writes the same name over it). */
+static char report_tmp[4200];
+
+static void on_report_signal(int sig)
+{
+    if (report_tmp[0])
+        unlink(report_tmp);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 int pa_cli_report(int argc, char **argv)
 {
     const char *db_path = NULL, *out_path = NULL;
@@ -585,10 +598,19 @@ int pa_cli_report(int argc, char **argv)
         return PA_CLI_EDATA;
     }
     snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
+    struct sigaction sa = {.sa_handler = on_report_signal}, old[3];
+    const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+    sigemptyset(&sa.sa_mask);
+    if (!dev) {
+        snprintf(report_tmp, sizeof report_tmp, "%s", tmp);
+        for (int i = 0; i < 3; i++)
+            sigaction(sigs[i], &sa, &old[i]);
+    }
     FILE *out = fopen(dev ? out_path : tmp, "w");
     if (!out) {
         pa_cli_error("report: cannot write '%s': %m", out_path);
         sqlite3_close(db);
+        report_tmp[0] = '\0';
         return PA_CLI_EDATA;
     }
     int rc = pa_html_write(out, db, db_path, (size_t)limit) == 0 ? PA_CLI_OK : PA_CLI_EDATA;
@@ -602,5 +624,10 @@ int pa_cli_report(int argc, char **argv)
         pa_cli_error("report: writing '%s' failed: %m", out_path);
     if (rc != PA_CLI_OK && !dev)
         remove(tmp);
+    if (!dev) {
+        report_tmp[0] = '\0';
+        for (int i = 0; i < 3; i++)
+            sigaction(sigs[i], &old[i], NULL);
+    }
     return rc;
 }

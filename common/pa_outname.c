@@ -1,4 +1,4 @@
-/* pa_outname.c - expands %p %h %q{VAR} %% in output names and picks a name that is not taken. */
+/* pa_outname.c - expands %p %h %r %q{VAR} %% in output names and picks a name that is not taken. */
 #include "pa_outname.h"
 
 #include <stdio.h>
@@ -55,11 +55,23 @@ int pa_outname_expand(const char *tmpl, char *out, size_t size)
             break;
         case 'r': {
             const pa_rank_info_t *ri = pa_rank_self();
-            if (ri->rank >= 0)
+            if (ri->rank >= 0) {
                 n = (size_t)snprintf(buf, sizeof buf, "%ld", ri->rank);
-            else
-                pa_warn("output", "\"%s\": %%r: no rank in the environment (no launcher variable such as "
-                        "OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID is set); it expands to nothing", tmpl);
+                break;
+            }
+            /* no rank: nothing, and the separator before it with it ("out-%r.db" -> "out.db"); at the
+             * start of a file name "norank" ("%r.db" -> "norank.db", not the hidden ".db") */
+            const char *what = "nothing";
+            int base_start = used == 0 || out[used - 1] == '/';
+            if (!base_start && strchr("-_.", out[used - 1]) && used >= 2 && out[used - 2] != '/') {
+                out[--used] = '\0';
+                what = "nothing, with the separator before it";
+            } else if (base_start) {
+                s = "norank", n = 6;
+                what = "\"norank\" (at the start of the file name: nothing would leave a hidden or empty name)";
+            }
+            pa_warn("output", "\"%s\": %%r: no rank in the environment (no launcher variable such as "
+                    "OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID is set); it expands to %s", tmpl, what);
             break;
         }
         case '%':

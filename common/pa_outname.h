@@ -12,7 +12,9 @@
 const char *pa_outname_default(void);
 
 /*! pa_outname_expand() : expands `tmpl` into out[size]: %p -> pid, %h -> hostname,
- *  %r -> the rank (pa_rank.h; none: empty, one warning), %q{VAR} -> value of environment
+ *  %r -> the rank (pa_rank.h; none: one warning, and nothing with a '-', '_' or '.' right
+ *  before it dropped too, "out-%r.db" -> "out.db"; "norank" at the start of a file name,
+ *  "%r.db" -> "norank.db", never a hidden ".db"), %q{VAR} -> value of environment
  *  variable VAR (unset: empty, one warning), %% -> %.
  *  An unknown placeholder or an unclosed %q{ is kept literally with a warning.
  *  Returns 0, or -1 when the result does not fit (out then holds a truncated string). */

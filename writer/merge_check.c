@@ -7,49 +7,7 @@
 
 #include "merge_internal.h"
 #include "writer.h"
-
-static uint32_t be32(const unsigned char *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
-
-/* The SQLite header of `path`: magic, and a file no shorter than the page count its header
- * states (valid when the change counter equals "version-valid-for", as SQLite >= 3.7 writes). */
-static int check_file(const char *path, const struct stat *st, char *err, size_t errsz)
-{
-    unsigned char h[100];
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errsz, "cannot open '%s': %s", path, strerror(errno));
-        return -1;
-    }
-    size_t got = fread(h, 1, sizeof h, f);
-    fclose(f);
-    if (got == 0) {
-        snprintf(err, errsz, "'%s' is empty, not a profagent database", path);
-        return -1;
-    }
-    if (got < 16 || memcmp(h, "SQLite format 3", 16) != 0) {
-        snprintf(err, errsz, "'%s' is not a profagent database (not an SQLite file)", path);
-        return -1;
-    }
-    if (got < sizeof h) {
-        snprintf(err, errsz, "'%s' is truncated (%zu bytes: not even an SQLite header)", path, got);
-        return -1;
-    }
-    uint32_t psz = (uint32_t)h[16] << 8 | h[17];
-    if (psz == 1)
-        psz = 65536;
-    uint64_t pages = be32(h + 28);
-    if (be32(h + 24) == be32(h + 92) && pages && (uint64_t)st->st_size < pages * psz) {
-        snprintf(err, errsz, "'%s' is truncated (%lld bytes; its header says %llu pages of %u bytes = %llu)", path,
-                 (long long)st->st_size, (unsigned long long)pages, psz, (unsigned long long)(pages * psz));
-        return -1;
-    }
-    if (psz >= 512 && st->st_size % psz) {
-        snprintf(err, errsz, "'%s' is truncated (%lld bytes: not a whole number of %u-byte pages)", path,
-                 (long long)st->st_size, psz);
-        return -1;
-    }
-    return 0;
-}
+#include "writer_internal.h"
 
 static int64_t meta_int(sqlite3 *db, const char *key, int64_t dflt)
 {
@@ -173,7 +131,7 @@ static int check_all(const char *out, const struct stat *ost, const char *const 
                          paths[i]);
                 return -1;
             }
-        if (check_file(paths[i], &st[i], err, errsz) != 0 || read_meta(paths[i], &in[i], err, errsz) != 0)
+        if (pa_db_check_file(paths[i], err, errsz) != 0 || read_meta(paths[i], &in[i], err, errsz) != 0)
             return -1;
     }
     for (size_t i = 1; i < n; i++)

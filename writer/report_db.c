@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "writer_internal.h"
@@ -39,21 +40,36 @@ int pa_spool_beside(const char *db, char *out, size_t sz)
     return rc;
 }
 
-/* Reads the 16-byte SQLite header; returns 0 when it is a SQLite 3 file, else err is set. */
-static int pa_check_sqlite_header(const char *path, char *err, size_t errsz)
+static uint32_t pa_be32(const unsigned char *p)
 {
-    static const char magic[16] = "SQLite format 3";  /* with its NUL: 16 bytes */
-    char hdr[16];
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* 1 when `<path>-wal` exists and is not empty: the pages of the transactions committed to it are
+ * not in the main file yet (a killed or live writer in WAL mode), SQLite reads them from there. */
+static int pa_has_wal(const char *path)
+{
+    char wal[4200];
+    struct stat st;
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    return stat(wal, &st) == 0 && st.st_size > 0;
+}
+
+int pa_db_check_file(const char *path, char *err, size_t errsz)
+{
+    unsigned char h[100];
+    struct stat st;
     FILE *f = fopen(path, "rb");
     if (!f) {
         snprintf(err, errsz, "cannot open '%s': %s", path, strerror(errno));
         return -1;
     }
-    size_t n = fread(hdr, 1, sizeof hdr, f);
+    size_t n = fread(h, 1, sizeof h, f);
     int rerr = ferror(f) ? errno : 0;  /* a directory opens but reads EISDIR: not "empty" */
+    int sterr = fstat(fileno(f), &st) != 0;
     fclose(f);
-    if (rerr) {
-        snprintf(err, errsz, "cannot read '%s': %s", path, strerror(rerr));
+    if (rerr || sterr) {
+        snprintf(err, errsz, "cannot read '%s': %s", path, strerror(rerr ? rerr : errno));
         return -1;
     }
     if (n == 0) {
@@ -67,8 +83,28 @@ static int pa_check_sqlite_header(const char *path, char *err, size_t errsz)
             snprintf(err, errsz, "'%s' is empty, not a profagent database", path);
         return -1;
     }
-    if (n < sizeof hdr || memcmp(hdr, magic, sizeof hdr) != 0) {
+    if (n < 16 || memcmp(h, "SQLite format 3", 16) != 0) { /* the magic with its NUL: 16 bytes */
         snprintf(err, errsz, "'%s' is not a profagent database (not an SQLite file)", path);
+        return -1;
+    }
+    if (n < sizeof h) {
+        snprintf(err, errsz, "'%s' is truncated (%zu bytes: not even an SQLite header)", path, n);
+        return -1;
+    }
+    if (pa_has_wal(path))
+        return 0; /* the main file alone is not the DB: SQLite checks the whole */
+    uint32_t psz = (uint32_t)h[16] << 8 | h[17];
+    if (psz == 1)
+        psz = 65536;
+    uint64_t pages = pa_be32(h + 28); /* valid when the change counter equals "version-valid-for" (SQLite >= 3.7) */
+    if (pa_be32(h + 24) == pa_be32(h + 92) && pages && (uint64_t)st.st_size < pages * psz) {
+        snprintf(err, errsz, "'%s' is truncated (%lld bytes; its header says %llu pages of %u bytes = %llu)", path,
+                 (long long)st.st_size, (unsigned long long)pages, psz, (unsigned long long)(pages * psz));
+        return -1;
+    }
+    if (psz >= 512 && st.st_size % psz) {
+        snprintf(err, errsz, "'%s' is truncated (%lld bytes: not a whole number of %u-byte pages)", path,
+                 (long long)st.st_size, psz);
         return -1;
     }
     return 0;
@@ -261,6 +297,55 @@ static void pa_warn_losses(sqlite3 *db, const char *path)
                 " totals in the reports are low\n", path, line);
 }
 
+/* META key: the DB file's change counter at which every trace row was last found sound (the
+ * check below found nothing). Any write through SQLite in rollback-journal mode increments the
+ * counter (header offset 24) once per transaction; in WAL mode it does not, but the file then
+ * says WAL (bytes 18 and 19) and leaving WAL mode increments it: a file in rollback mode whose
+ * counter equals the mark has the rows that were checked. Bytes changed behind SQLite's back
+ * (a bad sector) escape it, as they escaped the rules that did not look at those bytes. */
+#define PA_META_ROWS_CHECKED "rows_checked_change"
+
+/* The change counter of the file open as `fd` when it is in rollback-journal mode and has no hot
+ * journal beside `path`; -1 otherwise (WAL mode: writes do not move the counter). */
+static int64_t pa_file_change_counter(int fd, const char *path)
+{
+    unsigned char h[28];
+    char jn[4200];
+    if (fd < 0 || pread(fd, h, sizeof h, 0) != (ssize_t)sizeof h || h[18] != 1 || h[19] != 1)
+        return -1;
+    snprintf(jn, sizeof jn, "%s-journal", path);
+    if (access(jn, F_OK) == 0)
+        return -1;
+    return (int64_t)((uint32_t)h[24] << 24 | (uint32_t)h[25] << 16 | (uint32_t)h[26] << 8 | h[27]);
+}
+
+/* Stores PA_META_ROWS_CHECKED for the counter the commit storing it gives (`seen` + 1: one
+ * transaction), when the file still is at `seen`. Never waits for a lock, silent when it cannot:
+ * the next reader checks the rows again. `fd` stays open until the connection is closed (closing
+ * a descriptor of the file would drop this process's locks on it). */
+static void pa_mark_rows_checked(const char *path, int64_t seen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    if (fd < 0)
+        return;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+        sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK) {
+        int ok = pa_file_change_counter(fd, path) == seen &&
+                 sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO META(key, value) VALUES('" PA_META_ROWS_CHECKED
+                                    "', ?1)", -1, &st, NULL) == SQLITE_OK;
+        if (ok) {
+            sqlite3_bind_int64(st, 1, (seen + 1) & 0xffffffffll);
+            ok = sqlite3_step(st) == SQLITE_DONE;
+        }
+        sqlite3_finalize(st);
+        sqlite3_exec(db, ok ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+    }
+    sqlite3_close(db);
+    close(fd);
+}
+
 /* Plausibility of the trace rows' times: a row must end at or after its start and lie within the
  * session's span (META start_mono_ns..end_mono_ns) up to this slack, ns: far above the device-clock
  * conversion's error (an operation may start up to 1 ms before its call, collector/ze_clock.c), far
@@ -294,7 +379,9 @@ static void pa_missing_name_ids(sqlite3 *db, const char *table, const char *cond
  * the ids). The reports still run on every row (what the rows say is printed as it is); the lines
  * say which come from damage. Cost: one pass over each trace table, every rule in it: ~130 ns per
  * row (0.4 s of CPU for 3 M ranges, was 0.19 s with the three time rules alone; the integer and
- * name rules are SQL opcodes and a lookup in an ephemeral index of the ids, no function call). */
+ * name rules are SQL opcodes and a lookup in an ephemeral index of the ids, no function call).
+ * A finished DB found sound is marked so (PA_META_ROWS_CHECKED, when the file is writable) and
+ * not checked again until it changes: one header read on every later open. */
 static void pa_warn_implausible(sqlite3 *db, const char *path)
 {
     static const struct { const char *table, *end, *named; } tabs[] = {
@@ -309,6 +396,12 @@ static void pa_warn_implausible(sqlite3 *db, const char *path)
                                        "end after the session end", "are after the session end",
                                        "have a time that is not an integer (NULL, text or real)",
                                        "have name ids missing from STRING_IDS"};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int64_t seen = pa_file_change_counter(fd, path); /* read before the rows: a later write moves it */
+    if (fd >= 0)
+        close(fd); /* no statement of `db` runs: it holds no lock to lose */
+    if (seen >= 0 && pa_meta_int(db, PA_META_ROWS_CHECKED) == seen)
+        return; /* these very rows were found sound */
     int64_t s0 = pa_meta_int(db, "start_mono_ns"), e0 = pa_meta_int(db, "end_mono_ns");
     sqlite3_stmt *st = NULL;
     int recovered = sqlite3_prepare_v2(db, "SELECT 1 FROM META WHERE key = 'recovered_from'", -1, &st, NULL)
@@ -368,6 +461,9 @@ static void pa_warn_implausible(sqlite3 *db, const char *path)
         fprintf(stderr, "profagent: stats: warning: %s is damaged: %lld trace row%s no name (%s): the reports list"
                 " %s under '<unknown name id N>' (sqlite3 %s 'PRAGMA integrity_check' tells more)\n", path,
                 (long long)unnamed, unnamed == 1 ? " has" : "s have", names, unnamed == 1 ? "it" : "them", path);
+    if (all == 0 && unnamed == 0 && seen >= 0 && pa_meta_int(db, "db_complete") == 1 &&
+        pa_report_db_writer_pid(db) == 0 && access(path, W_OK) == 0)
+        pa_mark_rows_checked(path, seen);
 }
 
 /* The medians the exit left to the first reader, from the trace rows, stored truncated as the
@@ -627,7 +723,7 @@ int pa_report_db_open(const char *path, sqlite3 **out, char *err, size_t errsz)
 {
     sqlite3 *db = NULL;
     *out = NULL;
-    if (pa_check_sqlite_header(path, err, errsz) != 0)
+    if (pa_db_check_file(path, err, errsz) != 0)
         return PA_REP_EDATA;
     pa_db_prepare_for_readers(path);
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {

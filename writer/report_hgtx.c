@@ -24,9 +24,11 @@ static int pa_produce_hgtx_sum(sqlite3 *db, const pa_report_req_t *req, pa_table
 {
     return pa_report_tid_stat_sum(db, req,
                                   "SELECT " PA_SQL_STATS("end - start") ","
-                                  " CASE style WHEN 1 THEN 'StartEnd' ELSE 'PushPop' END, name"
+                                  " CASE style WHEN 1 THEN 'StartEnd' ELSE 'PushPop' END,"
+                                  /* a name id missing from STRING_IDS (damage) is named, as in the other reports */
+                                  " coalesce(name, " PA_SQL_UNKNOWN_NAME("nameId") ")"
                                   " FROM HGTX_RANGES_NAMED WHERE unterminated = 0",
-                                  "globalTid", " GROUP BY domainId, nameId, style ORDER BY 1 DESC, name, style",
+                                  "globalTid", " GROUP BY domainId, nameId, style ORDER BY 1 DESC, 9, style",
                                   t, err, errsz);
 }
 
@@ -74,7 +76,7 @@ static const pa_report_col_t pa_cols_pushpop[] = {
  * report_stack.c. The rows stream out one at a time (the def's .streams): memory is the nesting
  * depth, not the number of ranges. */
 static const char pa_pushpop_sql[] =
-    "SELECT r.start, r.end, r.name, r.globalTid, r.level, r.id, r.parentId, r.unterminated,"
+    "SELECT r.start, r.end, coalesce(r.name, " PA_SQL_UNKNOWN_NAME("r.nameId") "), r.globalTid, r.level, r.id, r.parentId, r.unterminated,"
     " ?1 IS NULL OR r.name REGEXP ?1"
     " FROM HGTX_RANGES_NAMED r WHERE r.style = 0 ORDER BY r.start, r.id LIMIT ?2";
 

@@ -254,6 +254,16 @@ extern const pa_writer_source_t pa_writer_source_rank; /* writer/writer_rank.c: 
  *  (PCRE2, so `text REGEXP pattern` works; a bad pattern is an SQL error naming the offset).
  *  Returns 0 or -1. */
 int pa_sqlfn_register(sqlite3 *db);
+/* median()'s memory budget, values (8 bytes each): past it a median's values go to a temporary
+ * file (TMPDIR, else /tmp; 8 bytes per value) and the middle ones are selected from it, so a
+ * median holds at most twice this in memory (the buffer, and the bucket sorted at the end). */
+#define PA_MEDIAN_BUDGET_VALUES (512u * 1024u)
+/*! pa_sqlfn_set_median_budget() : sets the budget of every median() computed afterwards, in
+ *  values (0: PA_MEDIAN_BUDGET_VALUES; raised to 16 at least). For tests and benchmarks. */
+void pa_sqlfn_set_median_budget(size_t values);
+/*! pa_sqlfn_median_spills() : how many median() results went past the budget to a temporary
+ *  file in this process so far. */
+uint64_t pa_sqlfn_median_spills(void);
 /*! pa_regex_check() : compiles `pattern` with PCRE2; on failure writes "invalid regular
  *  expression '<p>' at offset N: <reason>" to err and returns -1; 0 when valid. */
 int pa_regex_check(const char *pattern, char *err, size_t errsz);
@@ -430,5 +440,11 @@ extern const pa_report_def_t pa_report_osrt_sum;
  *  of a process that died before its DB got them) into `out` (`sz` bytes): 0, or -1 when there is
  *  none or the name does not fit. */
 int pa_spool_beside(const char *db, char *out, size_t sz);
+/*! pa_db_check_file() : the checks every command makes of a DB file before SQLite opens it, with
+ *  one wording for all of them: readable, not empty (naming a spool beside it), an SQLite file,
+ *  not shorter than its header's page count nor cut inside a page (skipped when a non-empty
+ *  `<path>-wal` is beside it: a WAL-mode writer, live or killed, left the pages there). 0, or -1
+ *  with the message in err. */
+int pa_db_check_file(const char *path, char *err, size_t errsz);
 
 #endif

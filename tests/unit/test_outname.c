@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "pa_outname.h"
+#include "pa_rank.h"
 
 static char out[4096], want[4096];
 
@@ -86,6 +87,30 @@ static void test_unknown_placeholder_kept(void **state)
     assert_string_equal(messages,
                         "profagent: output: \"/tmp/x/%\": a lone '%' at the end is not a placeholder, kept as is "
                         "(accepted: %p pid, %h host, %r rank, %q{VAR} an environment variable, %% a literal %)\n");
+}
+
+/* %r without a rank (none of the launcher variables set here): never a hidden or empty name */
+static void test_rank_none(void **state)
+{
+    (void)state;
+    static const struct { const char *tmpl, *want, *what; } c[] = {
+        {"out-%r.db", "out.db", "nothing, with the separator before it"},
+        {"dir/a_%r_%%.db", "dir/a_%.db", "nothing, with the separator before it"},
+        {"a.%r.db", "a.db", "nothing, with the separator before it"},
+        {"rank%r.db", "rank.db", "nothing"},
+        {"%r.db", "norank.db", "\"norank\" (at the start"},
+        {"/tmp/x/%r-1.db", "/tmp/x/norank-1.db", "\"norank\" (at the start"},
+        {"/tmp/x/-%r.db", "/tmp/x/-.db", "nothing"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        msg_begin();
+        assert_int_equal(pa_outname_expand(c[i].tmpl, out, sizeof out), 0);
+        msg_end();
+        assert_string_equal(out, c[i].want);
+        assert_non_null(strstr(messages, "%r: no rank in the environment"));
+        assert_non_null(strstr(messages, c[i].what));
+        assert_int_equal(strchr(messages, '\n') - messages + 1, (long)strlen(messages)); /* one line */
+    }
 }
 
 static void test_too_long(void **state)
@@ -282,9 +307,12 @@ static void test_place(void **state)
 
 int main(void)
 {
+    for (const pa_rank_var_t *v = pa_rank_vars; v->var; v++)
+        unsetenv(v->var); /* no rank in this process, even under a launcher (test_rank_none) */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pid_host_percent), cmocka_unit_test(test_env_var),
-        cmocka_unit_test(test_unknown_placeholder_kept), cmocka_unit_test(test_too_long),
+        cmocka_unit_test(test_unknown_placeholder_kept), cmocka_unit_test(test_rank_none),
+        cmocka_unit_test(test_too_long),
         cmocka_unit_test(test_unique_suffixes), cmocka_unit_test(test_unique_dot_in_directory),
         cmocka_unit_test(test_claim_atomic), cmocka_unit_test(test_link_atomic), cmocka_unit_test(test_place),
     };
