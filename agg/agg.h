@@ -102,7 +102,7 @@ typedef struct pa_agg_results {
                                        path began (pa_late_no_ring as of the final drain) */
     uint64_t hgtx_misuse_pop_empty; /* pop on an empty stack */
     uint64_t hgtx_misuse_bad_end;   /* end of an unknown or already-ended id */
-    uint64_t hgtx_unterminated;     /* ranges still open at exit */
+    uint64_t hgtx_unterminated;     /* ranges still open at exit (their end was not dropped) */
     uint64_t spool_records, spool_bytes_raw, spool_bytes_compressed;
     uint64_t first_ns, last_ns;     /* session span */
     uint64_t hgtx_depth_overflow;   /* pushes beyond max_stack_depth (their ranges are lost) */
@@ -112,6 +112,9 @@ typedef struct pa_agg_results {
     uint64_t hgtx_misuse_bad_domain; /* calls with a domain handle never created or destroyed */
     uint64_t unrecorded;            /* events the collector could not put in any ring
                                        (pa_unrecorded as of the final drain) */
+    /* start/end ranges cut by a full ring (consequences of drops, neither misuse nor open) */
+    uint64_t hgtx_drop_end_no_start; /* ends whose start record was dropped */
+    uint64_t hgtx_drop_start_no_end; /* ranges left open at exit because their end was dropped */
     const pa_hc_results_t *hc;      /* host counters, NULL when none were asked */
     const pa_dm_dev_res_t *dm;      /* device metric streams, ndm devices (NULL: none) */
     size_t ndm;

@@ -501,6 +501,8 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
     res->hgtx_misuse_pop_empty = a->pop_empty;
     res->hgtx_misuse_bad_end = a->bad_end;
     res->hgtx_unterminated = a->unterminated;
+    res->hgtx_drop_end_no_start = a->end_no_start;
+    res->hgtx_drop_start_no_end = a->start_no_end;
     res->hgtx_depth_overflow = a->depth_overflow;
     res->hgtx_misuse_bad_domain = a->bad_domain;
     /* weak: unit tests link the aggregator without the collector's thread.c */

@@ -12,6 +12,15 @@ extern __typeof__(pa_agg_hc_hgtx) pa_agg_hc_hgtx __attribute__((weak));
 extern __typeof__(pa_agg_hc_range) pa_agg_hc_range __attribute__((weak));
 /* collector/hgtx.c: domain names as created (weak: absent when a test links agg alone) */
 const char *pa_hgtx_domain_lookup(uint32_t id, size_t *len) __attribute__((weak));
+/* collector/hgtx.c: start/end records a full ring cost (weak too) */
+extern _Atomic uint64_t pa_hgtx_ends_unstarted __attribute__((weak)); /* ends of refused starts */
+extern _Atomic uint64_t pa_hgtx_starts_lost __attribute__((weak)); /* starts refused, id kept */
+extern _Atomic uint64_t pa_hgtx_ends_lost __attribute__((weak));   /* ends refused */
+
+static uint64_t weak_count(_Atomic uint64_t *c)
+{
+    return c ? atomic_load_explicit(c, memory_order_relaxed) : 0;
+}
 
 /* "domain:name" (or just the name) as one interned string: the statistics key. */
 static uint32_t display_id(pa_agg_t *a, uint32_t domain_id, uint32_t name_id)
@@ -289,6 +298,10 @@ static __attribute__((noinline)) void hgtx_start(pa_agg_t *a, struct pa_agg_thre
 static __attribute__((noinline)) void hgtx_end(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec)
 {
     uint64_t id = rec->u.hgtx.id;
+    if (pa_hgtx_id_lost(id)) { /* its start was refused by a full ring: a drop, not misuse */
+        a->end_no_start++;
+        return;
+    }
     uint32_t *ix = id ? pa_map_get(&a->se_map, id) : NULL;
     if (ix && !a->se[*ix].is_end) {
         struct pa_agg_se *e = &a->se[*ix];
@@ -356,8 +369,31 @@ void pa_agg_hgtx_record(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t 
     hgtx_record_other(a, t, rec, payload);
 }
 
+/* Why ends of unknown ids and ranges open at exit are checked against the collector's counts:
+ * a full ring can refuse a range's start (its end then names an id never seen) or its end (the
+ * range then looks left open). Neither is the application's doing. The ends of refused HGTX
+ * starts carry PA_HGTX_ID_LOST and are counted exactly (here and by the collector); refusals
+ * the collector can only count (a start refused after its id was handed out, an ITT key's
+ * start, any end) explain as many unmatched ends and open ranges, and only what they do not
+ * explain is reported as misuse or as left open. Exact for a correct program, and for any
+ * program whose rings dropped nothing; a program that both misuses ids and loses records can
+ * see some misuse taken for drops. */
+static void hgtx_drop_accounting(pa_agg_t *a, uint64_t unmatched, uint64_t open_se)
+{
+    uint64_t s = weak_count(&pa_hgtx_starts_lost), e = weak_count(&pa_hgtx_ends_lost);
+    if (s > unmatched)
+        s = unmatched;
+    if (e > open_se)
+        e = open_se;
+    a->end_no_start += s + weak_count(&pa_hgtx_ends_unstarted);
+    a->bad_end += unmatched - s;
+    a->start_no_end += e;
+    a->unterminated += open_se - e;
+}
+
 void pa_agg_hgtx_finish(pa_agg_t *a)
 {
+    uint64_t unmatched = 0, open_se = 0; /* ends of ids never started; start/end ranges open */
     for (size_t i = 0; i < a->nthreads; i++) {
         struct pa_agg_thread *t = a->threads[i];
         a->unterminated += t->depth;
@@ -370,16 +406,17 @@ void pa_agg_hgtx_finish(pa_agg_t *a)
         if (!ix || *ix != i)
             continue; /* free slot */
         if (e->is_end) {
-            a->bad_end++;
+            unmatched++;
             continue;
         }
+        open_se++;
         range_out_t out = { .t0 = e->t, .t1 = a->end_ns, .tid = e->tid, .end_tid = 0,
                             .range_id = e->range_id, .name_id = e->name_id,
                             .domain_id = e->domain_id, .level = -1,
                             .flags = PA_RF_STARTEND | PA_RF_UNTERMINATED };
-        a->unterminated++;
         range_emit(a, &out);
     }
+    hgtx_drop_accounting(a, unmatched, open_se);
     pa_map_free(&a->se_map);
     a->se_n = 0;
     a->se_free = 0;

@@ -72,6 +72,7 @@ struct pa_agg {
     uint64_t consumed, retired_records, retired_drops;
     uint64_t passes, fill_max;       /* drain passes; most records seen waiting in one ring (debug log) */
     uint64_t pop_empty, bad_end, unterminated, depth_overflow, bad_domain;
+    uint64_t end_no_start, start_no_end; /* start/end ranges cut by a drop (pa_agg_hgtx_finish) */
     uint64_t spool_records, spool_errors;
     uint64_t first_ns, last_ns, end_ns;
 

@@ -133,6 +133,29 @@ static inline void pa_emit_unrecorded(const pa_ring_t *r)
         atomic_fetch_add_explicit(&pa_unrecorded, 1, memory_order_relaxed);
 }
 
+/* Ring slots every record but an HGTX range end leaves free, besides the pops' room (hgtx_open):
+ * the end of a kept start finds room while the ring stays full for up to this many ends. Ends
+ * may come on another thread, so no per-range room can be promised as for pops; an end still
+ * refused is counted (pa_hgtx_ends_lost) and its range is reported as cut by a drop. A
+ * constant, so that it folds into the reserve's own constant (no instruction on the hot path). */
+#define PA_KEEP_ENDS 8
+
+/* HGTX start/end accounting of the collector (collector/hgtx.c; read by the aggregator at exit,
+ * weak here: a test linking one collector file has none). */
+extern _Atomic uint64_t pa_hgtx_starts_lost __attribute__((weak)); /* START records lost after
+                                             their id was handed out (stash refused, ITT keys) */
+extern _Atomic uint64_t pa_hgtx_ends_lost __attribute__((weak));   /* END records refused */
+
+/* A stashed record the ring refused when it was moved in (counted as a drop by the ring): a
+ * start or an end is also counted as a range cut by a drop. */
+static inline __attribute__((cold)) void pa_stash_refused(const pa_record_t *st)
+{
+    _Atomic uint64_t *c = st->kind == PA_REC_HGTX_START ? &pa_hgtx_starts_lost
+                          : st->kind == PA_REC_HGTX_END ? &pa_hgtx_ends_lost : NULL;
+    if (c)
+        atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
 /* pa_tls.emitting: a write to the ring is under way on this thread / a signal handler that
  * interrupted it left records in the ring's stash, to move in when it ends. */
 #define PA_EMIT_BUSY 1
@@ -154,11 +177,15 @@ static inline __attribute__((cold)) void pa_stash_move(pa_ring_t *r, uint32_t up
 {
     while (r->stash_r != upto) {
         const pa_record_t *st = &r->stash[r->stash_r % PA_RING_STASH];
-        /* as pa_emit(): the pops of open pushes keep their room (a refusal is counted as a drop) */
-        pa_record_t *slot = pa_ring_reserve_keep(r, 1, pa_tls.hgtx_open);
+        /* as pa_emit(): the pops of open pushes keep their room, and the ends theirs but for an
+         * end (a refusal is counted as a drop) */
+        uint32_t keep = pa_tls.hgtx_open + (st->kind == PA_REC_HGTX_END ? 0 : PA_KEEP_ENDS);
+        pa_record_t *slot = pa_ring_reserve_keep(r, 1, keep);
         if (slot) {
             memcpy(slot, st, sizeof *slot);
             pa_ring_commit(r, 1);
+        } else {
+            pa_stash_refused(st);
         }
         atomic_signal_fence(memory_order_seq_cst);
         r->stash_r++; /* after the copy: a handler stashing meanwhile leaves this slot alone */
@@ -238,14 +265,10 @@ static inline void pa_stash_end(pa_ring_t *r)
     r->stashing = 0;
 }
 
-/*! pa_emit() : appends *rec (caller sets kind, flags, t0, t1, u) plus `len` payload bytes to
- *  the calling thread's ring; nslots, len and tid are filled here. A payload longer than
- *  pa_emit_max_payload() is cut to it and flagged PA_RF_TRUNCATED. Returns 0, or -1 when the
- *  record was not stored (ring full: counted in the ring's drops; no ring: pa_unrecorded). A
- *  signal handler that interrupted a write to the ring on this thread has its one-slot records
- *  stashed (moved in when that write ends) and loses those with a payload (pa_unrecorded).
- *  Async-signal-safe. */
-static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t len)
+/*! pa_emit_keep() : pa_emit() leaving `keep_ends` slots free besides the pops' room:
+ *  PA_KEEP_ENDS for every record but an HGTX range end (0: it may use that room). */
+static inline __attribute__((always_inline)) int pa_emit_keep(const pa_record_t *rec, const void *payload,
+                                                              uint32_t len, uint32_t keep_ends)
 {
     pa_ring_t *r = pa_thread_ring();
     if (PA_UNLIKELY(r == NULL || pa_tls.emitting)) { /* no ring, or re-entered from a signal handler */
@@ -271,8 +294,9 @@ static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t 
     }
     uint32_t ns = pa_record_slots(len);
     /* room for the pops of the open pushes stays free (capped at half the ring): a record that
-     * would take it is dropped instead, so a pop is never lost while its push was kept */
-    pa_record_t *slot = pa_ring_reserve_keep(r, ns, pa_tls.hgtx_open);
+     * would take it is dropped instead, so a pop is never lost while its push was kept; and
+     * keep_ends slots for range ends (PA_KEEP_ENDS) */
+    pa_record_t *slot = pa_ring_reserve_keep(r, ns, pa_tls.hgtx_open + keep_ends);
     if (PA_UNLIKELY(slot == NULL)) {
         pa_emit_busy_clear();
         return -1;
@@ -289,6 +313,18 @@ static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t 
     return 0;
 }
 
+/*! pa_emit() : appends *rec (caller sets kind, flags, t0, t1, u) plus `len` payload bytes to
+ *  the calling thread's ring; nslots, len and tid are filled here. A payload longer than
+ *  pa_emit_max_payload() is cut to it and flagged PA_RF_TRUNCATED. Returns 0, or -1 when the
+ *  record was not stored (ring full: counted in the ring's drops; no ring: pa_unrecorded). A
+ *  signal handler that interrupted a write to the ring on this thread has its one-slot records
+ *  stashed (moved in when that write ends) and loses those with a payload (pa_unrecorded).
+ *  Async-signal-safe. */
+static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t len)
+{
+    return pa_emit_keep(rec, payload, len, PA_KEEP_ENDS);
+}
+
 /*! pa_emit1_begin() : the header slot of a one-slot record (no payload) to fill in place, or NULL
  *  when it cannot be stored (counted as pa_emit() counts it). The caller writes every field
  *  (kind, nslots = 1, len = 0, tid = pa_tls.tid, flags, t0, t1, u) straight into the ring, then
@@ -303,9 +339,9 @@ static inline __attribute__((always_inline)) pa_record_t *pa_emit1_begin(void)
     }
     pa_tls.emitting = PA_EMIT_BUSY;
     atomic_signal_fence(memory_order_seq_cst);
-    /* as pa_emit(): the pops of open pushes keep their room (capped at half the ring by the
-     * reserve itself) */
-    pa_record_t *slot = pa_ring_reserve_keep(r, 1, pa_tls.hgtx_open);
+    /* as pa_emit(): the pops of open pushes and the range ends keep their room (capped at half
+     * the ring by the reserve itself) */
+    pa_record_t *slot = pa_ring_reserve_keep(r, 1, pa_tls.hgtx_open + PA_KEEP_ENDS);
     if (PA_UNLIKELY(slot == NULL))
         pa_emit_busy_clear();
     return slot;

@@ -9,6 +9,16 @@
 #define PA_HGTX_NAME_MAX HGTX_MESSAGE_MAX /* bytes of a name kept; longer ones are cut, flagged */
 
 static _Atomic uint64_t next_range_id; /* start/end ids, > 0 */
+
+/* Why a start whose record was refused (full ring, no ring, full stash) hands out its id with
+ * PA_HGTX_ID_LOST set (common/pa_record.h): its end, on whatever thread, then knows the range's
+ * start is missing and counts it (pa_hgtx_ends_unstarted) instead of recording an end the
+ * aggregator could only take for the end of an unknown id, i.e. the application's misuse. Ids
+ * stay opaque to the caller; bit 63 is ITT's (collector/itt.c key_of). */
+
+_Atomic uint64_t pa_hgtx_ends_unstarted; /* ends whose start record was refused (not recorded) */
+_Atomic uint64_t pa_hgtx_starts_lost;    /* collector.h */
+_Atomic uint64_t pa_hgtx_ends_lost;      /* collector.h */
 static _Atomic uint32_t next_domain_id; /* domain ids, > 0; 0 = default domain */
 
 /* Destroyed domain ids, one bit each, for ids below PA_HGTX_DEAD_IDS (beyond: not tracked, a
@@ -104,7 +114,7 @@ static inline int *depth_of(uint32_t dom)
 /* Emits a named record of `len` name bytes at time t0 (0 = now): names up to the header's spare
  * room travel inline (one slot), longer ones as payload, cut at PA_HGTX_NAME_MAX (flagged
  * PA_RF_TRUNCATED). */
-static inline void emit_named_len(pa_record_t *rec, const char *name, size_t len, uint64_t t0)
+static inline int emit_named_len(pa_record_t *rec, const char *name, size_t len, uint64_t t0)
 {
     uint32_t off = pa_hgtx_inline_off(rec->kind);
     rec->t0 = t0 ? t0 : pa_clock_ns();
@@ -112,23 +122,31 @@ static inline void emit_named_len(pa_record_t *rec, const char *name, size_t len
         if (len)
             memcpy((uint8_t *)rec + off, name, len);
         rec->flags |= PA_RF_INLINE | (uint32_t)len << 16;
-        pa_emit(rec, NULL, 0);
-        return;
+        return pa_emit(rec, NULL, 0);
     }
     if (len > PA_HGTX_NAME_MAX) {
         len = PA_HGTX_NAME_MAX;
         rec->flags |= PA_RF_TRUNCATED;
     }
-    pa_emit(rec, name, (uint32_t)len);
+    return pa_emit(rec, name, (uint32_t)len);
 }
 
-/* emit_named_len() for a NUL-terminated name (NULL is ""), at t0 (0 = now). */
-static inline void emit_named_at(pa_record_t *rec, const char *name, uint64_t t0)
+/* emit_named_len() for a NUL-terminated name (NULL is ""), at t0 (0 = now). Returns pa_emit's. */
+static inline int emit_named_at(pa_record_t *rec, const char *name, uint64_t t0)
 {
-    emit_named_len(rec, name, name ? strnlen(name, PA_HGTX_NAME_MAX + 1) : 0, t0);
+    return emit_named_len(rec, name, name ? strnlen(name, PA_HGTX_NAME_MAX + 1) : 0, t0);
 }
 
-static inline void emit_named(pa_record_t *rec, const char *name) { emit_named_at(rec, name, 0); }
+static inline void emit_named(pa_record_t *rec, const char *name) { (void)emit_named_at(rec, name, 0); }
+
+/* The end of a start/end range: it may use the room kept for ends (PA_KEEP_ENDS). One refused
+ * leaves its range open with nobody to tell: counted, the aggregator reports that many of the
+ * ranges open at exit as cut by a drop, not as left open by the application. */
+static void emit_end(const pa_record_t *rec)
+{
+    if (pa_emit_keep(rec, NULL, 0, 0) != 0)
+        atomic_fetch_add_explicit(&pa_hgtx_ends_lost, 1, memory_order_relaxed);
+}
 
 /* The time of a range record (t0, 0 = now). Host counters on (hwcounters/): the thread's group
  * is read first, tagged with that time, so the aggregator pairs the read with the record. Off,
@@ -306,7 +324,7 @@ static inline __attribute__((always_inline)) int pushpop_write(pa_ring_t *r, uin
     int level = depth_step(kind, dom);
     atomic_signal_fence(memory_order_seq_cst);
     t = window_time(r, t);
-    pa_record_t *s = pa_ring_reserve_keep(r, 1, pa_tls.hgtx_open);
+    pa_record_t *s = pa_ring_reserve_keep(r, 1, pa_tls.hgtx_open + PA_KEEP_ENDS);
     if (PA_LIKELY(s != NULL)) {
         pushpop_fill(s, kind, flags, dom, level, t, name, len);
         pa_ring_commit(r, 1);
@@ -371,7 +389,7 @@ static __attribute__((noinline)) int push_long(uint32_t flags, uint32_t dom, con
     atomic_signal_fence(memory_order_seq_cst);
     t = window_time(r, t);
     uint32_t ns = pa_record_slots((uint32_t)len);
-    pa_record_t *s = pa_ring_reserve_keep(r, ns, pa_tls.hgtx_open);
+    pa_record_t *s = pa_ring_reserve_keep(r, ns, pa_tls.hgtx_open + PA_KEEP_ENDS);
     if (s) {
         pa_record_t rec = {.kind = PA_REC_HGTX_PUSH, .nslots = (uint16_t)ns, .len = (uint32_t)len,
                            .tid = pa_tls.tid, .flags = flags, .t0 = t};
@@ -421,7 +439,8 @@ static inline hgtxRangeId_t start(hgtxDomainHandle_t d, const char *message)
     rec.u.hgtx.domain = domain_check(d, &rec.flags);
     rec.u.hgtx.id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed) + 1;
     rec.u.hgtx.level = -1;
-    emit_named_at(&rec, message, range_time(0));
+    if (PA_UNLIKELY(emit_named_at(&rec, message, range_time(0)) != 0))
+        return rec.u.hgtx.id | PA_HGTX_ID_LOST; /* the record was refused (counted): see the flag */
     return rec.u.hgtx.id;
 }
 
@@ -429,11 +448,15 @@ static inline void end(hgtxDomainHandle_t d, hgtxRangeId_t id)
 {
     if (!hgtx_collecting())
         return;
+    if (PA_UNLIKELY(pa_hgtx_id_lost(id))) {
+        atomic_fetch_add_explicit(&pa_hgtx_ends_unstarted, 1, memory_order_relaxed);
+        return;
+    }
     pa_record_t rec = {.kind = PA_REC_HGTX_END, .t0 = range_time(0)};
     rec.u.hgtx.domain = domain_check(d, &rec.flags);
     rec.u.hgtx.id = id;
     rec.u.hgtx.level = -1;
-    pa_emit(&rec, NULL, 0);
+    emit_end(&rec);
 }
 
 static inline void mark(hgtxDomainHandle_t d, const char *message)
@@ -496,6 +519,7 @@ const pa_source_t pa_source_hgtx = {
 int pa_hgtx_push_ex(uint32_t dom, const char *name, size_t len, uint64_t t0)
 {
     int level = (*depth_of(dom))++;
+    pa_tls.hgtx_open++; /* as push(): room kept for this push's pop */
     pa_record_t rec = {.kind = PA_REC_HGTX_PUSH};
     rec.u.hgtx.domain = dom;
     rec.u.hgtx.level = level;
@@ -507,6 +531,8 @@ int pa_hgtx_pop_ex(uint32_t dom, uint64_t t0)
 {
     int *depth = depth_of(dom);
     int level = *depth > 0 ? --*depth : -1;
+    if (level >= 0 && pa_tls.hgtx_open) /* as pop(): the pop uses the room its push kept */
+        pa_tls.hgtx_open--;
     pa_record_t rec = {.kind = PA_REC_HGTX_POP, .t0 = range_time(t0)};
     rec.u.hgtx.domain = dom;
     rec.u.hgtx.level = level;
@@ -520,7 +546,10 @@ void pa_hgtx_start_ex(uint32_t dom, uint64_t id, const char *name, size_t len, u
     rec.u.hgtx.domain = dom;
     rec.u.hgtx.id = id;
     rec.u.hgtx.level = -1;
-    emit_named_len(&rec, name, len, range_time(t0));
+    /* the id is the caller's key, known to its end: a refused start is only counted, and the
+     * aggregator takes that many ends of unknown ids for ends of dropped starts */
+    if (emit_named_len(&rec, name, len, range_time(t0)) != 0)
+        atomic_fetch_add_explicit(&pa_hgtx_starts_lost, 1, memory_order_relaxed);
 }
 
 void pa_hgtx_end_ex(uint32_t dom, uint64_t id, uint64_t t0)
@@ -529,7 +558,7 @@ void pa_hgtx_end_ex(uint32_t dom, uint64_t id, uint64_t t0)
     rec.u.hgtx.domain = dom;
     rec.u.hgtx.id = id;
     rec.u.hgtx.level = -1;
-    pa_emit(&rec, NULL, 0);
+    emit_end(&rec);
 }
 
 void pa_hgtx_mark_ex(uint32_t dom, const char *name, size_t len, uint64_t t0)

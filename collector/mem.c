@@ -66,11 +66,14 @@ static int mem_init_once(void)
     return 1;
 }
 
-/* True when ring `r` lacks room for `ns` slots now (acquire load of the consumer's head). */
+/* True when ring `r` lacks room for `ns` slots now (acquire load of the consumer's head), with
+ * the room pa_emit() keeps free after them (pops, range ends; at most half the ring). */
 static int mem_ring_full(pa_ring_t *r, uint32_t ns)
 {
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    return tail + ns - atomic_load_explicit(&r->head, memory_order_acquire) > r->mask + 1;
+    uint64_t keep = (uint64_t)pa_tls.hgtx_open + PA_KEEP_ENDS, half = (r->mask + 1) / 2;
+    return tail + ns + (keep < half ? keep : half) - atomic_load_explicit(&r->head, memory_order_acquire) >
+           r->mask + 1;
 }
 
 /* pa_emit() for memory records, which must not be lost (a lost free is a false leak, a lost

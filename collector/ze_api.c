@@ -40,7 +40,9 @@ static inline uint64_t ring_free(const pa_ring_t *r)
 pa_record_t *pa_ze_api_slot_full(void)
 {
     pa_ring_t *r = pa_tls.ring;
-    uint64_t cap = r ? r->mask + 1 : 0, keep = pa_tls.hgtx_open < cap / 2 ? pa_tls.hgtx_open : cap / 2;
+    /* the room pa_emit1_begin() keeps free after the record: pops, range ends (half the ring at most) */
+    uint64_t cap = r ? r->mask + 1 : 0, keep = (uint64_t)pa_tls.hgtx_open + PA_KEEP_ENDS;
+    keep = keep < cap / 2 ? keep : cap / 2;
     if (!r || pa_tls.emitting || ring_free(r) >= 1 + keep ||
         atomic_load_explicit(&pa_thread_no_new_rings, memory_order_relaxed))
         return NULL; /* not a full ring, or the exit began: the aggregator's last drains are cut */

@@ -39,7 +39,7 @@ enum pa_rec_kind {
     PA_REC_HGTX_PUSH = 0x10,     /* t0, u.hgtx.domain, u.hgtx.level (per domain), name: payload or inline */
     PA_REC_HGTX_POP = 0x11,      /* t0, u.hgtx.domain; u.hgtx.level = level of the closed range (-1: empty stack) */
     PA_REC_HGTX_START = 0x12,    /* t0, u.hgtx.id, u.hgtx.domain, name: payload or inline */
-    PA_REC_HGTX_END = 0x13,      /* t0, u.hgtx.id */
+    PA_REC_HGTX_END = 0x13,      /* t0, u.hgtx.id (PA_HGTX_ID_LOST set: its start was dropped) */
     PA_REC_HGTX_MARK = 0x14,     /* t0, u.hgtx.domain, name: payload or inline */
     PA_REC_HGTX_DOMAIN = 0x15,   /* u.hgtx.domain = new id, name: payload or inline */
     PA_REC_HGTX_DOMAIN_DESTROY = 0x16,
@@ -264,6 +264,11 @@ typedef struct pa_ze_device {
     uint32_t mem_bus_bits;       /* widest memory's maxBusWidth (bits), 0 = unknown */
     uint32_t pad;
 } pa_ze_device_t;
+
+/* A start/end id whose start record was refused by a full ring (collector/hgtx.c): its end is
+ * a consequence of the drop, not the end of an unknown id. Bit 63 clear: ITT keys set it. */
+#define PA_HGTX_ID_LOST (1ull << 62)
+static inline int pa_hgtx_id_lost(uint64_t id) { return (id >> 62) == 1; }
 
 /*! pa_hgtx_inline_off() : byte offset in the 64-byte header where an inline HGTX name starts;
  *  PA_SLOT_SIZE - offset is its capacity: 24 bytes (u.hgtx.id + text) for kinds without an id

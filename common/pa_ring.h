@@ -22,8 +22,13 @@
  * thread writes) and reserve returns NULL.
  */
 /* Records a ring holds for a signal handler while the interrupted code writes to the ring
- * (one-slot records; a handler making more before that write ends loses the excess, counted). */
-#define PA_RING_STASH 16
+ * (one-slot records; a handler making more before that write ends loses the excess, counted).
+ * Why 256: a signal pending when a slow handler returns runs it again before the interrupted
+ * write moves on, so one write can collect the records of a chain of handler runs (16 slots
+ * overflowed at 5 chained runs of 4 records). Free on the hot path (only a handler and the
+ * write it interrupted touch the stash) and in memory: the stash lies in the ring's anonymous
+ * mapping, whose pages past the header's first stay untouched until a handler stashes there. */
+#define PA_RING_STASH 256
 
 typedef struct pa_ring {
     _Alignas(64) _Atomic uint64_t tail;   /* producer: next slot to write (published with release) */

@@ -337,6 +337,8 @@ static int pa_load_counters(sqlite3 *db, const pa_agg_results_t *res, uint64_t u
         {"hgtx_misuse_pop_empty", res->hgtx_misuse_pop_empty},
         {"hgtx_misuse_bad_end", res->hgtx_misuse_bad_end},
         {"hgtx_unterminated", res->hgtx_unterminated},
+        {"hgtx_drop_end_no_start", res->hgtx_drop_end_no_start},
+        {"hgtx_drop_start_no_end", res->hgtx_drop_start_no_end},
         {"spool_records", res->spool_records}, {"spool_bytes_raw", res->spool_bytes_raw},
         {"spool_bytes_compressed", res->spool_bytes_compressed},
         {"first_ns", res->first_ns}, {"last_ns", res->last_ns},
@@ -390,6 +392,8 @@ static int pa_write_meta(sqlite3 *db, const pa_session_meta_t *m, const pa_agg_r
         rc |= pa_meta_set_int(db, "hgtx_misuse_pop_empty", (int64_t)res->hgtx_misuse_pop_empty);
         rc |= pa_meta_set_int(db, "hgtx_misuse_bad_end", (int64_t)res->hgtx_misuse_bad_end);
         rc |= pa_meta_set_int(db, "hgtx_unterminated", (int64_t)res->hgtx_unterminated);
+        rc |= pa_meta_set_int(db, "hgtx_drop_end_no_start", (int64_t)res->hgtx_drop_end_no_start);
+        rc |= pa_meta_set_int(db, "hgtx_drop_start_no_end", (int64_t)res->hgtx_drop_start_no_end);
         rc |= pa_meta_set_int(db, "hgtx_misuse_bad_domain", (int64_t)res->hgtx_misuse_bad_domain);
         rc |= pa_meta_set_int(db, "hgtx_depth_overflow", (int64_t)res->hgtx_depth_overflow);
         rc |= pa_meta_set_int(db, "spool_errors", (int64_t)res->spool_errors);

@@ -43,7 +43,8 @@ static const char stats_sql[] =
 /* META keys that count something per session: the merged DB holds their sums. */
 static const char sum_keys[] = "'records', 'drops', 'late_records', 'hgtx_misuse_pop_empty', 'hgtx_misuse_bad_end',"
     " 'hgtx_unterminated', 'hgtx_misuse_bad_domain', 'hgtx_depth_overflow', 'spool_errors', 'unrecorded',"
-    " 'spool_truncated', 'spool_records_loaded', 'mem_records_dropped'";
+    " 'spool_truncated', 'spool_records_loaded', 'mem_records_dropped', 'hgtx_drop_end_no_start',"
+    " 'hgtx_drop_start_no_end'";
 
 /* "file:<path, percent-encoded>?mode=ro" for ATTACH. */
 static void uri_ro(const char *path, char *out, size_t sz)

@@ -161,6 +161,9 @@ static void pa_summary_unterminated(FILE *out, sqlite3 *db, const pa_agg_results
         return;
     fprintf(out, "HGTX ranges still open at exit (left out of the statistics): %llu\n",
             (unsigned long long)res->hgtx_unterminated);
+    if (res->hgtx_drop_start_no_end) /* the DB cannot tell which rows lost their end */
+        fprintf(out, "  (the rows listed may include the %llu whose end was dropped)\n",
+                (unsigned long long)res->hgtx_drop_start_no_end);
     if (!db || sqlite3_prepare_v2(db, "SELECT start, globalTid & 4294967295, name FROM"
                                   " HGTX_RANGES_NAMED WHERE unterminated ORDER BY start LIMIT 10",
                                   -1, &st, NULL) != SQLITE_OK)
@@ -192,6 +195,12 @@ static void pa_summary_counters(FILE *out, sqlite3 *db, const pa_agg_results_t *
                 " without domain)\n", (unsigned long long)res->hgtx_misuse_pop_empty,
                 (unsigned long long)res->hgtx_misuse_bad_end,
                 (unsigned long long)res->hgtx_misuse_bad_domain);
+    /* the ranges a full ring cut: the program is not at fault, the drops above are the cause */
+    if (res->hgtx_drop_end_no_start || res->hgtx_drop_start_no_end)
+        fprintf(out, "HGTX ranges cut by dropped records (not misuse): %llu ends whose start was dropped,"
+                " %llu ranges whose end was dropped (not counted as open at exit)\n",
+                (unsigned long long)res->hgtx_drop_end_no_start,
+                (unsigned long long)res->hgtx_drop_start_no_end);
     /* losses other than full rings: each named, printed only when it happened */
     if (res->hgtx_depth_overflow)
         fprintf(out, "WARNING: %llu HGTX pushes beyond the maximum nesting depth were NOT recorded"

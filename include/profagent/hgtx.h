@@ -43,12 +43,13 @@ int hgtxRangePushA(const char *message);
  *  Returns the level of the closed range, or -1 when the stack was empty (counted as misuse). */
 int hgtxRangePop(void);
 
-/*! hgtxRangeStartA() : opens a range that any thread may end. Returns its id (> 0), or 0
- *  when not profiling. */
+/*! hgtxRangeStartA() : opens a range that any thread may end. Returns its id (> 0, opaque:
+ *  pass it to hgtxRangeEnd as is), or 0 when not profiling. */
 hgtxRangeId_t hgtxRangeStartA(const char *message);
 
 /*! hgtxRangeEnd() : ends a range opened by hgtxRangeStartA(), on any thread. Unknown or
- *  already-ended ids are counted as misuse, never fatal. */
+ *  already-ended ids are counted as misuse, never fatal. A range whose start or end record the
+ *  agent dropped (a full ring) is counted as cut by a drop, not as misuse nor as left open. */
 void hgtxRangeEnd(hgtxRangeId_t id);
 
 /*! hgtxMarkA() : an instantaneous event. */

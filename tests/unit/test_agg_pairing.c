@@ -31,6 +31,17 @@ void pa_agg_mem_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *paylo
 }
 void pa_agg_mem_finish(pa_agg_t *a) { (void)a; }
 
+/* The collector's start/end drop counts (collector/hgtx.c), set by the tests below: the
+ * aggregator reads them at its finish. */
+_Atomic uint64_t pa_hgtx_ends_unstarted, pa_hgtx_starts_lost, pa_hgtx_ends_lost;
+
+static void drop_counts(uint64_t ends_unstarted, uint64_t starts_lost, uint64_t ends_lost)
+{
+    pa_hgtx_ends_unstarted = ends_unstarted;
+    pa_hgtx_starts_lost = starts_lost;
+    pa_hgtx_ends_lost = ends_lost;
+}
+
 static char path[64];
 
 /* What the spool holds after pa_agg_finish(). */
@@ -475,6 +486,84 @@ static void test_thread_drains_rings(void **state)
     unlink(path);
 }
 
+/* A start refused by a full ring, then its end: the end's id carries PA_HGTX_ID_LOST (the
+ * collector counts the ends it did not record; one that reached the ring counts the same way):
+ * a drop's consequence, no misuse, no range. */
+static void test_dropped_start_then_end(void **state)
+{
+    (void)state;
+    drop_counts(2, 0, 0); /* two more ends of refused starts, not recorded */
+    pa_agg_t *a = new_agg();
+    feed(a, PA_REC_HGTX_START, 5, 100, 1, 0, 0, "kept");
+    feed(a, PA_REC_HGTX_END, 5, 200, 1, 0, 0, NULL);
+    feed(a, PA_REC_HGTX_END, 6, 300, 2 | PA_HGTX_ID_LOST, 0, 0, NULL); /* start 2 was dropped */
+    const pa_agg_results_t *res = pa_agg_finish(a);
+    assert_int_equal(res->hgtx_drop_end_no_start, 3);
+    assert_int_equal(res->hgtx_drop_start_no_end, 0);
+    assert_int_equal(res->hgtx_misuse_bad_end, 0);
+    assert_int_equal(res->hgtx_unterminated, 0);
+    read_back();
+    assert_int_equal(sp.nranges, 1);
+    assert_int_equal(sp.ranges[0].t1 - sp.ranges[0].t0, 100);
+    pa_agg_destroy(a);
+    unlink(path);
+    drop_counts(0, 0, 0);
+}
+
+/* Starts whose id was handed out before the ring refused them (a stashed start, ITT keys) are
+ * only counted: that many ends of unknown ids are the drops', the rest stays misuse. An end's
+ * refusal likewise explains one range open at exit. A double end of a kept start, an end of an
+ * id never started, stay misuse. */
+static void test_counted_drops_and_misuse(void **state)
+{
+    (void)state;
+    drop_counts(0, 1, 1);
+    pa_agg_t *a = new_agg();
+    feed(a, PA_REC_HGTX_END, 5, 100, 42, 0, 0, NULL);               /* start 42 was refused */
+    feed(a, PA_REC_HGTX_END, 5, 110, 99, 0, 0, NULL);               /* never started: misuse */
+    feed(a, PA_REC_HGTX_START, 5, 120, 3, 0, 0, "twice");
+    feed(a, PA_REC_HGTX_END, 5, 130, 3, 0, 0, NULL);
+    feed(a, PA_REC_HGTX_END, 6, 140, 3, 0, 0, NULL);                /* double end: misuse */
+    feed(a, PA_REC_HGTX_START, 5, 150, 7, 0, 0, "end dropped");     /* its end was refused */
+    feed(a, PA_REC_HGTX_START, 5, 160, 8, 0, 0, "never ended");     /* the program's */
+    const pa_agg_results_t *res = pa_agg_finish(a);
+    /* unmatched ends 42, 99 and the second 3: one explained by the refused start */
+    assert_int_equal(res->hgtx_drop_end_no_start, 1);
+    assert_int_equal(res->hgtx_misuse_bad_end, 2);
+    /* open 7 and 8: one explained by the refused end */
+    assert_int_equal(res->hgtx_drop_start_no_end, 1);
+    assert_int_equal(res->hgtx_unterminated, 1);
+    read_back();
+    assert_int_equal(sp.nranges, 3); /* "twice" closed, both open ones stored as open */
+    pa_agg_destroy(a);
+    unlink(path);
+    drop_counts(0, 0, 0);
+}
+
+/* No drops: the same sequence is all misuse and open ranges, as before; more counted refusals
+ * than unmatched ends or open ranges explain only those there are. */
+static void test_no_drops_all_misuse(void **state)
+{
+    (void)state;
+    for (int drops = 0; drops < 2; drops++) {
+        drop_counts(0, drops ? 5 : 0, drops ? 5 : 0);
+        pa_agg_t *a = new_agg();
+        feed(a, PA_REC_HGTX_END, 5, 100, 99, 0, 0, NULL);
+        feed(a, PA_REC_HGTX_START, 5, 120, 3, 0, 0, "x");
+        feed(a, PA_REC_HGTX_END, 5, 130, 3, 0, 0, NULL);
+        feed(a, PA_REC_HGTX_END, 6, 140, 3, 0, 0, NULL);
+        feed(a, PA_REC_HGTX_START, 5, 160, 8, 0, 0, "open");
+        const pa_agg_results_t *res = pa_agg_finish(a);
+        assert_int_equal(res->hgtx_drop_end_no_start, drops ? 2 : 0);
+        assert_int_equal(res->hgtx_misuse_bad_end, drops ? 0 : 2);
+        assert_int_equal(res->hgtx_drop_start_no_end, drops ? 1 : 0);
+        assert_int_equal(res->hgtx_unterminated, drops ? 0 : 1);
+        pa_agg_destroy(a);
+        unlink(path);
+    }
+    drop_counts(0, 0, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -487,6 +576,9 @@ int main(void)
         cmocka_unit_test(test_deep_nesting_and_limit),
         cmocka_unit_test(test_written_after_the_drain_loop),
         cmocka_unit_test(test_thread_drains_rings),
+        cmocka_unit_test(test_dropped_start_then_end),
+        cmocka_unit_test(test_counted_drops_and_misuse),
+        cmocka_unit_test(test_no_drops_all_misuse),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     for (size_t i = 0; i < 64; i++)

@@ -13,6 +13,8 @@
 #include "collector.h"
 #include <profagent/hgtx.h>
 
+extern _Atomic uint64_t pa_hgtx_ends_unstarted; /* collector/hgtx.c */
+
 typedef struct got {
     size_t n;
     pa_record_t rec[64];
@@ -128,8 +130,51 @@ static void test_full_ring_counts_drops(void **state)
     uint64_t before = atomic_load(&pa_tls.ring->drops);
     for (int i = 0; i < 100; i++) /* 100 x 1 slot (inline name) into 64 */
         hgtxMarkA("x");
-    assert_int_equal(atomic_load(&pa_tls.ring->drops) - before, 100 - 64);
+    /* every record but a range end leaves PA_KEEP_ENDS slots free */
+    assert_int_equal(atomic_load(&pa_tls.ring->drops) - before, 100 - (64 - PA_KEEP_ENDS));
     drain();
+}
+
+/* A full ring and start/end ranges: a refused start hands out an id its end recognizes (counted
+ * as an end of a dropped start, nothing recorded); the end of a kept start finds the room kept
+ * for ends; an end refused all the same is counted. */
+static void test_full_ring_start_end(void **state)
+{
+    (void)state;
+    drain();
+    assert_int_equal(pa_tls.hgtx_open, 0);
+    uint64_t unstarted = atomic_load(&pa_hgtx_ends_unstarted), lost = atomic_load(&pa_hgtx_ends_lost);
+    uint64_t starts = atomic_load(&pa_hgtx_starts_lost);
+    hgtxRangeId_t kept = hgtxRangeStartA("kept");
+    assert_int_equal(kept >> 62, 0);
+    uint64_t d0 = atomic_load(&pa_tls.ring->drops);
+    int marks = 0;
+    while (atomic_load(&pa_tls.ring->drops) == d0 && marks < 100) {
+        hgtxMarkA("m");
+        marks++;
+    }
+    assert_int_equal(marks, 64 - PA_KEEP_ENDS - 1 + 1); /* the start, the marks; the last refused */
+    uint64_t drops = atomic_load(&pa_tls.ring->drops);
+    hgtxRangeId_t refused = hgtxRangeStartA("refused");
+    assert_int_equal(atomic_load(&pa_tls.ring->drops), drops + 1);
+    assert_int_equal(refused >> 62, 1); /* PA_HGTX_ID_LOST: its end knows */
+    hgtxRangeEnd(refused);
+    assert_int_equal(atomic_load(&pa_hgtx_ends_unstarted), unstarted + 1);
+    assert_int_equal(atomic_load(&pa_tls.ring->drops), drops + 1); /* nothing written, nothing refused */
+    hgtxRangeEnd(kept); /* in the room kept for ends */
+    for (int i = 0; i < PA_KEEP_ENDS - 1; i++)
+        hgtxRangeEnd(1000 + (uint64_t)i); /* unknown ids: the aggregator's misuse, room all the same */
+    assert_int_equal(atomic_load(&pa_hgtx_ends_lost), lost);
+    hgtxRangeEnd(2000); /* the ring is full now */
+    assert_int_equal(atomic_load(&pa_hgtx_ends_lost), lost + 1);
+    assert_int_equal(atomic_load(&pa_hgtx_starts_lost), starts);
+    got_t *g = drain();
+    assert_int_equal(g->n, 64);
+    assert_int_equal(g->rec[0].kind, PA_REC_HGTX_START);
+    assert_int_equal(g->rec[0].u.hgtx.id, kept);
+    assert_int_equal(g->rec[64 - PA_KEEP_ENDS].kind, PA_REC_HGTX_END);
+    assert_int_equal(g->rec[64 - PA_KEEP_ENDS].u.hgtx.id, kept);
+    assert_int_equal(g->rec[63].u.hgtx.id, 1000 + PA_KEEP_ENDS - 2);
 }
 
 /* Names up to the header's spare room are inline (24 bytes; 16 for start), longer ones payload. */
@@ -259,6 +304,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_push_pop_records_and_levels), cmocka_unit_test(test_start_end_ids_and_domains),
         cmocka_unit_test(test_long_name_truncated),         cmocka_unit_test(test_full_ring_counts_drops),
+        cmocka_unit_test(test_full_ring_start_end),
         cmocka_unit_test(test_inline_boundaries),         cmocka_unit_test(test_push_names_near_page_end),
         cmocka_unit_test(test_domain_stacks_and_bad_handles),
         cmocka_unit_test(test_off_returns_plausible_values),

@@ -163,6 +163,53 @@ def t_tiny_ring():
           "hgtx_sum's Instances stay the DB's %d rows" % n)
 
 
+def counter_of(c, name):
+    r = c.execute("SELECT value FROM SESSION_COUNTERS WHERE name = ?", (name,)).fetchone()
+    return r[0] if r else None
+
+
+def t_startend(mode):
+    """Start/end ranges into 4 KiB rings (spine_startend.c): a full ring drops starts and ends
+    (counted), and the ranges that cost are reported as cut by drops, never as the program's
+    misuse nor as left open: complete ranges + ends whose start was dropped + ranges whose end was
+    dropped = ranges issued; the misuse mode's two genuine misuses are counted exactly."""
+    p = run("spine_startend", mode, "20000", env={"PROFAGENT_RING_SIZE": "4K", "PROFAGENT_SUMMARY": "stderr"},
+            timeout=120)
+    check(p.returncode == 0, "exit 0")
+    out = dict(l.split() for l in p.stdout.decode().splitlines())
+    issued, misuse = int(out["issued"]), int(out.get("misuse", 0))
+    c = db_of(p)
+    drops = counter_of(c, "drops")
+    no_start, no_end = counter_of(c, "hgtx_drop_end_no_start"), counter_of(c, "hgtx_drop_start_no_end")
+    bad, open_ = counter_of(c, "hgtx_misuse_bad_end"), counter_of(c, "hgtx_unterminated")
+    done, stored_open = c.execute("SELECT sum(unterminated = 0), sum(unterminated) FROM HGTX_RANGES r"
+                                  " JOIN STRING_IDS s ON s.id = r.nameId WHERE s.value = 'r'").fetchone()
+    done, stored_open = done or 0, stored_open or 0
+    print("%s: issued %d drops %s complete %d end-without-start %s start-without-end %s misuse %s open %s"
+          % (mode, issued, drops, done, no_start, no_end, bad, open_))
+    check(drops and drops > 0, "a 4K ring drops (%s)" % drops)
+    check(no_start is not None and no_start > 0, "ends whose start was dropped counted (%s)" % no_start)
+    check(done + no_start + no_end == issued, "complete %d + end without start %s + start without end %s =="
+          " issued %d" % (done, no_start, no_end, issued))
+    check(stored_open == no_end, "the ranges whose end was dropped are the stored open ones (%d, %s)"
+          % (stored_open, no_end))
+    check(bad == misuse, "misuse counted: %s (the program's own: %d)" % (bad, misuse))
+    check(open_ == 0, "no range reported as left open by the program (%s)" % open_)
+    meta = dict(c.execute("SELECT key, value FROM META WHERE key LIKE 'hgtx_%'").fetchall())
+    check(meta.get(b"hgtx_drop_end_no_start") == no_start and meta.get(b"hgtx_drop_start_no_end") == no_end,
+          "META holds the same counts (%r)" % meta)
+    err = p.stderr
+    want = (b"HGTX ranges cut by dropped records (not misuse): %d ends whose start was dropped, %d ranges"
+            b" whose end was dropped (not counted as open at exit)" % (no_start, no_end))
+    check(want in err, "the summary names the drops' consequences: %r" % want)
+    if misuse:
+        check(b"HGTX misuse: 0 pop on an empty stack, %d end of an unknown or already-ended id" % misuse in err,
+              "the summary's misuse line counts the program's %d" % misuse)
+    else:
+        check(b"HGTX misuse" not in err, "no misuse line for a correct program")
+        check(b"still open at exit" not in err, "no open-at-exit line for a correct program")
+
+
 def t_osrt_parity():
     a = run("spine_osrt", agent=False)
     b = run("spine_osrt")
@@ -259,6 +306,8 @@ TESTS = {
     "exit_atexit": lambda: t_exit("atexit", 7, [b"main_body", b"atexit_before"]),
     "tls_dtor": t_tls_dtor,
     "fork": t_fork, "disabled": t_disabled,
+    "startend_self": lambda: t_startend("self"), "startend_cross": lambda: t_startend("cross"),
+    "startend_misuse": lambda: t_startend("misuse"),
 }
 TESTS[TEST]()
 finish()
