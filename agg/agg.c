@@ -39,6 +39,29 @@ static void agg_wait(uint64_t ns)
 
 static void agg_idle(void);
 
+/* Quiet spells: after a sleep that brought fewer than AGG_NAP_FEW records the next one is twice
+ * as long, up to AGG_NAP_MAX_NS (and never past the next spool flush); a sleep that brought a
+ * full batch or more returns to the shortest poll. A 1 ms poll whatever the rate woke the
+ * thread ~900 times per second of samples/gemm (~10 records per wake, ~25 ms of CPU per second,
+ * mostly the kernel's side of the timed waits). A producer ends a nap when it fills a quarter of
+ * its ring (pa_ring_nudge): at the default 4 MiB rings that is 16 k records, so no burst after a
+ * quiet spell waits out a nap, and nothing drops that the shortest poll would have kept. */
+#define AGG_NAP_MAX_NS 16000000ull
+#define AGG_NAP_FEW 1024u
+
+/* Sleeps `ns` longer than the shortest poll on the nap word a producer clears (pa_ring_nudge)
+ * and pa_agg_stop too. Rechecks the stop flag after raising the nap: a stop between the last
+ * check and the wait finds the word cleared (pa_agg_stop clears it after raising stop). */
+static void agg_nap(uint64_t ns)
+{
+    atomic_exchange(&pa_ring_nap, 1);
+    if (!atomic_load(&g.stop)) {
+        struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+        syscall(SYS_futex, (int *)&pa_ring_nap, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+    }
+    atomic_store(&pa_ring_nap, 0);
+}
+
 static void *agg_main(void *arg)
 {
     pa_agg_t *a = arg;
@@ -49,6 +72,7 @@ static void *agg_main(void *arg)
     const uint64_t flush_ns = pa_agg_config(a)->spool_flush_ns;
     _Atomic int *behind = pa_agg_config(a)->behind;
     uint64_t next_flush = pa_clock_ns() + flush_ns;
+    uint64_t sleep_ns = poll_ns, since_sleep = 0;
     for (;;) {
         /* busy, then stop (seq_cst both, as the stopper's stop then busy): either this thread
          * sees the stop, or the stopper sees it busy and waits for the pass's end */
@@ -58,6 +82,7 @@ static void *agg_main(void *arg)
         size_t got = pa_agg_drain_once(a);
         if (behind)
             atomic_store_explicit(behind, got >= PA_AGG_BATCH, memory_order_relaxed);
+        since_sleep += got;
         /* staged spool records reach the file at least this often, so a process killed
          * outright (SIGKILL, crash) loses at most the last interval: profagent recover */
         uint64_t now = pa_clock_ns();
@@ -67,8 +92,20 @@ static void *agg_main(void *arg)
             next_flush = now + flush_ns;
         }
         agg_idle();
-        if (got == 0)
-            agg_wait(poll_ns);
+        if (got == 0) {
+            if (since_sleep >= PA_AGG_BATCH)
+                sleep_ns = poll_ns;
+            else if (since_sleep < AGG_NAP_FEW && sleep_ns < AGG_NAP_MAX_NS)
+                sleep_ns = sleep_ns * 2 < AGG_NAP_MAX_NS ? sleep_ns * 2 : AGG_NAP_MAX_NS;
+            since_sleep = 0;
+            uint64_t ns = sleep_ns, t = pa_clock_ns();
+            if (flush_ns && next_flush > t && next_flush - t < ns)
+                ns = next_flush - t;
+            if (ns > poll_ns)
+                agg_nap(ns);
+            else
+                agg_wait(poll_ns);
+        }
     }
     agg_idle(); /* the stopper owns the state now: nothing here touches it again */
     pa_dbg("agg", "the aggregator thread used %.1f ms of CPU", pa_thread_cpu_ms());
@@ -123,6 +160,8 @@ const pa_agg_results_t *pa_agg_stop_by(uint64_t deadline_ns)
         return g.done ? g.res : NULL;
     atomic_store(&g.stop, 1);
     syscall(SYS_futex, (int *)&g.stop, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0); /* agg_wait() */
+    atomic_store(&pa_ring_nap, 0);
+    syscall(SYS_futex, (int *)&pa_ring_nap, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0); /* agg_nap() */
     for (uint64_t now; atomic_load(&g.busy);) {
         if ((now = pa_clock_ns()) >= deadline_ns) {
             pa_warn("agg", "the aggregator thread did not end its pass before the exit's deadline; no results");

@@ -17,7 +17,8 @@
 #include "../common/pa_source.h"
 
 /* Stack walker chosen once: libunwind's unw_backtrace, loaded RTLD_LOCAL so its _Unwind_*
- * symbols never interpose the application's exception handling; glibc backtrace() else. */
+ * symbols never interpose the application's exception handling, its fd calls redirected
+ * (mem_unw.c); glibc backtrace() else (no fd either, but ~25 times slower per stack). */
 typedef int (*pa_walk_fn)(void **buf, int size);
 static pa_walk_fn mem_walk;
 static int mem_depth = 32;     /* frames captured: the configured depth + PA_MEM_SKIP_FRAMES */
@@ -54,6 +55,11 @@ static int mem_init_once(void)
     void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
     if (h)
         mem_walk = (pa_walk_fn)dlsym(h, "unw_backtrace");
+    /* before its first walk: libunwind would keep a pipe open in the application's fd space */
+    if (mem_walk && pa_mem_unw_redirect((const void *)mem_walk) <= 0) {
+        pa_info("mem", "libunwind's fd calls could not be redirected: call stacks use glibc backtrace()");
+        mem_walk = NULL;
+    }
     if (!mem_walk) {
         void *warm[2];
         backtrace(warm, 2); /* loads libgcc_s now, not on a later hot call */

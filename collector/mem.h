@@ -52,4 +52,11 @@ void pa_mem_python_init(void);
  *  the agent's own; names of a code object are looked up once and cached per thread. */
 uint32_t pa_mem_python_capture(char *buf, uint32_t cap, uint32_t *nframes, uint32_t *omitted);
 
+/*! pa_mem_unw_redirect() : points libunwind's own calls of pipe2/read/write/close/syscall (the object
+ *  holding address `inside`, loaded RTLD_LOCAL) at fd-less replacements (mem_unw.c), before its
+ *  first walk, so its address validation keeps no pipe in the application's fd space. Returns
+ *  the number of slots redirected (5 for libunwind 1.6: one per function), 0 when none was found
+ *  (the caller then does not use libunwind), -1 when no loaded object holds `inside`. */
+int pa_mem_unw_redirect(const void *inside);
+
 #endif

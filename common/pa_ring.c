@@ -2,11 +2,26 @@
 #include "pa_ring.h"
 #include "pa_clock.h"
 
+#include <errno.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 _Atomic(pa_ring_t *) pa_ring_list = NULL;
+_Atomic int pa_ring_nap = 0;
+
+void pa_ring_nudge(void)
+{
+    /* the first producer to see the nap ends it: one wake per nap, not one per ring */
+    if (!atomic_exchange_explicit(&pa_ring_nap, 0, memory_order_relaxed))
+        return;
+    int e = errno;
+    syscall(SYS_futex, (int *)&pa_ring_nap, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); /* raw: no OSRT wrapper */
+    errno = e;
+}
 
 /* Header and slots live in one anonymous mapping, not malloc: a ring is created on a thread's
  * first event, which may be inside an interposed call made while the application's own

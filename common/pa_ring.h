@@ -91,13 +91,28 @@ static inline pa_record_t *pa_ring_reserve(pa_ring_t *r, uint32_t nslots)
  *  reserved by the last pa_ring_reserve(); handles the wrap at the array end. */
 void pa_ring_write_payload(pa_ring_t *r, const void *data, uint32_t len);
 
+/* The consumer's nap (agg/agg.c): 1 while it sleeps longer than its shortest poll, a futex
+ * word. A producer whose commit crosses a quarter of its ring (one commit per cap/4 slots, at
+ * most 1 in 16) wakes it (pa_ring_nudge), so a burst after a quiet spell finds the consumer
+ * draining when the ring is a quarter full, whatever the nap's length. */
+extern _Atomic int pa_ring_nap;
+
+/*! pa_ring_nudge() : wakes the napping consumer (one futex wake, errno kept); nothing when it
+ *  does not nap. Async-signal-safe. */
+void pa_ring_nudge(void);
+
 /*! pa_ring_commit() : publishes the reserved record (header + continuation slots). */
 static inline void pa_ring_commit(pa_ring_t *r, uint32_t nslots)
 {
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t next = tail + nslots;
     atomic_store_explicit(&r->records, atomic_load_explicit(&r->records, memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    atomic_store_explicit(&r->tail, tail + nslots, memory_order_release);
+    atomic_store_explicit(&r->tail, next, memory_order_release);
+    /* a multiple of cap/4 crossed (the bits above cap/4 - 1 differ) */
+    if (__builtin_expect((tail ^ next) > (r->mask >> 2), 0) &&
+        atomic_load_explicit(&pa_ring_nap, memory_order_relaxed))
+        pa_ring_nudge();
 }
 
 /* Consumer side. `payload` points to `rec->len` contiguous bytes (copied into `scratch`

@@ -23,7 +23,9 @@
 void pa_thread_mark_agent(void) __attribute__((weak));
 
 #define STREAM_IDLE_NS 20000000ull     /* wait for new frames when the spool is read up */
-#define STREAM_LOOK_NS 50000000ull     /* at most this long between two looks (bounds the exit's tail) */
+#define STREAM_LOOK_NS 50000000ull     /* at least this long between two looks, when much waits */
+#define STREAM_LOOK_BYTES (32u << 10)  /* compressed spool bytes waiting that make a look due before
+                                          the commit interval: bounds the exit's tail */
 #define STREAM_EXIT_IDLE_NS 2000000ull /* during the exit: the wait for the last drain's next frame */
 #define STREAM_EXIT_COMMIT_NS 100000000ull /* the exit's own load commits this often (streamed DB) */
 #define STREAM_CREATE_NS 500000000ull  /* a small session gets its DB this long after its first frame */
@@ -250,6 +252,22 @@ static void stream_commit(void)
     atomic_store_explicit(&committed_pub, s.committed, memory_order_relaxed);
 }
 
+/* Whether a look is due, the DB being read up to s.read_up. Each look has a fixed cost (the
+ * reconnect parses the schema, the commit and the WAL truncation: ~0.9 ms of CPU), so a program
+ * making few records gets one look per commit interval, and one making many a look as soon as
+ * STREAM_LOOK_BYTES of spool wait (every STREAM_LOOK_NS at most): what is left for the exit is
+ * at most the larger of STREAM_LOOK_BYTES of spool (a few ms of loading) and the program's last
+ * STREAM_LOOK_NS. (One look per STREAM_LOOK_NS whatever was waiting: samples/gemm's ~10 k records
+ * per second took ~28 looks per second, ~25 ms of CPU of its ~1 s.) */
+static int stream_look_due(uint64_t pub, uint64_t now)
+{
+    uint64_t since = now - s.last_commit_ns;
+    uint64_t soonest = s.commit_ns < STREAM_LOOK_NS ? s.commit_ns : STREAM_LOOK_NS;
+    if (since < soonest)
+        return 0;
+    return since >= s.commit_ns || pub - s.read_up >= STREAM_LOOK_BYTES;
+}
+
 /* One look at the spool while the program runs. Returns 1 when it is read up (wait). Between
  * two looks the DB is closed (pa_dbw_suspend): no descriptor stays open while the program runs
  * on (the spool reader's neither, pa_spool_follow). */
@@ -259,11 +277,8 @@ static int stream_step(void)
     uint64_t now = pa_clock_ns();
     if (s.failed || !pub || pub == s.read_up)
         return 1;
-    /* one look per commit interval (at most STREAM_LOOK_NS: what is left at exit is what the
-     * program made since): each look reconnects and commits (~2 + ~7 ms), so a look per
-     * published frame (~50/s under load) cost more than the rows */
-    int ex = atomic_load_explicit(&exiting, memory_order_relaxed);
-    if (!ex && s.w && s.read_up && now - s.last_commit_ns < (s.commit_ns < STREAM_LOOK_NS ? s.commit_ns : STREAM_LOOK_NS))
+    int ex = atomic_load_explicit(&exiting, memory_order_relaxed); /* the exit: every frame at once */
+    if (!ex && s.w && s.read_up && !stream_look_due(pub, now))
         return 1;
     stream_yield(); /* the rings first */
     if (!s.w) {

@@ -26,7 +26,7 @@ def run_agent(a, argv, db, env_extra=None):
                ASAN_OPTIONS="detect_leaks=0")
     env.pop("PROFAGENT_CALLSTACK_GROUPS", None)
     env.update(env_extra or {})
-    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=240)
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
     if p.returncode != 0 or not os.path.exists(db):
         print(p.stdout, p.stderr)
         sys.exit("agent run of %s failed (rc %d)" % (argv, p.returncode))
@@ -145,6 +145,23 @@ def test_stripped(a):
     fns = [f for _, f in chain_frames(db)]
     check(len(fns) > 0 and re.match(r"^mem_deep_stripped\+0x[0-9a-f]+$", fns[0]),
           "defect 11: stripped frame as mem_deep_stripped+0x...: %s" % fns[:3])
+
+
+def test_no_fd_kept(a):
+    """The agent keeps no fd in the application's fd space once stacks were walked: open() gets
+    3 as without the agent, and with fds 0/1 closed at start they stay closed (EBADF = 9)."""
+    prog = os.path.join(a.bindir, "mem_fds")
+    # no streaming: the DB thread's batch opens the DB now and then (transient fds)
+    env = {"PROFAGENT_DB_COMMIT_MS": "0"}
+    for closed, want in ((False, "write=1/0 read=0/0 open=3"), (True, "write=-1/9 read=-1/9 open=0")):
+        res = os.path.join(a.workdir, "fds%d.txt" % closed)
+        db = os.path.join(a.workdir, "fds%d.db" % closed)
+        argv = ["sh", "-c", 'exec "$0" "$1" <&- >&-', prog, res] if closed else [prog, res]
+        if os.path.exists(res):
+            os.unlink(res)
+        run_agent(a, argv, db, env)
+        got = open(res).read().strip() if os.path.exists(res) else None
+        check(got == want, "no fd kept (%s): got %s want %s" % ("0/1 closed" if closed else "open fds", got, want))
 
 
 def test_failed_free_known(a):
