@@ -154,9 +154,14 @@ typedef struct pa_agg_config {
  *  thread or the spool could not be created (the agent then runs without collection). */
 int pa_agg_start(const pa_agg_config_t *cfg);
 
-/*! pa_agg_stop() : asks the thread to drain every ring once more, resolve what is open,
- *  flush and close the spool, and waits at most `timeout_ns`. Returns the results
- *  (owned by the aggregator) or NULL when the thread did not finish in time. */
+/*! pa_agg_stop_by() : stops the thread and, on the caller, drains every ring once more
+ *  (until half of the time left before `deadline_ns`, pa_clock_ns() ns), resolves what is
+ *  open, flushes and closes the spool (its thread waited for until `deadline_ns`). Returns the
+ *  results (owned by the aggregator), or NULL when the thread was still in a pass at
+ *  `deadline_ns` (it keeps the state: nothing is freed). */
+const pa_agg_results_t *pa_agg_stop_by(uint64_t deadline_ns);
+
+/*! pa_agg_stop() : pa_agg_stop_by(now + `timeout_ns`). */
 const pa_agg_results_t *pa_agg_stop(uint64_t timeout_ns);
 
 /*! pa_agg_free() : releases the results returned by pa_agg_stop() (row keys included) and

@@ -465,12 +465,13 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
      * drain first sees it), in batches, until nothing is left below the cut-offs or the
      * deadline passed (a slow machine: what is left is counted late, the DB is still written) */
     uint64_t deadline = atomic_load_explicit(&a->drain_deadline_ns, memory_order_relaxed);
+    uint64_t t_drain = pa_clock_ns();
     int timed_out = 0;
     for (;;) {
         if (agg_drain_pass_mode(a, PA_AGG_BATCH, DRAIN_FINAL) == 0)
             break;
         if (deadline && pa_clock_ns() > deadline) {
-            pa_warn("agg", "the exit drain reached its time limit (half of PROFAGENT_EXIT_TIMEOUT_MS): "
+            pa_warn("agg", "the exit drain reached its time limit (half of what PROFAGENT_EXIT_TIMEOUT_MS left): "
                     "the records still in the rings are counted as late");
             timed_out = 1;
             break;
@@ -484,6 +485,7 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
         pa_agg_test_after_final_drain();
     if (!timed_out)
         agg_drain_pass_mode(a, 0, DRAIN_CATCH_UP);
+    uint64_t t_hooks = pa_clock_ns();
     agg_span(a);
     uint64_t now = pa_clock_ns();
     a->end_ns = now > a->last_ns ? now : a->last_ns;
@@ -509,7 +511,10 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
     res->late_records += res->late_no_ring;
     res->first_ns = a->first_ns;
     res->last_ns = a->last_ns;
+    uint64_t t_close = pa_clock_ns();
     if (a->spool) {
+        if (a->close_deadline_ns)
+            pa_spool_close_by(a->spool, a->close_deadline_ns);
         if (pa_spool_close_write_stats(a->spool, &res->spool_bytes_raw, &res->spool_bytes_compressed,
                                        &res->spool_pipe_waits, &res->spool_pipe_wait_ns) < 0)
             a->spool_errors++;
@@ -518,6 +523,8 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
     pa_dbg("agg", "spool: %llu records, the spool thread's pipe full %llu times (%.1f ms waited)",
             (unsigned long long)a->spool_records, (unsigned long long)res->spool_pipe_waits,
             (double)res->spool_pipe_wait_ns / 1e6);
+    pa_dbg("agg", "finish: last drain %.1f ms, ranges and tables %.1f ms, spool close %.1f ms",
+           (t_hooks - t_drain) / 1e6, (t_close - t_hooks) / 1e6, (pa_clock_ns() - t_close) / 1e6);
     pa_dbg("agg", "%llu drain passes; at most %llu ring slots waiting at a pass", (unsigned long long)a->passes,
            (unsigned long long)a->fill_max);
     res->spool_records = a->spool_records;

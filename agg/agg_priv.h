@@ -80,6 +80,7 @@ struct pa_agg {
     pa_agg_results_t res;
     int finished;
     _Atomic uint64_t drain_deadline_ns; /* final drain stops here (pa_agg_stop: half its timeout); 0 = none */
+    uint64_t close_deadline_ns;  /* bound on the spool's close at the end (pa_agg_stop_by); 0 = its own */
 };
 
 /* The words of a string of at most 16 bytes that, with its length, determine every byte:

@@ -305,6 +305,7 @@ struct pa_spool_writer {
     _Atomic uint64_t *published; /* file bytes of whole frames, for a reader following the file */
     struct spool_pipe *pipe;   /* non-NULL: a worker thread encodes and writes (pa_spool_start_worker) */
     uint64_t pipe_waits, pipe_wait_ns; /* producer: times it found the pipe full, time waited */
+    uint64_t close_by_ns;   /* CLOCK_MONOTONIC bound on the close's wait for the worker; 0: SPOOL_JOIN_NS */
 };
 
 struct pa_spool_reader {
@@ -725,8 +726,11 @@ static int spool_stop_worker(pa_spool_writer_t *w, uint64_t *waits, uint64_t *wa
     int rc = pipe_put(w, &m, NULL, 0); /* also after a failure: the worker still takes entries */
     if (rc == 0) {
         struct timespec ts;
+        uint64_t wait = SPOOL_JOIN_NS, now = spool_now_ns();
+        if (w->close_by_ns)
+            wait = w->close_by_ns > now ? w->close_by_ns - now : 0;
         clock_gettime(CLOCK_REALTIME, &ts); /* pthread_timedjoin_np's clock */
-        uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + SPOOL_JOIN_NS;
+        uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + wait;
         ts.tv_sec = (time_t)(t / 1000000000ull);
         ts.tv_nsec = (long)(t % 1000000000ull);
         rc = pthread_timedjoin_np(q->th, NULL, &ts) == 0 ? 0 : -1;
@@ -746,6 +750,12 @@ static int spool_stop_worker(pa_spool_writer_t *w, uint64_t *waits, uint64_t *wa
     free(q->slots);
     free(q);
     return 0;
+}
+
+void pa_spool_close_by(pa_spool_writer_t *w, uint64_t deadline_ns)
+{
+    if (w)
+        w->close_by_ns = deadline_ns;
 }
 
 int pa_spool_close_write(pa_spool_writer_t *w, uint64_t *raw_bytes, uint64_t *compressed_bytes)

@@ -80,10 +80,14 @@ int pa_spool_flush(pa_spool_writer_t *w);
  *  byte counts (either pointer may be NULL). Returns 0 or -1. */
 int pa_spool_close_write(pa_spool_writer_t *w, uint64_t *raw_bytes, uint64_t *compressed_bytes);
 
+/*! pa_spool_close_by() : the close's wait for the worker ends at `deadline_ns` (CLOCK_MONOTONIC
+ *  ns: the exit's deadline) instead of after 5 s. */
+void pa_spool_close_by(pa_spool_writer_t *w, uint64_t deadline_ns);
+
 /*! pa_spool_close_write_stats() : pa_spool_close_write(), also reporting how often appends found
  *  the worker's pipe full and how long they waited for it (ns); either pointer may be NULL.
- *  With a worker, waits at most 5 s for it to end; -1 when it did not (the writer is then
- *  left to it, never freed). */
+ *  With a worker, waits at most 5 s (or until pa_spool_close_by()'s deadline) for it to end; -1
+ *  when it did not (the writer is then left to it, never freed). */
 int pa_spool_close_write_stats(pa_spool_writer_t *w, uint64_t *raw_bytes, uint64_t *compressed_bytes,
                                uint64_t *pipe_waits, uint64_t *pipe_wait_ns);
 

@@ -223,6 +223,7 @@ int pa_exitpaths_finish_bounded(int sig)
      * finisher thread: only the owner may wait for it */
     if (getpid() != ep_owner || (!pa_session_active() && atomic_load(&pa_finish_state) != 1))
         goto out; /* not ours (fork/vfork child), or already finalized */
+    pa_exit_deadline_arm(); /* the hand-off to the finisher counts against the exit's budget */
     if (sig && atomic_load(&pa_finish_state) == 1) /* the exit's DB load stops for it (cut) */
         atomic_store(&sig_in_finish, sig);
     if (sig && atomic_load(&pa_finish_state) == 1 && atomic_load(&pa_finish_tid) == (int)syscall(SYS_gettid)) {

@@ -293,6 +293,52 @@ static void db_cut_message(char *note, size_t size, const char *db)
              reason, spool_path);
 }
 
+/* Why one deadline for the whole exit: every wait of the exit (the sources' flush, the
+ * aggregator's last drain and its spool's close, the DB thread's hand-over, the tail's load)
+ * used to get PROFAGENT_EXIT_TIMEOUT_MS or a share of it of its own, so their sum overshot the
+ * budget (1.3 s at 500 ms under load). Armed once, by the first ending that begins (the exit
+ * handler, _exit, exec, a fatal signal), on CLOCK_MONOTONIC (pa_clock_ns() follows it); each
+ * stage gets what remains. Lock-free: armed in signal handlers too. */
+static _Atomic uint64_t exit_deadline_ns;
+
+uint64_t pa_exit_deadline_arm(void)
+{
+    uint64_t none = 0, d = pa_clock_ns() + pa_config.exit_timeout_ms * 1000000ull;
+    if (atomic_load_explicit(&exit_deadline_ns, memory_order_acquire) ||
+        !atomic_compare_exchange_strong(&exit_deadline_ns, &none, d))
+        return atomic_load_explicit(&exit_deadline_ns, memory_order_acquire);
+    return d;
+}
+
+uint64_t pa_exit_left_ns(void)
+{
+    uint64_t d = atomic_load_explicit(&exit_deadline_ns, memory_order_acquire), now = pa_clock_ns();
+    if (!d)
+        return pa_config.exit_timeout_ms * 1000000ull; /* not armed: the exit has not begun */
+    return d > now ? d - now : 0;
+}
+
+/* The aggregator thread was still in a pass at the exit's deadline: it keeps the aggregates,
+ * which this thread cannot read while it may write them. The summary still comes (the user
+ * must always get one), without the statistics, saying why and how the DB is completed. */
+static void no_results_summary(void)
+{
+    static char part[PATH_MAX], note[PATH_MAX + 256];
+    int rc = pa_writer_stream_finish(NULL, 0, part, sizeof part);
+    const char *db = rc == -2 || rc == -3 ? part : NULL; /* -3: the DB thread's last commit */
+    unsigned long long ms = (unsigned long long)pa_config.exit_timeout_ms;
+    pa_err("agent", "the exit budget PROFAGENT_EXIT_TIMEOUT_MS=%llu ran out while the aggregator drained: the"
+           " summary is INCOMPLETE (no statistics); %s%s%s; spool kept, a complete DB: profagent recover %s", ms,
+           db ? "the DB " : "no DB written", db ? db : "", db ? " holds what was committed (session_complete=0)" : "",
+           spool_path);
+    snprintf(note, sizeof note, "INCOMPLETE: PROFAGENT_EXIT_TIMEOUT_MS=%llu ran out while the aggregator drained, no"
+             " statistics; complete it with: profagent recover %s", ms, spool_path);
+    pipe_guard_t pg;
+    pipe_block(&pg);
+    print_summary(NULL, db, 0, note);
+    pipe_restore(&pg);
+}
+
 /* The exit path: stop the aggregator (bounded), write the DB, print the summary, remove the
  * spool. Runs once, only in the process that owns the session; never changes exit status. */
 void pa_finish(void)
@@ -305,8 +351,12 @@ void pa_finish(void)
     atomic_store(&pa_finish_state, 1);
     /* the whole exit's budget: what the drain leaves of it bounds the DB's load of the spool's
      * rest, cut as well by a fatal signal arriving meanwhile (writer/stream.c) */
-    uint64_t deadline = pa_clock_ns() + pa_config.exit_timeout_ms * 1000000ull;
-    pa_writer_stream_bound(deadline, pa_exitpaths_signal_in_finish);
+    uint64_t deadline = pa_exit_deadline_arm();
+    /* the load stops a tenth of the budget (at most 50 ms) early: what follows it (the commit of
+     * what it loaded, 15-30 ms under load, and the process's teardown) is part of the exit too */
+    uint64_t reserve = pa_config.exit_timeout_ms * 100000ull;
+    reserve = reserve < 50000000ull ? reserve : 50000000ull;
+    pa_writer_stream_bound(deadline - reserve, pa_exitpaths_signal_in_finish);
     pa_guard_enter();
     /* Existing rings keep recording (the aggregator counts what comes after its last drain
      * as late); no new ring is created from now on. */
@@ -314,25 +364,18 @@ void pa_finish(void)
     /* the sources turn what is in flight into records before the last drain (sources.c);
      * together they get at most half of the exit budget */
     uint64_t t0 = pa_clock_ns();
-    pa_writer_stream_exit_begins(); /* the DB thread yields the cores to the flush and the drain */
-    pa_sources_finish(pa_config.exit_timeout_ms * 1000000ull / 2);
+    pa_writer_stream_exit_begins(); /* the DB thread loads what the last drain publishes, meanwhile */
+    uint64_t half = pa_config.exit_timeout_ms * 1000000ull / 2, left = pa_exit_left_ns();
+    pa_sources_finish(left < half ? left : half);
     meta.end_mono_ns = pa_clock_ns();
     meta.host_clock = pa_clock_source();
     atomic_store(&pa_session_ended, 1); /* what ends from now on is after the session */
-    const pa_agg_results_t *res = pa_agg_stop(pa_config.exit_timeout_ms * 1000000ull);
+    const pa_agg_results_t *res = pa_agg_stop(deadline);
     pa_dbg("agent", "exit: sources finished in %.1f ms, the aggregator stopped in %.1f ms",
            (meta.end_mono_ns - t0) / 1e6, (pa_clock_ns() - meta.end_mono_ns) / 1e6);
     atomic_store(&pa_sources, 0);
     if (!res) {
-        static char part[PATH_MAX];
-        if (pa_writer_stream_finish(NULL, 0, part, sizeof part) == -2)
-            pa_err("agent", "the aggregator did not finish within PROFAGENT_EXIT_TIMEOUT_MS=%llu; the DB %s holds "
-                   "what was committed (session_complete=0); spool kept, a complete DB: profagent recover %s",
-                   (unsigned long long)pa_config.exit_timeout_ms, part, spool_path);
-        else
-            pa_err("agent", "the aggregator did not finish within PROFAGENT_EXIT_TIMEOUT_MS=%llu; no DB written "
-                   "(spool kept; build a DB with: profagent recover %s)", (unsigned long long)pa_config.exit_timeout_ms,
-                   spool_path);
+        no_results_summary();
         goto out;
     }
     meta.complete = pa_finish_signal == 0;
@@ -371,6 +414,8 @@ void pa_finish(void)
                 " signal handler that interrupted the agent)", (unsigned long long)unrec);
     pipe_restore(&pg);
 out:
+    pa_dbg("agent", "exit: done %.1f ms before the exit's deadline (budget %llu ms)",
+           ((double)deadline - (double)pa_clock_ns()) / 1e6, (unsigned long long)pa_config.exit_timeout_ms);
     atomic_store(&pa_finish_state, 2);
     syscall(SYS_futex, &pa_finish_state, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0); /* exitpaths.c waits */
     pa_guard_leave();
@@ -433,12 +478,19 @@ static void exit_claim(int reg)
  * finisher allocates from its own arena; if it still blocks, the wait ends once the agent made
  * no progress for PROFAGENT_EXIT_TIMEOUT_MS + 1 s and the process ends as without the agent
  * (spool kept). The waiting thread lends its ring to the finisher (exitpaths.c). */
+static _Atomic int main_returned_tid; /* the thread whose main() returned (pa_main) */
+
 static void session_end(void)
 {
-    if (pa_session_active())
+    if (pa_session_active()) {
+        pa_exit_deadline_arm(); /* the exit's budget counts from here (the application's own handlers ran) */
         pa_sources_exit_thread(); /* this thread's own last reads, before it lends its ring */
-    if (!pa_exitpaths_finish_elsewhere())
-        pa_finish(); /* on the finisher itself, or no finisher could be started */
+    }
+    /* Why main's return ends the session on its own thread: the finisher is for an exit() that
+     * may run in a signal handler; a return from main() runs in none, and each hand-off to the
+     * finisher and back waits for a core (tens of ms on a loaded machine) */
+    if (atomic_load(&main_returned_tid) == (int)syscall(SYS_gettid) || !pa_exitpaths_finish_elsewhere())
+        pa_finish(); /* here, on the finisher itself, or no finisher could be started */
 }
 
 static void pa_quick_exit_handler(void)
@@ -515,7 +567,9 @@ static int pa_main(int argc, char **argv, char **envp)
     /* main's return reaches exit() inside libc, past the interposed symbol: through it instead, so
      * a return while another thread's exit() owns the ending is parked like any exit() caller
      * (libc's own call took the handlers the owner had left and ended with main's status) */
-    exit(app_main(argc, argv, envp));
+    int status = app_main(argc, argv, envp);
+    atomic_store(&main_returned_tid, (int)syscall(SYS_gettid));
+    exit(status);
 }
 
 /* Unversioned: it satisfies the executable's reference of either version (agent.map). */

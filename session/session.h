@@ -25,6 +25,16 @@
  *  async-signal-safe: see pa_exitpaths_finish_bounded(). */
 void pa_finish(void);
 
+/*! pa_exit_deadline_arm() : the exit's one deadline (pa_clock_ns() ns: CLOCK_MONOTONIC), now +
+ *  PROFAGENT_EXIT_TIMEOUT_MS when first called, the same value on every later call: the first
+ *  ending to begin (exit handler, _exit, exec, fatal signal) arms it, every wait of the exit
+ *  shares it. Async-signal-safe, lock-free. */
+uint64_t pa_exit_deadline_arm(void);
+
+/*! pa_exit_left_ns() : ns left before the exit's deadline (0 once passed; the whole budget
+ *  while not armed). Async-signal-safe. */
+uint64_t pa_exit_left_ns(void);
+
 struct pa_session_meta;
 /*! pa_session_identity() : rank (common/pa_rank.h, warnings logged once), boot id and the
  *  wall-clock anchor (session/identity.c) into *m, at session start. */

@@ -6,7 +6,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -27,6 +26,8 @@ void pa_thread_mark_agent(void) __attribute__((weak));
 #define STREAM_LOOK_NS 50000000ull     /* at least this long between two looks, when much waits */
 #define STREAM_LOOK_BYTES (32u << 10)  /* compressed spool bytes waiting that make a look due before
                                           the commit interval: bounds the exit's tail */
+#define STREAM_EXIT_IDLE_NS 2000000ull /* during the exit: the wait for the last drain's next frame */
+#define STREAM_EXIT_COMMIT_NS 100000000ull /* the exit's own load commits this often (streamed DB) */
 #define STREAM_CREATE_NS 500000000ull  /* a small session gets its DB this long after its first frame */
 #define STREAM_SMALL_SPOOL (512u << 10) /* streamed: compressed spool bytes below which pages are 4 KiB */
 #define STREAM_CHECK_EVERY 4096u       /* records between two looks at the clock */
@@ -42,6 +43,7 @@ static struct {
     pthread_cond_t cv;        /* CLOCK_MONOTONIC (pa_writer_stream_start) */
     int thread;               /* the DB thread runs */
     int stop;                 /* finish asked: the DB thread hands the connection over */
+    int busy;                 /* the DB thread is in a look (it holds the connection) */
     int done;                 /* the DB thread ended: the connection is the caller's */
     /* configuration */
     char db_template[PATH_MAX];
@@ -58,17 +60,20 @@ static struct {
     uint64_t first_frame_ns, last_commit_ns, committed;
     uint64_t read_up;         /* published bytes everything was loaded from; 0 while behind */
     uint64_t loaded;          /* spool records in the DB when the exit's load was cut */
+    int thread_db;            /* the DB is the DB thread's (WAL, committed as it goes) */
 } s = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 static _Atomic uint64_t published; /* the aggregator's whole-frame spool bytes */
 static _Atomic int agg_behind;     /* the aggregator has full batches waiting in rings */
 static _Atomic int stop_asked;     /* s.stop, read without the lock while loading */
+static _Atomic int exiting;        /* the exit began: look at once, keep the connection open */
 /* The exit's bound on the final load (pa_writer_stream_bound): the load stops at cut_at_ns or
  * when cut_asked() says a signal wants the process to end; cut_why says which stopped it. */
 static uint64_t cut_at_ns;
 static int (*cut_asked)(void);
 static int cut_why; /* 0 not cut, 1 the deadline, 2 a signal */
 static _Atomic int db_tid;         /* the DB thread's kernel tid while it runs, else 0 */
+static _Atomic uint64_t committed_pub; /* spool records the DB thread committed (read by the exit) */
 
 _Atomic uint64_t *pa_writer_stream_published(void)
 {
@@ -186,6 +191,8 @@ static int stream_cut(void)
     return cut_why;
 }
 
+static void stream_commit(void);
+
 /* Loads what the spool holds up to `limit` (final: to its end). Returns pa_spool_next()'s last
  * result: 2 when everything published was read, 0 at a clean end, -1 truncated or corrupt;
  * 4 when the final load was cut (stream_cut). */
@@ -200,8 +207,18 @@ static int stream_load(uint64_t limit, int final)
         pa_dbw_record(s.w, rec, payload);
         if (final) {
             /* a look per STREAM_STOP_EVERY records (~1 ms of loading) */
-            if (++k % STREAM_STOP_EVERY == 0 && stream_cut())
-                return 4;
+            if (++k % STREAM_STOP_EVERY == 0) {
+                if (stream_cut())
+                    return 4;
+                /* Why the final load commits as it goes: cut at the deadline it commits what it
+                 * loaded, and one transaction of a whole tail took 0.77 s to commit past the
+                 * deadline at a load of 40; a commit per STREAM_EXIT_COMMIT_NS keeps that short */
+                if (s.thread_db && pa_clock_ns() - s.last_commit_ns >= STREAM_EXIT_COMMIT_NS) {
+                    stream_commit();
+                    if (s.failed)
+                        return 0; /* stops here: a failed DB is removed (stream_final) */
+                }
+            }
             continue;
         }
         if (++k % STREAM_STOP_EVERY == 0) {
@@ -232,6 +249,7 @@ static void stream_commit(void)
      * not up to wal_autocheckpoint pages (16 MiB) of the run */
     pa_dbw_empty_wal(s.w);
     s.committed = pa_dbw_records(s.w);
+    atomic_store_explicit(&committed_pub, s.committed, memory_order_relaxed);
 }
 
 /* Whether a look is due, the DB being read up to s.read_up. Each look has a fixed cost (the
@@ -259,7 +277,8 @@ static int stream_step(void)
     uint64_t now = pa_clock_ns();
     if (s.failed || !pub || pub == s.read_up)
         return 1;
-    if (s.w && s.read_up && !stream_look_due(pub, now))
+    int ex = atomic_load_explicit(&exiting, memory_order_relaxed); /* the exit: every frame at once */
+    if (!ex && s.w && s.read_up && !stream_look_due(pub, now))
         return 1;
     stream_yield(); /* the rings first */
     if (!s.w) {
@@ -303,8 +322,12 @@ static int stream_step(void)
         return 0;
     }
     s.read_up = pub;
+    if (ex)
+        return 1; /* the exit takes the open connection: no commit nor close in between */
     if (pa_dbw_suspend(s.w) != 0)
         s.failed = 1;
+    else
+        atomic_store_explicit(&committed_pub, pa_dbw_records(s.w), memory_order_relaxed);
     s.last_commit_ns = pa_clock_ns(); /* the next look is an interval after this one's end */
     return 1;
 }
@@ -378,15 +401,19 @@ static void *stream_main(void *arg)
      * runs, and what a lowered thread (it was nice +5: ~25-30 % of a core on a busy machine) had
      * not done when main returned became the exit's tail (paced exit at 250 k ranges/s 0.07 s ->
      * 0.04 s, medians of 7 alternated runs) and the DB's lag behind a kill. The rings still go
-     * first: stream_yield steps aside while the aggregator has full batches waiting. (A nice once
-     * raised cannot be lowered again without CAP_SYS_NICE: lowered once, at the exit's start.) */
+     * first: stream_yield steps aside while the aggregator has full batches waiting. */
     pthread_mutex_lock(&s.mu);
     while (!s.stop) {
+        s.busy = 1;
         pthread_mutex_unlock(&s.mu);
         int idle = stream_step();
         pthread_mutex_lock(&s.mu);
-        if (idle && !s.stop) {
-            uint64_t t = pa_clock_ns() + (s.commit_ns < STREAM_IDLE_NS ? s.commit_ns : STREAM_IDLE_NS);
+        s.busy = 0;
+        if (s.stop)
+            pthread_cond_broadcast(&s.cv); /* the finish waits for the look's end */
+        else if (idle) {
+            uint64_t idle_ns = atomic_load(&exiting) ? STREAM_EXIT_IDLE_NS : STREAM_IDLE_NS;
+            uint64_t t = pa_clock_ns() + (s.commit_ns < idle_ns ? s.commit_ns : idle_ns);
             struct timespec ts = { (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
             pthread_cond_clockwait(&s.cv, &s.mu, CLOCK_MONOTONIC, &ts);
         }
@@ -412,9 +439,11 @@ int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg)
     s.overwrite = cfg->overwrite;
     s.commit_ns = cfg->commit_ns;
     s.meta = cfg->meta;
-    s.stop = s.done = s.failed = s.truncated = 0;
+    s.stop = s.busy = s.done = s.failed = s.truncated = 0;
     atomic_store(&stop_asked, 0);
+    atomic_store(&exiting, 0);
     s.committed = s.first_frame_ns = s.read_up = s.loaded = 0;
+    atomic_store(&committed_pub, 0);
     s.final[0] = '\0';
     if (!s.commit_ns)
         return 0; /* everything at exit */
@@ -448,18 +477,20 @@ int pa_writer_stream_cut_why(uint64_t *loaded)
     return cut_why;
 }
 
+/* Why the DB thread goes on loading through the exit, at the application's priority and without
+ * waiting for its commit interval: on a loaded machine each thread gets its share of a core, and
+ * the DB thread loading the frames the last drain publishes while that drain and the spool thread
+ * run is the exit's tail shortened by its share (it was stopped, or lowered to nice +5, and the
+ * exit's own load of a 4-producer backlog took 2.7-3.8 s at a load of 30). The exit takes its
+ * connection at the end of its look (pa_writer_stream_finish). */
 void pa_writer_stream_exit_begins(void)
 {
-    /* raising a thread's nice needs no privilege; relative to its own, capped at 19 */
-    id_t tid = (id_t)atomic_load(&db_tid);
-    if (!tid)
+    if (!s.thread)
         return;
-    int saved = errno;
-    errno = 0;
-    int now = getpriority(PRIO_PROCESS, tid);
-    if (errno == 0)
-        setpriority(PRIO_PROCESS, tid, now + 5 > 19 ? 19 : now + 5);
-    errno = saved;
+    pthread_mutex_lock(&s.mu);
+    atomic_store(&exiting, 1);
+    pthread_cond_broadcast(&s.cv); /* the next look now, not after the idle wait */
+    pthread_mutex_unlock(&s.mu);
 }
 
 int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final, size_t size)
@@ -469,16 +500,37 @@ int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final,
         result = stream_final(res, empty, 0);
     } else {
         uint64_t t0 = pa_clock_ns();
+        /* Why the connection is taken, not handed over: between two looks the DB thread holds
+         * nothing (it waits on the condition variable), and waking it only to have it say so
+         * cost a hand-off (a woken thread waits for a core: tens of ms on a loaded machine). In
+         * a look it stops at its next STREAM_STOP_EVERY records; that wait ends at the exit's
+         * deadline (the DB then keeps the DB thread's last commit). */
+        struct timespec ts = { (time_t)(cut_at_ns / 1000000000ull), (long)(cut_at_ns % 1000000000ull) };
+        int timed_out = 0;
         pthread_mutex_lock(&s.mu);
         s.stop = 1;
         atomic_store(&stop_asked, 1);
         pthread_cond_broadcast(&s.cv);
-        while (!s.done) /* at most STREAM_STOP_EVERY records: the DB thread looks at stop_asked */
-            pthread_cond_wait(&s.cv, &s.mu);
-        s.thread = 0;
-        atomic_store(&db_tid, 0);
+        while (s.busy && !s.done && !timed_out)
+            timed_out = cut_at_ns ? pthread_cond_clockwait(&s.cv, &s.mu, CLOCK_MONOTONIC, &ts) == ETIMEDOUT
+                                  : (pthread_cond_wait(&s.cv, &s.mu), 0);
+        timed_out = s.busy && !s.done;
+        if (!timed_out) {
+            s.thread = 0;
+            atomic_store(&db_tid, 0);
+        }
         pthread_mutex_unlock(&s.mu);
-        pa_dbg("writer", "exit: the DB thread handed the connection over in %.1f ms", (pa_clock_ns() - t0) / 1e6);
+        pa_dbg("writer", "exit: the DB connection taken over in %.1f ms%s", (pa_clock_ns() - t0) / 1e6,
+               timed_out ? " (not: the DB thread was still loading at the exit's deadline)" : "");
+        if (timed_out) {
+            /* the DB thread's last commit is what the DB holds; the rest is in the spool */
+            cut_why = cut_why ? cut_why : 1;
+            s.loaded = atomic_load(&committed_pub);
+            if (final && size)
+                snprintf(final, size, "%s", s.final);
+            return s.final[0] && !s.failed ? -3 : -1;
+        }
+        s.thread_db = 1;
         result = stream_final(res, empty, 1);
     }
     if (s.rd)
@@ -498,7 +550,8 @@ void pa_writer_stream_after_fork_child(void)
     s.w = NULL;
     s.rd = NULL;
     s.final[0] = '\0';
-    s.stop = s.done = 0;
+    s.stop = s.busy = s.done = 0;
     atomic_store(&stop_asked, 0);
+    atomic_store(&exiting, 0);
     atomic_store(&db_tid, 0);
 }

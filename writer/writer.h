@@ -71,10 +71,10 @@ _Atomic int *pa_writer_stream_agg_behind(void);
  *  exit), -1 (errno) when a path is too long. */
 int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg);
 
-/*! pa_writer_stream_exit_begins() : the session's exit started (the sources flush what is in
- *  flight, the aggregator drains): the DB thread goes on at a lowered priority (nice +5) so it
- *  does not take the cores the device's engines and the aggregator need now; the exiting thread
- *  loads what it did not get to (pa_writer_stream_finish). Any thread; no effect without it. */
+/*! pa_writer_stream_exit_begins() : the session's exit started: the DB thread loads each frame as
+ *  the last drain publishes it, without waiting for its commit interval and keeping its
+ *  connection open; the exit takes the connection at the end of its look and loads the rest
+ *  (pa_writer_stream_finish). Any thread; no effect without the DB thread. */
 void pa_writer_stream_exit_begins(void);
 /*! pa_writer_stream_finish() : after the aggregator closed the spool: loads its rest, writes the
  *  aggregates `res`, the sources' tables, META (session_complete from meta->complete) and closes.
@@ -84,7 +84,8 @@ void pa_writer_stream_exit_begins(void);
  *  load of the spool's rest was cut (pa_writer_stream_bound): the DB keeps what was loaded, valid,
  *  as a killed session leaves it (no db_complete, session_complete = 0, META exit_load_cut, no
  *  summary tables), its name in final; the spool holds the rest (`profagent recover` completes
- *  the DB in place). */
+ *  the DB in place). The wait for the DB thread (to the end of its look, at once between two)
+ *  ends at the deadline too: then -3 as well, the DB holding the DB thread's last commit. */
 int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final, size_t size);
 
 /*! pa_writer_stream_bound() : bounds the next pa_writer_stream_finish()'s load of the spool's rest:
