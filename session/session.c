@@ -335,7 +335,9 @@ static void no_results_summary(void)
              " statistics; complete it with: profagent recover %s", ms, spool_path);
     pipe_guard_t pg;
     pipe_block(&pg);
-    print_summary(NULL, db, 0, note);
+    /* the deadline has passed here: the summary may still wait up to 50 ms for a full pipe, so
+     * that the user gets it, and never longer (a reader that never drains must not hold the exit) */
+    print_summary(NULL, db, 0, note, pa_clock_ns() + 50000000ull);
     pipe_restore(&pg);
 }
 
