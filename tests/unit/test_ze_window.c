@@ -312,6 +312,15 @@ static void *caller_main(void *arg)
     }
 }
 
+/* n caller threads, each a copy of proto */
+static void callers_start(caller_t *c, pthread_t *t, int n, caller_t proto)
+{
+    for (int i = 0; i < n; i++) {
+        c[i] = proto;
+        assert_int_equal(pthread_create(&t[i], NULL, caller_main, &c[i]), 0);
+    }
+}
+
 /* three threads each in a 40 ms stub call: the teardown counts the three, waits until every call
  * returned (none still inside when it returns), and none starts a call after it */
 static void call_teardown_waits_for_calls_in_progress(void **state)
@@ -321,10 +330,7 @@ static void call_teardown_waits_for_calls_in_progress(void **state)
     enum { N = 3 };
     caller_t c[N];
     pthread_t t[N];
-    for (int i = 0; i < N; i++) {
-        c[i] = (caller_t){.call_us = 40000, .once = 1};
-        assert_int_equal(pthread_create(&t[i], NULL, caller_main, &c[i]), 0);
-    }
+    callers_start(c, t, N, (caller_t){.call_us = 40000, .once = 1});
     for (int i = 0; i < N; i++)
         while (!atomic_load(&c[i].in))
             nap_us(100);
@@ -352,10 +358,7 @@ static void call_readers_end_at_teardown(void **state)
     enum { N = 4 };
     caller_t c[N];
     pthread_t t[N];
-    for (int i = 0; i < N; i++) {
-        c[i] = (caller_t){.call_us = 2000};
-        assert_int_equal(pthread_create(&t[i], NULL, caller_main, &c[i]), 0);
-    }
+    callers_start(c, t, N, (caller_t){.call_us = 2000});
     for (int i = 0; i < N; i++)
         while (atomic_load(&c[i].calls) < 3)
             nap_us(500);
@@ -385,10 +388,7 @@ static void call_teardown_bounded_counts(void **state)
     enum { N = 3 };
     caller_t c[N];
     pthread_t t[N];
-    for (int i = 0; i < N; i++) {
-        c[i] = (caller_t){.call_us = 0, .once = 1};
-        assert_int_equal(pthread_create(&t[i], NULL, caller_main, &c[i]), 0);
-    }
+    callers_start(c, t, N, (caller_t){.call_us = 0, .once = 1});
     for (int i = 0; i < N; i++)
         while (!atomic_load(&c[i].in))
             nap_us(100);
