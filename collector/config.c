@@ -298,6 +298,8 @@ static const char *accepted_text(const pa_config_var_t *v)
  * silently): warned, default kept. In a list, only the unknown words are dropped. */
 static int apply_entry(const pa_config_var_t *v, const char *value, pa_config_t *cfg)
 {
+    if (v->offset == OFF(rank)) /* read and checked once, with the launchers' variables, by common/pa_rank.c */
+        return 0;
     const char *acc = v->type == PA_CFG_FLAGS ? "|all|none" : "";
     const char *words = accepted_text(v) ? accepted_text(v) : v->accepted;
     if (value[0] == '\0' && v->def[0] != '\0') {

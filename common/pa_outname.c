@@ -91,7 +91,16 @@ int pa_outname_expand(const char *tmpl, char *out, size_t size)
             memcpy(var, p + 3, vn);
             var[vn] = '\0';
             s = vn ? getenv(var) : "";
-            if (!vn)
+            /* nothing at the start of a file name would leave a hidden or empty name ("%q{JOB}.db" ->
+             * ".db"): there it expands to "unset-VAR" instead, as %r expands to "norank" */
+            int base_start = used == 0 || out[used - 1] == '/';
+            if ((!s || !*s) && base_start) {
+                n = (size_t)snprintf(buf, sizeof buf, "unset-%s", vn ? var : "var");
+                pa_warn("output", "\"%s\": %%q{%s} %s at the start of the file name; it expands to \"%s\" (nothing "
+                        "would leave a hidden or empty name)", tmpl, var, !vn ? "names no environment variable" :
+                        s ? "is empty" : "is not set", buf);
+                s = buf;
+            } else if (!vn)
                 pa_warn("output", "\"%s\": %%q{} names no environment variable (write %%q{VAR}); it expands to "
                         "nothing", tmpl);
             else if (!s) {
@@ -99,7 +108,8 @@ int pa_outname_expand(const char *tmpl, char *out, size_t size)
                         var, var);
                 s = "";
             }
-            n = strlen(s);
+            if (s != buf)
+                n = strlen(s);
             adv = (size_t)(close - p) + 1;
             break;
         }

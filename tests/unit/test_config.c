@@ -244,6 +244,19 @@ static void test_strings(void **state)
     assert_string_equal(cfg.callstack_groups, "a=libfoo");
 }
 
+/* PROFAGENT_RANK is checked once, by common/pa_rank.c with the launchers' variables: a bad or
+ * overlong value gets that one message, none from the config (two messages for one mistake). */
+static void test_rank_left_to_rank_module(void **state)
+{
+    (void)state;
+    static char huge[PA_CFG_STR_MAX * 4 + 32] = "PROFAGENT_RANK=";
+    memset(huge + 15, '9', sizeof huge - 16);
+    assert_int_equal(parse(ENV(huge)), 0);
+    assert_string_equal(messages, "");
+    assert_int_equal(parse(ENV("PROFAGENT_RANK=abc")), 0);
+    assert_string_equal(messages, "");
+}
+
 static void test_unknown_names(void **state)
 {
     (void)state;
@@ -273,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_enum_log),     cmocka_unit_test(test_enum_ring_full),
         cmocka_unit_test(test_flags_trace),
         cmocka_unit_test(test_summary),      cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_rank_left_to_rank_module),
         cmocka_unit_test(test_unknown_names), cmocka_unit_test(test_table_is_consistent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,6 +41,15 @@ static void test_env_var(void **state)
     unsetenv("PA_TEST_RANK");
     assert_int_equal(pa_outname_expand("r%q{PA_TEST_RANK}.db", out, sizeof out), 0); /* unset: empty */
     assert_string_equal(out, "r.db");
+    /* at the start of a file name nothing would give the hidden ".db" */
+    assert_int_equal(pa_outname_expand("%q{PA_TEST_RANK}.db", out, sizeof out), 0);
+    assert_string_equal(out, "unset-PA_TEST_RANK.db");
+    assert_int_equal(pa_outname_expand("/tmp/%q{PA_TEST_RANK}.db", out, sizeof out), 0);
+    assert_string_equal(out, "/tmp/unset-PA_TEST_RANK.db");
+    setenv("PA_TEST_RANK", "", 1);
+    assert_int_equal(pa_outname_expand("%q{PA_TEST_RANK}-x.db", out, sizeof out), 0);
+    assert_string_equal(out, "unset-PA_TEST_RANK-x.db");
+    unsetenv("PA_TEST_RANK");
     assert_int_equal(pa_outname_expand("a%q{OPEN", out, sizeof out), 0); /* unclosed: literal */
     assert_string_equal(out, "a%q{OPEN");
 }
