@@ -523,6 +523,13 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
     res->unrecorded = &pa_unrecorded ? atomic_load_explicit(&pa_unrecorded, memory_order_relaxed) : 0;
     res->late_no_ring = &pa_late_no_ring ? atomic_load_explicit(&pa_late_no_ring, memory_order_relaxed) : 0;
     res->late_records += res->late_no_ring;
+    _Static_assert(PA_RING_NSRC == sizeof res->ring_full_waits / sizeof res->ring_full_waits[0],
+                   "one wait count per ring source");
+    for (unsigned i = 0; i < PA_RING_NSRC; i++) {
+        res->ring_full_waits[i] = atomic_load_explicit(&pa_ring_waits[i].waits, memory_order_relaxed);
+        res->ring_full_wait_ns[i] = atomic_load_explicit(&pa_ring_waits[i].wait_ns, memory_order_relaxed);
+        res->ring_full_given_up[i] = atomic_load_explicit(&pa_ring_waits[i].given_up, memory_order_relaxed);
+    }
     res->first_ns = a->first_ns;
     res->last_ns = a->last_ns;
     uint64_t t_close = pa_clock_ns();
