@@ -115,6 +115,9 @@ typedef struct pa_agg_results {
     /* start/end ranges cut by a full ring (consequences of drops, neither misuse nor open) */
     uint64_t hgtx_drop_end_no_start; /* ends whose start record was dropped */
     uint64_t hgtx_drop_start_no_end; /* ranges left open at exit because their end was dropped */
+    /* waits of records that found their ring full (common/pa_ring.h pa_ring_waits), indexed by
+     * PA_RING_SRC_* (0 unused): count, total ns, given up (as of the final drain) */
+    uint64_t ring_full_waits[5], ring_full_wait_ns[5], ring_full_given_up[5];
     const pa_hc_results_t *hc;      /* host counters, NULL when none were asked */
     const pa_dm_dev_res_t *dm;      /* device metric streams, ndm devices (NULL: none) */
     size_t ndm;

@@ -155,29 +155,43 @@ static void thread_set_name(pa_agg_t *a, struct pa_agg_thread *t, const uint8_t 
     t->name[n] = '\0';
 }
 
-static void osrt_record(pa_agg_t *a, const pa_record_t *rec)
+/* osrt_record() without room in the spool thread's pipe (or without it): through a copy. */
+static __attribute__((noinline, cold)) void osrt_spool_copy(pa_agg_t *a, const pa_record_t *rec, uint32_t key)
+{
+    pa_record_t tmp = *rec;
+    tmp.kind = PA_SP_OSRT;
+    tmp.nslots = 1;
+    tmp.len = 0;
+    tmp.u.osrt.pad = key;
+    pa_agg_spool(a, &tmp, NULL);
+}
+
+static __attribute__((noinline)) uint32_t osrt_key_new(pa_agg_t *a, uint32_t f)
+{
+    const char *name = pa_osrt_name(f);
+    return a->osrt_key[f] = pa_agg_intern(a, name, strlen(name));
+}
+
+static inline void osrt_record(pa_agg_t *a, const pa_record_t *rec)
 {
     uint32_t f = rec->u.osrt.func < PA_OSRT_COUNT ? rec->u.osrt.func : 0;
-    if (!a->osrt_key[f]) {
-        const char *name = pa_osrt_name(f);
-        a->osrt_key[f] = pa_agg_intern(a, name, strlen(name));
-    }
+    uint32_t key = a->osrt_key[f];
+    if (__builtin_expect(!key, 0))
+        key = osrt_key_new(a, f);
     /* straight into the spool thread's pipe when it has room, else through a copy */
-    pa_record_t tmp, *sp = a->spool ? pa_spool_slot(a->spool) : NULL;
-    if (!sp)
-        sp = &tmp;
-    *sp = *rec;
-    sp->kind = PA_SP_OSRT;
-    sp->nslots = 1;
-    sp->len = 0;
-    sp->u.osrt.pad = a->osrt_key[f]; /* the writer names the row with this id: one string, once */
-    if (sp != &tmp) {
+    pa_record_t *sp = a->spool ? pa_spool_slot(a->spool) : NULL;
+    if (__builtin_expect(sp != NULL, 1)) {
+        *sp = *rec;
+        sp->kind = PA_SP_OSRT;
+        sp->nslots = 1;
+        sp->len = 0;
+        sp->u.osrt.pad = key; /* the writer names the row with this id: one string, once */
         pa_spool_slot_commit(a->spool);
         a->spool_records++;
     } else {
-        pa_agg_spool(a, &tmp, NULL);
+        osrt_spool_copy(a, rec, key);
     }
-    pa_agg_stat_add_id_fast(a, PA_CAT_OSRT, 0, a->osrt_key[f], rec->t1 > rec->t0 ? rec->t1 - rec->t0 : 0);
+    pa_agg_stat_add_id_fast(a, PA_CAT_OSRT, 0, key, rec->t1 > rec->t0 ? rec->t1 - rec->t0 : 0);
 }
 
 /* The aggregator's side of each source: its ring record-kind range (common/pa_source.h) and
@@ -509,6 +523,13 @@ const pa_agg_results_t *pa_agg_finish(pa_agg_t *a)
     res->unrecorded = &pa_unrecorded ? atomic_load_explicit(&pa_unrecorded, memory_order_relaxed) : 0;
     res->late_no_ring = &pa_late_no_ring ? atomic_load_explicit(&pa_late_no_ring, memory_order_relaxed) : 0;
     res->late_records += res->late_no_ring;
+    _Static_assert(PA_RING_NSRC == sizeof res->ring_full_waits / sizeof res->ring_full_waits[0],
+                   "one wait count per ring source");
+    for (unsigned i = 0; i < PA_RING_NSRC; i++) {
+        res->ring_full_waits[i] = atomic_load_explicit(&pa_ring_waits[i].waits, memory_order_relaxed);
+        res->ring_full_wait_ns[i] = atomic_load_explicit(&pa_ring_waits[i].wait_ns, memory_order_relaxed);
+        res->ring_full_given_up[i] = atomic_load_explicit(&pa_ring_waits[i].given_up, memory_order_relaxed);
+    }
     res->first_ns = a->first_ns;
     res->last_ns = a->last_ns;
     uint64_t t_close = pa_clock_ns();

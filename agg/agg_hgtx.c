@@ -82,8 +82,10 @@ typedef struct range_out {
 static inline void range_emit_rec(pa_agg_t *a, const pa_record_t *r)
 {
     pa_agg_spool1(a, r);
-    if (pa_agg_proj_range)
-        pa_agg_proj_range(a, r); /* device projection of this instance (agg_proj.c) */
+    /* device projection of this instance (agg_proj.c); a push/pop range while no instance is
+     * held has nothing to do there (its own early return, without the call) */
+    if (pa_agg_proj_range && ((r->flags & PA_RF_STARTEND) || !a->proj_insts || *a->proj_insts))
+        pa_agg_proj_range(a, r);
     if (pa_agg_hc_range && a->src_state[PA_AGG_SRC_HC])
         pa_agg_hc_range(a, r); /* host counter deltas of this instance */
     if (r->flags & PA_RF_UNTERMINATED)

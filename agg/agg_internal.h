@@ -170,7 +170,8 @@ typedef struct pa_statset {
     uint32_t direct_cap[PA_STAT_DIRECT_CATS][PA_STAT_DIRECT_TAGS]; /* for small cat and tag: */
     struct pa_statrow {
         int cat; uint32_t tag; uint32_t key_id;
-        pa_stat_t st;
+        pa_stat_t st;                   /* count/total/min/max: online once overflowed, from
+                                           the samples at finish while they are all kept */
         uint32_t *samples; size_t nsamples, cap; /* ns (or bytes) < 2^32: 4 bytes a sample */
         int overflow;                   /* budget ran out: median not exact */
         double shift, s1, s2;           /* overflowed: sums of v - shift and its square
@@ -201,7 +202,9 @@ static inline long pa_statset_row_fast(pa_statset_t *s, int cat, uint32_t tag, u
     return pa_statset_row_slow(s, cat, tag, key_id);
 }
 
-/*! pa_statset_add_fast() : pa_statset_add(), inline while the row has reserved room. */
+/*! pa_statset_add_fast() : pa_statset_add(), inline while the row has reserved room. A row
+ *  that keeps its samples gets count/total/min/max from them at finish (pa_statset_finish):
+ *  the drain path only stores the sample. */
 static inline void pa_statset_add_fast(pa_statset_t *s, size_t row, uint64_t v)
 {
     struct pa_statrow *r = &s->rows[row];
@@ -209,11 +212,6 @@ static inline void pa_statset_add_fast(pa_statset_t *s, size_t row, uint64_t v)
         r->samples[r->nsamples++] = (uint32_t)v;
     else
         pa_statset_add_slow(s, r, v);
-    pa_stat_t *st = &r->st; /* count/total/min/max now; mean/m2 at finish */
-    st->min = st->count == 0 || v < st->min ? v : st->min;
-    st->max = v > st->max ? v : st->max;
-    st->count++;
-    st->total += v;
 }
 /*! pa_statset_finish() : computes every row's median (st.median, st.median_exact). */
 void pa_statset_finish(pa_statset_t *s);

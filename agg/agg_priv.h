@@ -77,6 +77,8 @@ struct pa_agg {
     uint64_t first_ns, last_ns, end_ns;
 
     void *src_state[PA_AGG_SRC_COUNT];
+    const size_t *proj_insts;        /* agg_proj.c: its range instances held (NULL: no state yet);
+                                        a push/pop range skips the call while it is 0 */
     pa_agg_results_t res;
     int finished;
     _Atomic uint64_t drain_deadline_ns; /* final drain stops here (pa_agg_stop: half its timeout); 0 = none */

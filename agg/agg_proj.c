@@ -98,8 +98,8 @@ typedef struct proj {
 static proj_t *proj_state(pa_agg_t *a)
 {
     void **slot = pa_agg_source_state(a, PA_AGG_SRC_PROJ);
-    if (slot && !*slot)
-        *slot = calloc(1, sizeof(proj_t));
+    if (slot && !*slot && (*slot = calloc(1, sizeof(proj_t))))
+        a->proj_insts = &((proj_t *)*slot)->inst_ix.n;
     return slot ? *slot : NULL;
 }
 
@@ -819,4 +819,5 @@ void pa_agg_proj_finish(pa_agg_t *a)
     pa_map_free(&s->thr_ix);
     free(s);
     *pa_agg_source_state(a, PA_AGG_SRC_PROJ) = NULL;
+    a->proj_insts = NULL;
 }

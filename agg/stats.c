@@ -189,11 +189,38 @@ static void row_moments(struct pa_statrow *r)
     r->st.m2 = m2;
 }
 
+/* count/total/min/max of one value, online (overflowed rows) */
+static void row_count(pa_stat_t *st, uint64_t v)
+{
+    st->min = st->count == 0 || v < st->min ? v : st->min;
+    st->max = v > st->max ? v : st->max;
+    st->count++;
+    st->total += v;
+}
+
+/* count/total/min/max of a row that kept all its samples (the drain only stores them). */
+static void row_counts_from_samples(struct pa_statrow *r)
+{
+    uint64_t total = 0;
+    uint32_t mn = UINT32_MAX, mx = 0;
+    for (size_t i = 0; i < r->nsamples; i++) {
+        uint32_t x = r->samples[i];
+        total += x;
+        mn = x < mn ? x : mn;
+        mx = x > mx ? x : mx;
+    }
+    r->st.count = r->nsamples;
+    r->st.total = total;
+    r->st.min = r->nsamples ? mn : 0;
+    r->st.max = mx;
+}
+
 /* Gives up exact median for a row: its samples return to the shared budget and its moments go
  * online as sums of v - shift and (v - shift)^2, shift = the kept samples' mean (or the first
  * value), which keeps them exact to rounding without a division per sample (finish divides). */
 static void row_overflow(pa_statset_t *s, struct pa_statrow *r, uint64_t first)
 {
+    row_counts_from_samples(r);
     row_moments(r);
     r->shift = r->nsamples ? r->st.mean : (double)first;
     r->s1 = 0;
@@ -225,6 +252,7 @@ static int statset_slow(pa_statset_t *s, struct pa_statrow *r, uint64_t v)
     /* budget spent, no memory, or a sample past 4.29 s (or 4 GiB): kept samples are 32-bit */
     if (!r->overflow)
         row_overflow(s, r, v);
+    row_count(&r->st, v);
     double d = (double)v - r->shift;
     r->s1 += d;
     r->s2 += d * d;
@@ -312,6 +340,8 @@ void pa_statset_finish(pa_statset_t *s)
     for (size_t i = 0; i < s->nrows; i++) {
         struct pa_statrow *r = &s->rows[i];
         r->st.median_exact = !r->overflow;
+        if (!r->overflow)
+            row_counts_from_samples(r);
         if (r->overflow) {
             double n = (double)r->st.count, m2 = r->s2 - r->s1 * r->s1 / n;
             r->st.mean = r->shift + r->s1 / n;

@@ -57,6 +57,9 @@ typedef struct pa_tls {
     uint64_t itt_dom_seen[4];                /* bit D: this ring carries domain D's name record */
     uint32_t hgtx_hc_seq; /* HGTX pushes/pops recorded with host counters on (hgtx.c: a handler's
                              record between a push's counter read and its write is seen) */
+    uint32_t emit_src;    /* 0: a full ring's wait is counted under the record kind's source;
+                             else the source that makes the record (PA_RING_SRC_ITT for the ITT
+                             ranges hgtx.c writes) or PA_EMIT_NOWAIT (pa_emit_full) */
 } pa_tls_t;
 _Static_assert(offsetof(pa_tls_t, ze_corr) + 8 <= 64, "pa_tls_t hot fields in one line");
 
@@ -265,6 +268,20 @@ static inline void pa_stash_end(pa_ring_t *r)
     r->stashing = 0;
 }
 
+/* pa_tls.emit_src: the record must not wait for room (its thread holds a lock that the
+ * aggregator could need, e.g. the mutex an OSRT lock record reports). */
+#define PA_EMIT_NOWAIT 0xffu
+
+/*! pa_emit_full() : (inside a write to ring `r`, after pa_ring_reserve_keep(r, ns, keep) refused
+ *  and counted a drop) waits for room when PROFAGENT_RING_FULL=wait and the thread may wait
+ *  (pa_ring_full_wait: bounded, short sleeps; never on an agent thread, in agent code, once the
+ *  exit began, on a retiring thread, for a PA_EMIT_NOWAIT record nor in a signal handler), then
+ *  un-counts the drop and returns the reserved slot; NULL when the record stays dropped. The
+ *  wait is counted under pa_tls.emit_src, else the source of `kind` (pa_ring_src_of_kind).
+ *  Cold: called only on a refused reserve. Weak: a unit test linking a few collector files has
+ *  none (its full rings drop). */
+pa_record_t *pa_emit_full(pa_ring_t *r, uint32_t ns, uint32_t keep, unsigned kind) __attribute__((weak));
+
 /*! pa_emit_keep() : pa_emit() leaving `keep_ends` slots free besides the pops' room:
  *  PA_KEEP_ENDS for every record but an HGTX range end (0: it may use that room). */
 static inline __attribute__((always_inline)) int pa_emit_keep(const pa_record_t *rec, const void *payload,
@@ -297,7 +314,8 @@ static inline __attribute__((always_inline)) int pa_emit_keep(const pa_record_t 
      * would take it is dropped instead, so a pop is never lost while its push was kept; and
      * keep_ends slots for range ends (PA_KEEP_ENDS) */
     pa_record_t *slot = pa_ring_reserve_keep(r, ns, pa_tls.hgtx_open + keep_ends);
-    if (PA_UNLIKELY(slot == NULL)) {
+    if (PA_UNLIKELY(slot == NULL) &&
+        (!&pa_emit_full || (slot = pa_emit_full(r, ns, pa_tls.hgtx_open + keep_ends, rec->kind)) == NULL)) {
         pa_emit_busy_clear();
         return -1;
     }
@@ -325,12 +343,13 @@ static inline int pa_emit(const pa_record_t *rec, const void *payload, uint32_t 
     return pa_emit_keep(rec, payload, len, PA_KEEP_ENDS);
 }
 
-/*! pa_emit1_begin() : the header slot of a one-slot record (no payload) to fill in place, or NULL
- *  when it cannot be stored (counted as pa_emit() counts it). The caller writes every field
+/*! pa_emit1_begin() : the header slot of a one-slot record of `kind` (no payload) to fill in
+ *  place, or NULL when it cannot be stored (a full ring waits as pa_emit() does, a drop is counted
+ *  as pa_emit() counts it). The caller writes every field
  *  (kind, nslots = 1, len = 0, tid = pa_tls.tid, flags, t0, t1, u) straight into the ring, then
  *  calls pa_emit1_end(): no copy of a record built on the stack (whose 2- and 4-byte field
  *  stores, read back as 16-byte loads, stall store forwarding). Async-signal-safe. */
-static inline __attribute__((always_inline)) pa_record_t *pa_emit1_begin(void)
+static inline __attribute__((always_inline)) pa_record_t *pa_emit1_begin(unsigned kind)
 {
     pa_ring_t *r = pa_thread_ring();
     if (PA_UNLIKELY(r == NULL || pa_tls.emitting)) {
@@ -342,7 +361,8 @@ static inline __attribute__((always_inline)) pa_record_t *pa_emit1_begin(void)
     /* as pa_emit(): the pops of open pushes and the range ends keep their room (capped at half
      * the ring by the reserve itself) */
     pa_record_t *slot = pa_ring_reserve_keep(r, 1, pa_tls.hgtx_open + PA_KEEP_ENDS);
-    if (PA_UNLIKELY(slot == NULL))
+    if (PA_UNLIKELY(slot == NULL) &&
+        (!&pa_emit_full || (slot = pa_emit_full(r, 1, pa_tls.hgtx_open + PA_KEEP_ENDS, kind)) == NULL))
         pa_emit_busy_clear();
     return slot;
 }

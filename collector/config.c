@@ -58,10 +58,10 @@ const pa_config_var_t pa_config_vars[] = {
      parse_summary, "where the exit summary goes"},
     {"PROFAGENT_RING_SIZE", PA_CFG_SIZE, OFF(ring_size), "4M", "bytes, suffix K or M, 4K..1G", 4 * KI,
      1024 * MI, NULL, "per-thread ring size"},
-    /* collector/ze_api.c pa_ze_api_slot_full(): wait holds the calling thread (bounded) so that no
-     * Level Zero API record is lost; drop leaves the application's timing alone */
+    /* collector/emit_full.c pa_emit_full(): wait holds the calling thread (bounded) so that no
+     * Level Zero, HGTX, OSRT or ITT record is lost; drop leaves the application's timing alone */
     {"PROFAGENT_RING_FULL", PA_CFG_ENUM, OFF(ring_full), "wait", "wait|drop", 0, 0, NULL,
-     "a Level Zero call that finds its thread's ring full: wait for room (the thread is held) or drop"},
+     "a record that finds its thread's ring full: wait for room (the thread is held) or drop"},
     {"PROFAGENT_OSRT_THRESHOLD_NS", PA_CFG_UINT, OFF(osrt_threshold_ns), "1000", "ns, 0..1000000000000", 0,
      1000000000000ull, NULL, "OS runtime calls shorter than this are not recorded"},
     {"PROFAGENT_CALLSTACK_DEPTH", PA_CFG_UINT, OFF(callstack_depth), "32", "frames, 0..256", 0, 256, NULL,

@@ -315,6 +315,25 @@ static __attribute__((noinline)) int hc_begin(pa_ring_t **rp, uint64_t *t)
     }
 }
 
+/* A push or pop of `ns` slots that found ring `r` full (the drop counted), PA_EMIT_BUSY set: the
+ * wait of every record (pa_emit_full). A push waited for is timed again after the wait (the
+ * range starts when the application goes on; what handlers stashed during the wait is moved in
+ * ahead of it, as window_time() does), unless its time came from before the write (*t: host
+ * counters on, the counter read carries that time). A pop keeps its time: the wait is after
+ * the range's end. Returns the slot to fill, or NULL (dropped, counted). */
+static __attribute__((noinline, cold)) pa_record_t *pushpop_full(pa_ring_t *r, uint16_t kind, uint32_t ns,
+                                                                 uint64_t *t)
+{
+    uint32_t keep = pa_tls.hgtx_open + PA_KEEP_ENDS;
+    uint64_t before = pa_ring_waits[pa_tls.emit_src ? pa_tls.emit_src : PA_RING_SRC_HGTX].waits;
+    pa_record_t *s = &pa_emit_full ? pa_emit_full(r, ns, keep, kind) : NULL;
+    if (!s || kind != PA_REC_HGTX_PUSH || pa_hc_active ||
+        before == pa_ring_waits[pa_tls.emit_src ? pa_tls.emit_src : PA_RING_SRC_HGTX].waits)
+        return s;
+    *t = window_time(r, 0);
+    return pa_ring_reserve_keep(r, ns, keep); /* the stash moved in may have taken the room again */
+}
+
 /* The write of a push or pop (one slot) into ring `r`, PA_EMIT_BUSY set; `t` as window_time().
  * Returns its level (depth_step). */
 static inline __attribute__((always_inline)) int pushpop_write(pa_ring_t *r, uint16_t kind, uint32_t flags,
@@ -325,6 +344,8 @@ static inline __attribute__((always_inline)) int pushpop_write(pa_ring_t *r, uin
     atomic_signal_fence(memory_order_seq_cst);
     t = window_time(r, t);
     pa_record_t *s = pa_ring_reserve_keep(r, 1, pa_tls.hgtx_open + PA_KEEP_ENDS);
+    if (PA_UNLIKELY(s == NULL))
+        s = pushpop_full(r, kind, 1, &t);
     if (PA_LIKELY(s != NULL)) {
         pushpop_fill(s, kind, flags, dom, level, t, name, len);
         pa_ring_commit(r, 1);
@@ -390,6 +411,8 @@ static __attribute__((noinline)) int push_long(uint32_t flags, uint32_t dom, con
     t = window_time(r, t);
     uint32_t ns = pa_record_slots((uint32_t)len);
     pa_record_t *s = pa_ring_reserve_keep(r, ns, pa_tls.hgtx_open + PA_KEEP_ENDS);
+    if (!s)
+        s = pushpop_full(r, PA_REC_HGTX_PUSH, ns, &t);
     if (s) {
         pa_record_t rec = {.kind = PA_REC_HGTX_PUSH, .nslots = (uint16_t)ns, .len = (uint32_t)len,
                            .tid = pa_tls.tid, .flags = flags, .t0 = t};
@@ -516,6 +539,11 @@ const pa_source_t pa_source_hgtx = {
 
 /* ---- internal entry points for sources mapped onto HGTX (collector/itt.c) ---- */
 
+/* Their records are ITT's: a full ring's wait is counted under it (pa_tls.emit_src, saved and
+ * restored so that a signal handler's record in between keeps the interrupted one's source). */
+#define ITT_SRC_BEGIN() uint32_t src_saved = pa_tls.emit_src; pa_tls.emit_src = PA_RING_SRC_ITT
+#define ITT_SRC_END() pa_tls.emit_src = src_saved
+
 int pa_hgtx_push_ex(uint32_t dom, const char *name, size_t len, uint64_t t0)
 {
     int level = (*depth_of(dom))++;
@@ -523,7 +551,9 @@ int pa_hgtx_push_ex(uint32_t dom, const char *name, size_t len, uint64_t t0)
     pa_record_t rec = {.kind = PA_REC_HGTX_PUSH};
     rec.u.hgtx.domain = dom;
     rec.u.hgtx.level = level;
+    ITT_SRC_BEGIN();
     emit_named_len(&rec, name, len, range_time(t0));
+    ITT_SRC_END();
     return level;
 }
 
@@ -536,7 +566,9 @@ int pa_hgtx_pop_ex(uint32_t dom, uint64_t t0)
     pa_record_t rec = {.kind = PA_REC_HGTX_POP, .t0 = range_time(t0)};
     rec.u.hgtx.domain = dom;
     rec.u.hgtx.level = level;
+    ITT_SRC_BEGIN();
     pa_emit(&rec, NULL, 0);
+    ITT_SRC_END();
     return level;
 }
 
@@ -548,8 +580,10 @@ void pa_hgtx_start_ex(uint32_t dom, uint64_t id, const char *name, size_t len, u
     rec.u.hgtx.level = -1;
     /* the id is the caller's key, known to its end: a refused start is only counted, and the
      * aggregator takes that many ends of unknown ids for ends of dropped starts */
+    ITT_SRC_BEGIN();
     if (emit_named_len(&rec, name, len, range_time(t0)) != 0)
         atomic_fetch_add_explicit(&pa_hgtx_starts_lost, 1, memory_order_relaxed);
+    ITT_SRC_END();
 }
 
 void pa_hgtx_end_ex(uint32_t dom, uint64_t id, uint64_t t0)
@@ -558,14 +592,18 @@ void pa_hgtx_end_ex(uint32_t dom, uint64_t id, uint64_t t0)
     rec.u.hgtx.domain = dom;
     rec.u.hgtx.id = id;
     rec.u.hgtx.level = -1;
+    ITT_SRC_BEGIN();
     emit_end(&rec);
+    ITT_SRC_END();
 }
 
 void pa_hgtx_mark_ex(uint32_t dom, const char *name, size_t len, uint64_t t0)
 {
     pa_record_t rec = {.kind = PA_REC_HGTX_MARK};
     rec.u.hgtx.domain = dom;
+    ITT_SRC_BEGIN();
     emit_named_len(&rec, name, len, t0);
+    ITT_SRC_END();
 }
 
 void pa_hgtx_domain_name(uint32_t id, const char *name)

@@ -105,7 +105,15 @@ static __attribute__((noinline)) void record(uint32_t func, uint64_t t0, int ret
     rec.u.osrt.func = func;
     rec.u.osrt.ret = ret;
     rec.u.osrt.err = err;
+    /* a lock or condition call returns with the mutex held, which may be one the aggregator
+     * needs (a malloc replacement's): its record never waits for room in a full ring */
+    int holds = func == PA_OSRT_PTHREAD_MUTEX_LOCK || func == PA_OSRT_PTHREAD_COND_WAIT ||
+                func == PA_OSRT_PTHREAD_COND_TIMEDWAIT;
+    uint32_t src_saved = pa_tls.emit_src;
+    if (holds)
+        pa_tls.emit_src = PA_EMIT_NOWAIT;
     pa_emit(&rec, NULL, 0);
+    pa_tls.emit_src = src_saved;
     errno = saved;
 }
 

@@ -1,9 +1,6 @@
 /* ze_api.c - the prologue/epilogue every traced ze call goes through: one API record per
  * call (start, end, thread, result, correlation id), plus the device-activity hooks. */
 #include <errno.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "collector.h"
 #include "ze_internal.h"
@@ -17,73 +14,6 @@ uint64_t pa_ze_corr_refill(void)
     pa_tls.ze_corr_next = c + 1;
     pa_tls.ze_corr_end = c + PA_ZE_CORR_BLOCK;
     return c;
-}
-
-/* Why an API record waits for room instead of being dropped: a thread making cheap calls in a
- * tight loop (zeKernelSetArgumentValue: ~30 ns each with the agent) writes records faster than
- * one aggregator consumes them (~50-80 ns each with the spool), so a ring of any size overflows
- * within milliseconds and most of the calls are lost (440 k of 1 M calls in one run). Waiting
- * here slows such a loop to the aggregator's pace, which costs the program less than the DB's
- * load of the rows at exit, and keeps every call. The wait is taken after the call's end time
- * (its duration is unchanged), frees a quarter of the ring before the thread goes on (the next
- * wait is thousands of calls later), and is bounded: an aggregator that does not make room in
- * PA_ZE_FULL_STALL_NS (stopped, starved) has the thread record without waiting for a while. */
-static __thread uint64_t full_nowait_until __attribute__((tls_model("initial-exec")));
-_Atomic uint64_t pa_ze_full_waits, pa_ze_full_wait_ns, pa_ze_full_given_up;
-
-static inline uint64_t ring_free(const pa_ring_t *r)
-{
-    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    return r->mask + 1 - (tail - atomic_load_explicit(&((pa_ring_t *)r)->head, memory_order_acquire));
-}
-
-pa_record_t *pa_ze_api_slot_full(void)
-{
-    pa_ring_t *r = pa_tls.ring;
-    /* the room pa_emit1_begin() keeps free after the record: pops, range ends (half the ring at most) */
-    uint64_t cap = r ? r->mask + 1 : 0, keep = (uint64_t)pa_tls.hgtx_open + PA_KEEP_ENDS;
-    keep = keep < cap / 2 ? keep : cap / 2;
-    if (!r || pa_tls.emitting || pa_config.ring_full == PA_RING_FULL_DROP ||
-        atomic_load_explicit(&pa_thread_no_new_rings, memory_order_relaxed))
-        return NULL; /* no ring, the user refused the wait (PROFAGENT_RING_FULL=drop), or the exit
-                      * began: the aggregator's last drains are cut */
-    if (ring_free(r) >= 1 + keep) { /* the aggregator made room since the refused reserve */
-        atomic_store_explicit(&r->drops, atomic_load_explicit(&r->drops, memory_order_relaxed) - 1,
-                              memory_order_relaxed);
-        return pa_emit1_begin();
-    }
-    uint64_t now = pa_clock_ns();
-    if (now < full_nowait_until)
-        return NULL;
-    int saved = errno;
-    /* on a loaded machine the aggregator runs a slice every few tens of ms: what bounds the wait
-     * is a time without any progress, not the wait's length */
-    uint64_t seen = atomic_load_explicit(&r->head, memory_order_acquire), since = now, t_start = now;
-    struct timespec pause = { 0, 20000 }; /* the timer slack makes it ~50-100 us */
-    while (ring_free(r) < cap / 4 + 1 + keep) {
-        syscall(SYS_nanosleep, &pause, NULL); /* raw: never the OSRT wrapper */
-        now = pa_clock_ns();
-        uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-        if (head != seen) {
-            seen = head;
-            since = now;
-        } else if (now - since > PA_ZE_FULL_STALL_NS) {
-            break;
-        }
-    }
-    errno = saved;
-    atomic_fetch_add_explicit(&pa_ze_full_waits, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&pa_ze_full_wait_ns, now - t_start, memory_order_relaxed);
-    if (ring_free(r) < 1 + keep) {
-        atomic_fetch_add_explicit(&pa_ze_full_given_up, 1, memory_order_relaxed);
-        full_nowait_until = now + PA_ZE_FULL_NOWAIT_NS;
-        return NULL;
-    }
-    /* the refused reserve counted a drop that this record no longer is (only this thread
-     * writes the counter) */
-    atomic_store_explicit(&r->drops, atomic_load_explicit(&r->drops, memory_order_relaxed) - 1,
-                          memory_order_relaxed);
-    return pa_emit1_begin();
 }
 
 /* zeCommandListReset/Destroy: the list's serial, read before the ops layer forgets the handle. */
@@ -196,9 +126,9 @@ void pa_ze_on_exit_slow(int api, void *params, int32_t result, void **inst)
     int ops = needs_ops(api);
     if (!needs_prologue(api)) /* the fast prologue took no correlation id (pa_ze_fast_enter) */
         pa_tls.ze_corr = pa_ze_corr_new();
-    pa_record_t *rec = pa_emit1_begin(); /* filled in place: no record copy */
-    if (PA_UNLIKELY(rec == NULL))
-        rec = pa_ze_api_slot_full();
+    /* filled in place: no record copy; a full ring waits (pa_emit_full) after the call's end
+     * time was taken: the call's duration is unchanged */
+    pa_record_t *rec = pa_emit1_begin(PA_REC_ZE_API);
     if (PA_LIKELY(rec != NULL)) {
         pa_ze_api_rec_fill(rec, api, result, t0, t1, pa_tls.ze_corr);
         if (PA_UNLIKELY(ops))

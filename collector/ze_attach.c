@@ -514,7 +514,7 @@ static void init_record(ze_result_t r, uint64_t t0, uint64_t t1)
 {
     if (!pa_agent_collecting(PA_SRC_ZE))
         return;
-    pa_record_t *rec = pa_emit1_begin();
+    pa_record_t *rec = pa_emit1_begin(PA_REC_ZE_API);
     if (rec) {
         pa_ze_api_rec_fill(rec, PA_ZE_API_Init, (int32_t)r, t0, t1, pa_ze_corr_new());
         pa_emit1_end();
@@ -751,9 +751,10 @@ void pa_ze_detach(uint64_t timeout_ns)
     if (!atomic_load(&pa_ze_attached))
         return;
     pa_ze_ops_flush(timeout_ns);
+    pa_ring_waits_t *w = &pa_ring_waits[PA_RING_SRC_ZE];
     pa_dbg("ze", "API records that found their ring full waited %llu times (%.1f ms), %llu waits given up",
-           (unsigned long long)atomic_load(&pa_ze_full_waits), atomic_load(&pa_ze_full_wait_ns) / 1e6,
-           (unsigned long long)atomic_load(&pa_ze_full_given_up));
+           (unsigned long long)atomic_load(&w->waits), atomic_load(&w->wait_ns) / 1e6,
+           (unsigned long long)atomic_load(&w->given_up));
     pa_record_t rec = { .kind = PA_REC_ZE_COUNTS, .t0 = pa_clock_ns() };
     rec.u.raw[0] = atomic_load(&pa_ze_uncollected);
     rec.u.raw[1] = atomic_load(&pa_ze_table_full);
@@ -761,9 +762,9 @@ void pa_ze_detach(uint64_t timeout_ns)
     rec.u.raw[3] = (uint64_t)pa_ze_path_reason; /* enum pa_ze_why */
     /* the payload: [0] the largest clock-pair error bound over the devices (ns), [1] operations
      * in flight when the application destroyed their context (pa_ze_ctx_lost), [2..4] the full-ring
-     * waits of the API records: count, ns, given up (pa_ze_api_slot_full) */
-    uint64_t pay[5] = { 0, atomic_load(&pa_ze_ctx_lost), atomic_load(&pa_ze_full_waits),
-                        atomic_load(&pa_ze_full_wait_ns), atomic_load(&pa_ze_full_given_up) };
+     * waits of the API records: count, ns, given up (pa_emit_full) */
+    uint64_t pay[5] = { 0, atomic_load(&pa_ze_ctx_lost), atomic_load(&w->waits), atomic_load(&w->wait_ns),
+                        atomic_load(&w->given_up) };
     for (uint32_t i = 0; i < pa_ze_ndevs; i++)
         if (atomic_load(&pa_ze_devs[i].clock_err_ns) > pay[0])
             pay[0] = atomic_load(&pa_ze_devs[i].clock_err_ns);

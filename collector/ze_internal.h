@@ -372,24 +372,6 @@ static inline uint64_t pa_ze_corr_new(void)
 /* Device attribute records still to emit (the first recorded call emits them). */
 extern _Atomic int pa_ze_dev_attrs_pending;
 
-/* How long (ns) an API record waits for room in its thread's full ring while the aggregator makes
- * no progress at all, and how long a thread whose wait ended so records without waiting
- * (pa_ze_api_slot_full). */
-#define PA_ZE_FULL_STALL_NS 100000000ull
-#define PA_ZE_FULL_NOWAIT_NS 1000000000ull
-
-/*! pa_ze_api_slot_full() : after pa_emit1_begin() returned NULL: when that was a full ring (the
- *  drop counted) and PROFAGENT_RING_FULL is wait, waits (raw nanosleeps, no lock) until the aggregator freed a quarter of the
- *  ring, then un-counts the drop and returns pa_emit1_begin()'s slot. NULL without waiting when
- *  there is no ring, a write is under way (a signal handler), the exit began, or this thread's
- *  last wait was given up less than PA_ZE_FULL_NOWAIT_NS ago; NULL when the aggregator made no
- *  progress for PA_ZE_FULL_STALL_NS (the wait is given up, the drop stays counted). Cold: never
- *  on the path of a recorded call. */
-pa_record_t *pa_ze_api_slot_full(void);
-/* Its waits, their total time (ns) and the waits given up: the detach's ZE_COUNTS record carries
- * them to SESSION_COUNTERS and the summary (pa_ze_detach). */
-extern _Atomic uint64_t pa_ze_full_waits, pa_ze_full_wait_ns, pa_ze_full_given_up;
-
 /*! pa_ze_api_rec_fill() : writes a PA_REC_ZE_API record (aux words 0) into ring slot `rec`. */
 static inline void pa_ze_api_rec_fill(pa_record_t *rec, int api, int32_t result, uint64_t t0, uint64_t t1,
                                       uint64_t corr)
@@ -432,9 +414,7 @@ static inline __attribute__((always_inline)) int pa_ze_fast_exit(int api, int pl
         /* PA_REC_ZE_API: stamps, converted by the ring's consumer; a tick at the start means the
          * TSC is on (it stays on): no need to look again */
         uint64_t t1 = PA_LIKELY(t0 & PA_CLOCK_TICK) ? pa_clock_tick_stamp() : pa_clock_stamp();
-        pa_record_t *rec = pa_emit1_begin();
-        if (PA_UNLIKELY(rec == NULL))
-            rec = pa_ze_api_slot_full();
+        pa_record_t *rec = pa_emit1_begin(PA_REC_ZE_API); /* a full ring waits (pa_emit_full) */
         if (PA_LIKELY(rec != NULL)) {
             pa_ze_api_rec_fill(rec, api, result, t0, t1, pa_ze_corr_new());
             pa_emit1_end();

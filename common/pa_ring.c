@@ -4,10 +4,12 @@
 
 #include <errno.h>
 #include <linux/futex.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 _Atomic(pa_ring_t *) pa_ring_list = NULL;
@@ -21,6 +23,89 @@ void pa_ring_nudge(void)
     int e = errno;
     syscall(SYS_futex, (int *)&pa_ring_nap, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); /* raw: no OSRT wrapper */
     errno = e;
+}
+
+pa_ring_waits_t pa_ring_waits[PA_RING_NSRC];
+
+const char *pa_ring_src_name(unsigned src)
+{
+    static const char *const names[PA_RING_NSRC] = {NULL, "ze", "hgtx", "osrt", "itt"};
+    return src < PA_RING_NSRC ? names[src] : NULL;
+}
+
+unsigned pa_ring_src_of_kind(unsigned kind)
+{
+    if (kind >= PA_REC_HGTX_FIRST && kind <= PA_REC_HGTX_LAST)
+        return PA_RING_SRC_HGTX;
+    if (kind >= PA_REC_OSRT_FIRST && kind <= PA_REC_OSRT_LAST)
+        return PA_RING_SRC_OSRT;
+    if (kind >= PA_REC_ZE_FIRST && kind <= PA_REC_ZE_LAST)
+        return PA_RING_SRC_ZE;
+    if (kind >= PA_REC_ITT_FIRST && kind <= PA_REC_ITT_LAST)
+        return PA_RING_SRC_ITT;
+    return PA_RING_SRC_NONE;
+}
+
+/* Signals 1-64 the calling thread blocks: a raw syscall (no interposed wrapper, errno kept). */
+static uint64_t ring_sigmask_now(void)
+{
+    uint64_t m = 0;
+    int e = errno;
+    if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &m, sizeof m) != 0)
+        m = ~0ull; /* unknown: taken as "in a handler", never waited */
+    errno = e;
+    return m;
+}
+
+static inline uint64_t ring_free(pa_ring_t *r)
+{
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    return r->mask + 1 - (tail - atomic_load_explicit(&r->head, memory_order_acquire));
+}
+
+/* One wait: raw nanosleeps until `want` slots are free or the consumer made no progress for
+ * PA_RING_STALL_NS (on a loaded machine the aggregator runs a slice every few tens of ms: what
+ * bounds the wait is a time without any progress, not its length). Returns the end time. */
+static uint64_t ring_sleep_until_free(pa_ring_t *r, uint64_t want, uint64_t now)
+{
+    uint64_t seen = atomic_load_explicit(&r->head, memory_order_acquire), since = now;
+    struct timespec pause = {0, 20000}; /* the timer slack makes it ~50-100 us */
+    while (ring_free(r) < want) {
+        syscall(SYS_nanosleep, &pause, NULL); /* raw: never the OSRT wrapper */
+        now = pa_clock_ns();
+        uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+        if (head != seen) {
+            seen = head;
+            since = now;
+        } else if (now - since > PA_RING_STALL_NS) {
+            break;
+        }
+    }
+    return now;
+}
+
+int pa_ring_full_wait(pa_ring_t *r, uint32_t nslots, uint32_t keep, unsigned src)
+{
+    uint64_t cap = r->mask + 1;
+    uint64_t need = (uint64_t)nslots + (keep < cap / 2 ? keep : cap / 2);
+    if (ring_free(r) >= need) /* the consumer made room since the refused reserve */
+        return 1;
+    if (src == PA_RING_SRC_NONE || src >= PA_RING_NSRC || need > cap)
+        return 0;
+    uint64_t now = pa_clock_ns();
+    if (now < r->nowait_until || (ring_sigmask_now() & ~r->sigmask))
+        return 0;
+    int saved = errno;
+    uint64_t end = ring_sleep_until_free(r, cap / 4 + need < cap ? cap / 4 + need : cap, now);
+    errno = saved;
+    pa_ring_waits_t *w = &pa_ring_waits[src];
+    atomic_fetch_add_explicit(&w->waits, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&w->wait_ns, end - now, memory_order_relaxed);
+    if (ring_free(r) >= need)
+        return 1;
+    atomic_fetch_add_explicit(&w->given_up, 1, memory_order_relaxed);
+    r->nowait_until = end + PA_RING_NOWAIT_NS;
+    return 0;
 }
 
 /* Header and slots live in one anonymous mapping, not malloc: a ring is created on a thread's
@@ -44,6 +129,7 @@ pa_ring_t *pa_ring_create(uint32_t nslots, uint32_t tid)
     r->slots = (pa_record_t *)((char *)m + ring_header_bytes());
     r->mask = n - 1;
     r->tid = tid;
+    r->sigmask = ring_sigmask_now(); /* made on the thread's first event: its normal context */
     return r;
 }
 

@@ -39,6 +39,11 @@ typedef struct pa_ring {
      * interrupted a write to this ring, moved into it, in order, when that write ends */
     uint32_t stash_w, stash_r;            /* free-running counts of records stashed / moved */
     int stashing;                         /* 1 while a stash slot is being written */
+    uint64_t sigmask;                     /* producer only: signals 1-64 its thread blocked when the
+                                           * ring was made (pa_ring_full_wait: more blocked now = a
+                                           * signal handler runs) */
+    uint64_t nowait_until;                /* producer only: pa_clock_ns() before which a full ring
+                                           * is not waited for (a wait was given up) */
     _Alignas(64) _Atomic uint64_t head;   /* consumer: next slot to read (published with release) */
     _Alignas(64) uint64_t mask;           /* nslots - 1 */
     pa_record_t *slots;
@@ -80,6 +85,45 @@ static inline __attribute__((always_inline)) pa_record_t *pa_ring_reserve_keep(p
     }
     return &r->slots[tail & r->mask];
 }
+
+/* Why a full ring holds its producer instead of dropping: a thread recording in a tight loop
+ * (an HGTX push/pop pair, a cheap ze call: 30-40 ns each with the agent) writes records faster
+ * than one aggregator consumes them (~50-80 ns each with the spool), so a ring of any size
+ * overflows within milliseconds and half of a run's records would be lost. Waiting slows such a
+ * loop to the aggregator's pace and keeps every record. The wait is bounded: an aggregator that
+ * makes no progress for PA_RING_STALL_NS (stopped, starved, or blocked on something the waiting
+ * thread holds) ends it, and that thread then records without waiting for PA_RING_NOWAIT_NS. */
+#define PA_RING_STALL_NS 100000000ull
+#define PA_RING_NOWAIT_NS 1000000000ull
+
+/* The sources whose waits are counted apart (the summary's "Ring full" line, SESSION_COUNTERS
+ * <source>_ring_full_*). PA_RING_SRC_NONE: a record that never waits. */
+enum pa_ring_src { PA_RING_SRC_NONE = 0, PA_RING_SRC_ZE, PA_RING_SRC_HGTX, PA_RING_SRC_OSRT, PA_RING_SRC_ITT,
+                   PA_RING_NSRC };
+
+/* Per source: waits, their total time (ns), waits given up (the record was then dropped). */
+typedef struct pa_ring_waits {
+    _Atomic uint64_t waits, wait_ns, given_up;
+} pa_ring_waits_t;
+extern pa_ring_waits_t pa_ring_waits[PA_RING_NSRC];
+
+/*! pa_ring_src_name() : "ze", "hgtx", "osrt", "itt" for a PA_RING_SRC_* value; NULL otherwise. */
+const char *pa_ring_src_name(unsigned src);
+
+/*! pa_ring_src_of_kind() : the source a ring record kind (PA_REC_*) is counted under; mem and the
+ *  agent's own kinds are PA_RING_SRC_NONE (mem records wait in collector/mem.c). */
+unsigned pa_ring_src_of_kind(unsigned kind);
+
+/*! pa_ring_full_wait() : the producer of `r` (its own thread, in normal context: the caller
+ *  decided it may wait) waits until `nslots` slots plus `keep` (capped at half the ring, as the
+ *  reserve caps it) are free: short raw nanosleeps (no lock, no OSRT wrapper, errno kept) until
+ *  a quarter of the ring is free, so the next wait is a quarter ring of records later. Returns 1
+ *  when the room is there (at once when the aggregator made it meanwhile: no wait counted), 0
+ *  when not: a wait given up after PA_RING_STALL_NS without the consumer's progress (counted
+ *  under `src`; no wait for PA_RING_NOWAIT_NS after), a given-up window still running, or the
+ *  thread blocks signals it did not block when the ring was made (a signal handler runs: it
+ *  must not sleep). Touches neither `drops` nor the ring's slots. Cold. */
+int pa_ring_full_wait(pa_ring_t *r, uint32_t nslots, uint32_t keep, unsigned src);
 
 /*! pa_ring_reserve() : pa_ring_reserve_keep() with nothing kept free. */
 static inline pa_record_t *pa_ring_reserve(pa_ring_t *r, uint32_t nslots)

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/pa_ring.h"
 #include "../common/pa_clock.h"
 #include "../common/pa_log.h"
 #include "../common/pa_spool.h"
@@ -354,6 +355,18 @@ static int pa_load_counters(sqlite3 *db, const pa_agg_results_t *res, uint64_t u
     for (size_t i = 0; rc == 0 && i < sizeof c / sizeof c[0]; i++) {
         pa_bulk_text(&b, c[i].name, strlen(c[i].name));
         pa_bulk_int(&b, (int64_t)c[i].v);
+    }
+    /* <source>_ring_full_waits, _wait_ns, _waits_given_up of the sources but ze (whose three
+     * come with its counts record, writer_ze.c) */
+    for (unsigned s = PA_RING_SRC_HGTX; rc == 0 && s < PA_RING_NSRC; s++) {
+        const uint64_t v[3] = {res->ring_full_waits[s], res->ring_full_wait_ns[s], res->ring_full_given_up[s]};
+        static const char *const what[3] = {"waits", "wait_ns", "waits_given_up"};
+        for (int k = 0; k < 3; k++) {
+            char name[48];
+            int n = snprintf(name, sizeof name, "%s_ring_full_%s", pa_ring_src_name(s), what[k]);
+            pa_bulk_text(&b, name, (size_t)n);
+            pa_bulk_int(&b, (int64_t)v[k]);
+        }
     }
     return (pa_bulk_finish(&b) | rc) ? -1 : 0;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/pa_ring.h"
 #include "writer_internal.h"
 #include "../common/pa_stddev.h"
 #include "writer_ze.h"
@@ -179,6 +180,48 @@ static void pa_summary_unterminated(FILE *out, sqlite3 *db, const pa_agg_results
     sqlite3_finalize(st);
 }
 
+/* Holding an application thread changes its timing: said whenever it happened, per source, with
+ * the way out. The Level Zero waits come with its counts record (the spool), the others with the
+ * aggregator's results. */
+static void pa_summary_ring_waits(FILE *out, const pa_agg_results_t *res)
+{
+    static const char *const label[PA_RING_NSRC] = {NULL, "Level Zero", "HGTX", "OSRT", "ITT"};
+    uint64_t w[PA_RING_NSRC] = {0}, ns[PA_RING_NSRC] = {0}, gu[PA_RING_NSRC] = {0};
+    pa_ze_ring_waits(&w[PA_RING_SRC_ZE], &ns[PA_RING_SRC_ZE], &gu[PA_RING_SRC_ZE]);
+    uint64_t waits = 0, wait_ns = 0, given_up = 0;
+    for (unsigned i = 1; i < PA_RING_NSRC; i++) {
+        if (i != PA_RING_SRC_ZE) {
+            w[i] = res->ring_full_waits[i];
+            ns[i] = res->ring_full_wait_ns[i];
+            gu[i] = res->ring_full_given_up[i];
+        }
+        waits += w[i], wait_ns += ns[i], given_up += gu[i];
+    }
+    if (!waits)
+        return;
+    fprintf(out, "Ring full: the application's threads were held %llu times, %.1f ms in all, to keep every"
+            " record (", (unsigned long long)waits, (double)wait_ns / 1e6);
+    const char *sep = "";
+    for (unsigned i = 1; i < PA_RING_NSRC; i++)
+        if (w[i]) {
+            fprintf(out, "%s%s %llu", sep, label[i], (unsigned long long)w[i]);
+            sep = ", ";
+        }
+    fprintf(out, "; PROFAGENT_RING_FULL=drop drops instead)");
+    if (given_up) {
+        fprintf(out, "; %llu waits given up (the aggregator made no progress for 100 ms), those records"
+                " dropped (", (unsigned long long)given_up);
+        sep = "";
+        for (unsigned i = 1; i < PA_RING_NSRC; i++)
+            if (gu[i]) {
+                fprintf(out, "%s%s %llu", sep, label[i], (unsigned long long)gu[i]);
+                sep = ", ";
+            }
+        fputc(')', out);
+    }
+    fputc('\n', out);
+}
+
 static void pa_summary_counters(FILE *out, sqlite3 *db, const pa_agg_results_t *res)
 {
     /* device operations the Level Zero source could not collect are losses too: shown here so
@@ -189,18 +232,7 @@ static void pa_summary_counters(FILE *out, sqlite3 *db, const pa_agg_results_t *
             " stored), %llu device operations uncollected\n", (unsigned long long)res->records_total,
             (unsigned long long)res->drops_total, (unsigned long long)res->late_records,
             (unsigned long long)(ze_unc + ze_full + ze_ctx));
-    /* holding an application thread changes its timing: said whenever it happened, with the way out */
-    uint64_t waits = 0, wait_ns = 0, given_up = 0;
-    pa_ze_ring_waits(&waits, &wait_ns, &given_up);
-    if (waits) {
-        fprintf(out, "Ring full: the application's threads were held %llu times, %.1f ms in all, to keep every"
-                " Level Zero call (PROFAGENT_RING_FULL=drop drops instead)", (unsigned long long)waits,
-                (double)wait_ns / 1e6);
-        if (given_up)
-            fprintf(out, "; %llu waits given up (the aggregator made no progress for 100 ms), those calls"
-                    " dropped", (unsigned long long)given_up);
-        fputc('\n', out);
-    }
+    pa_summary_ring_waits(out, res);
     if (res->hgtx_misuse_pop_empty || res->hgtx_misuse_bad_end || res->hgtx_misuse_bad_domain)
         fprintf(out, "HGTX misuse: %llu pop on an empty stack, %llu end of an unknown or"
                 " already-ended id, %llu bad domain handle (never created or destroyed; recorded"

@@ -28,7 +28,7 @@ void pa_ze_counts(uint64_t *uncollected, uint64_t *table_full);
  *  their context (the agent's events went with it: no device times), loaded from the spool. */
 uint64_t pa_ze_ctx_lost_count(void);
 /*! pa_ze_ring_waits() : the Level Zero API records' waits for room in a full ring loaded from the
- *  spool (collector/ze_api.c pa_ze_api_slot_full, PROFAGENT_RING_FULL=wait): waits, their total
+ *  spool (collector/emit_full.c pa_emit_full, PROFAGENT_RING_FULL=wait): waits, their total
  *  time (ns), waits given up (the aggregator made no progress: those records were dropped). */
 void pa_ze_ring_waits(uint64_t *waits, uint64_t *wait_ns, uint64_t *given_up);
 /*! pa_ze_intercept() : how ze calls were intercepted: path 1 = the loader's entry points, 2 = its

@@ -336,7 +336,7 @@ def t_dropped_pops():
     """8 threads of nested push/pop bursts into 4 KiB rings (most records dropped, counted):
     every range was closed, so none may be reported as still open at exit."""
     def one():
-        rc, err, _ = run(["burst", "8", "20000"], {"PROFAGENT_RING_SIZE": "4K"})
+        rc, err, _ = run(["burst", "8", "20000"], {"PROFAGENT_RING_SIZE": "4K", "PROFAGENT_RING_FULL": "drop"})
         if rc != 0:
             return "exit status %s" % rc
         d = dbs()

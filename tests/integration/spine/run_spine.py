@@ -141,7 +141,7 @@ def t_stress():
 
 def t_tiny_ring():
     pairs = 20000
-    p = run("spine_stress", str(pairs), "0", env={"PROFAGENT_RING_SIZE": "4K", "PROFAGENT_TRACE": "hgtx"}, timeout=120)
+    p = run("spine_stress", str(pairs), "0", env={"PROFAGENT_RING_SIZE": "4K", "PROFAGENT_RING_FULL": "drop", "PROFAGENT_TRACE": "hgtx"}, timeout=120)
     check(p.returncode == 0, "exit 0")
     c = db_of(p)
     rec, drops = threads_totals(c)
@@ -173,7 +173,7 @@ def t_startend(mode):
     (counted), and the ranges that cost are reported as cut by drops, never as the program's
     misuse nor as left open: complete ranges + ends whose start was dropped + ranges whose end was
     dropped = ranges issued; the misuse mode's two genuine misuses are counted exactly."""
-    p = run("spine_startend", mode, "20000", env={"PROFAGENT_RING_SIZE": "4K", "PROFAGENT_SUMMARY": "stderr"},
+    p = run("spine_startend", mode, "20000", env={"PROFAGENT_RING_SIZE": "4K", "PROFAGENT_RING_FULL": "drop", "PROFAGENT_SUMMARY": "stderr"},
             timeout=120)
     check(p.returncode == 0, "exit 0")
     out = dict(l.split() for l in p.stdout.decode().splitlines())

@@ -43,8 +43,8 @@ def run(mode):
 
 
 LINE = re.compile(r"^Ring full: the application's threads were held (\d+) times, ([0-9.]+) ms in all, to keep"
-                  r" every Level Zero call \(PROFAGENT_RING_FULL=drop drops instead\)(?:; (\d+) waits given up \(the aggregator"
-                  r" made no progress for 100 ms\), those calls dropped)?$", re.M)
+                  r" every record \(Level Zero \d+; PROFAGENT_RING_FULL=drop drops instead\)(?:; (\d+) waits given up"
+                  r" \(the aggregator made no progress for 100 ms\), those records dropped \(Level Zero \d+\))?$", re.M)
 
 # wait (the default)
 c, rows, setarg, err = run(None)
