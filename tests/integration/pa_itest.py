@@ -21,6 +21,25 @@ def preload(lib):
     return ":".join([l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l] + [lib])
 
 
+def agent_env(build, db, **extra):
+    """The environment of a run under the agent on simdev: the caller's without any PROFAGENT_*
+    variable (nor an ITT collector), the agent preloaded, its DB written to db, then `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PROFAGENT_") and k != "INTEL_LIBITTNOTIFY64"}
+    env.update(ZE_ENABLE_ALT_DRIVERS=os.path.join(build, "lib", "libze_simdev.so"),
+               LD_PRELOAD=preload(os.path.join(build, "lib", "libprofagent.so")), ASAN_OPTIONS="detect_leaks=0",
+               PROFAGENT_OUTPUT=db)
+    env.update(extra)
+    return env
+
+
+def on_one_cpu(argv):
+    """argv run on one CPU (taskset), where the aggregator runs only when the recording thread
+    yields: a small ring fills within the thread's time slice whatever the machine's speed."""
+    if hasattr(os, "sched_getaffinity") and os.sched_getaffinity(0):
+        return ["taskset", "-c", str(min(os.sched_getaffinity(0)))] + list(argv)
+    return list(argv)
+
+
 def run_sample(build, prog, args, db, timeout=120):
     """Runs build/bin/prog under the agent on simdev, its DB written to db (no summary)."""
     env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=os.path.join(build, "lib", "libze_simdev.so"),

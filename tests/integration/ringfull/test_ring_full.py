@@ -7,25 +7,19 @@ records that found the ring full are dropped and counted, nothing waits, no such
 usage: test_ring_full.py BUILD_DIR hgtx|osrt|itt"""
 import os, re, sqlite3, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import FAILS as fails, agent_env, check, on_one_cpu  # noqa: E402
+
 B, SRC = sys.argv[1], sys.argv[2]
 N = 50000
 LABEL = {"hgtx": "HGTX", "osrt": "OSRT", "itt": "ITT"}[SRC]
-fails = []
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
 
 
 def run(mode):
     """The source's burst of N events under the agent with PROFAGENT_RING_FULL=mode (None: unset);
     returns (SESSION_COUNTERS, rows of the N events, stderr)."""
     db = os.path.join(tempfile.mkdtemp(prefix="pa_ringfull_"), "t.db")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PROFAGENT_") and k != "INTEL_LIBITTNOTIFY64"}
-    env.update(LD_PRELOAD=os.path.join(B, "lib", "libprofagent.so"), PROFAGENT_OUTPUT=db,
-               PROFAGENT_RING_SIZE="4K", PROFAGENT_TRACE=SRC)
+    env = agent_env(B, db, PROFAGENT_RING_SIZE="4K", PROFAGENT_TRACE=SRC)
     if mode is not None:
         env["PROFAGENT_RING_FULL"] = mode
     if SRC == "osrt":
@@ -33,10 +27,7 @@ def run(mode):
         argv = [os.path.join(B, "bin", "ringfull_osrt"), str(N)]
     else:
         argv = [os.path.join(B, "bin", "bench_" + SRC), str(N), "1000", "0"]
-    # one CPU: the 64-slot ring fills within the thread's time slice whatever the machine's speed
-    if hasattr(os, "sched_getaffinity") and os.sched_getaffinity(0):
-        argv = ["taskset", "-c", str(min(os.sched_getaffinity(0)))] + argv
-    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(on_one_cpu(argv), env=env, capture_output=True, text=True, timeout=300)
     check(p.returncode == 0, f"{mode}: exit {p.returncode}: {p.stderr[-400:]}")
     con = sqlite3.connect(db)
     c = dict(con.execute("SELECT name, value FROM SESSION_COUNTERS"))

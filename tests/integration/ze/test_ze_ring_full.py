@@ -6,33 +6,21 @@ and counted, nothing waits, no such line; a bad value: one message, the default 
 usage: test_ze_ring_full.py BUILD_DIR"""
 import os, re, sqlite3, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import FAILS as fails, agent_env, check, on_one_cpu  # noqa: E402
+
 B = sys.argv[1]
 BENCH = os.path.join(B, "bin", "bench_ze_calls")
 CALLS = 50000
-fails = []
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
 
 
 def run(mode):
     """bench_ze_calls CALLS under the agent with PROFAGENT_RING_FULL=mode (None: unset)."""
     db = os.path.join(tempfile.mkdtemp(prefix="pa_ringfull_"), "t.db")
-    env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=os.path.join(B, "lib", "libze_simdev.so"),
-               LD_PRELOAD=os.path.join(B, "lib", "libprofagent.so"), PROFAGENT_OUTPUT=db,
-               PROFAGENT_RING_SIZE="4K", PROFAGENT_TRACE="ze")
-    env.pop("PROFAGENT_RING_FULL", None)
+    env = agent_env(B, db, PROFAGENT_RING_SIZE="4K", PROFAGENT_TRACE="ze")
     if mode is not None:
         env["PROFAGENT_RING_FULL"] = mode
-    # on one CPU the aggregator runs only when the calling thread yields, so the 64-slot ring fills
-    # within the thread's time slice whatever the machine's speed or load
-    argv = [BENCH, str(CALLS), "1000", "0"]
-    if hasattr(os, "sched_getaffinity") and os.sched_getaffinity(0):
-        argv = ["taskset", "-c", str(min(os.sched_getaffinity(0)))] + argv
-    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(on_one_cpu([BENCH, str(CALLS), "1000", "0"]), env=env, capture_output=True, text=True, timeout=300)
     check(p.returncode == 0, f"{mode}: exit {p.returncode}: {p.stderr[-400:]}")
     con = sqlite3.connect(db)
     c = dict(con.execute("SELECT name, value FROM SESSION_COUNTERS"))
