@@ -99,10 +99,13 @@ static inline void pa_guard_leave(void) { pa_tls.guard--; }
  *  thread is never recorded, and counted in pa_agent_threads (the aggregator calls it
  *  through a weak reference). */
 void pa_thread_mark_agent(void);
-extern _Atomic int pa_agent_threads; /* threads of the agent's own (they never exit) */
-/*! pa_thread_is_agent_tid() : 1 when `tid` (gettid) is one of the agent's own threads (the first
- *  32 marked by pa_thread_mark_agent), else 0. */
+extern _Atomic int pa_agent_threads; /* agent threads alive now (marked, not yet ended) */
+/*! pa_thread_is_agent_tid() : 1 when `tid` (gettid) is one of the agent's own threads alive now
+ *  (marked by pa_thread_mark_agent, not yet ended), else 0. Lock-free, async-signal-safe. */
 int pa_thread_is_agent_tid(uint32_t tid);
+/*! pa_thread_agent_tids_complete() : 1 while every agent thread is known to
+ *  pa_thread_is_agent_tid() (0 for good once more than 256 lived at the same time). */
+int pa_thread_agent_tids_complete(void);
 
 /*! pa_thread_ring_slow() : first event of a thread (or first after retirement): creates and
  *  registers the ring, records the thread name. NULL when no ring can be had (counted in

@@ -34,25 +34,64 @@ static void exit_key_create(void)
 }
 
 _Atomic int pa_agent_threads;
-/* the first agent threads' ids (gettid): the exit flush leaves them out of its measure of a
- * starved process (collector/ze_stall.c) */
-#define PA_AGENT_TIDS 32
+/* the agent threads' ids (gettid), a slot freed when its thread ends (a later thread may get the
+ * same id): the exit flush leaves them out of its measure of a starved process
+ * (collector/ze_stall.c), the exit watchdog out of the threads it watches (session/exitwatch.c).
+ * More agent threads than slots at once: agent_tids_full is set for good and the watchdog, which
+ * must know every one of them, never fires. */
+#define PA_AGENT_TIDS 256
 static _Atomic uint32_t agent_tids[PA_AGENT_TIDS];
+static _Atomic int agent_tids_used; /* slots [0, used) were ever taken: the scans stop there */
+static _Atomic int agent_tids_full;
+
+/* The slot now holding `tid`, or NULL when none is free (agent_tids_full set). */
+static _Atomic uint32_t *agent_tid_add(uint32_t tid)
+{
+    for (int i = 0; i < PA_AGENT_TIDS; i++) {
+        uint32_t none = 0;
+        if (atomic_compare_exchange_strong(&agent_tids[i], &none, tid)) {
+            int used = atomic_load(&agent_tids_used);
+            while (used < i + 1 && !atomic_compare_exchange_weak(&agent_tids_used, &used, i + 1)) {
+            }
+            return &agent_tids[i];
+        }
+    }
+    atomic_store(&agent_tids_full, 1);
+    return NULL;
+}
 
 void pa_thread_mark_agent(void)
 {
     pa_tls.agent = 1;
-    int i = atomic_fetch_add(&pa_agent_threads, 1);
-    if (i >= 0 && i < PA_AGENT_TIDS)
-        atomic_store(&agent_tids[i], (uint32_t)syscall(SYS_gettid));
+    atomic_fetch_add(&pa_agent_threads, 1);
+    _Atomic uint32_t *slot = agent_tid_add((uint32_t)syscall(SYS_gettid));
+    /* the key's destructor (given the slot, or the table itself without one: the value must not
+     * be NULL) takes this thread out of the table and the count when it ends */
+    pthread_once(&exit_key_once, exit_key_create);
+    if (exit_key_ok)
+        pthread_setspecific(exit_key, slot ? (void *)slot : (void *)agent_tids);
 }
 
 int pa_thread_is_agent_tid(uint32_t tid)
 {
-    for (int i = 0; i < PA_AGENT_TIDS; i++)
+    int used = atomic_load(&agent_tids_used);
+    for (int i = 0; i < used; i++)
         if (atomic_load(&agent_tids[i]) == tid)
             return 1;
     return 0;
+}
+
+int pa_thread_agent_tids_complete(void)
+{
+    return !atomic_load(&agent_tids_full);
+}
+
+/* An agent thread ends (`slot`: the key's value): its id leaves the table and the count. */
+static void agent_thread_exit(void *slot)
+{
+    if (slot != (void *)agent_tids)
+        atomic_store((_Atomic uint32_t *)slot, 0);
+    atomic_fetch_sub(&pa_agent_threads, 1);
 }
 
 /* Emits PA_REC_THREAD_EXIT and hands the ring to the aggregator, which frees it once drained.
@@ -60,7 +99,10 @@ int pa_thread_is_agent_tid(uint32_t tid)
  * (thread_ring_slow re-arms the key, so this runs again for it). */
 static void thread_exit_cb(void *arg)
 {
-    (void)arg;
+    if (pa_tls.agent) {
+        agent_thread_exit(arg);
+        return;
+    }
 #if defined(__SANITIZE_ADDRESS__)
     /* pthread_exit() unwinds the thread's frames without telling ASan: their redzones stay
      * poisoned below us and our frames here (main's pthread_exit in particular) would trip on

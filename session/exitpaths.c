@@ -32,7 +32,8 @@
  * damage: if the finisher blocks, the wait times out and the process ends as it would have
  * without the agent (spool kept: `profagent recover`). */
 
-static _Atomic int fin_req;     /* futex word: 0 idle, 1 = finish now, 2 = main called pthread_exit()
+static _Atomic int fin_req;     /* futex word: 0 idle, 1 = finish now, 2 = main called pthread_exit(),
+                                  3 = pa_finish() ran elsewhere: watch the exit's rest
                                   (one word for both, so a pthread_exit() between the finisher's
                                   check and its wait changes the word and cannot be a lost wake-up) */
 static int finisher_started;
@@ -137,15 +138,28 @@ static void *finisher_main(void *arg)
     free(arena_pin);
     struct timespec tick = {0, 10000000};
     int v;
-    while ((v = atomic_load(&fin_req)) != 1) {
+    while ((v = atomic_load(&fin_req)) != 1 && v != 3) {
         int watching = v == 2;
         if (watching && app_threads_gone())
             exit(0);
         syscall(SYS_futex, &fin_req, FUTEX_WAIT_PRIVATE, v, watching ? &tick : NULL, NULL, 0);
     }
-    ring_borrow();
-    pa_finish();
+    if (v == 1) {
+        ring_borrow();
+        pa_finish();
+    }
+    pa_exitwatch_run(); /* the rest of an exit(), which may deadlock in code not ours (exitwatch.c) */
     return NULL;
+}
+
+void pa_exitpaths_watch_exit(void)
+{
+    if (!finisher_started || getpid() != ep_owner || syscall(SYS_gettid) == atomic_load(&finisher_tid))
+        return;
+    int v = atomic_load(&fin_req);
+    while (v != 1 && v != 3 && !atomic_compare_exchange_weak(&fin_req, &v, 3)) {
+    }
+    syscall(SYS_futex, &fin_req, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 typedef void (*pthread_exit_fn)(void *);

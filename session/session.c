@@ -491,8 +491,10 @@ static void session_end(void)
     /* Why main's return ends the session on its own thread: the finisher is for an exit() that
      * may run in a signal handler; a return from main() runs in none, and each hand-off to the
      * finisher and back waits for a core (tens of ms on a loaded machine) */
-    if (atomic_load(&main_returned_tid) == (int)syscall(SYS_gettid) || !pa_exitpaths_finish_elsewhere())
+    if (atomic_load(&main_returned_tid) == (int)syscall(SYS_gettid) || !pa_exitpaths_finish_elsewhere()) {
         pa_finish(); /* here, on the finisher itself, or no finisher could be started */
+        pa_exitpaths_watch_exit();
+    }
 }
 
 static void pa_quick_exit_handler(void)
@@ -545,6 +547,7 @@ PA_EXPORT void exit(int status)
     exit_claim(0);      /* the first caller owns the ending, a later one is parked (no
                            allocation here: this may be a signal handler's exit) */
     exit_park_others(); /* owned by another thread whose session already ended: still parked */
+    pa_exitwatch_note_status(status); /* the status a deadlock after our exit part ends with */
     if (real)
         real(status);
     for (;;)

@@ -95,6 +95,27 @@ int pa_exitpaths_signal_in_finish(void);
  *  when the caller must run pa_finish() itself (no finisher thread, or this is it). */
 int pa_exitpaths_finish_elsewhere(void);
 
+/*! pa_exitpaths_watch_exit() : (the exit handler, after pa_finish() ran on this thread) lets the
+ *  finisher thread watch the rest of the exit (pa_exitwatch_run); no-op without a finisher, on
+ *  it, or in another process than the session's. Async-signal-safe. */
+void pa_exitpaths_watch_exit(void);
+
+/*! pa_exitwatch_note_status() : (the exit() interposer, the ending's owner) remembers the status
+ *  exit() was called with (the first call's); async-signal-safe, never allocates. */
+void pa_exitwatch_note_status(int status);
+
+/*! pa_exitwatch_run() : (finisher thread, once the agent's exit part is done) returns at once
+ *  unless exit() was called (pa_exitwatch_note_status); else watches the process until it ends
+ *  and, when every application thread waited on a private futex without a timeout or in
+ *  pause()/sigsuspend() and none used CPU for PROFAGENT_EXIT_TIMEOUT_MS + 1 s (a deadlock
+ *  nothing can end), ends it by exit_group(status) after one warning. Raw syscalls only. */
+void pa_exitwatch_run(void);
+
+/*! pa_exitwatch_stuck_wait() : 1 when a /proc/<pid>/task/<tid>/syscall text (NUL-terminated:
+ *  "nr a0 a1 ..." with hex arguments, or "running") is a wait only the process's own threads can
+ *  end and no timeout ends (untimed private futex wait or PI lock, pause, rt_sigsuspend), else 0. */
+int pa_exitwatch_stuck_wait(const char *sc);
+
 /*! pa_exitpaths_take_deferred() : the signal deferred by pa_exitpaths_finish_bounded() (0:
  *  none), cleared. */
 int pa_exitpaths_take_deferred(void);

@@ -537,6 +537,61 @@ def t_sigmalloc():
         check(no_db[0] <= 10, "release build: at most 10 of 30 runs end the bounded way (%d)" % no_db[0])
 
 
+TAIL = os.path.join(BUILD, "tests", "exitlife", "exittail")
+
+
+def run_tail(args, extra, timeout=60):
+    """Runs exittail ARGS under the agent; (rc, stderr); rc None when killed after `timeout` s."""
+    try:
+        p = subprocess.run([TAIL] + args, env=env_for(extra), capture_output=True, timeout=timeout, cwd=WORK)
+        return p.returncode, p.stderr.decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        return None, "timeout"
+
+
+def t_exitdeadlock():
+    """exit(7) from main, which holds a non-recursive mutex that the executable's destructor
+    (run after every exit handler, the agent's exit part included) then locks: a deadlock for
+    good, with a second thread waiting on that mutex and a third in pause(). The agent's exit
+    watchdog sees every application thread in an untimed private futex wait or pause() using no
+    CPU for PROFAGENT_EXIT_TIMEOUT_MS + 1 s and ends the process with exit()'s status. Without it
+    the run is killed after 60 s. The DB was written before: complete, every row there."""
+    def one():
+        rc, err = run_tail(["deadlock", "300", "40", "7"], {"PROFAGENT_EXIT_TIMEOUT_MS": "300"})
+        if rc is None:
+            return "hang (killed after 60 s)"
+        if rc != 7:
+            return "exit status %s (want 7)" % rc
+        if "did not end" not in err or "exit(7)" not in err:
+            return "no watchdog message: %s" % err[-300:]
+        why = complete_db()
+        if why:
+            return why
+        d = dbs()[0]
+        ranges = range_names(d)
+        props = api_counts(d).get("zeDeviceGetProperties", 0)
+        if ranges != ["tail"] * 300 or props != 40:
+            return "%d 'tail' ranges (want 300), %d zeDeviceGetProperties (want 40)" % (ranges.count("tail"), props)
+        return None
+    repeat(3, "exit(7) whose destructor deadlocks after the agent's exit part", one)
+
+
+def t_exitslow():
+    """exit(5) whose executable destructor is only slow: 2 s of CPU work, a wait on a mutex that
+    a thread holds while it computes for 2 s, a 2 s sleep; each longer than the watchdog's
+    PROFAGENT_EXIT_TIMEOUT_MS + 1 s (200 ms + 1 s here). None is cut short: the destructor's file
+    is written, status 5, no watchdog message."""
+    for how in ("cpu", "wait", "sleep"):
+        clean()
+        out = os.path.join(WORK, "tail-%s.txt" % how)
+        rc, err = run_tail(["slow", how, out, "5"], {"PROFAGENT_EXIT_TIMEOUT_MS": "200"}, timeout=120)
+        text = open(out).read() if os.path.exists(out) else None
+        check(rc == 5 and text == "done %s\n" % how and "did not end" not in err,
+              "destructor doing %s for 2 s: status %s (want 5), its file %r (want 'done %s'), watchdog message %s"
+              % (how, rc, text, how, "did not end" in err))
+        check(complete_db() is None, "destructor doing %s: complete DB (%s)" % (how, complete_db()))
+
+
 def tsc_usable():
     """The TSC may stand for CLOCK_MONOTONIC here (as common/pa_clock.h decides: an invariant TSC
     the kernel uses as its clocksource)."""
@@ -673,7 +728,7 @@ def t_sampling_race():
 TESTS = {"threadexit": t_threadexit, "ze_exit_race": t_ze_exit_race, "ze_exit_race_fill": t_ze_exit_race_fill, "tight_exit": t_tight_exit, "pthread_exit": t_pthread_exit,
          "atexit_ze": t_atexit_ze, "quick_exit": t_quick_exit, "preinit": t_preinit, "libctor": t_libctor,
          "sigwrite": t_sigwrite, "dropped_pops": t_dropped_pops, "exit2nd": t_exit2nd,
-         "exit2nd_slow": t_exit2nd_slow, "sigexit": t_sigexit, "blocksync": t_blocksync, "sigmalloc": t_sigmalloc, "tscfault": t_tscfault, "nosync": t_nosync, "manyexit": t_manyexit,
+         "exit2nd_slow": t_exit2nd_slow, "sigexit": t_sigexit, "blocksync": t_blocksync, "sigmalloc": t_sigmalloc, "exitdeadlock": t_exitdeadlock, "exitslow": t_exitslow, "tscfault": t_tscfault, "nosync": t_nosync, "manyexit": t_manyexit,
          "sampling_race": t_sampling_race}
 TESTS[TEST]()
 print("FAILED: %d" % len(FAILS) if FAILS else "all ok")
