@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -87,12 +88,16 @@ static void *timed(void *arg) /* a condition wait with a deadline */
     return NULL;
 }
 
-static void *sleeper(void *arg)
+static void on_usr1(int sig) { (void)sig; }
+
+static void *sleeper(void *arg) /* sleeps until SIGUSR1 and tid_of[2] < 0 */
 {
     (void)arg;
     atomic_store(&tid_of[2], (int)syscall(SYS_gettid));
-    struct timespec ts = {30, 0};
-    nanosleep(&ts, NULL);
+    while (atomic_load(&tid_of[2]) >= 0) {
+        struct timespec ts = {30, 0};
+        nanosleep(&ts, NULL);
+    }
     return NULL;
 }
 
@@ -119,6 +124,7 @@ static void live_threads(void **state)
 {
     (void)state;
     pthread_t t[3];
+    signal(SIGUSR1, on_usr1);
     pthread_mutex_lock(&mu);
     pthread_create(&t[0], NULL, locker, NULL);
     pthread_create(&t[1], NULL, timed, NULL);
@@ -153,7 +159,7 @@ static void live_threads(void **state)
     pthread_cond_broadcast(&cv);
     pthread_mutex_unlock(&mu2);
     pthread_join(t[1], NULL);
-    pthread_cancel(t[2]);
+    pthread_kill(t[2], SIGUSR1);
     pthread_join(t[2], NULL);
 }
 
