@@ -3,6 +3,8 @@
 its DB tables, reports and exit summary, the PTI API in the same process, the sample-count model,
 dropped data, unsupported devices, two devices, fork/exit, bad periods. usage: test_pcs.py BUILD_DIR"""
 import csv, io, os, re, sqlite3, subprocess, sys, tempfile, time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import check, FAILS as fails  # noqa: E402
 
 B = sys.argv[1]
 PROF = os.path.join(B, "bin", "profagent")
@@ -10,13 +12,6 @@ SIMDEV = os.path.join(B, "lib", "libze_simdev.so")
 AGENT = os.path.join(B, "lib", "libprofagent.so")
 SPV = os.path.join(B, "share", "eustall_hot.spv")
 MULTI = os.path.join(B, "tests", "pcs", "pcs_multi")
-fails = []
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
 
 
 def run(argv, env_extra=None, preload=True, timeout=120, want_rc=0):
