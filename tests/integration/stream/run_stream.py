@@ -611,12 +611,15 @@ def t_exitbudget():
 # ---- PROFAGENT_EXIT_LOAD=handoff: a finisher process completes the DB (session/handoff.c) ----
 
 HOLD_ENV = "PA_TEST_FINISH_HOLD"  # the finisher waits until this file exists before it loads
+# the DB thread creates the DB 50 commit intervals after the first frame (at most 0.5 s): a hand-off
+# needs it to exist, and the sanitizer build's smaller session may end before 0.5 s
+HANDOFF = dict(RING, PROFAGENT_DB_COMMIT_MS="1")
 
 
 def handoff_run(name, iters, mode, hold=None):
     """det ITER under PROFAGENT_EXIT_LOAD=mode (summary on stderr); returns (process, db)."""
     db = os.path.join(WORK, "%s.db" % name)
-    extra = dict(RING, PROFAGENT_EXIT_LOAD=mode, PROFAGENT_SUMMARY="stderr")
+    extra = dict(HANDOFF, PROFAGENT_EXIT_LOAD=mode, PROFAGENT_SUMMARY="stderr")
     if hold:
         extra[HOLD_ENV] = hold
     return run([APP, "det", str(iters)], db, extra), db
@@ -665,7 +668,7 @@ def t_handoff_same():
               "inline vs handoff: report %s, same output (%d rows)" % (r, len(reports[0][r]) - 1))
     # the finisher cannot start (fork fails with EAGAIN): one warning, the exit loads the rest itself
     db = os.path.join(WORK, "nofork.db")
-    p = run([APP, "det", str(iters)], db, dict(RING, PROFAGENT_EXIT_LOAD="handoff", PROFAGENT_SUMMARY="stderr",
+    p = run([APP, "det", str(iters)], db, dict(HANDOFF, PROFAGENT_EXIT_LOAD="handoff", PROFAGENT_SUMMARY="stderr",
                                                PA_TEST_FINISH_FAIL="1"))
     err = p.stderr.decode(errors="replace")
     warn = [l for l in err.splitlines() if "finisher" in l]
@@ -750,7 +753,7 @@ def t_handoff_subst():
     iters = max(2000, 20000 // SCALE)
     db = os.path.join(WORK, "subst.db")
     hold = os.path.join(WORK, "subst.go")
-    env = env_for(db, dict(RING, PROFAGENT_EXIT_LOAD="handoff", PROFAGENT_SUMMARY="stdout", **{HOLD_ENV: hold}))
+    env = env_for(db, dict(HANDOFF, PROFAGENT_EXIT_LOAD="handoff", PROFAGENT_SUMMARY="stdout", **{HOLD_ENV: hold}))
     # the finisher is held until `hold` exists, which only this test creates, after the shell ended:
     # the command substitution returning proves it did not wait for the finisher
     p = subprocess.run(["bash", "-c", 'x=$("$@"); echo "got ${#x} bytes"; grep -c "^Database: " <<< "$x"', "sh", APP,
