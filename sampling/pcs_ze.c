@@ -41,6 +41,7 @@ static int resolve(void)
     *(void **)&pcs_ze.zelTracerSetEnabled = dlsym(lib, "zelTracerSetEnabled");
     *(void **)&pcs_ze.zelTracerKernelCreateRegisterCallback = dlsym(lib, "zelTracerKernelCreateRegisterCallback");
     *(void **)&pcs_ze.zelTracerModuleCreateRegisterCallback = dlsym(lib, "zelTracerModuleCreateRegisterCallback");
+    *(void **)&pcs_ze.zelTracerDestroy = dlsym(lib, "zelTracerDestroy");
     return 0;
 }
 
