@@ -86,12 +86,14 @@ typedef struct pcs_kernel {
     pa_pcs_line_t *lines;
 } pcs_kernel_t;
 
-/*! pcs_kernels_attach() : creates the engine's tracer (zeKernelCreate epilogue). Needs
- *  ZE_ENABLE_TRACING_LAYER=1 before zeInit (loader 1.8: zelTracerCreate fails without it).
+/*! pcs_kernels_attach() : creates the engine's tracer (zeKernelCreate epilogue) unless kernels
+ *  are hooked otherwise. Needs the user's ZE_ENABLE_TRACING_LAYER=1 before zeInit (loader 1.8:
+ *  zelTracerCreate fails without it; the engine never sets it).
  *  Returns 0 or -1; 0 without a tracer once pcs_host.kernels_hooked. Idempotent. */
 int pcs_kernels_attach(void);
 /*! pcs_kernels_module_created() / pcs_kernels_kernel_created() : a module of `device` / a kernel
- *  `name` of `module` was created (the tracer's epilogues; the PTI library's interposers). A
+ *  `name` of `module` was created (the agent's ze hooks, pa_ze_on_kernel_objects(); the tracer's
+ *  epilogues; the PTI library's interposers). A
  *  kernel of a module not seen, or of a driver without zexKernelGetBaseAddress, is not kept.
  *  errno kept. */
 void pcs_kernels_module_created(ze_module_handle_t m, ze_device_handle_t device);

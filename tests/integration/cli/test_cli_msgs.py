@@ -6,17 +6,11 @@ taken from '--', an empty --format element accepted silently or misnamed, a dire
 beside it, one message per unknown %-placeholder, a live DB called "ended abnormally" by merge, the
 summary lost when the application closed stderr."""
 import os, shutil, subprocess, sys, time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import check, FAILS  # noqa: E402
 
 MKDB, PA, BUILD, WORK = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 LIB = os.path.join(BUILD, "lib", "libprofagent.so")
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
 
 
 def run(*args, cwd=None, env=None):

@@ -5,16 +5,11 @@ usage: test_cli_stats.py MKDB PROFAGENT WORKDIR
 Every expected row is hand-computed from synth.h (Time (%) of the listed rows' total,
 one decimal; Avg/Med/StdDev rounded to ns; StdDev is the population one, as in the spec's examples)."""
 import csv, io, json, os, shutil, sqlite3, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import check, FAILS  # noqa: E402
 
 MKDB, PA, WORK = sys.argv[1:4]
-FAILS = []
 WEIRD = b'"a""b,c\nd\te\\f\xffg"'
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, file=sys.stderr)
 
 
 def run(*args, env=None):

@@ -3,6 +3,8 @@
 its DB tables, reports and exit summary, the PTI API in the same process, the sample-count model,
 dropped data, unsupported devices, two devices, fork/exit, bad periods. usage: test_pcs.py BUILD_DIR"""
 import csv, io, os, re, sqlite3, subprocess, sys, tempfile, time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import check, FAILS as fails  # noqa: E402
 
 B = sys.argv[1]
 PROF = os.path.join(B, "bin", "profagent")
@@ -10,13 +12,6 @@ SIMDEV = os.path.join(B, "lib", "libze_simdev.so")
 AGENT = os.path.join(B, "lib", "libprofagent.so")
 SPV = os.path.join(B, "share", "eustall_hot.spv")
 MULTI = os.path.join(B, "tests", "pcs", "pcs_multi")
-fails = []
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
 
 
 def run(argv, env_extra=None, preload=True, timeout=120, want_rc=0):
@@ -158,6 +153,21 @@ if s.get(0) and s.get(1):  # 10 ms vs 30 ms of busy_ns: 1 : 3
 db, out, err, _ = run([MULTI, "two", "api"], preload=False)
 api = {int(l.split()[1]): int(l.split()[3]) for l in out.splitlines() if l.startswith("device ")}
 check(len(api) == 2 and all(v > 0 for v in api.values()), f"two devices, API alone: {api}")
+
+# ---- the application's environment: PC sampling leaves ZE_ENABLE_TRACING_LAYER as it was (for the
+# process and its children) and still maps every sample to the kernel (ze source's hooks) ----
+for tl, want in ((None, "unset"), ("0", "0"), ("1", "1")):
+    extra = {"PROFAGENT_PC_SAMPLING": "1", "PROFAGENT_SUMMARY": "none"}
+    if tl is not None:
+        extra["ZE_ENABLE_TRACING_LAYER"] = tl
+    db, out, err, _ = run([MULTI, "env"], extra)
+    lines = [l for l in out.splitlines() if l.startswith(("env ", "child "))]
+    check(lines == ["env " + want, "child " + want], f"ZE_ENABLE_TRACING_LAYER={tl}: app/child saw {lines}")
+    rows = q(db, "SELECT s.value, k.samples FROM PCS_KERNELS k JOIN STRING_IDS s ON s.id = k.nameId WHERE k.samples > 0")
+    tot = q(db, "SELECT sum(samples) FROM PCS_DEVICES")
+    # busy_ns 10 ms at the granted 91364 ns: 109 samples (+-1), all of them in busy_ns
+    check(len(rows) == 1 and rows[0][0] == "busy_ns" and 108 <= rows[0][1] <= 110 and tot == [(rows[0][1],)],
+          f"ZE_ENABLE_TRACING_LAYER={tl}: kernels {rows}, device total {tot}")
 
 # ---- fork and exit paths ----
 for i in range(5):
