@@ -61,7 +61,7 @@ check(rc == 0, "a good rule still runs: rc %d %r" % (rc, err))
 e = os.path.join(WORK, "e.db")
 open(e, "w").close()
 rc, out, err = run("stats", e)
-check(one_line(rc, err, 1, b"is empty, not a profagent database") and b"recover" not in err,
+check(one_line(rc, err, 1, b"is empty, not a profagent database") and b"profagent recover" not in err,
       "empty DB, no spool: %r" % err)
 spool = e + ".4242.abcdef.spool.zst"
 shutil.copy(os.path.join(WORK, "spool"), spool)

@@ -364,6 +364,11 @@ bad(["stats", "-r", "kern_sum:base:mangled", db], 2,
 # a missing spool is named as missing, not as badly named (fresh #16)
 bad(["recover", os.path.join(WORK, "nonexist.spool.zst")], 1, b"cannot read '" + WORK.encode() +
     b"/nonexist.spool.zst': No such file or directory", "recover of a missing spool")
+# a directory is named as one, not as an empty spool
+bad(["recover", WORK], 1, b"recover: '" + WORK.encode() + b"' is refused: it is a directory, not a spool file",
+    "recover of a directory")
+bad(["recover", "/dev/null"], 1, b"recover: '/dev/null' is refused: it is not a regular file, not a spool file",
+    "recover of a character device")
 # stats of a DB that was never written, with the spool of the killed process next to it (fresh #16)
 kdb = os.path.join(WORK, "k.db")
 open(kdb + ".4711.main.spool.zst", "wb").close()
