@@ -62,6 +62,7 @@ typedef struct plist {         /* one regular list (Graph ID) with append snapsh
 } plist_t;
 
 #define PA_PROJ_HIST 64        /* recent launches per thread, for ranges ended on another thread */
+#define PA_PROJ_EXIT_SCAN 4096 /* start/end slots looked through at a thread's exit, at most */
 typedef struct hist { uint64_t corr, api_t0, op_id, t0, t1; int resolved; } hist_t;
 typedef struct pthr {
     uint64_t progress;         /* t1 of the last API record drained from this thread */
@@ -784,7 +785,10 @@ void pa_agg_proj_thread_exit(pa_agg_t *a, uint32_t tid)
     if (!th || !th->h)
         return;
     /* its history serves ranges it ended; one whose end it drained before the start still has
-     * its range to come (an early end in flight): kept for that one */
+     * its range to come (an early end in flight): kept for that one. The look is bounded: with
+     * very many start/end ids in flight the history is kept (a thread exit must stay cheap). */
+    if (a->se_n > PA_PROJ_EXIT_SCAN)
+        return;
     for (size_t i = 0; a->se_map.n && i < a->se_n; i++) {
         const struct pa_agg_se *e = &a->se[i];
         uint32_t *sx = e->id ? pa_map_get(&a->se_map, e->id) : NULL;
