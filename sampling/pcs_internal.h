@@ -73,8 +73,8 @@ extern pcs_host_t pcs_host;
 
 /*! pcs_engine_init() : resolves the loader, enumerates devices and their EuStallSampling
  *  groups (once; later calls return the first result). `may_init` 1 (the PTI API, as PTI does):
- *  zeInit(0) first; 0 (the agent): only when the application initialized Level Zero already,
- *  else -1 and nothing is kept (a later call tries again). Returns the number of devices with
+ *  zeInit(ZE_INIT_FLAG_GPU_ONLY) first; 0 (the agent): only when the application initialized
+ *  Level Zero already, else -1 and nothing is kept (a later call tries again). Returns the number of devices with
  *  EU-stall support, -1 when Level Zero is absent, not initialized or failed. Thread-safe. */
 int pcs_engine_init(int may_init);
 

@@ -185,6 +185,26 @@ for pre in (False, True):
     n = int(kv.get("second_samples", "-1"))
     check(1093 <= n <= 1096, f"dlclose (agent {pre}): second collection's samples {n}, want 1093..1096")
 
+# ---- ptiPcSamplingEnable before the application's zeInit: Level Zero initialized for GPU drivers only,
+# as PTI does; the application's own zeInit then answers as without PTI and its flags are its own ----
+EARLY = os.path.join(B, "tests", "pcs", "pti_lifecycle")
+# the application's flags -> its zeInit's answer without PTI (simdev is a GPU: VPU-only finds nothing)
+for flags, want_init in (("1", "0x0"), ("0", "0x0"), ("2", "0x78000001")):
+    for pre in (False, True):
+        log = os.path.join(tempfile.mkdtemp(prefix="pa_pcs_init_"), "init.log")
+        db, out, err, _ = run([EARLY, "early", flags], {"SIMDEV_INIT_LOG": log, "PROFAGENT_SUMMARY": "none"}, preload=pre)
+        kv = dict(l.split(None, 1) for l in out.splitlines() if " " in l)
+        inits = open(log).read().split("\n")[:-1] if os.path.exists(log) else []
+        check(kv.get("enable") == "PTI_SUCCESS" and kv.get("init") == want_init,
+              f"early enable, app flags {flags} (agent {pre}): {kv}")
+        # the driver saw PTI's GPU-only zeInit first, then the application's own flags
+        check(inits[:1] == ["zeInit 0x1"] and "zeInit 0x%x" % int(flags) in inits[1:],
+              f"early enable, app flags {flags} (agent {pre}): driver's zeInit calls {inits}")
+        if want_init == "0x0":
+            check(kv.get("drivers") == "1" and kv.get("samples", "").split()[:1] in (["108"], ["109"], ["110"])
+                  and kv.get("samples", "").endswith("kernels 1"),
+                  f"early enable, app flags {flags} (agent {pre}): {kv}")
+
 # ---- fork and exit paths ----
 for i in range(5):
     db, out, err, dt = run([MULTI, "fork"], {"PROFAGENT_PC_SAMPLING": "1", "PROFAGENT_SUMMARY": "none"}, timeout=60)
