@@ -157,11 +157,18 @@ static inline void remove_at(struct pa_agg_thread *t, long i)
     t->depth--;
 }
 
+void pa_agg_hgtx_skip(struct pa_agg_thread *t, uint32_t slot)
+{
+    if (!t->skipped && !(t->skipped = calloc(PA_AGG_DOM_SLOTS, sizeof *t->skipped)))
+        return; /* no memory: its pop is then taken as a pop of an empty stack */
+    t->skipped[slot]++;
+}
+
 void pa_agg_hgtx_push(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec, const uint8_t *payload)
 {
     uint32_t dom = rec->u.hgtx.domain;
     if (t->depth >= a->cfg.max_stack_depth) {
-        t->skipped[dom_slot(dom)]++;
+        pa_agg_hgtx_skip(t, dom_slot(dom));
         a->depth_overflow++;
         return;
     }
@@ -169,7 +176,7 @@ void pa_agg_hgtx_push(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *r
         uint32_t ncap = t->cap ? t->cap * 2 : 8;
         pa_agg_open_range_t *ns = realloc(t->stack, ncap * sizeof *ns);
         if (!ns) {
-            t->skipped[dom_slot(dom)]++;
+            pa_agg_hgtx_skip(t, dom_slot(dom));
             a->depth_overflow++;
             return;
         }
@@ -202,8 +209,9 @@ static inline void pop_emit(pa_agg_t *a, struct pa_agg_thread *t, long i, uint64
 void pa_agg_hgtx_pop(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec)
 {
     uint32_t dom = rec->u.hgtx.domain;
-    if (t->skipped[dom_slot(dom)]) { /* the matching push was past the depth limit */
-        t->skipped[dom_slot(dom)]--;
+    uint32_t *skip = t->skipped;
+    if (__builtin_expect(skip != NULL, 0) && skip[dom_slot(dom)]) { /* its push was past the depth limit */
+        skip[dom_slot(dom)]--;
         return;
     }
     int32_t lvl = rec->u.hgtx.level; /* level of the closed range per the producer, -1: empty */
