@@ -111,7 +111,7 @@ static inline void range_emit(pa_agg_t *a, const range_out_t *o)
 
 /* The name bytes of a push/start/mark/domain record: inline in the header (PA_RF_INLINE) or
  * the payload; "" when there is none. */
-static const void *rec_name(const pa_record_t *rec, const uint8_t *payload, size_t *len)
+static inline __attribute__((always_inline)) const void *rec_name(const pa_record_t *rec, const uint8_t *payload, size_t *len)
 {
     if (rec->flags & PA_RF_INLINE) {
         uint32_t off = pa_hgtx_inline_off(rec->kind), n = PA_RF_INLINE_LEN(rec->flags);
@@ -122,7 +122,7 @@ static const void *rec_name(const pa_record_t *rec, const uint8_t *payload, size
     return payload ? (const void *)payload : "";
 }
 
-static uint32_t rec_name_id(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
+static inline __attribute__((always_inline)) uint32_t rec_name_id(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
 {
     size_t len;
     const void *p = rec_name(rec, payload, &len);
@@ -199,6 +199,30 @@ void pa_agg_hgtx_push(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *r
 static inline void pop_emit(pa_agg_t *a, struct pa_agg_thread *t, long i, uint64_t t1, uint32_t flags)
 {
     const pa_agg_open_range_t *o = &t->stack[i];
+    /* the common case (room in the spool pipe, neither the projection nor host counters want
+     * the record): built straight in its pipe slot, the statistic from the open entry, the
+     * same as range_emit() without the record on the stack and its copy */
+    pa_record_t *s = a->spool ? pa_spool_slot(a->spool) : NULL;
+    if (__builtin_expect(s != NULL, 1) && !(pa_agg_proj_range && (!a->proj_insts || *a->proj_insts)) &&
+        !(pa_agg_hc_range && a->src_state[PA_AGG_SRC_HC])) {
+        uint64_t t0 = o->t0;
+        uint32_t name_id = o->name_id, domain_id = o->domain_id;
+        *s = (pa_record_t){ .kind = PA_SP_HGTX_RANGE, .tid = t->tid, .flags = flags, .t0 = t0, .t1 = t1 };
+        s->u.range.name_id = name_id;
+        s->u.range.domain_id = domain_id;
+        s->u.range.range_id = o->range_id;
+        s->u.range.parent_id = o->parent_id;
+        s->u.range.level = o->level;
+        s->u.range.end_tid = t->tid;
+        pa_spool_slot_commit(a->spool); /* the worker may read it from here on: not touched again */
+        a->spool_records++;
+        remove_at(t, i);
+        if (flags & PA_RF_UNTERMINATED)
+            return;
+        uint32_t key = domain_id ? display_id(a, domain_id, name_id) : name_id;
+        pa_agg_stat_add_id_fast(a, PA_CAT_HGTX_RANGE, 0, key, t1 > t0 ? t1 - t0 : 0);
+        return;
+    }
     range_out_t out = { .t0 = o->t0, .t1 = t1, .tid = t->tid, .end_tid = t->tid, .range_id = o->range_id,
                         .parent_id = o->parent_id, .name_id = o->name_id, .domain_id = o->domain_id,
                         .flags = flags, .level = o->level };

@@ -432,18 +432,22 @@ void pa_finish(void)
      * PROFAGENT_OVERWRITE=1. A DB that fails half-way is removed (the spool stays). */
     static char final_path[PATH_MAX];
     int rc = pa_writer_stream_finish(res, 0, final_path, sizeof final_path);
-    int wrote = rc == 0, cut = rc == -3;
+    int wrote = rc == 0, cut = rc == -3, handed = rc == 2;
     /* the spool goes before the summary: a reader (head -1) that closes the pipe early must
      * not leave a spool that `profagent stats` takes for a process that died */
     if (wrote)
         unlink(spool_path);
-    else if (!cut)
+    else if (!cut && !handed) /* handed: the finisher removes the spool once the DB holds it */
         db_failed_message();
     static char note[PATH_MAX + 256];
+    if (handed)
+        snprintf(note, sizeof note, "being completed by the finisher process %ld: profagent stats waits for it",
+                 pa_handoff_pid());
     if (cut) /* the DB lacks the spool's tail: kept for `profagent recover`, which completes it */
         db_cut_message(note, sizeof note, final_path);
     uint64_t t1 = pa_clock_ns();
-    int shown = print_summary(res, wrote || cut ? final_path : NULL, 0, cut ? note : NULL, deadline);
+    int shown = print_summary(res, wrote || cut || handed ? final_path : NULL, 0, cut || handed ? note : NULL,
+                              deadline);
     pa_dbg("agent", "exit: DB %.1f ms, summary %.1f ms", (t1 - meta.end_mono_ns) / 1e6, (pa_clock_ns() - t1) / 1e6);
     /* the summary named the losses it saw: one message, here only for what it could not show */
     uint64_t unrec = atomic_load(&pa_unrecorded);
@@ -701,6 +705,7 @@ static int session_begin(void)
     }
     pa_writer_stream_cfg_t scfg = {.db_template = db_path, .overwrite = pa_config.overwrite,
                                    .spool_path = spool_path, .meta = &meta, .commit_ns = commit_ns};
+    pa_handoff_install();
     if (pa_writer_stream_start(&scfg) != 0)
         pa_warn("agent", "the DB is written at exit: %s", strerror(errno));
     agg_running = 1;

@@ -71,6 +71,13 @@ void pa_sources_fork_child(void);
 
 /* ---- exitpaths.c ---- */
 
+/* ---- handoff.c ---- */
+/*! pa_handoff_install() : registers the exit's hand-off of the DB's rest (PROFAGENT_EXIT_LOAD)
+ *  with the writer (pa_writer_stream_handoff). */
+void pa_handoff_install(void);
+/*! pa_handoff_pid() : the finisher's pid once the exit handed the DB over, else 0. */
+long pa_handoff_pid(void);
+
 /*! pa_exitpaths_init() : (constructor, after the aggregator opened) resolves the real exec
  *  functions and installs the finalizing handler for SIGTERM,
  *  SIGINT, SIGHUP and SIGQUIT where their disposition is still the default. */

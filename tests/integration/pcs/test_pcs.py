@@ -169,6 +169,18 @@ for tl, want in ((None, "unset"), ("0", "0"), ("1", "1")):
     check(len(rows) == 1 and rows[0][0] == "busy_ns" and 108 <= rows[0][1] <= 110 and tot == [(rows[0][1],)],
           f"ZE_ENABLE_TRACING_LAYER={tl}: kernels {rows}, device total {tot}")
 
+# ---- an event pool destroyed without its events (as many applications do) while sampling: what its
+# event signalled is collected at zeEventPoolDestroy, and no call uses its event afterwards (simdev
+# validates handle lifetimes as a validation layer would, and says so on stderr) ----
+db, out, err, _ = run([MULTI, "pooldestroy"], {"PROFAGENT_PC_SAMPLING": "1", "PROFAGENT_SUMMARY": "none"})
+check("simdev: validation" not in err, f"pooldestroy: a destroyed pool's event was used: {err[-400:]}")
+ops = q(db, "SELECT count(*), sum(end > start) FROM ZE_OPS WHERE kind = 1")
+unc = q(db, "SELECT value FROM SESSION_COUNTERS WHERE name = 'ze_uncollected_ops'")
+check(ops == [(2, 2)] and unc in ([], [(0,)]), f"pooldestroy: kernels {ops} (want 2 with times), uncollected {unc}")
+# two busy_ns of 5 ms at the granted 91364 ns: 109.4 samples (+-1 per launch), all in busy_ns
+smp = q(db, "SELECT sum(samples) FROM PCS_KERNELS")
+check(smp and smp[0][0] is not None and 107 <= smp[0][0] <= 112, f"pooldestroy: samples {smp}")
+
 # ---- the library dlclose()d while it collects (dlopen'd, not linked): the collection ends with it
 # (streamers closed: a new copy collects on the same devices), nothing of it runs unmapped ----
 DLOPEN = os.path.join(B, "tests", "pcs", "pti_dlopen")
