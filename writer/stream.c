@@ -454,15 +454,21 @@ int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&s.cv, &ca);
     pthread_condattr_destroy(&ca);
+    return 0;
+}
+
+void pa_writer_stream_start_thread(void)
+{
+    if (!s.commit_ns || s.thread)
+        return; /* everything at exit, or started already */
     /* every signal blocked: a file size limit makes a write fail with EFBIG, no SIGXFSZ */
     int rc = pa_thread_spawn(NULL, PA_THREAD_STACK_WORKER, stream_main, NULL);
     if (rc != 0) {
         pa_warn("writer", "cannot start the DB thread (%s): the DB is written at exit", strerror(rc));
         s.commit_ns = 0;
-        return 0;
+        return;
     }
     s.thread = 1;
-    return 0;
 }
 
 void pa_writer_stream_bound(uint64_t deadline_ns, int (*cut)(void))

@@ -65,11 +65,17 @@ _Atomic uint64_t *pa_writer_stream_published(void);
 /*! pa_writer_stream_agg_behind() : where the aggregator says it has full rings (agg config behind). */
 _Atomic int *pa_writer_stream_agg_behind(void);
 
-/*! pa_writer_stream_start() : starts the DB thread: it follows the spool, creates the DB (WAL, valid
- *  at every commit, session_complete = 0) ~0.5 s after the first frame or once 512 KiB of spool
- *  exist, and commits the rows every commit_ns. Returns 0 (without a thread the DB is written at
- *  exit), -1 (errno) when a path is too long. */
+/*! pa_writer_stream_start() : configures the DB thread (pa_writer_stream_start_thread() starts
+ *  it): it follows the spool, creates the DB (WAL, valid at every commit, session_complete = 0)
+ *  ~0.5 s after the first frame or once 512 KiB of spool exist, and commits the rows every
+ *  commit_ns. Returns 0 (without a thread the DB is written at exit), -1 (errno) when a path is
+ *  too long. */
 int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg);
+
+/*! pa_writer_stream_start_thread() : starts the DB thread configured by pa_writer_stream_start()
+ *  (none with commit_ns 0, or when it runs already); until then, and when it cannot start (said
+ *  once), the whole DB is written at exit. Not concurrent with pa_writer_stream_finish(). */
+void pa_writer_stream_start_thread(void);
 
 /*! pa_writer_stream_exit_begins() : the session's exit started: the DB thread loads each frame as
  *  the last drain publishes it, without waiting for its commit interval and keeping its
