@@ -152,7 +152,7 @@ int pa_agg_start(const pa_agg_config_t *cfg)
     g.agg = a;
     g.poll_ns = cfg->poll_interval_ns ? cfg->poll_interval_ns : PA_AGG_DEFAULT_POLL_NS;
 
-    int rc = pa_thread_spawn(NULL, 0, agg_main, a);
+    int rc = pa_thread_spawn(NULL, PA_THREAD_STACK_WORKER, agg_main, a);
     if (rc != 0) {
         pa_err("agg", "cannot start the aggregator thread: %s", strerror(rc));
         g.agg = NULL;

@@ -6,12 +6,15 @@
 #include "../common/pa_log.h"
 #include "../common/pa_names.h"
 #include "agg_priv.h"
+#include "agg_proj.h"
 
 /* collector/thread.c: events that found no ring (weak: absent when a test links agg alone) */
 extern _Atomic uint64_t pa_unrecorded __attribute__((weak));
 extern _Atomic uint64_t pa_late_no_ring __attribute__((weak));
 /* test seam (tests/unit/test_agg_pairing.c): runs between the exit drain's loop and its last pass */
 extern void pa_agg_test_after_final_drain(void) __attribute__((weak));
+/* agg_proj.c (weak: absent when a test links the core without it) */
+extern __typeof__(pa_agg_proj_thread_exit) pa_agg_proj_thread_exit __attribute__((weak));
 
 pa_agg_t *pa_agg_create(const pa_agg_config_t *cfg)
 {
@@ -149,10 +152,42 @@ static void thread_set_name(pa_agg_t *a, struct pa_agg_thread *t, const uint8_t 
 {
     size_t n = strnlen((const char *)name, len);
     t->name_id = pa_agg_intern(a, name, n);
-    if (n > sizeof t->name - 1)
-        n = sizeof t->name - 1;
-    memcpy(t->name, name, n);
-    t->name[n] = '\0';
+    t->named = n > 0;
+}
+
+/* The thread's name as the summary shows it: at most 15 bytes, NUL-terminated. */
+static void thread_name_copy(const pa_agg_t *a, const struct pa_agg_thread *t, char out[16])
+{
+    size_t n = 0;
+    const char *s = t->named ? pa_agg_string(a, t->name_id, &n) : NULL;
+    if (!s)
+        n = 0;
+    if (n > 15)
+        n = 15;
+    memset(out, 0, 16);
+    memcpy(out, s ? s : "", n);
+}
+
+/* A thread whose ring was retired (it exited) and drained: what only a live thread uses goes,
+ * unless still in use (ranges left open, skips still to match: a reused tid carries them on). */
+static void thread_retire(pa_agg_t *a, struct pa_agg_thread *t)
+{
+    if (pa_agg_proj_thread_exit)
+        pa_agg_proj_thread_exit(a, t->tid);
+    if (!t->depth) {
+        free(t->stack);
+        t->stack = NULL;
+        t->cap = 0;
+    }
+    if (t->skipped) {
+        uint32_t any = 0;
+        for (unsigned i = 0; i < PA_AGG_DOM_SLOTS; i++)
+            any |= t->skipped[i];
+        if (!any) {
+            free(t->skipped);
+            t->skipped = NULL;
+        }
+    }
 }
 
 /* osrt_record() without room in the spool thread's pipe (or without it): through a copy. */
@@ -341,8 +376,9 @@ static void agg_on_retire(void *ctx, const pa_ring_t *r)
         return;
     t->records += recs;
     t->drops += drops;
-    if (!t->name[0] && r->name[0])
+    if (!t->named && r->name[0])
         thread_set_name(a, t, (const uint8_t *)r->name, sizeof r->name);
+    thread_retire(a, t);
 }
 
 /* batch: records per ring (0 = all visible); final: drain each ring only up to its cut-off,
@@ -422,7 +458,7 @@ static void results_threads(pa_agg_t *a)
         if (t) {
             t->records += rr;
             t->drops += rd;
-            if (!t->name[0] && r->name[0])
+            if (!t->named && r->name[0])
                 thread_set_name(a, t, (const uint8_t *)r->name, sizeof r->name);
         }
     }
@@ -434,7 +470,7 @@ static void results_threads(pa_agg_t *a)
         const struct pa_agg_thread *t = a->threads[i];
         pa_thread_info_t *ti = &res->threads[res->nthreads++];
         ti->tid = t->tid;
-        memcpy(ti->name, t->name, sizeof ti->name);
+        thread_name_copy(a, t, ti->name);
         ti->records = t->records;
         ti->drops = t->drops;
         ti->first_ns = t->first_ns;
@@ -570,6 +606,7 @@ void pa_agg_destroy(pa_agg_t *a)
         pa_spool_close_write(a->spool, NULL, NULL);
     for (size_t i = 0; i < a->nthreads; i++) {
         free(a->threads[i]->stack);
+        free(a->threads[i]->skipped);
         free(a->threads[i]);
     }
     free(a->threads);

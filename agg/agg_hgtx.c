@@ -111,7 +111,7 @@ static inline void range_emit(pa_agg_t *a, const range_out_t *o)
 
 /* The name bytes of a push/start/mark/domain record: inline in the header (PA_RF_INLINE) or
  * the payload; "" when there is none. */
-static const void *rec_name(const pa_record_t *rec, const uint8_t *payload, size_t *len)
+static inline __attribute__((always_inline)) const void *rec_name(const pa_record_t *rec, const uint8_t *payload, size_t *len)
 {
     if (rec->flags & PA_RF_INLINE) {
         uint32_t off = pa_hgtx_inline_off(rec->kind), n = PA_RF_INLINE_LEN(rec->flags);
@@ -122,7 +122,7 @@ static const void *rec_name(const pa_record_t *rec, const uint8_t *payload, size
     return payload ? (const void *)payload : "";
 }
 
-static uint32_t rec_name_id(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
+static inline __attribute__((always_inline)) uint32_t rec_name_id(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
 {
     size_t len;
     const void *p = rec_name(rec, payload, &len);
@@ -157,11 +157,18 @@ static inline void remove_at(struct pa_agg_thread *t, long i)
     t->depth--;
 }
 
+void pa_agg_hgtx_skip(struct pa_agg_thread *t, uint32_t slot)
+{
+    if (!t->skipped && !(t->skipped = calloc(PA_AGG_DOM_SLOTS, sizeof *t->skipped)))
+        return; /* no memory: its pop is then taken as a pop of an empty stack */
+    t->skipped[slot]++;
+}
+
 void pa_agg_hgtx_push(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec, const uint8_t *payload)
 {
     uint32_t dom = rec->u.hgtx.domain;
     if (t->depth >= a->cfg.max_stack_depth) {
-        t->skipped[dom_slot(dom)]++;
+        pa_agg_hgtx_skip(t, dom_slot(dom));
         a->depth_overflow++;
         return;
     }
@@ -169,7 +176,7 @@ void pa_agg_hgtx_push(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *r
         uint32_t ncap = t->cap ? t->cap * 2 : 8;
         pa_agg_open_range_t *ns = realloc(t->stack, ncap * sizeof *ns);
         if (!ns) {
-            t->skipped[dom_slot(dom)]++;
+            pa_agg_hgtx_skip(t, dom_slot(dom));
             a->depth_overflow++;
             return;
         }
@@ -192,6 +199,30 @@ void pa_agg_hgtx_push(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *r
 static inline void pop_emit(pa_agg_t *a, struct pa_agg_thread *t, long i, uint64_t t1, uint32_t flags)
 {
     const pa_agg_open_range_t *o = &t->stack[i];
+    /* the common case (room in the spool pipe, neither the projection nor host counters want
+     * the record): built straight in its pipe slot, the statistic from the open entry, the
+     * same as range_emit() without the record on the stack and its copy */
+    pa_record_t *s = a->spool ? pa_spool_slot(a->spool) : NULL;
+    if (__builtin_expect(s != NULL, 1) && !(pa_agg_proj_range && (!a->proj_insts || *a->proj_insts)) &&
+        !(pa_agg_hc_range && a->src_state[PA_AGG_SRC_HC])) {
+        uint64_t t0 = o->t0;
+        uint32_t name_id = o->name_id, domain_id = o->domain_id;
+        *s = (pa_record_t){ .kind = PA_SP_HGTX_RANGE, .tid = t->tid, .flags = flags, .t0 = t0, .t1 = t1 };
+        s->u.range.name_id = name_id;
+        s->u.range.domain_id = domain_id;
+        s->u.range.range_id = o->range_id;
+        s->u.range.parent_id = o->parent_id;
+        s->u.range.level = o->level;
+        s->u.range.end_tid = t->tid;
+        pa_spool_slot_commit(a->spool); /* the worker may read it from here on: not touched again */
+        a->spool_records++;
+        remove_at(t, i);
+        if (flags & PA_RF_UNTERMINATED)
+            return;
+        uint32_t key = domain_id ? display_id(a, domain_id, name_id) : name_id;
+        pa_agg_stat_add_id_fast(a, PA_CAT_HGTX_RANGE, 0, key, t1 > t0 ? t1 - t0 : 0);
+        return;
+    }
     range_out_t out = { .t0 = o->t0, .t1 = t1, .tid = t->tid, .end_tid = t->tid, .range_id = o->range_id,
                         .parent_id = o->parent_id, .name_id = o->name_id, .domain_id = o->domain_id,
                         .flags = flags, .level = o->level };
@@ -202,8 +233,9 @@ static inline void pop_emit(pa_agg_t *a, struct pa_agg_thread *t, long i, uint64
 void pa_agg_hgtx_pop(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec)
 {
     uint32_t dom = rec->u.hgtx.domain;
-    if (t->skipped[dom_slot(dom)]) { /* the matching push was past the depth limit */
-        t->skipped[dom_slot(dom)]--;
+    uint32_t *skip = t->skipped;
+    if (__builtin_expect(skip != NULL, 0) && skip[dom_slot(dom)]) { /* its push was past the depth limit */
+        skip[dom_slot(dom)]--;
         return;
     }
     int32_t lvl = rec->u.hgtx.level; /* level of the closed range per the producer, -1: empty */

@@ -13,16 +13,20 @@
 #define PA_AGG_DOM_SLOTS 16u /* skipped-push counters: domains 0..14, 15 for all others */
 
 /* One application thread (all rings of the same tid merge here). */
+/* Kept for every thread that ever recorded (its DB row), so it stays small: what only a live
+ * thread needs (its stack, skip counters) is allocated on use and freed once it exited and its
+ * records were drained (pa_agg_thread_retire). */
 struct pa_agg_thread {
     uint32_t tid;
-    uint32_t name_id;
-    char name[16];
+    uint32_t name_id;                /* its name's STRING id (the name itself: pa_agg_string) */
     uint64_t records, drops;         /* from rings already retired */
     uint64_t first_ns, last_ns;
     pa_agg_open_range_t *stack;      /* open push/pop ranges of all domains, in push order;
                                         each domain's stack is the subsequence of its entries */
     uint32_t depth, cap;
-    uint32_t skipped[PA_AGG_DOM_SLOTS]; /* pushes past max depth per domain slot: pops skipped */
+    uint32_t *skipped;               /* [PA_AGG_DOM_SLOTS] pushes past max depth per domain slot
+                                        (pops skipped); NULL: none */
+    uint32_t named;                  /* a non-empty name was set */
 };
 
 /* A start/end id in flight: either an open start or an end seen before its start. */
@@ -148,6 +152,10 @@ static inline void pa_agg_spool1(pa_agg_t *a, const pa_record_t *rec)
 
 /*! pa_agg_thread_get() : the entry of `tid`, created on first use; NULL on OOM. */
 struct pa_agg_thread *pa_agg_thread_get(pa_agg_t *a, uint32_t tid);
+
+/*! pa_agg_hgtx_skip() : counts a push of thread t in domain slot `slot` past the depth limit
+ *  (its pop is then skipped); the counters are allocated on the first one. */
+void pa_agg_hgtx_skip(struct pa_agg_thread *t, uint32_t slot);
 
 /*! pa_agg_hgtx_record() : HGTX ring records (push/pop/start/end/mark/domain). */
 void pa_agg_hgtx_record(pa_agg_t *a, struct pa_agg_thread *t, const pa_record_t *rec,

@@ -62,10 +62,11 @@ typedef struct plist {         /* one regular list (Graph ID) with append snapsh
 } plist_t;
 
 #define PA_PROJ_HIST 64        /* recent launches per thread, for ranges ended on another thread */
+#define PA_PROJ_EXIT_SCAN 4096 /* start/end slots looked through at a thread's exit, at most */
 typedef struct hist { uint64_t corr, api_t0, op_id, t0, t1; int resolved; } hist_t;
 typedef struct pthr {
     uint64_t progress;         /* t1 of the last API record drained from this thread */
-    hist_t h[PA_PROJ_HIST];
+    hist_t *h;                 /* [PA_PROJ_HIST], on its first launch; freed at its exit */
     uint32_t hn;               /* launches recorded (index = hn % PA_PROJ_HIST) */
     uint32_t nlate;            /* late ranges (below) this thread started */
 } pthr_t;
@@ -609,7 +610,9 @@ void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec)
             if (sn)
                 exec_track(s, sn, rec);
         }
-        if (kind == 1) { /* remembered for start/end ranges ended by this thread */
+        if (kind == 1 && !th->h)
+            th->h = calloc(PA_PROJ_HIST, sizeof *th->h); /* NULL: nothing remembered */
+        if (kind == 1 && th->h) { /* remembered for start/end ranges ended by this thread */
             hist_t *h = &th->h[th->hn++ % PA_PROJ_HIST];
             memset(h, 0, sizeof *h);
             h->corr = rec->u.ze.corr_id;
@@ -636,7 +639,7 @@ void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec)
 static void hist_mark(proj_t *s, const pend_op_t *o)
 {
     pthr_t *th = thr_get(s, o->tid);
-    for (uint32_t i = 0; th && i < PA_PROJ_HIST; i++)
+    for (uint32_t i = 0; th && th->h && i < PA_PROJ_HIST; i++)
         if (th->h[i].corr == o->corr && !th->h[i].resolved) {
             th->h[i].resolved = 1;
             th->h[i].op_id = o->op_id;
@@ -733,7 +736,7 @@ void pa_agg_proj_range(pa_agg_t *a, const pa_record_t *r)
     /* start/end ended on another thread: that thread's launches inside the range count too */
     if (style && r->u.range.end_tid && r->u.range.end_tid != r->tid) {
         pthr_t *th = thr_get(s, r->u.range.end_tid);
-        for (uint32_t i = 0; th && i < PA_PROJ_HIST; i++) {
+        for (uint32_t i = 0; th && th->h && i < PA_PROJ_HIST; i++) {
             hist_t *h = &th->h[i];
             if (!h->corr || h->api_t0 < r->t0 || h->api_t0 > r->t1)
                 continue;
@@ -774,6 +777,29 @@ void pa_agg_proj_range(pa_agg_t *a, const pa_record_t *r)
     inst_try_final(a, s, in, 0);
 }
 
+void pa_agg_proj_thread_exit(pa_agg_t *a, uint32_t tid)
+{
+    proj_t *s = a->src_state[PA_AGG_SRC_PROJ];
+    uint32_t *ix = s ? pa_map_get(&s->thr_ix, (uint64_t)tid + 1) : NULL;
+    pthr_t *th = ix ? &s->thrs[*ix] : NULL;
+    if (!th || !th->h)
+        return;
+    /* its history serves ranges it ended; one whose end it drained before the start still has
+     * its range to come (an early end in flight): kept for that one. The look is bounded: with
+     * very many start/end ids in flight the history is kept (a thread exit must stay cheap). */
+    if (a->se_n > PA_PROJ_EXIT_SCAN)
+        return;
+    for (size_t i = 0; a->se_map.n && i < a->se_n; i++) {
+        const struct pa_agg_se *e = &a->se[i];
+        uint32_t *sx = e->id ? pa_map_get(&a->se_map, e->id) : NULL;
+        if (sx && *sx == i && e->is_end && e->tid == tid)
+            return;
+    }
+    free(th->h);
+    th->h = NULL;
+    th->hn = 0;
+}
+
 void pa_agg_proj_finish(pa_agg_t *a)
 {
     proj_t *s = proj_state(a);
@@ -804,6 +830,8 @@ void pa_agg_proj_finish(pa_agg_t *a)
     free(s->insts);
     free(s->names);
     free(s->name_keys);
+    for (size_t i = 0; i < s->nthrs; i++)
+        free(s->thrs[i].h);
     free(s->thrs);
     free(s->pend);
     free(s->late);

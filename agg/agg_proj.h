@@ -31,6 +31,9 @@ void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec);
 void pa_agg_proj_op(pa_agg_t *a, const pa_record_t *rec, const pa_ze_op_t *op);
 /*! pa_agg_proj_range() : every PA_SP_HGTX_RANGE spool record (a range instance closed). */
 void pa_agg_proj_range(pa_agg_t *a, const pa_record_t *range);
+/*! pa_agg_proj_thread_exit() : thread `tid` exited and its records were all drained: its launch
+ *  history is freed unless a range it ended may still be closed (its end came before the start). */
+void pa_agg_proj_thread_exit(pa_agg_t *a, uint32_t tid);
 /*! pa_agg_proj_finish() : at stop after the HGTX finish: resolves what waits, finalizes every
  *  instance, adds the PA_CAT_HGTX_PROJ rows, frees the state. */
 void pa_agg_proj_finish(pa_agg_t *a);

@@ -24,11 +24,13 @@ SIZES = {
     "full": dict(runs=5, ze_calls=1000000, ze_whole_calls=1000000, hgtx_pairs=500000, osrt_calls=20000, mem_allocs=2000,
                  mem_live=(1000, 1000000), drain_rounds=25, write_events=1000000, exit_pairs=500000,
                  kill_rate=250000, kill_at=(3.0, 10.0),
-                 rss_pairs=(500000, 5000000, 15000000), rss_runs=1, gemm=(300, 128), mt=(4, 2000, 65536), pcs_entries=20000000),
+                 rss_pairs=(500000, 5000000, 15000000), rss_runs=1, gemm=(300, 128), mt=(4, 2000, 65536), pcs_entries=20000000,
+                 churn=(2000, 20000)),
     "smoke": dict(runs=1, ze_calls=20000, ze_whole_calls=20000, hgtx_pairs=20000, osrt_calls=200, mem_allocs=50,
                   mem_live=(10, 1000), drain_rounds=2, write_events=30000, exit_pairs=5000,
                   kill_rate=250000, kill_at=(1.0, 1.5),
-                  rss_pairs=(5000, 50000, 150000), rss_runs=1, gemm=(5, 16), mt=(2, 5, 256), pcs_entries=100000),
+                  rss_pairs=(5000, 50000, 150000), rss_runs=1, gemm=(5, 16), mt=(2, 5, 256), pcs_entries=100000,
+                  churn=(200, 1000)),
 }
 
 
@@ -435,6 +437,33 @@ def main():
             "IP + 9 counts mapped and counted, one core")
         fig("pcs_agg_samples_per_s", statistics.median(x["pcs_agg_samples_per_s"] for x in v), "samples/s",
             "%.2f ns per sample" % statistics.median(x["pcs_agg_ns_per_sample"] for x in v))
+        # 12. memory per thread that ever existed: thread_churn creates and joins short threads one
+        #     after another (each one HGTX range and three ze calls); the growth of malloc's bytes in
+        #     use (heap) and of VmRSS from thread MARK to thread N, per thread in between. Bounded
+        #     state must not follow the thread history (goal <= 200 B; RSS also counts the first
+        #     touch of fixed-size buffers, the 8 MiB spool pipe, as they fill). DB written at exit.
+        mark, n = S["churn"]
+        for label, trace, ze in (("all", None, "ze"), ("hgtx", "hgtx", "noze")):
+            heap, rss = [], []
+            for _ in range(R):
+                extra = {"PROFAGENT_DB_COMMIT_MS": "0"}
+                if trace:
+                    extra["PROFAGENT_TRACE"] = trace
+                vals = {}
+                out = subprocess.run([os.path.join(b.bin, "thread_churn"), str(n), str(mark), str(n), ze],
+                                     env=b.env(True, ze=True, extra=extra), capture_output=True, text=True).stdout
+                for k, at, v in re.findall(r"^(heap_b|rss_kib) (\d+) (\d+)$", out, re.M):
+                    vals[(k, int(at))] = int(v)
+                if len(vals) == 4:
+                    heap.append((vals[("heap_b", n)] - vals[("heap_b", mark)]) / (n - mark))
+                    rss.append((vals[("rss_kib", n)] - vals[("rss_kib", mark)]) * 1024 / (n - mark))
+                for f in glob.glob(os.path.join(b.tmp, "run*")):
+                    os.unlink(f)
+            fig("thread_heap_bytes_%s" % label, statistics.median(heap) if heap else -1.0, "bytes",
+                "heap per thread ever created, threads %d-%d, %s; goal <=200 (before: %s)"
+                % (mark, n, "every source" if not trace else "HGTX only", "6100" if not trace else "490"))
+            fig("thread_rss_bytes_%s" % label, statistics.median(rss) if rss else -1.0, "bytes",
+                "VmRSS per thread, same runs (before: %s)" % ("4100" if not trace else "550"))
     print("\n%-30s %16s  %-9s %s" % ("figure", "value", "unit", "baseline / target"))
     print("-" * 100)
     for name, v, unit, note in rows:

@@ -224,8 +224,15 @@ int pa_cli_recover(int argc, char **argv)
     }
     char meant[PATH_MAX], db[PATH_MAX];
     uint32_t pid = 0;
-    if (access(spool, R_OK) != 0) { /* the file first: a missing one is not a naming problem */
+    struct stat st;
+    if (access(spool, R_OK) != 0 || stat(spool, &st) != 0) { /* the file first: a missing one is not a naming problem */
         pa_cli_error("recover: cannot read '%s': %s", spool, strerror(errno));
+        return PA_CLI_EDATA;
+    }
+    if (!S_ISREG(st.st_mode)) { /* a directory reads as 0 bytes: it would be called an empty spool */
+        pa_cli_error("recover: '%s' is refused: it is %s, not a spool file (recover takes one"
+                     " <DB>.<pid>.<tag>.spool.zst file); nothing was written",
+                     spool, S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
         return PA_CLI_EDATA;
     }
     const char *why = not_a_spool(spool);

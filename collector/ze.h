@@ -31,6 +31,17 @@ int pa_ze_attach(void);
  *  sampling) starts there, only in a process whose application initialized Level Zero. */
 void pa_ze_on_ready(void (*fn)(void));
 
+/*! pa_ze_on_kernel_objects() : registers the PC-sampling engine's hooks (by its source's init,
+ *  before the ze source's; one pair): `module_fn(module, device)` after each zeModuleCreate and
+ *  `kernel_fn(module, kernel, name)` after each zeKernelCreate of the application that succeeded,
+ *  seen by the ze source's interception (entry points or its tracer) whether or not ze records
+ *  now; errno kept around them. Handles are the Level Zero ones, typed void * here. */
+void pa_ze_on_kernel_objects(void (*module_fn)(void *module, void *device),
+                             void (*kernel_fn)(void *module, void *kernel, const char *name));
+/*! pa_ze_intercepting() : 1 once the ze source attached its interception of the application's
+ *  ze calls (the hooks above then fire), 0 otherwise (ze and mem not traced, tracing refused). */
+int pa_ze_intercepting(void);
+
 /*! pa_ze_detach() : exit hook, before pa_agg_stop(): collects every operation still in
  *  flight (waiting at most `timeout_ns` in total for unsignaled events, and giving up once
  *  none completed for 200 ms, plus the time a runnable driver or application thread waited for

@@ -109,8 +109,44 @@ void pa_ze_on_enter_slow(int api, void *params, void **inst)
     *inst = (void *)(uintptr_t)t0;
 }
 
+static void (*_Atomic kobj_module)(void *, void *);
+static void (*_Atomic kobj_kernel)(void *, void *, const char *);
+
+void pa_ze_on_kernel_objects(void (*module_fn)(void *, void *), void (*kernel_fn)(void *, void *, const char *))
+{
+    atomic_store(&kobj_module, module_fn);
+    atomic_store(&kobj_kernel, kernel_fn);
+}
+
+int pa_ze_intercepting(void)
+{
+    return atomic_load(&pa_ze_attached);
+}
+
+/* A module or kernel the application created: to the PC-sampling engine (IP -> kernel), also
+ * while recording is paused: a kernel created then still runs (and is sampled) later. */
+static void kernel_objects(int api, void *params)
+{
+    int saved = errno;
+    if (api == PA_ZE_API_ModuleCreate) {
+        ze_module_create_params_t *p = params;
+        void (*fn)(void *, void *) = atomic_load_explicit(&kobj_module, memory_order_acquire);
+        if (fn && p->pphModule && *p->pphModule && **p->pphModule)
+            fn(**p->pphModule, *p->phDevice);
+    } else {
+        ze_kernel_create_params_t *p = params;
+        void (*fn)(void *, void *, const char *) = atomic_load_explicit(&kobj_kernel, memory_order_acquire);
+        if (fn && p->pphKernel && *p->pphKernel && **p->pphKernel && p->pdesc && *p->pdesc)
+            fn(*p->phModule, **p->pphKernel, (*p->pdesc)->pKernelName);
+    }
+    errno = saved;
+}
+
 void pa_ze_on_exit_slow(int api, void *params, int32_t result, void **inst)
 {
+    if (PA_UNLIKELY(api == PA_ZE_API_ModuleCreate || api == PA_ZE_API_KernelCreate) &&
+        result == ZE_RESULT_SUCCESS && !(pa_tls.guard | pa_tls.agent))
+        kernel_objects(api, params);
     uint64_t t0 = (uint64_t)(uintptr_t)*inst;
     if (t0 == 0)
         return;

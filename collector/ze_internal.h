@@ -319,6 +319,7 @@ static const uint8_t pa_ze_ops_api[PA_ZE_API_COUNT] = {
     [PA_ZE_API_ContextDestroy] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
     [PA_ZE_API_CommandQueueDestroy] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
     [PA_ZE_API_KernelCreate] = PA_ZE_OPS_EPI,
+    [PA_ZE_API_ModuleCreate] = PA_ZE_OPS_EPI, /* the slow epilogue: PC sampling's module hook */
     [PA_ZE_API_KernelSetGroupSize] = PA_ZE_OPS_EPI,
     [PA_ZE_API_KernelDestroy] = PA_ZE_OPS_PRO | PA_ZE_OPS_EPI,
     [PA_ZE_API_KernelSetArgumentValue] = PA_ZE_OPS_EPI,

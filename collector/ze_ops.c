@@ -1617,6 +1617,11 @@ void pa_ze_ops_prologue(int api, void *params, uint64_t corr, uint64_t t0)
         pa_guard_leave();
         break;
     case PA_ZE_API_EventPoolDestroy:
+        /* the pool's events die with it, also those the application did not destroy (many do
+         * not): what they signalled is collected now, while they are valid (polls only). The
+         * spec has the device done with the pool by now, so no flight is left on its events,
+         * which no later poll may touch (a driver frees them) */
+        collect(NULL);
         pa_guard_enter();
         pa_ze_obj_del(*((ze_event_pool_destroy_params_t *)params)->phEventPool);
         pa_guard_leave();

@@ -670,7 +670,7 @@ int pa_spool_start_worker(pa_spool_writer_t *w, size_t pipe_bytes)
     q->slots = slots;
     q->cap = cap;
     w->pipe = q;
-    int rc = pa_thread_spawn(&q->th, 0, spool_worker, w);
+    int rc = pa_thread_spawn(&q->th, PA_THREAD_STACK_WORKER, spool_worker, w);
     if (rc != 0) {
         pa_warn("spool", "cannot start the spool thread (%s); the aggregator compresses itself", strerror(rc));
         w->pipe = NULL;

@@ -520,7 +520,7 @@ static int reader_start(dm_dev_t *d, const char *group, uint32_t period_ns)
         pa_dm_sysman_open(d->h, &d->sm);
         emit_peaks(d);
         emit_sysman(d);
-        if (pa_thread_spawn(&d->th, 0, reader_main, d) == 0) {
+        if (pa_thread_spawn(&d->th, PA_THREAD_STACK_READER, reader_main, d) == 0) {
             d->running = 1;
             return 0;
         }

@@ -100,9 +100,15 @@ static void pcs_on_ready(void)
             pa_warn("pc-sampling", "Level Zero is not initialized: no PC sampling; the rest is profiled as usual");
         return;
     }
+    /* kernels come from the ze source's interception; without it (ze and mem not traced) only
+     * from a tracer, which the loader gives only when the user enabled the tracing layer */
+    if (pa_ze_intercepting())
+        atomic_store(&pcs_host.kernels_hooked, 1);
     if (pcs_kernels_attach() != 0 && pa_config.pc_sampling)
-        pa_warn("pc-sampling", "no tracer for zeKernelCreate (ZE_ENABLE_TRACING_LAYER=%s): samples cannot be"
-                " mapped to kernels and are counted as unmapped", getenv("ZE_ENABLE_TRACING_LAYER"));
+        pa_warn("pc-sampling", "zeKernelCreate is not seen (PROFAGENT_TRACE without ze or mem, and"
+                " ZE_ENABLE_TRACING_LAYER=%s): samples cannot be mapped to kernels and are counted as"
+                " unmapped (accepted: ze in PROFAGENT_TRACE, or ZE_ENABLE_TRACING_LAYER=1)",
+                getenv("ZE_ENABLE_TRACING_LAYER") ? getenv("ZE_ENABLE_TRACING_LAYER") : "unset");
     if (!pa_config.pc_sampling)
         return;
     const char *m = getenv("ZET_ENABLE_METRICS");
@@ -119,6 +125,16 @@ static void pcs_on_ready(void)
             (unsigned long long)pa_config.pc_sampling_period_ns);
 }
 
+static void on_module(void *module, void *device)
+{
+    pcs_kernels_module_created(module, device);
+}
+
+static void on_kernel(void *module, void *kernel, const char *name)
+{
+    pcs_kernels_kernel_created(module, kernel, name);
+}
+
 static int pcs_source_init(void)
 {
     host_setup();
@@ -130,9 +146,9 @@ static int pcs_source_init(void)
         return 0;
     }
     metrics_env();
-    /* kernel address ranges come from our tracer: the layer must be on before zeInit (the ze
-     * source, after us, warns about a user's explicit value other than 1) */
-    setenv("ZE_ENABLE_TRACING_LAYER", "1", 0);
+    /* kernel address ranges come from the ze source's hooks on zeModuleCreate/zeKernelCreate:
+     * the application's environment (and its children's) keeps its tracing-layer setting */
+    pa_ze_on_kernel_objects(on_module, on_kernel);
     atomic_store(&rings_ok, 1);
     pa_ze_on_ready(pcs_on_ready);
     return 0;

@@ -29,7 +29,7 @@ typedef struct pcs_fns {
     PCS_FN(zetMetricStreamerOpen); PCS_FN(zetMetricStreamerReadData); PCS_FN(zetMetricStreamerClose);
     PCS_FN(zetMetricGroupCalculateMetricValues);
     PCS_FN(zelTracerCreate); PCS_FN(zelTracerSetEnabled); PCS_FN(zelTracerKernelCreateRegisterCallback);
-    PCS_FN(zelTracerModuleCreateRegisterCallback);
+    PCS_FN(zelTracerModuleCreateRegisterCallback); PCS_FN(zelTracerDestroy);
 } pcs_fns_t;
 extern pcs_fns_t pcs_ze;
 
@@ -73,8 +73,8 @@ extern pcs_host_t pcs_host;
 
 /*! pcs_engine_init() : resolves the loader, enumerates devices and their EuStallSampling
  *  groups (once; later calls return the first result). `may_init` 1 (the PTI API, as PTI does):
- *  zeInit(0) first; 0 (the agent): only when the application initialized Level Zero already,
- *  else -1 and nothing is kept (a later call tries again). Returns the number of devices with
+ *  zeInit(ZE_INIT_FLAG_GPU_ONLY) first; 0 (the agent): only when the application initialized
+ *  Level Zero already, else -1 and nothing is kept (a later call tries again). Returns the number of devices with
  *  EU-stall support, -1 when Level Zero is absent, not initialized or failed. Thread-safe. */
 int pcs_engine_init(int may_init);
 
@@ -86,12 +86,17 @@ typedef struct pcs_kernel {
     pa_pcs_line_t *lines;
 } pcs_kernel_t;
 
-/*! pcs_kernels_attach() : creates the engine's tracer (zeKernelCreate epilogue). Needs
- *  ZE_ENABLE_TRACING_LAYER=1 before zeInit (loader 1.8: zelTracerCreate fails without it).
+/*! pcs_kernels_attach() : creates the engine's tracer (zeKernelCreate epilogue) unless kernels
+ *  are hooked otherwise. Needs the user's ZE_ENABLE_TRACING_LAYER=1 before zeInit (loader 1.8:
+ *  zelTracerCreate fails without it; the engine never sets it).
  *  Returns 0 or -1; 0 without a tracer once pcs_host.kernels_hooked. Idempotent. */
 int pcs_kernels_attach(void);
+/*! pcs_kernels_detach() : disables and destroys the engine's tracer, if one was created (its
+ *  callbacks are code of this copy: a library about to be unmapped removes them). */
+void pcs_kernels_detach(void);
 /*! pcs_kernels_module_created() / pcs_kernels_kernel_created() : a module of `device` / a kernel
- *  `name` of `module` was created (the tracer's epilogues; the PTI library's interposers). A
+ *  `name` of `module` was created (the agent's ze hooks, pa_ze_on_kernel_objects(); the tracer's
+ *  epilogues; the PTI library's interposers). A
  *  kernel of a module not seen, or of a driver without zexKernelGetBaseAddress, is not kept.
  *  errno kept. */
 void pcs_kernels_module_created(ze_module_handle_t m, ze_device_handle_t device);
@@ -143,8 +148,13 @@ typedef struct pcs_pti_impl {
     int (*instrs)(void *h, void *device, uint64_t kernel, void *ibuf, size_t icount, uint64_t *sbuf,
                   size_t scount);
     int (*disable)(void *h);
+    void (*end)(void);            /* pcs_pti_end(): the library is being unloaded */
 } pcs_pti_impl_t;
-#define PCS_PTI_IMPL_VERSION 1u
+#define PCS_PTI_IMPL_VERSION 2u
 extern const pcs_pti_impl_t pcs_pti_impl;
+/*! pcs_pti_end() : ends the live PTI session of this copy, if any, as ptiPcSamplingDisable would:
+ *  a running collection is stopped first (final read, streamers closed, readers joined, each
+ *  join bounded). Thread-safe. */
+void pcs_pti_end(void);
 
 #endif

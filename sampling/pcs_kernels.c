@@ -171,3 +171,16 @@ int pcs_kernels_attach(void)
     pthread_mutex_unlock(&kmu);
     return ok ? 0 : -1;
 }
+
+void pcs_kernels_detach(void)
+{
+    pthread_mutex_lock(&kmu);
+    if (attached && pa_ze_call_enter()) {
+        pcs_ze.zelTracerSetEnabled(tracer, 0);
+        if (pcs_ze.zelTracerDestroy)
+            pcs_ze.zelTracerDestroy(tracer);
+        attached = 0;
+        pa_ze_call_leave();
+    }
+    pthread_mutex_unlock(&kmu);
+}

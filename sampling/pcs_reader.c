@@ -312,7 +312,7 @@ static int reader_start(reader_t *r, pcs_dev_t *d, uint32_t period)
         return -1;
     }
     emit_dev(r, PA_PCS_DEV_SAMPLING, res);
-    if (pa_thread_spawn(&r->th, 0, reader_main, r) != 0) {
+    if (pa_thread_spawn(&r->th, PA_THREAD_STACK_READER, reader_main, r) != 0) {
         pcs_ze.zetMetricStreamerClose(r->s);
         pcs_ze.zetContextActivateMetricGroups(d->ctx, d->h, 0, NULL);
         pcs_ze.zeEventDestroy(r->ev);

@@ -41,6 +41,7 @@ static int resolve(void)
     *(void **)&pcs_ze.zelTracerSetEnabled = dlsym(lib, "zelTracerSetEnabled");
     *(void **)&pcs_ze.zelTracerKernelCreateRegisterCallback = dlsym(lib, "zelTracerKernelCreateRegisterCallback");
     *(void **)&pcs_ze.zelTracerModuleCreateRegisterCallback = dlsym(lib, "zelTracerModuleCreateRegisterCallback");
+    *(void **)&pcs_ze.zelTracerDestroy = dlsym(lib, "zelTracerDestroy");
     return 0;
 }
 
@@ -145,7 +146,10 @@ int pcs_engine_init(int may_init)
         if (resolve() == 0) {
             if (may_init) /* the PTI API: Enable initializes Level Zero, as PTI does */
                 init_done = 1;
-            ze_result_t r = may_init ? pcs_ze.zeInit(0) : pcs_ze.zeDriverGet(&n, NULL);
+            /* GPU drivers only, as PTI asks (zeInit(ZE_INIT_FLAG_GPU_ONLY)): flags 0 also loaded and
+             * initialized every other driver type (VPU) behind the application, which then found
+             * them in zeDriverGet after its own zeInit(ZE_INIT_FLAG_GPU_ONLY) */
+            ze_result_t r = may_init ? pcs_ze.zeInit(ZE_INIT_FLAG_GPU_ONLY) : pcs_ze.zeDriverGet(&n, NULL);
             if (r == ZE_RESULT_SUCCESS) {
                 init_done = 1;
                 enumerate();

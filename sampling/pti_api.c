@@ -389,9 +389,18 @@ static int impl_disable(void *h)
     return rc;
 }
 
+void pcs_pti_end(void)
+{
+    pthread_mutex_lock(&api_mu);
+    session_t *s = live;
+    pthread_mutex_unlock(&api_mu);
+    if (s)
+        impl_disable(s);
+}
+
 const pcs_pti_impl_t pcs_pti_impl = {
     .version = PCS_PTI_IMPL_VERSION,
     .enable = impl_enable, .configure = impl_configure, .start = impl_start, .stop = impl_stop,
     .reasons = impl_reasons, .devices = impl_devices, .status = impl_status, .kernels = impl_kernels,
-    .kinfo = impl_kinfo, .instrs = impl_instrs, .disable = impl_disable,
+    .kinfo = impl_kinfo, .instrs = impl_instrs, .disable = impl_disable, .end = pcs_pti_end,
 };

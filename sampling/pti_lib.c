@@ -114,18 +114,34 @@ __attribute__((constructor)) static void pti_lib_init(void)
     pthread_atfork(NULL, NULL, pcs_stream_after_fork_child); /* readers do not exist in a child */
 }
 
-/* The loader is this library's dependency: its destructors run after this one. From here on
- * the engine makes no loader call (readers end, a PTI call gets an error), and the ones in
- * progress are waited for, at most PTI_TEARDOWN_WAIT_NS (no window blocks longer than a tenth
- * of it: collector/ze.h). A thread still inside then is not waited for: the loader's own
- * teardown is not the library's to hold back (the agent's would skip it: ze_attach.c). */
+/* At exit, or when the application dlclose()s the library: its code is unmapped after this
+ * when no other reference holds it, so nothing of it may run later. A collection still running
+ * ends as ptiPcSamplingDisable ends it, as PTI's own collector does when it is destroyed: the
+ * readers make their final read, close their streamers (a later collection, of this process or
+ * a new copy of the library, can open them again) and are joined (2 s bound each); the tracer's
+ * callbacks, if any, are removed. The loader is this library's dependency: its destructors run
+ * after this one. From here on the engine makes no loader call (a PTI call gets an error), and
+ * the ones in progress are waited for, at most PTI_TEARDOWN_WAIT_NS (no window blocks longer
+ * than a tenth of it: collector/ze.h). A thread still inside then is not waited for: the
+ * loader's own teardown is not the library's to hold back (the agent's would skip it:
+ * ze_attach.c). With the agent preloaded the session lives in the agent: only it ends (the
+ * agent's readers go on for the agent's own sampling). */
 #define PTI_TEARDOWN_WAIT_NS 100000000ull
 __attribute__((destructor)) static void pti_lib_fini(void)
 {
-    if (agent_in)
+    int saved = errno;
+    if (agent_in) {
+        const pcs_pti_impl_t *t = atomic_load_explicit(&chosen, memory_order_acquire);
+        if (t)
+            t->end();
+        errno = saved;
         return;
+    }
+    pcs_pti_end();
+    pcs_kernels_detach();
     int waited;
     pa_ze_call_teardown(PTI_TEARDOWN_WAIT_NS, &waited);
+    errno = saved;
 }
 
 PTI_EXPORT pti_result ptiPcSamplingEnable(pti_pc_sampling_handle_t *handle)

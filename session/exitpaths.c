@@ -170,7 +170,7 @@ PA_EXPORT void pthread_exit(void *retval)
 static void start_finisher(void)
 {
     /* SQLite + summary: well below 1 MiB of stack */
-    finisher_started = pa_thread_spawn(NULL, 1u << 20, finisher_main, NULL) == 0;
+    finisher_started = pa_thread_spawn(NULL, PA_THREAD_STACK_WORKER, finisher_main, NULL) == 0;
 }
 
 /* CPU time the finisher thread used so far (ns): the exit path's progress (the DB's exit part

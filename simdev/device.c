@@ -42,8 +42,21 @@ static pa_sd_driver *driver_of(ze_driver_handle_t h)
     return (d && d->magic == PA_SD_MAGIC_DRIVER) ? d : NULL;
 }
 
+/* SIMDEV_INIT_LOG=path: every zeInit the driver receives appends its flags there, so a test can
+ * see who initialized Level Zero with what (the loader forwards each call's flags). */
+static void init_log(ze_init_flags_t flags)
+{
+    const char *path = getenv("SIMDEV_INIT_LOG");
+    FILE *f = path && *path ? fopen(path, "a") : NULL;
+    if (f) {
+        fprintf(f, "zeInit 0x%x\n", (unsigned)flags);
+        fclose(f);
+    }
+}
+
 ze_result_t pa_sd_zeInit(ze_init_flags_t flags)
 {
+    init_log(flags);
     /* We are a GPU: a VPU-only request finds no device here. */
     if (flags && !(flags & ZE_INIT_FLAG_GPU_ONLY))
         return ZE_RESULT_ERROR_UNINITIALIZED;

@@ -1,5 +1,7 @@
 /* event.c - event pools and events: host/device signal, wait, reset, kernel timestamps. */
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,17 +18,57 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void ev_init(void) { pa_sd_cond_init_mono(&g_cv); }
 
+/* Validation, as a driver's validation layer checks handle lifetimes: the handles of the latest
+ * destroyed pools and of their events (a bounded list of address ranges); a later call with one
+ * of them, not live again, is a use after destroy. It is refused as before and said on stderr
+ * (the first few), where a real driver would have read freed memory. */
+#define DEAD_POOLS 256u
+static struct { uintptr_t pool, ev_lo, ev_hi; } dead[DEAD_POOLS];
+static uint32_t ndead;
+static _Atomic uint32_t dead_uses;
+
+static void dead_add(const pa_sd_event_pool *p)
+{
+    pthread_mutex_lock(&g_mu);
+    uint32_t i = ndead++ % DEAD_POOLS;
+    dead[i].pool = (uintptr_t)p;
+    dead[i].ev_lo = (uintptr_t)p->events;
+    dead[i].ev_hi = (uintptr_t)(p->events + p->count);
+    pthread_mutex_unlock(&g_mu);
+}
+
+static void dead_check(const void *h, int is_event, const char *what)
+{
+    uintptr_t a = (uintptr_t)h;
+    int hit = 0;
+    pthread_mutex_lock(&g_mu);
+    for (uint32_t i = 0; i < DEAD_POOLS && i < ndead && !hit; i++)
+        hit = is_event ? (a >= dead[i].ev_lo && a < dead[i].ev_hi) : a == dead[i].pool;
+    pthread_mutex_unlock(&g_mu);
+    if (hit && atomic_fetch_add(&dead_uses, 1) < 8)
+        fprintf(stderr, "simdev: validation: %s: %s %p of a destroyed event pool used after zeEventPoolDestroy\n",
+                what, is_event ? "event" : "pool", h);
+}
+
 static pa_sd_event_pool *pool_of(ze_event_pool_handle_t h)
 {
     pa_sd_event_pool *p = (pa_sd_event_pool *)h;
-    return (pa_sd_handle_live(p) && p->magic == PA_SD_MAGIC_POOL) ? p : NULL;
+    if (p && !pa_sd_handle_live(p)) {
+        dead_check(p, 0, "event pool call");
+        return NULL;
+    }
+    return p && p->magic == PA_SD_MAGIC_POOL ? p : NULL;
 }
 
 pa_sd_event *pa_sd_event_of(ze_event_handle_t h)
 {
     /* registry first: the handle of a destroyed pool's event points into freed memory */
     pa_sd_event *e = (pa_sd_event *)h;
-    return (pa_sd_handle_live(e) && e->magic == PA_SD_MAGIC_EVENT) ? e : NULL;
+    if (e && !pa_sd_handle_live(e)) {
+        dead_check(e, 1, "event call");
+        return NULL;
+    }
+    return e && e->magic == PA_SD_MAGIC_EVENT ? e : NULL;
 }
 
 ze_result_t pa_sd_zeEventPoolCreate(ze_context_handle_t hc, const ze_event_pool_desc_t *desc, uint32_t ndev,
@@ -72,6 +114,7 @@ ze_result_t pa_sd_zeEventPoolDestroy(ze_event_pool_handle_t h)
     pa_sd_context_child(p->ctx, -1);
     for (uint32_t i = 0; i < p->count; i++)
         pa_sd_handle_remove(&p->events[i]);
+    dead_add(p);
     pthread_mutex_lock(&g_mu);
     p->magic = PA_SD_MAGIC_DEAD;
     for (uint32_t i = 0; i < p->count; i++)

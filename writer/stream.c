@@ -453,7 +453,7 @@ int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg)
     pthread_cond_init(&s.cv, &ca);
     pthread_condattr_destroy(&ca);
     /* every signal blocked: a file size limit makes a write fail with EFBIG, no SIGXFSZ */
-    int rc = pa_thread_spawn(NULL, 0, stream_main, NULL);
+    int rc = pa_thread_spawn(NULL, PA_THREAD_STACK_WORKER, stream_main, NULL);
     if (rc != 0) {
         pa_warn("writer", "cannot start the DB thread (%s): the DB is written at exit", strerror(rc));
         s.commit_ns = 0;

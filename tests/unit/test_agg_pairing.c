@@ -486,6 +486,49 @@ static void test_thread_drains_rings(void **state)
     unlink(path);
 }
 
+/* A thread's ring retired (it exited) and drained: its row stays, named from its STRING id (at
+ * most 15 bytes shown), its records counted; a later thread given the same tid merges into that
+ * row, and a range it left open is still reported, unterminated. */
+static void test_retired_thread_row(void **state)
+{
+    (void)state;
+    pa_agg_t *a = new_agg();
+    pa_ring_t *r = pa_ring_create(256, 7);
+    memcpy(r->name, "worker-seven-abc", 16);
+    pa_ring_register(r);
+    ring_put(r, PA_REC_THREAD_NAME, 100, 0, "worker-seven-abc");
+    ring_put(r, PA_REC_HGTX_PUSH, 200, 0, "a");
+    ring_put(r, PA_REC_HGTX_POP, 300, 0, NULL);
+    ring_put(r, PA_REC_THREAD_EXIT, 400, 0, NULL);
+    atomic_store(&r->retired, 1);
+    pa_agg_drain_once(a);
+    assert_null(pa_ring_list); /* drained: unlinked and freed */
+    r = pa_ring_create(256, 7); /* the tid handed out again */
+    pa_ring_register(r);
+    ring_put(r, PA_REC_HGTX_PUSH, 500, 0, "b");
+    ring_put(r, PA_REC_THREAD_EXIT, 600, 0, NULL);
+    atomic_store(&r->retired, 1);
+    pa_agg_drain_once(a);
+    assert_null(pa_ring_list);
+    const pa_agg_results_t *res = pa_agg_finish(a);
+    assert_int_equal(res->nthreads, 1);
+    assert_int_equal(res->threads[0].tid, 7);
+    assert_string_equal(res->threads[0].name, "worker-seven-ab");
+    assert_int_equal(res->threads[0].records, 6);
+    assert_int_equal(res->threads[0].first_ns, 100);
+    assert_int_equal(res->threads[0].last_ns, 600);
+    assert_int_equal(res->hgtx_unterminated, 1);
+    read_back();
+    assert_int_equal(sp.nranges, 2);
+    assert_string_equal(sp.str[sp.ranges[0].u.range.name_id], "a");
+    assert_int_equal(sp.ranges[0].t1, 300);
+    assert_string_equal(sp.str[sp.ranges[1].u.range.name_id], "b");
+    assert_true(sp.ranges[1].flags & PA_RF_UNTERMINATED);
+    assert_int_equal(sp.nthreads, 1);
+    pa_agg_destroy(a);
+    unlink(path);
+}
+
 /* A start refused by a full ring, then its end: the end's id carries PA_HGTX_ID_LOST (the
  * collector counts the ends it did not record; one that reached the ring counts the same way):
  * a drop's consequence, no misuse, no range. */
@@ -576,6 +619,7 @@ int main(void)
         cmocka_unit_test(test_deep_nesting_and_limit),
         cmocka_unit_test(test_written_after_the_drain_loop),
         cmocka_unit_test(test_thread_drains_rings),
+        cmocka_unit_test(test_retired_thread_row),
         cmocka_unit_test(test_dropped_start_then_end),
         cmocka_unit_test(test_counted_drops_and_misuse),
         cmocka_unit_test(test_no_drops_all_misuse),

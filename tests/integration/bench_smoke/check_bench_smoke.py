@@ -23,6 +23,8 @@ EXPECTED = [
     ("slowdown_multithread_cpu", "ratio"),
     ("slowdown_gemm_pc_sampling", "ratio"), ("slowdown_gemm_metrics", "ratio"), ("metric_db_bytes_per_sample", "bytes"),
     ("pcs_agg_ns_per_entry", "ns"), ("pcs_agg_samples_per_s", "samples/s"),
+    ("thread_heap_bytes_all", "bytes"), ("thread_rss_bytes_all", "bytes"), ("thread_heap_bytes_hgtx", "bytes"),
+    ("thread_rss_bytes_hgtx", "bytes"),
 ]
 
 # every figure of the overhead goal table gets a verdict line

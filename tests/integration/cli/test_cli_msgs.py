@@ -6,17 +6,11 @@ taken from '--', an empty --format element accepted silently or misnamed, a dire
 beside it, one message per unknown %-placeholder, a live DB called "ended abnormally" by merge, the
 summary lost when the application closed stderr."""
 import os, shutil, subprocess, sys, time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import check, FAILS  # noqa: E402
 
 MKDB, PA, BUILD, WORK = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 LIB = os.path.join(BUILD, "lib", "libprofagent.so")
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
 
 
 def run(*args, cwd=None, env=None):
@@ -67,7 +61,7 @@ check(rc == 0, "a good rule still runs: rc %d %r" % (rc, err))
 e = os.path.join(WORK, "e.db")
 open(e, "w").close()
 rc, out, err = run("stats", e)
-check(one_line(rc, err, 1, b"is empty, not a profagent database") and b"recover" not in err,
+check(one_line(rc, err, 1, b"is empty, not a profagent database") and b"profagent recover" not in err,
       "empty DB, no spool: %r" % err)
 spool = e + ".4242.abcdef.spool.zst"
 shutil.copy(os.path.join(WORK, "spool"), spool)

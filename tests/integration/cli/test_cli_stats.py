@@ -5,16 +5,11 @@ usage: test_cli_stats.py MKDB PROFAGENT WORKDIR
 Every expected row is hand-computed from synth.h (Time (%) of the listed rows' total,
 one decimal; Avg/Med/StdDev rounded to ns; StdDev is the population one, as in the spec's examples)."""
 import csv, io, json, os, shutil, sqlite3, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import check, FAILS  # noqa: E402
 
 MKDB, PA, WORK = sys.argv[1:4]
-FAILS = []
 WEIRD = b'"a""b,c\nd\te\\f\xffg"'
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, file=sys.stderr)
 
 
 def run(*args, env=None):
@@ -369,6 +364,11 @@ bad(["stats", "-r", "kern_sum:base:mangled", db], 2,
 # a missing spool is named as missing, not as badly named (fresh #16)
 bad(["recover", os.path.join(WORK, "nonexist.spool.zst")], 1, b"cannot read '" + WORK.encode() +
     b"/nonexist.spool.zst': No such file or directory", "recover of a missing spool")
+# a directory is named as one, not as an empty spool
+bad(["recover", WORK], 1, b"recover: '" + WORK.encode() + b"' is refused: it is a directory, not a spool file",
+    "recover of a directory")
+bad(["recover", "/dev/null"], 1, b"recover: '/dev/null' is refused: it is not a regular file, not a spool file",
+    "recover of a character device")
 # stats of a DB that was never written, with the spool of the killed process next to it (fresh #16)
 kdb = os.path.join(WORK, "k.db")
 open(kdb + ".4711.main.spool.zst", "wb").close()

@@ -3,16 +3,10 @@ API call, OS runtime call) whose name id has no STRING_IDS entry is listed as '<
 (it vanished from kern_sum before) and the warning names the table, rowid and the missing ids;
 NULL, text and real times (which comparisons let pass or misnamed) are flagged as not integers."""
 import os, shutil, sqlite3, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import check, FAILS  # noqa: E402
 
 MKDB, PA, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
 
 
 def run(*args):

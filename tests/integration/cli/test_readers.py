@@ -5,17 +5,11 @@ WAL-mode writer's DB merged from its WAL (it was called truncated), one wording 
 in every command, hgtx_sum naming a range whose name id is missing, no OUT.html.tmp left by a
 report killed with SIGTERM, recover of a spool cut inside its first frame named so."""
 import csv, io, os, shutil, signal, sqlite3, statistics, struct, subprocess, sys, time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import check, FAILS  # noqa: E402
 
 MKDB, PA, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
-FAILS = []
 BUDGET = 512 * 1024  # PA_MEDIAN_BUDGET_VALUES (writer/writer_internal.h)
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
 
 
 def run(*args, env=None):

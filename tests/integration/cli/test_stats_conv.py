@@ -7,16 +7,11 @@ as comma lists, tsv escaping of tabs/newlines, --timeunit conversions (exact dec
 ns values), overwrite refusal, -r comma lists, case-insensitive names, the default set, the table
 banner, --help-reports, and bad input (one message, the documented exit status)."""
 import os, shutil, sqlite3, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import check, FAILS  # noqa: E402
 from decimal import Decimal
 
 MKDB, PA, WORK = sys.argv[1:4]
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, file=sys.stderr)
 
 
 def run(*args):

@@ -5,16 +5,10 @@ index on parentId (a DB still being written has none), with range= and rows=; an
 of `stats` and `report` does not grow with the number of ranges (it grew ~600 bytes per range
 when the whole trace was held in memory)."""
 import csv, io, os, random, shutil, sqlite3, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import check, FAILS  # noqa: E402
 
 MKDB, PA, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
 
 
 def run(*args):

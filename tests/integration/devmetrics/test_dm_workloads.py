@@ -9,6 +9,8 @@ once), whole session, and the exit summary (the aggregator's online sums). Sysma
 agrees with the stream's engine busy within a stated tolerance.
 usage: test_dm_workloads.py BUILD_DIR"""
 import csv, io, os, re, sqlite3, subprocess, sys, tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import preload, check, FAILS as fails  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dmpack  # noqa: E402  (METRIC_CHUNKS decoded in Python into METRIC_INTERVALS / METRIC_SAMPLES)
@@ -19,24 +21,11 @@ SIMDEV = os.path.join(B, "lib", "libze_simdev.so")
 AGENT = os.path.join(B, "lib", "libprofagent.so")
 APP = os.path.join(B, "bin", "utilization")
 SPV = os.path.join(B, "share")
-fails = []
 
-
-def preload(lib):
-    """LD_PRELOAD for the agent: the ASan runtime first when it is a sanitizer build."""
-    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
-    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
-    return ":".join(asan + [lib])
 
 N_XVE, CLOCK_MHZ, TRIPS, SIMD = 256, 1600, 16, 8      # simdev README "Peaks", "ISA model"
 MEM_BPS, PCIE_BPS = 1600e6 * 2 * 256 / 8, 31.5e9       # 102.4e9 B/s, PCIe 4.0 x16 per direction
 SEND_CLASSES = (3, 4, 5, 6, 7, 8)                      # LOAD STORE SLM_LOAD SLM_STORE ATOMIC BARRIER
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
 
 
 def stats(db, spec):

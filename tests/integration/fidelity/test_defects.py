@@ -3,23 +3,12 @@
 values computed here by hand from the raw tables or the spec. usage: test_defects.py BUILD_DIR NAME
 NAME: truncation xthread totaldur openproj globaltid unknownfrees rowspct memkinds deviceopt slm barriers"""
 import csv, io, os, re, shutil, sqlite3, subprocess, sys, tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import preload, check, FAILS as fails  # noqa: E402
 
 B, NAME = sys.argv[1], sys.argv[2]
 PROF = os.path.join(B, "bin", "profagent")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-fails = []
-
-
-def preload(lib):
-    """LD_PRELOAD for `lib`: libasan first when lib was built with -fsanitize=address"""
-    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
-    return ":".join([l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l] + [lib])
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
 
 
 def run(prog, args=(), extra=None):

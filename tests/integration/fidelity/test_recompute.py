@@ -23,24 +23,15 @@ Definitions used here (spec section in brackets):
     row [2.3.8 "Kernel / Memcpy / Memset"], no association.
 usage: test_recompute.py BUILD_DIR [DB]   (with DB: recompute an existing DB, no run)"""
 import csv, io, math, os, re, sqlite3, subprocess, sys, tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import preload, check, FAILS as fails  # noqa: E402
 
 B = sys.argv[1]
 PROF = os.path.join(B, "bin", "profagent")
 GROUPS = "dev=sample_alloc_device;host=sample_alloc_host;appl=fidelity_mix"
-fails = []
 
 
-def preload(lib):
-    """LD_PRELOAD for `lib`: libasan first when lib was built with -fsanitize=address"""
-    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
-    return ":".join([l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l] + [lib])
 ncells = [0]
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
 
 
 if len(sys.argv) > 2:

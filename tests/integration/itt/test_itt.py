@@ -5,26 +5,15 @@ unknown calls and bad input, checked row by row in the DB; (2) Debian's oneDNN (
 producer): hgtx_sum lists its primitive tasks with instance counts equal to the executions, output
 and exit status unchanged, and unchanged without the agent. usage: test_itt.py BUILD_DIR"""
 import csv, io, os, sqlite3, subprocess, sys, tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import preload, check, FAILS as fails  # noqa: E402
 
 B = sys.argv[1]
 PROF = os.path.join(B, "bin", "profagent")
 AGENT = os.path.join(B, "lib", "libprofagent.so")
 
 
-def preload(lib):
-    """LD_PRELOAD for `lib`: libasan first when lib was built with -fsanitize=address."""
-    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
-    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
-    return ":".join(asan + [lib])
-
 T = os.path.join(B, "tests", "itt")
-fails = []
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
 
 
 def clean_env(**kw):

@@ -2,7 +2,9 @@
 """test_mem.py - device memory under the agent on simdev: exact group rows for every usage mode,
 match-first-group, cross-thread/unknown/failed handling, Python frames, exit summary == report,
 malformed rules. Expectations are hand-computed from the programs (see the comments)."""
-import argparse
+import argparse, os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import check, FAILS  # noqa: E402
 import csv
 import io
 import os
@@ -10,14 +12,6 @@ import re
 import sqlite3
 import subprocess
 import sys
-
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what)
 
 
 def run_agent(a, argv, db, rules, extra_env=None):

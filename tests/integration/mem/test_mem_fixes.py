@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """test_mem_fixes.py - regression tests of the device-memory defects found by QA (qa6): each
 check names its defect; expectations are hand-computed from the programs in this folder."""
-import argparse
+import argparse, os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import check, FAILS  # noqa: E402
 import csv
 import io
 import os
@@ -9,14 +11,6 @@ import re
 import sqlite3
 import subprocess
 import sys
-
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what)
 
 
 def run_agent(a, argv, db, env_extra=None):

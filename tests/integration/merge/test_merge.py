@@ -6,25 +6,13 @@ here with sqlite3 (pids, device ids, names, times, references), kern_sum against
 the raw rows, every report runs; stats over several DBs; another host's clock and a pid collision;
 every refusal (one message, exit 2, nothing written). usage: test_merge.py BUILD_DIR"""
 import csv, io, os, resource, shutil, signal, sqlite3, statistics, subprocess, sys, tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import preload, check, FAILS as fails  # noqa: E402
 
 B = sys.argv[1]
 PROF = os.path.join(B, "bin", "profagent")
 RANK_VARS = ["PROFAGENT_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK", "PALS_RANKID",
              "ALPS_APP_PE", "FLUX_TASK_RANK", "JSM_NAMESPACE_RANK", "SLURM_PROCID", "RANK", "WORLD_SIZE"]
-fails = []
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
-
-
-def preload(lib):
-    """LD_PRELOAD for `lib`: libasan first when lib was built with -fsanitize=address."""
-    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
-    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
-    return ":".join(asan + [lib])
 
 
 def base_env():

@@ -5,28 +5,17 @@ schedule the sample prints: merged groups with and without each no-merge-* optio
 PCCL, a type), device=, range=, no-graph-mapping, statistics, utilization from docs/operators.md,
 and the headers of the spec's CSV examples. usage: test_ops.py BUILD_DIR [SPEC_FILE]"""
 import csv, io, math, os, re, sqlite3, subprocess, sys, tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import preload, check, FAILS as fails  # noqa: E402
 
 B = sys.argv[1]
 SPEC = sys.argv[2] if len(sys.argv) > 2 else None
 PROF = os.path.join(B, "bin", "profagent")
 
 
-def preload(lib):
-    """LD_PRELOAD for `lib`: libasan first when lib was built with -fsanitize=address."""
-    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
-    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
-    return ":".join(asan + [lib])
-
-fails = []
 # simdev devices (simdev/README.md): 2*8*16 XVEs, SIMD 8, 1600 MHz core; memory 1600 MHz x 256 bit
 PEAK_FLOPS = 256 * 8 * 2 * 1600e6
 PEAK_BYTES = 1600e6 * 256 / 8
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
 
 
 def run(instrument=True):

@@ -12,25 +12,14 @@ HGTX_OP_ASSOC; sqlite3, none of the C code), on:
      >= 10 ms after the other kernel started (a loaded host can delay the other rank as long);
 plus option errors. usage: test_pccl.py BUILD_DIR [SPEC_FILE]"""
 import csv, io, os, re, shutil, sqlite3, subprocess, sys, tempfile, time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import preload, check, FAILS as fails  # noqa: E402
 
 B = sys.argv[1]
 SPEC = sys.argv[2] if len(sys.argv) > 2 else None
 PROF = os.path.join(B, "bin", "profagent")
 DELAY_US = 30000  # large against the scheduling noise of a loaded host (an early engine worker woken 6 ms late seen)
 ITERS = 6
-fails = []
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
-
-
-def preload(lib):
-    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
-    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
-    return ":".join(asan + [lib])
 
 
 def base_env(**kw):

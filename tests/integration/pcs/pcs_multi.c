@@ -1,9 +1,14 @@
 /* pcs_multi.c - PC-sampling scenarios for test_pcs.py: two devices at once (agent and PTI API),
  * a fork child, and an exit while a kernel still runs.
- * usage: pcs_multi two|fork|exit-running [api]
+ * usage: pcs_multi two|fork|exit-running|pooldestroy|env [api]
  *   two:          busy_ns 10 ms on device 0 and 30 ms on device 1, concurrently
  *   fork:         busy_ns 10 ms, fork (the child runs busy_ns 10 ms and _exits), busy_ns 10 ms
  *   exit-running: busy_ns 400 ms launched, exit(0) without waiting
+ *   pooldestroy:  busy_ns 5 ms signalling an event of pool A on a synchronous immediate list (no
+ *                 host sync), zeEventPoolDestroy(A) without zeEventDestroy (as many applications
+ *                 do), then busy_ns 5 ms signalling an event of pool B, zeEventHostSynchronize
+ *   env:          busy_ns 10 ms; prints "env <ZE_ENABLE_TRACING_LAYER or unset>" as this process
+ *                 and as a child shell see it after zeInit ("child ...")
  *   api:          wraps the work in a PTI collection; prints "device <i> samples <n> kernels <k>" */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +48,7 @@ static void wait_done(dev_run_t *r)
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        sample_die("usage: %s two|fork|exit-running [api]", argv[0]);
+        sample_die("usage: %s two|fork|exit-running|pooldestroy|env [api]", argv[0]);
     int api = argc > 2 && strcmp(argv[2], "api") == 0;
     sample_env_t env;
     sample_env_init(&env, strcmp(argv[1], "two") == 0 ? 2 : 1);
@@ -83,6 +88,29 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[1], "exit-running") == 0) {
         launch(&r[0], 400000000);
         exit(0);
+    } else if (strcmp(argv[1], "pooldestroy") == 0) {
+        ze_command_queue_desc_t qd = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                      .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
+        ze_command_list_handle_t sync_list = NULL;
+        SAMPLE_CHECK(zeCommandListCreateImmediate(env.context, env.devices[0], &qd, &sync_list));
+        ze_event_pool_handle_t a = sample_event_pool(&env, 1, 0), b = sample_event_pool(&env, 1, 0);
+        ze_event_handle_t ea = sample_event(a, 0), eb = sample_event(b, 0);
+        uint64_t ns = 5000000;
+        sample_set_arg(r[0].k, 0, sizeof ns, &ns);
+        sample_launch_1d(sync_list, r[0].k, 1, 1, ea);
+        SAMPLE_CHECK(zeEventPoolDestroy(a));
+        sample_launch_1d(sync_list, r[0].k, 1, 1, eb);
+        SAMPLE_CHECK(zeEventHostSynchronize(eb, UINT64_MAX));
+        SAMPLE_CHECK(zeEventDestroy(eb));
+        SAMPLE_CHECK(zeEventPoolDestroy(b));
+    } else if (strcmp(argv[1], "env") == 0) {
+        launch(&r[0], 10000000);
+        wait_done(&r[0]);
+        const char *tl = getenv("ZE_ENABLE_TRACING_LAYER");
+        printf("env %s\n", tl ? tl : "unset");
+        fflush(stdout);
+        if (system("echo child ${ZE_ENABLE_TRACING_LAYER-unset}") != 0)
+            sample_die("the child shell failed");
     } else {
         sample_die("unknown scenario %s", argv[1]);
     }

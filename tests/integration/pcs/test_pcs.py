@@ -3,6 +3,8 @@
 its DB tables, reports and exit summary, the PTI API in the same process, the sample-count model,
 dropped data, unsupported devices, two devices, fork/exit, bad periods. usage: test_pcs.py BUILD_DIR"""
 import csv, io, os, re, sqlite3, subprocess, sys, tempfile, time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import check, FAILS as fails  # noqa: E402
 
 B = sys.argv[1]
 PROF = os.path.join(B, "bin", "profagent")
@@ -10,13 +12,6 @@ SIMDEV = os.path.join(B, "lib", "libze_simdev.so")
 AGENT = os.path.join(B, "lib", "libprofagent.so")
 SPV = os.path.join(B, "share", "eustall_hot.spv")
 MULTI = os.path.join(B, "tests", "pcs", "pcs_multi")
-fails = []
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
 
 
 def run(argv, env_extra=None, preload=True, timeout=120, want_rc=0):
@@ -158,6 +153,69 @@ if s.get(0) and s.get(1):  # 10 ms vs 30 ms of busy_ns: 1 : 3
 db, out, err, _ = run([MULTI, "two", "api"], preload=False)
 api = {int(l.split()[1]): int(l.split()[3]) for l in out.splitlines() if l.startswith("device ")}
 check(len(api) == 2 and all(v > 0 for v in api.values()), f"two devices, API alone: {api}")
+
+# ---- the application's environment: PC sampling leaves ZE_ENABLE_TRACING_LAYER as it was (for the
+# process and its children) and still maps every sample to the kernel (ze source's hooks) ----
+for tl, want in ((None, "unset"), ("0", "0"), ("1", "1")):
+    extra = {"PROFAGENT_PC_SAMPLING": "1", "PROFAGENT_SUMMARY": "none"}
+    if tl is not None:
+        extra["ZE_ENABLE_TRACING_LAYER"] = tl
+    db, out, err, _ = run([MULTI, "env"], extra)
+    lines = [l for l in out.splitlines() if l.startswith(("env ", "child "))]
+    check(lines == ["env " + want, "child " + want], f"ZE_ENABLE_TRACING_LAYER={tl}: app/child saw {lines}")
+    rows = q(db, "SELECT s.value, k.samples FROM PCS_KERNELS k JOIN STRING_IDS s ON s.id = k.nameId WHERE k.samples > 0")
+    tot = q(db, "SELECT sum(samples) FROM PCS_DEVICES")
+    # busy_ns 10 ms at the granted 91364 ns: 109 samples (+-1), all of them in busy_ns
+    check(len(rows) == 1 and rows[0][0] == "busy_ns" and 108 <= rows[0][1] <= 110 and tot == [(rows[0][1],)],
+          f"ZE_ENABLE_TRACING_LAYER={tl}: kernels {rows}, device total {tot}")
+
+# ---- an event pool destroyed without its events (as many applications do) while sampling: what its
+# event signalled is collected at zeEventPoolDestroy, and no call uses its event afterwards (simdev
+# validates handle lifetimes as a validation layer would, and says so on stderr) ----
+db, out, err, _ = run([MULTI, "pooldestroy"], {"PROFAGENT_PC_SAMPLING": "1", "PROFAGENT_SUMMARY": "none"})
+check("simdev: validation" not in err, f"pooldestroy: a destroyed pool's event was used: {err[-400:]}")
+ops = q(db, "SELECT count(*), sum(end > start) FROM ZE_OPS WHERE kind = 1")
+unc = q(db, "SELECT value FROM SESSION_COUNTERS WHERE name = 'ze_uncollected_ops'")
+check(ops == [(2, 2)] and unc in ([], [(0,)]), f"pooldestroy: kernels {ops} (want 2 with times), uncollected {unc}")
+# two busy_ns of 5 ms at the granted 91364 ns: 109.4 samples (+-1 per launch), all in busy_ns
+smp = q(db, "SELECT sum(samples) FROM PCS_KERNELS")
+check(smp and smp[0][0] is not None and 107 <= smp[0][0] <= 112, f"pooldestroy: samples {smp}")
+
+# ---- the library dlclose()d while it collects (dlopen'd, not linked): the collection ends with it
+# (streamers closed: a new copy collects on the same devices), nothing of it runs unmapped ----
+DLOPEN = os.path.join(B, "tests", "pcs", "pti_dlopen")
+PTI_LIB = os.path.join(B, "lib", "libprofagent_pti.so")
+for pre in (False, True):
+    db, out, err, _ = run([DLOPEN, "dlclose", PTI_LIB], {"ZET_ENABLE_METRICS": "1", "PROFAGENT_SUMMARY": "none"},
+                          preload=pre)
+    kv = dict(l.split(None, 1) for l in out.splitlines() if " " in l)
+    # unmapped by its dlclose: its destructor ran and nothing pins it
+    check(kv.get("mapped_after_dlclose") == "0", f"dlclose (agent {pre}): {out!r}")
+    check(kv.get("second_start") == "0", f"dlclose (agent {pre}): second collection's start {kv.get('second_start')}"
+          f" (want 0, PTI_SUCCESS): {err[-300:]}")
+    # busy_ns 100 ms at the granted 91364 ns: 1094.5 samples (+-1)
+    n = int(kv.get("second_samples", "-1"))
+    check(1093 <= n <= 1096, f"dlclose (agent {pre}): second collection's samples {n}, want 1093..1096")
+
+# ---- ptiPcSamplingEnable before the application's zeInit: Level Zero initialized for GPU drivers only,
+# as PTI does; the application's own zeInit then answers as without PTI and its flags are its own ----
+EARLY = os.path.join(B, "tests", "pcs", "pti_lifecycle")
+# the application's flags -> its zeInit's answer without PTI (simdev is a GPU: VPU-only finds nothing)
+for flags, want_init in (("1", "0x0"), ("0", "0x0"), ("2", "0x78000001")):
+    for pre in (False, True):
+        log = os.path.join(tempfile.mkdtemp(prefix="pa_pcs_init_"), "init.log")
+        db, out, err, _ = run([EARLY, "early", flags], {"SIMDEV_INIT_LOG": log, "PROFAGENT_SUMMARY": "none"}, preload=pre)
+        kv = dict(l.split(None, 1) for l in out.splitlines() if " " in l)
+        inits = open(log).read().split("\n")[:-1] if os.path.exists(log) else []
+        check(kv.get("enable") == "PTI_SUCCESS" and kv.get("init") == want_init,
+              f"early enable, app flags {flags} (agent {pre}): {kv}")
+        # the driver saw PTI's GPU-only zeInit first, then the application's own flags
+        check(inits[:1] == ["zeInit 0x1"] and "zeInit 0x%x" % int(flags) in inits[1:],
+              f"early enable, app flags {flags} (agent {pre}): driver's zeInit calls {inits}")
+        if want_init == "0x0":
+            check(kv.get("drivers") == "1" and kv.get("samples", "").split()[:1] in (["108"], ["109"], ["110"])
+                  and kv.get("samples", "").endswith("kernels 1"),
+                  f"early enable, app flags {flags} (agent {pre}): {kv}")
 
 # ---- fork and exit paths ----
 for i in range(5):

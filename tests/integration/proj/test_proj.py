@@ -3,19 +3,11 @@
 agent and checks associations, reports and the exit summary against values computed by hand from
 the kernels' own ZE_OPS rows (busy_ns kernels have exact durations). usage: test_proj.py BUILD_DIR"""
 import csv, io, os, sqlite3, subprocess, sys, tempfile
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "spine"))
-from spine_util import preload  # noqa: E402  (libasan first in the sanitizer build)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import check, preload, FAILS as fails  # noqa: E402
 
 B = sys.argv[1]
 PROF = os.path.join(B, "bin", "profagent")
-fails = []
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
 
 
 def run(scen):

@@ -1,6 +1,8 @@
 """spine_util.py - what every spine test driver shares: the ok/FAIL bookkeeping and the
 LD_PRELOAD value for the agent (behind the ASan runtime when the agent is a sanitizer build)."""
-import subprocess
+import os, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import preload  # noqa: E402,F401  (re-exported: the spine drivers import it from here)
 
 FAILS = []
 
@@ -11,12 +13,6 @@ def check(cond, what):
     if not cond:
         FAILS.append(what)
 
-
-def preload(lib):
-    """LD_PRELOAD for `lib`: libasan first when lib was built with -fsanitize=address."""
-    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
-    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
-    return ":".join(asan + [lib])
 
 
 def summary_stats_match_report(cli, db):

@@ -2,10 +2,11 @@
 """test_ze.py - Level Zero collection on simdev: ze_busy / hello_ze under the agent, checks the
 DB and the reports against hand-computed values. usage: test_ze.py BUILD_DIR"""
 import csv, io, os, re, sqlite3, subprocess, sys, tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import check, FAILS as fails  # noqa: E402
 
 B = sys.argv[1]
 PROF = os.path.join(B, "bin", "profagent")
-fails = []
 
 
 def run(prog, args, env_extra=None, preload=True):
@@ -25,12 +26,6 @@ def report(db, name):
     check(p.returncode == 0, f"stats {name}: {p.stderr}")
     rows = list(csv.reader(io.StringIO(p.stdout)))
     return [r[:-1] if r and r[-1] == "" else r for r in rows[1:]]
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
 
 
 def q(db, sql):

@@ -3,17 +3,12 @@
 regular lists replayed back-to-back, lists longer than one event pool, event pools that grow,
 and the fallback when they may not. Hand-computed expectations. usage: test_ze_fixes.py BUILD_DIR"""
 import os, sqlite3, subprocess, sys, tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import check, FAILS as fails  # noqa: E402
 
 B = sys.argv[1]
 PROF = os.path.join(B, "bin", "profagent")
 LOOP = os.path.join(B, "tests", "ze", "ze_regloop")
-fails = []
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
 
 
 def run(args, env_extra=None, timeout=60):

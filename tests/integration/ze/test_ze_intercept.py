@@ -7,24 +7,12 @@ invalid call; an application's own zelTracer still sees every call (both paths);
 application dlopen()s; the summary line and SESSION_COUNTERS name the active path and why.
 usage: test_ze_intercept.py BUILD_DIR"""
 import os, sqlite3, subprocess, sys, tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import preload, check, FAILS as fails  # noqa: E402
 
 B = sys.argv[1]
 ZT = os.path.join(B, "tests", "ze")
 N = 2000
-fails = []
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
-
-
-def preload(lib):
-    """LD_PRELOAD for `lib`: the ASan runtime first when lib is a sanitizer build."""
-    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
-    asan = [l.split("=>")[1].split()[0] for l in out.splitlines() if "libasan" in l and "=>" in l]
-    return ":".join(asan + [lib])
 
 
 def run(prog, args, extra, agent=True):

@@ -5,15 +5,10 @@ of start order), column names as in kern_sum / ze_api_sum / mem_time_sum / mem_s
 run length (the header's Duration in ns is the utilization's denominator).
 usage: test_ze_summary.py BUILD_DIR"""
 import os, re, sqlite3, subprocess, sys, tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import check, FAILS as fails  # noqa: E402
 
 B = sys.argv[1]
-fails = []
-
-
-def check(cond, msg):
-    if not cond:
-        fails.append(msg)
-        print("FAIL:", msg)
 
 
 def run(prog, args):

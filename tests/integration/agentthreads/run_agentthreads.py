@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""run_agentthreads.py BUILD CASE - the agent's own threads in a running profiled program.
+  stacks  every agent thread's stack mapping is at most 1 MiB (the bound of common/pa_thread.h),
+          not the default 8 MiB: found through the stack pointer of each thread's current system
+          call (/proc/PID/task/TID/syscall) and the mapping holding it (/proc/PID/maps)."""
+import os, subprocess, sys, tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import FAILS, agent_env, check
+
+BUILD = os.path.abspath(sys.argv[1])
+CASE = sys.argv[2]
+APP = os.path.join(BUILD, "tests", "agentthreads", "agentthreads_app")
+STACK_BOUND = 1 << 20  # PA_THREAD_STACK_WORKER
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def maps(pid):
+    """[(start, end)] of /proc/pid/maps."""
+    out = []
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            lo, hi = line.split()[0].split("-")
+            out.append((int(lo, 16), int(hi, 16)))
+    return out
+
+
+def thread_sp(pid, tid):
+    """The stack pointer of thread tid blocked in a system call, None when it is not in one."""
+    try:
+        with open("/proc/%d/task/%d/syscall" % (pid, tid)) as f:
+            fields = f.read().split()
+    except OSError:
+        return None
+    return int(fields[-2], 16) if len(fields) >= 3 else None  # "nr args... sp pc"
+
+
+def t_stacks():
+    """The app creates no thread of its own and loads no driver (HGTX only): every thread besides
+    the main one is the agent's (aggregator, spool, DB thread, finisher)."""
+    with tempfile.TemporaryDirectory() as work:
+        env = agent_env(BUILD, os.path.join(work, "s.db"), PROFAGENT_SUMMARY="none")
+        p = subprocess.Popen([APP, "wait"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            ready = p.stdout.readline()
+            check(ready == b"ready\n", "stacks: the app got going (%r)" % ready)
+            sizes = {}
+            for _ in range(200):  # a thread between two waits has no system call to show: look again
+                m = maps(p.pid)
+                for tid in sorted(int(t) for t in os.listdir("/proc/%d/task" % p.pid)):
+                    sp = thread_sp(p.pid, tid)
+                    if tid == p.pid or tid in sizes or sp is None:
+                        continue
+                    sizes[tid] = next((hi - lo for lo, hi in m if lo <= sp < hi), None)
+                if len(sizes) == len(os.listdir("/proc/%d/task" % p.pid)) - 1:
+                    break
+            print("agent thread stacks (KiB):", {t: s // 1024 for t, s in sizes.items() if s})
+            check(len(sizes) >= 3, "stacks: the aggregator, spool and DB threads at least (%d found)" % len(sizes))
+            for tid, size in sizes.items():
+                check(size is not None and size <= STACK_BOUND + PAGE,
+                      "stacks: thread %d's stack mapping is %s bytes, the bound %d" % (tid, size, STACK_BOUND))
+        finally:
+            p.stdin.close()
+            check(p.wait(timeout=60) == 0, "stacks: the app exits 0")
+
+
+CASES = {"stacks": t_stacks}
+if CASE not in CASES:
+    sys.exit("run_agentthreads.py: unknown case %r (accepted: %s)" % (CASE, ", ".join(CASES)))
+CASES[CASE]()
+print("%d passed, %d failed" % (0 if FAILS else 1, 1 if FAILS else 0))
+sys.exit(1 if FAILS else 0)
