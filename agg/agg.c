@@ -20,7 +20,8 @@ void pa_thread_mark_agent(void) __attribute__((weak));
 
 
 static struct {
-    int running;                /* a thread was started and not yet collected by stop */
+    int running;                /* open (pa_agg_open) and not yet collected by stop */
+    _Atomic int thread;         /* the aggregator thread was started */
     int done;                   /* the stop finished the aggregator; res is valid */
     _Atomic int stop;
     _Atomic int busy;           /* futex word: 1 while the thread works on the aggregator's state */
@@ -136,31 +137,52 @@ static void agg_idle(void)
         syscall(SYS_futex, (int *)&g.busy, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-int pa_agg_start(const pa_agg_config_t *cfg)
+int pa_agg_open(const pa_agg_config_t *cfg)
 {
     if (g.running) {
         errno = EBUSY;
         return -1;
     }
-    pa_agg_t *a = pa_agg_create(cfg);
+    pa_agg_config_t c = *cfg;
+    c.threads_later = 1;
+    pa_agg_t *a = pa_agg_create(&c);
     if (!a)
         return -1;
     atomic_store(&g.stop, 0);
     atomic_store(&g.busy, 0);
+    atomic_store(&g.thread, 0);
     g.done = 0;
     g.res = NULL;
     g.agg = a;
     g.poll_ns = cfg->poll_interval_ns ? cfg->poll_interval_ns : PA_AGG_DEFAULT_POLL_NS;
+    g.running = 1;
+    return 0;
+}
 
-    int rc = pa_thread_spawn(NULL, PA_THREAD_STACK_WORKER, agg_main, a);
+int pa_agg_start_thread(void)
+{
+    if (!g.running || atomic_exchange(&g.thread, 1))
+        return 0;
+    pa_agg_start_spool_thread(g.agg);
+    int rc = pa_thread_spawn(NULL, PA_THREAD_STACK_WORKER, agg_main, g.agg);
+    if (rc != 0)
+        pa_warn("agg", "cannot start the aggregator thread (%s): the rings are drained only at exit, what"
+                " overflows them is counted as dropped", strerror(rc));
+    return rc;
+}
+
+int pa_agg_start(const pa_agg_config_t *cfg)
+{
+    if (pa_agg_open(cfg) != 0)
+        return -1;
+    int rc = pa_agg_start_thread();
     if (rc != 0) {
-        pa_err("agg", "cannot start the aggregator thread: %s", strerror(rc));
+        g.running = 0;
+        pa_agg_destroy(g.agg);
         g.agg = NULL;
-        pa_agg_destroy(a);
         errno = rc;
         return -1;
     }
-    g.running = 1;
     return 0;
 }
 
@@ -224,6 +246,7 @@ void pa_agg_after_fork_child(void)
     g.done = 0;
     g.agg = NULL;
     g.res = NULL;
+    atomic_store(&g.thread, 0);
     atomic_store(&g.stop, 0);
     atomic_store(&g.busy, 0);
 }

@@ -135,6 +135,7 @@ typedef struct pa_agg_config {
     uint64_t poll_interval_ns;   /* sleep between drains when idle (default 1 ms) */
     size_t median_budget;        /* max samples kept for exact medians over all keys */
     int zstd_level;              /* default 1 */
+    int threads_later;           /* 1: no spool thread until pa_agg_start_thread() (pa_agg_open) */
     /* Bounds on in-flight state (0 = default); memory never grows with run length. */
     size_t max_open_ranges;      /* open start/end ranges + early ends (default 1 M); beyond:
                                     a start is closed at once as unterminated, an end counted bad */
@@ -154,9 +155,20 @@ typedef struct pa_agg_config {
 #define PA_AGG_DEFAULT_MAX_OPEN ((size_t)1 << 20)
 #define PA_AGG_DEFAULT_MAX_DEPTH (1u << 20)
 
-/*! pa_agg_start() : starts the aggregator thread. Returns 0, or -1 (errno set) when the
- *  thread or the spool could not be created (the agent then runs without collection). */
+/*! pa_agg_start() : pa_agg_open() then pa_agg_start_thread(). Returns 0, or -1 (errno set) when
+ *  the thread or the spool could not be created (the agent then runs without collection). */
 int pa_agg_start(const pa_agg_config_t *cfg);
+
+/*! pa_agg_open() : the aggregator's state and its spool (created), no thread: until
+ *  pa_agg_start_thread() the rings are drained only by the stop (pa_agg_stop_by). Returns 0,
+ *  or -1 (errno set) when the spool could not be created or the aggregator is open already. */
+int pa_agg_open(const pa_agg_config_t *cfg);
+
+/*! pa_agg_start_thread() : starts the spool thread and the aggregator thread of the open
+ *  aggregator; once only (a second call returns 0). Returns 0, or the pthread_create() error of
+ *  the aggregator thread (the stop then drains everything; a spool thread that could not start
+ *  leaves its work to the drain). */
+int pa_agg_start_thread(void);
 
 /*! pa_agg_stop_by() : stops the thread and, on the caller, drains every ring once more
  *  (until half of the time left before `deadline_ns`, pa_clock_ns() ns), resolves what is

@@ -41,13 +41,19 @@ pa_agg_t *pa_agg_create(const pa_agg_config_t *cfg)
     }
     pa_spool_set_publish(a->spool, cfg->spool_published);
     a->cfg.spool_published = NULL;
+    if (!a->cfg.threads_later)
+        pa_agg_start_spool_thread(a);
+    if (!a->cfg.spool_flush_ns)
+        a->cfg.spool_flush_ns = PA_AGG_DEFAULT_FLUSH_NS;
+    return a;
+}
+
+void pa_agg_start_spool_thread(pa_agg_t *a)
+{
     /* encoding and compressing on the spool's own thread: the drain only copies each record
      * into its pipe (without the thread the drain does both itself, as before) */
     if (a->spool)
         pa_spool_start_worker(a->spool, PA_AGG_SPOOL_PIPE);
-    if (!a->cfg.spool_flush_ns)
-        a->cfg.spool_flush_ns = PA_AGG_DEFAULT_FLUSH_NS;
-    return a;
 }
 
 int pa_agg_spool(pa_agg_t *a, const pa_record_t *rec, const void *payload)

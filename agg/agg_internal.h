@@ -99,6 +99,10 @@ void pa_agg_hc_finish(pa_agg_t *a);
 /*! pa_agg_create() : a context with the spool opened (cfg->spool_path) or NULL (logged). */
 pa_agg_t *pa_agg_create(const pa_agg_config_t *cfg);
 
+/*! pa_agg_start_spool_thread() : the spool's own thread (encoding, compression) for a; pa_agg_create()
+ *  starts it unless cfg->threads_later. Without it the drain encodes and compresses itself. */
+void pa_agg_start_spool_thread(pa_agg_t *a);
+
 /*! pa_agg_drain_once() : one fair pass over pa_ring_list (bounded batch per ring), then
  *  unlinks retired empty rings. Returns the records consumed. */
 size_t pa_agg_drain_once(pa_agg_t *a);

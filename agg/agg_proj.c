@@ -121,10 +121,8 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 
 /* ---- per-thread progress and launch history ---- */
 
-static pthr_t *thr_get(proj_t *s, uint32_t tid)
+static __attribute__((noinline)) pthr_t *thr_get_slow(proj_t *s, uint32_t tid)
 {
-    if (s->last_key == tid + 1u && tid != UINT32_MAX) /* records come in per-thread batches */
-        return &s->thrs[s->last_ix];
     uint32_t *ix = pa_map_get(&s->thr_ix, (uint64_t)tid + 1);
     if (ix) {
         s->last_key = tid + 1u;
@@ -136,6 +134,14 @@ static pthr_t *thr_get(proj_t *s, uint32_t tid)
         return NULL;
     memset(&s->thrs[s->nthrs], 0, sizeof s->thrs[0]);
     return &s->thrs[s->nthrs++];
+}
+
+/* thr_get_slow() behind the one-entry cache, inline: API records come by the million */
+static inline pthr_t *thr_get(proj_t *s, uint32_t tid)
+{
+    if (__builtin_expect(s->last_key == tid + 1u && tid != UINT32_MAX, 1)) /* per-thread batches */
+        return &s->thrs[s->last_ix];
+    return thr_get_slow(s, tid);
 }
 
 /* ---- instances ---- */
@@ -542,22 +548,10 @@ static void late_release(pa_agg_t *a, proj_t *s, uint32_t tid, uint64_t progress
     }
 }
 
-void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec)
+/* pa_agg_proj_api() past its common case, out of line: that one stays a short leaf */
+static __attribute__((noinline)) void proj_api_rest(pa_agg_t *a, proj_t *s, pthr_t *th, const pa_record_t *rec,
+                                                    int kind)
 {
-    proj_t *s = proj_state(a);
-    pthr_t *th = s ? thr_get(s, rec->tid) : NULL;
-    if (!th)
-        return;
-    int kind = is_launch(rec->u.ze.api);
-    /* the calls that come by the million (set an argument, query, synchronize) with nothing
-     * waiting on this thread's progress: only the progress moves (what the rest below does) */
-    if (!kind && !th->nlate && !s->npend && !s->retiring && rec->u.ze.api != PA_ZE_API_CommandListReset &&
-        rec->u.ze.api != PA_ZE_API_CommandListDestroy) {
-        if (rec->t1 > th->progress)
-            th->progress = rec->t1;
-        if (th->progress != UINT64_MAX) /* (late_release's "release all" value) */
-            return;
-    }
     /* regular-list append (aux[0] = its Graph ID): pinned until the list is reset/destroyed */
     uint32_t serial = kind == 1 ? (uint32_t)rec->u.ze.aux[0] : 0;
     if ((rec->u.ze.api == PA_ZE_API_CommandListReset || rec->u.ze.api == PA_ZE_API_CommandListDestroy) &&
@@ -634,6 +628,27 @@ void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec)
     }
     if (s->retiring)
         lists_check(a, s);
+}
+
+void pa_agg_proj_api(pa_agg_t *a, const pa_record_t *rec)
+{
+    proj_t *s = a->src_state[PA_AGG_SRC_PROJ]; /* proj_state() without its call once it exists */
+    if (__builtin_expect(!s, 0))
+        s = proj_state(a);
+    pthr_t *th = s ? thr_get(s, rec->tid) : NULL;
+    if (!th)
+        return;
+    int kind = is_launch(rec->u.ze.api);
+    /* the calls that come by the million (set an argument, query, synchronize) with nothing
+     * waiting on this thread's progress: only the progress moves (what the rest below does) */
+    if (!kind && !th->nlate && !s->npend && !s->retiring && rec->u.ze.api != PA_ZE_API_CommandListReset &&
+        rec->u.ze.api != PA_ZE_API_CommandListDestroy) {
+        if (rec->t1 > th->progress)
+            th->progress = rec->t1;
+        if (th->progress != UINT64_MAX) /* (late_release's "release all" value) */
+            return;
+    }
+    proj_api_rest(a, s, th, rec, kind);
 }
 
 static void hist_mark(proj_t *s, const pend_op_t *o)

@@ -40,6 +40,8 @@ GOALS = [
     ("slowdown_ze_calls_1M", "whole-process slowdown, 1 M ze calls, every event kept", "78.8x", "<=", 20.0, "x"),
     ("slowdown_ze_calls_1M_cpu", "the same in CPU time", "-", "<=", 20.0, "x"),
     ("exit_time_per_1M_events", "exit time after 1 M recorded events (unpaced)", "0.49 s", "<=", 0.050, "s"),
+    ("exit_ze_calls_1M_gone_handoff", "1 M ze calls: main's return -> process gone (finisher)", "0.25-0.31 s", "<=",
+     0.050, "s"),
     ("exit_time_paced_1M_events", "exit time after 1 M events the DB kept up with", "0.14 s", "<=", 0.050, "s"),
     ("ze_call_agent_callbacks_ns", "our ze callback cost (agent - empty tracer)", "74 ns", "<=", 35.0, "ns"),
     ("ze_call_added_ns", "ze call added over a loader without any tracer", "172 ns", "<=", 50.0, "ns"),
@@ -265,6 +267,24 @@ def main():
         fig("slowdown_ze_calls_1M", statistics.median(ratios), "ratio", "%d calls, whole process incl. exit, vs plain"
             " loader (wall); drops %d" % (S["ze_whole_calls"], drops))
         fig("slowdown_ze_calls_1M_cpu", statistics.median(cpu), "ratio", "the same, CPU time (user + system)")
+        # 1d. the same run's exit, PROFAGENT_EXIT_LOAD inline vs handoff (alternated): main's return ->
+        # the process gone, and -> the DB complete (the finisher removes DB.finishing once it wrote
+        # session_complete; inline, the DB is complete when the process is gone)
+        def db_done(db):
+            while os.path.exists(db + ".finishing"):
+                time.sleep(0.001)
+            return time.monotonic_ns()
+        gone, done = {"inline": [], "handoff": []}, {"inline": [], "handoff": []}
+        for _ in range(R):
+            for mode in ("inline", "handoff"):
+                vals, _, exit_s, _ = b.run(argv, b.env(True, ze=True, extra={"PROFAGENT_EXIT_LOAD": mode}), db_done)
+                gone[mode].append(exit_s)
+                done[mode].append((vals["inspect"] - vals["main_end_ns"]) / 1e9)
+        for mode in ("inline", "handoff"):
+            fig("exit_ze_calls_1M_gone_" + mode, statistics.median(gone[mode]), "s", "PROFAGENT_EXIT_LOAD=%s: main's"
+                " return -> process gone, %d calls" % (mode, S["ze_whole_calls"]))
+            fig("exit_ze_calls_1M_db_complete_" + mode, statistics.median(done[mode]), "s", "PROFAGENT_EXIT_LOAD=%s:"
+                " main's return -> DB complete (session_complete written)" % mode)
         # 2. HGTX push+pop: baseline = the libhgtx stub.
         argv = ["bench_hgtx", S["hgtx_pairs"], BATCH, PAUSE_US]
         bs, ag, diff, tsc, cg, summ = [], [], [], [], [], ""

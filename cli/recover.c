@@ -258,6 +258,24 @@ int pa_cli_recover(int argc, char **argv)
         return PA_CLI_EDATA;
     }
     if (!out && streamed_db(spool, meant, db, sizeof db) == 0) {
+        /* the session handed its DB to a finisher process: it completes it from where the
+         * session stopped; rebuilding it meanwhile would write under it */
+        long fin = pa_finish_running(db);
+        if (fin && pa_finish_wait(db, PA_FINISH_WAIT_MS, stderr) != 0) {
+            pa_cli_error("recover: '%s' is still being completed by its finisher process %ld; nothing was written;"
+                         " run recover again once it ended", db, fin);
+            return PA_CLI_EDATA;
+        }
+        if (fin && access(spool, F_OK) != 0) {
+            printf("Database: %s (completed by the session's finisher process; nothing to recover)\n", db);
+            return PA_CLI_OK;
+        }
+        if (fin && streamed_db(spool, meant, db, sizeof db) != 0) {
+            printf("Database: %s (completed by the session's finisher process; the spool '%s' can be removed)\n", db,
+                   spool);
+            return PA_CLI_OK;
+        }
+        pa_finish_lock_remove_stale(db); /* a killed finisher's: this recovery completes the DB */
         if (complete_in_place(spool, db, pid) != 0) {
             pa_cli_error("recover: no DB built from '%s'; '%s' is left as it was", spool, db);
             return PA_CLI_EDATA;

@@ -418,6 +418,12 @@ extern void (*pa_thread_on_attach)(void);
 /* Called at an application thread's exit, before its ring is retired, with the guard raised:
  * the sources' thread_detach() hooks. NULL when no source has one. */
 extern void (*pa_thread_on_detach)(void);
+/* Called, with the guard raised, each time a ring is registered (a thread's first event, a
+ * reader's ring): the session starts its threads at the first one. NULL without a session. */
+extern void (*pa_thread_on_ring)(void);
+/*! pa_thread_ring_added() : a ring was registered: runs pa_thread_on_ring (the session's threads
+ *  start on the first). Guard raised by the caller. */
+void pa_thread_ring_added(void);
 /*! pa_thread_init() : creates the thread-exit key (constructor: a low key index never needs
  *  glibc's calloc in pthread_setspecific). */
 void pa_thread_init(void);

@@ -22,6 +22,7 @@ enum pa_source {
 /* PROFAGENT_SUMMARY destinations. */
 enum pa_ze_intercept { PA_ZE_INTERCEPT_AUTO = 0, PA_ZE_INTERCEPT_ENTRY, PA_ZE_INTERCEPT_TRACER };
 enum pa_ring_full { PA_RING_FULL_WAIT = 0, PA_RING_FULL_DROP };
+enum pa_exit_load { PA_EXIT_LOAD_AUTO = 0, PA_EXIT_LOAD_INLINE, PA_EXIT_LOAD_HANDOFF };
 enum pa_summary_dest { PA_SUMMARY_STDERR = 0, PA_SUMMARY_STDOUT, PA_SUMMARY_NONE, PA_SUMMARY_FILE };
 
 /* Parsed configuration. Strings are owned by the struct (static storage per field, see
@@ -44,6 +45,7 @@ typedef struct pa_config {
     char spool_dir[PA_CFG_STR_MAX];    /* PROFAGENT_SPOOL_DIR: "" = directory of the output DB */
     int ze_intercept;                  /* PROFAGENT_ZE_INTERCEPT: enum pa_ze_intercept */
     uint64_t exit_timeout_ms;          /* PROFAGENT_EXIT_TIMEOUT_MS */
+    int exit_load;                     /* PROFAGENT_EXIT_LOAD: enum pa_exit_load */
     uint64_t db_commit_ms;             /* PROFAGENT_DB_COMMIT_MS: 0 = the DB is written at exit */
     uint64_t median_budget;            /* PROFAGENT_MEDIAN_BUDGET: samples kept for exact medians */
     uint64_t ze_max_events;            /* PROFAGENT_ZE_MAX_EVENTS: agent timestamp events in flight per context */

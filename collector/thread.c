@@ -21,6 +21,14 @@ _Atomic int pa_thread_no_new_rings;
 _Atomic int pa_session_ended;
 void (*pa_thread_on_attach)(void);
 void (*pa_thread_on_detach)(void);
+void (*pa_thread_on_ring)(void);
+
+void pa_thread_ring_added(void)
+{
+    void (*f)(void) = pa_thread_on_ring;
+    if (f)
+        f();
+}
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
@@ -133,6 +141,7 @@ pa_ring_t *pa_thread_ring_slow(void)
     pa_ring_register(r);
     pa_tls.ring = r;
     pa_tls.state = PA_THREAD_ACTIVE;
+    pa_thread_ring_added();
     pa_guard_leave();
     pa_record_t rec = {.kind = PA_REC_THREAD_NAME, .t0 = pa_clock_ns()};
     pa_emit(&rec, name, (uint32_t)strnlen(name, sizeof name));

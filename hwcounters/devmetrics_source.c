@@ -25,6 +25,7 @@ pa_ring_t *pa_dm_ring_open(uint32_t device)
         return NULL;
     snprintf(r->name, sizeof r->name, "dm-reader-%u", device % 100u);
     pa_ring_register(r);
+    pa_thread_ring_added(); /* the aggregator must drain it from now on */
     return r;
 }
 

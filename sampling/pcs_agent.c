@@ -31,6 +31,7 @@ static void *ring_open(uint32_t device)
         return NULL;
     snprintf(r->name, sizeof r->name, "pcs-reader-%u", device);
     pa_ring_register(r);
+    pa_thread_ring_added(); /* the aggregator must drain it from now on */
     return r;
 }
 

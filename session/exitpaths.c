@@ -153,7 +153,8 @@ static _Atomic(pthread_exit_fn) real_pthread_exit;
 
 PA_EXPORT void pthread_exit(void *retval)
 {
-    if (syscall(SYS_gettid) == getpid() && pa_session_active() && finisher_started) {
+    /* asked even before the finisher started: one started later sees the word and watches */
+    if (syscall(SYS_gettid) == getpid() && pa_session_active()) {
         int idle = 0; /* a finish already asked for (1) stays asked for */
         atomic_compare_exchange_strong(&fin_req, &idle, 2);
         syscall(SYS_futex, &fin_req, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -167,7 +168,7 @@ PA_EXPORT void pthread_exit(void *retval)
     __builtin_unreachable();
 }
 
-static void start_finisher(void)
+void pa_exitpaths_start_finisher(void)
 {
     /* SQLite + summary: well below 1 MiB of stack */
     finisher_started = pa_thread_spawn(NULL, PA_THREAD_STACK_WORKER, finisher_main, NULL) == 0;
@@ -273,7 +274,6 @@ void pa_exitpaths_init(void)
     real_execve = (execve_fn)dlsym(RTLD_NEXT, "execve");
     real_execvpe = (execve_fn)dlsym(RTLD_NEXT, "execvpe");
     real_fexecve = (fexecve_fn)dlsym(RTLD_NEXT, "fexecve");
-    start_finisher();
     pa_signals_install(); /* signals.c */
 }
 

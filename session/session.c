@@ -29,6 +29,41 @@ static _Atomic int init_done;   /* constructor ran (it may be called twice: run 
 static _Atomic int finish_done; /* exit path ran (atexit handler or destructor, first wins) */
 static pid_t owner_pid;         /* the process whose session this is (not a fork child) */
 static int agg_running;
+
+/* Why the agent's threads (aggregator, spool, DB thread, finisher) start at the session's first
+ * ring, not in the constructor: a process with more than one thread cannot unshare(CLONE_NEWUSER)
+ * (EINVAL), nor do what else the kernel keeps for single-threaded callers, and an application
+ * that does so first thing in main() must get what it gets without the agent. Nothing is
+ * recorded before the first ring exists, so nothing waits; a session that never records starts
+ * none (its exit drains and writes on the ending thread). */
+static _Atomic int threads_state; /* 0 not started, 1 starting, 2 started, 3 never (exit or fork child) */
+static _Atomic int threads_starter; /* gettid() of the thread starting them (state 1) */
+
+static void session_threads_start(void)
+{
+    int none = 0;
+    if (atomic_load_explicit(&threads_state, memory_order_acquire) || getpid() != owner_pid ||
+        !atomic_compare_exchange_strong(&threads_state, &none, 1))
+        return;
+    atomic_store(&threads_starter, (int)syscall(SYS_gettid));
+    pa_agg_start_thread();
+    pa_writer_stream_start_thread();
+    pa_exitpaths_start_finisher();
+    atomic_store_explicit(&threads_state, 2, memory_order_release);
+}
+
+/* The exit began: no thread starts from here on; one being started on another thread is waited
+ * for (a few pthread_create calls; at most 1 s) so that the stops below find it. */
+static void session_threads_close(void)
+{
+    int none = 0;
+    if (atomic_compare_exchange_strong(&threads_state, &none, 3) ||
+        atomic_load(&threads_starter) == (int)syscall(SYS_gettid))
+        return; /* none started, or this thread's own start was interrupted (a signal's exit) */
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < 1000 && atomic_load(&threads_state) == 1; i++)
+        syscall(SYS_nanosleep, &ms, NULL);
+}
 _Atomic int pa_finish_signal;  /* the signal that ended the session (0: a normal end) */
 _Atomic int pa_finish_state;   /* 2 once pa_finish() has completed */
 
@@ -363,6 +398,7 @@ void pa_finish(void)
     /* Existing rings keep recording (the aggregator counts what comes after its last drain
      * as late); no new ring is created from now on. */
     atomic_store(&pa_thread_no_new_rings, 1);
+    session_threads_close();
     /* the sources turn what is in flight into records before the last drain (sources.c);
      * together they get at most half of the exit budget */
     uint64_t t0 = pa_clock_ns();
@@ -396,18 +432,22 @@ void pa_finish(void)
      * PROFAGENT_OVERWRITE=1. A DB that fails half-way is removed (the spool stays). */
     static char final_path[PATH_MAX];
     int rc = pa_writer_stream_finish(res, 0, final_path, sizeof final_path);
-    int wrote = rc == 0, cut = rc == -3;
+    int wrote = rc == 0, cut = rc == -3, handed = rc == 2;
     /* the spool goes before the summary: a reader (head -1) that closes the pipe early must
      * not leave a spool that `profagent stats` takes for a process that died */
     if (wrote)
         unlink(spool_path);
-    else if (!cut)
+    else if (!cut && !handed) /* handed: the finisher removes the spool once the DB holds it */
         db_failed_message();
     static char note[PATH_MAX + 256];
+    if (handed)
+        snprintf(note, sizeof note, "being completed by the finisher process %ld: profagent stats waits for it",
+                 pa_handoff_pid());
     if (cut) /* the DB lacks the spool's tail: kept for `profagent recover`, which completes it */
         db_cut_message(note, sizeof note, final_path);
     uint64_t t1 = pa_clock_ns();
-    int shown = print_summary(res, wrote || cut ? final_path : NULL, 0, cut ? note : NULL, deadline);
+    int shown = print_summary(res, wrote || cut || handed ? final_path : NULL, 0, cut || handed ? note : NULL,
+                              deadline);
     pa_dbg("agent", "exit: DB %.1f ms, summary %.1f ms", (t1 - meta.end_mono_ns) / 1e6, (pa_clock_ns() - t1) / 1e6);
     /* the summary named the losses it saw: one message, here only for what it could not show */
     uint64_t unrec = atomic_load(&pa_unrecorded);
@@ -603,6 +643,7 @@ static void pa_fork_child(void)
     pa_log_forget_copy();
     if (!agg_running)
         return;
+    atomic_store(&threads_state, 3); /* collection is off here: none of the agent's threads start */
     atomic_store(&pa_sources, 0);
     atomic_store(&pa_thread_no_new_rings, 1);
     pa_thread_after_fork_child();
@@ -657,19 +698,21 @@ static int session_begin(void)
                             .symbols_system_debuginfo = pa_config.symbols_system_debuginfo,
                             .zstd_level = -1}; /* zstd fast mode: on the compact spool encoding
                                                   it is both faster and smaller than level 1 */
-    if (pa_agg_start(&acfg) != 0) {
+    if (pa_agg_open(&acfg) != 0) {
         pa_err("agent", "cannot start the aggregator (spool %s): %s; profiling is off", spool_path,
                strerror(errno));
         goto out;
     }
     pa_writer_stream_cfg_t scfg = {.db_template = db_path, .overwrite = pa_config.overwrite,
                                    .spool_path = spool_path, .meta = &meta, .commit_ns = commit_ns};
+    pa_handoff_install();
     if (pa_writer_stream_start(&scfg) != 0)
         pa_warn("agent", "the DB is written at exit: %s", strerror(errno));
     agg_running = 1;
     begin_ok = 1;
     pthread_atfork(NULL, NULL, pa_fork_child);
     pa_exitpaths_init(); /* fatal-signal handlers, exec/_exit finalization (exitpaths.c) */
+    pa_thread_on_ring = session_threads_start; /* the threads start at the first ring */
 out:
     if (!begin_ok)
         pa_log_forget_copy();

@@ -71,10 +71,21 @@ void pa_sources_fork_child(void);
 
 /* ---- exitpaths.c ---- */
 
-/*! pa_exitpaths_init() : (constructor, after the aggregator started) resolves the real exec
- *  functions, starts the finisher thread and installs the finalizing handler for SIGTERM,
+/* ---- handoff.c ---- */
+/*! pa_handoff_install() : registers the exit's hand-off of the DB's rest (PROFAGENT_EXIT_LOAD)
+ *  with the writer (pa_writer_stream_handoff). */
+void pa_handoff_install(void);
+/*! pa_handoff_pid() : the finisher's pid once the exit handed the DB over, else 0. */
+long pa_handoff_pid(void);
+
+/*! pa_exitpaths_init() : (constructor, after the aggregator opened) resolves the real exec
+ *  functions and installs the finalizing handler for SIGTERM,
  *  SIGINT, SIGHUP and SIGQUIT where their disposition is still the default. */
 void pa_exitpaths_init(void);
+
+/*! pa_exitpaths_start_finisher() : starts the finisher thread (with the session's other threads,
+ *  at its first record); without it every ending runs pa_finish() on the ending thread. */
+void pa_exitpaths_start_finisher(void);
 
 /*! pa_exitpaths_finish_bounded() : async-signal-safe: asks the finisher thread to run
  *  pa_finish() and waits for it while the agent's threads make progress: at most until they used

@@ -724,6 +724,8 @@ int pa_report_db_open(const char *path, sqlite3 **out, char *err, size_t errsz)
 {
     sqlite3 *db = NULL;
     *out = NULL;
+    /* a DB the session's finisher is still completing: the complete one is a moment away */
+    pa_finish_wait(path, PA_FINISH_WAIT_MS, stderr);
     if (pa_db_check_file(path, err, errsz) != 0)
         return PA_REP_EDATA;
     pa_db_prepare_for_readers(path);

@@ -74,6 +74,8 @@ static int (*cut_asked)(void);
 static int cut_why; /* 0 not cut, 1 the deadline, 2 a signal */
 static _Atomic int db_tid;         /* the DB thread's kernel tid while it runs, else 0 */
 static _Atomic uint64_t committed_pub; /* spool records the DB thread committed (read by the exit) */
+static long (*handoff_split)(uint64_t, const char *, const char *); /* pa_writer_stream_handoff */
+static void (*handoff_done)(int, const char *, const char *);
 
 _Atomic uint64_t *pa_writer_stream_published(void)
 {
@@ -452,15 +454,21 @@ int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&s.cv, &ca);
     pthread_condattr_destroy(&ca);
+    return 0;
+}
+
+void pa_writer_stream_start_thread(void)
+{
+    if (!s.commit_ns || s.thread)
+        return; /* everything at exit, or started already */
     /* every signal blocked: a file size limit makes a write fail with EFBIG, no SIGXFSZ */
     int rc = pa_thread_spawn(NULL, PA_THREAD_STACK_WORKER, stream_main, NULL);
     if (rc != 0) {
         pa_warn("writer", "cannot start the DB thread (%s): the DB is written at exit", strerror(rc));
         s.commit_ns = 0;
-        return 0;
+        return;
     }
     s.thread = 1;
-    return 0;
 }
 
 void pa_writer_stream_bound(uint64_t deadline_ns, int (*cut)(void))
@@ -531,6 +539,26 @@ int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final,
             return s.final[0] && !s.failed ? -3 : -1;
         }
         s.thread_db = 1;
+        if (handoff_split && res && !empty && s.w && !s.failed && s.final[0]) {
+            /* the rest needs nothing but this thread's state: a fork child continues from here
+             * (the records loaded and committed, the loader's state, the aggregates) */
+            uint64_t have = pa_dbw_records(s.w);
+            long pid = handoff_split(res->spool_records > have ? res->spool_records - have : 0, s.final,
+                                     s.spool_path);
+            if (pid == 0) {
+                pa_writer_stream_bound(0, NULL);
+                handoff_done(stream_final(res, 0, 1), s.final, s.spool_path);
+            }
+            if (pid > 0) {
+                s.w = NULL; /* the finisher's now: never touched here again */
+                if (s.rd)
+                    pa_spool_close_read(s.rd);
+                s.rd = NULL;
+                if (final && size)
+                    snprintf(final, size, "%s", s.final);
+                return 2;
+            }
+        }
         result = stream_final(res, empty, 1);
     }
     if (s.rd)
@@ -539,6 +567,29 @@ int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final,
     if (final && size)
         snprintf(final, size, "%s", s.final);
     return result;
+}
+
+void pa_writer_stream_handoff(long (*split)(uint64_t backlog, const char *db, const char *spool),
+                              void (*done)(int rc, const char *db, const char *spool))
+{
+    handoff_split = done ? split : NULL;
+    handoff_done = done;
+}
+
+int pa_writer_stream_reconnect(void)
+{
+    /* Why in the finisher, first: the connection it inherited believes it holds the file locks
+     * the session's process took (fcntl locks are not inherited), so once that process is gone a
+     * reader would take the DB for unused and checkpoint or remove the WAL under it. Committed
+     * and closed while the session's process still holds them, then reopened (stream_final),
+     * the finisher's connection holds its own. */
+    if (!s.w || s.failed)
+        return 0;
+    if (pa_dbw_suspend(s.w) != 0) {
+        s.failed = 1;
+        return -1;
+    }
+    return 0;
 }
 
 void pa_writer_stream_after_fork_child(void)

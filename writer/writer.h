@@ -65,11 +65,17 @@ _Atomic uint64_t *pa_writer_stream_published(void);
 /*! pa_writer_stream_agg_behind() : where the aggregator says it has full rings (agg config behind). */
 _Atomic int *pa_writer_stream_agg_behind(void);
 
-/*! pa_writer_stream_start() : starts the DB thread: it follows the spool, creates the DB (WAL, valid
- *  at every commit, session_complete = 0) ~0.5 s after the first frame or once 512 KiB of spool
- *  exist, and commits the rows every commit_ns. Returns 0 (without a thread the DB is written at
- *  exit), -1 (errno) when a path is too long. */
+/*! pa_writer_stream_start() : configures the DB thread (pa_writer_stream_start_thread() starts
+ *  it): it follows the spool, creates the DB (WAL, valid at every commit, session_complete = 0)
+ *  ~0.5 s after the first frame or once 512 KiB of spool exist, and commits the rows every
+ *  commit_ns. Returns 0 (without a thread the DB is written at exit), -1 (errno) when a path is
+ *  too long. */
 int pa_writer_stream_start(const pa_writer_stream_cfg_t *cfg);
+
+/*! pa_writer_stream_start_thread() : starts the DB thread configured by pa_writer_stream_start()
+ *  (none with commit_ns 0, or when it runs already); until then, and when it cannot start (said
+ *  once), the whole DB is written at exit. Not concurrent with pa_writer_stream_finish(). */
+void pa_writer_stream_start_thread(void);
 
 /*! pa_writer_stream_exit_begins() : the session's exit started: the DB thread loads each frame as
  *  the last drain publishes it, without waiting for its commit interval and keeping its
@@ -84,7 +90,8 @@ void pa_writer_stream_exit_begins(void);
  *  load of the spool's rest was cut (pa_writer_stream_bound): the DB keeps what was loaded, valid,
  *  as a killed session leaves it (no db_complete, session_complete = 0, META exit_load_cut, no
  *  summary tables), its name in final; the spool holds the rest (`profagent recover` completes
- *  the DB in place). The wait for the DB thread (to the end of its look, at once between two)
+ *  the DB in place); 2: a finisher process completes it (pa_writer_stream_handoff), its name in
+ *  final. The wait for the DB thread (to the end of its look, at once between two)
  *  ends at the deadline too: then -3 as well, the DB holding the DB thread's last commit. */
 int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final, size_t size);
 
@@ -96,6 +103,40 @@ void pa_writer_stream_bound(uint64_t deadline_ns, int (*cut)(void));
 /*! pa_writer_stream_cut_why() : after pa_writer_stream_finish() returned -3: 1 the deadline cut the
  *  load, 2 cut() did; the spool records the DB holds in *loaded. 0 when nothing was cut. */
 int pa_writer_stream_cut_why(uint64_t *loaded);
+
+/*! pa_writer_stream_handoff() : lets the exit hand the end of the DB to another process.
+ *  pa_writer_stream_finish(), once it holds the DB thread's connection and the DB exists, calls
+ *  split(backlog, db, spool) with the spool records not yet loaded, the DB's and the spool's names:
+ *  -1 loads the rest here (as without a hand-off); 0 is the finisher (a fork child): it loads the rest exactly as
+ *  the exit would (unbounded: pa_writer_stream_bound is cleared), then calls done(rc, db, spool)
+ *  with pa_writer_stream_finish()'s result, which must not return; > 0 is the session's process
+ *  after the child `pid` took the DB over: pa_writer_stream_finish() returns 2, the DB's name in
+ *  final. NULL split: never. */
+void pa_writer_stream_handoff(long (*split)(uint64_t backlog, const char *db, const char *spool),
+                              void (*done)(int rc, const char *db, const char *spool));
+
+/*! pa_writer_stream_reconnect() : in the finisher, at once after the fork: commits what is
+ *  loaded and closes the inherited connection (its file locks are the parent's); the rest of the
+ *  load reopens it. 0, or -1 (logged; the DB is then failed). */
+int pa_writer_stream_reconnect(void);
+
+/* ---- the finisher's lock file (finish.c): "<DB>.finishing", flock()ed while it runs ---- */
+
+/*! pa_finish_lock_create() : creates and exclusively locks "<db>.finishing" (name in path[size]).
+ *  Returns its descriptor (close-on-exec; a fork child keeps the lock), or -1 (errno). */
+int pa_finish_lock_create(const char *db, char *path, size_t size);
+/*! pa_finish_lock_set_pid() : writes the finisher's pid into the lock file (for readers' messages). */
+void pa_finish_lock_set_pid(int fd, long pid);
+/*! pa_finish_running() : whether a finisher holds db's lock: its pid, -1 when it holds it and no
+ *  pid is written yet, 0 when none (no lock file, or one a killed finisher left). */
+long pa_finish_running(const char *db);
+/*! pa_finish_wait() : waits (polls every 10 ms) until db's finisher ends, at most timeout_ms; one
+ *  line on msg (may be NULL) when it waits and one when it gives up. 0: no finisher (any more);
+ *  1: still running at the timeout. */
+int pa_finish_wait(const char *db, unsigned timeout_ms, FILE *msg);
+/*! pa_finish_lock_remove_stale() : removes the lock file a killed finisher left (none running). */
+void pa_finish_lock_remove_stale(const char *db);
+#define PA_FINISH_WAIT_MS 60000u /* readers and recover wait at most this long for a finisher */
 
 /*! pa_writer_stream_after_fork_child() : a fork child forgets the parent's DB thread and DB. */
 void pa_writer_stream_after_fork_child(void);

@@ -85,3 +85,33 @@ def check_bad_input(pa, cases):
         p = subprocess.run([pa, *args], capture_output=True, timeout=60)
         check(p.returncode == status and needle in p.stderr and len(p.stderr.splitlines()) == 1,
               "%s: rc=%d %r" % (" ".join(args), p.returncode, p.stderr))
+
+
+def finisher_pid(db):
+    """The pid of the finisher process completing db (session/handoff.c), holding the flock of
+    "<db>.finishing"; -1 when it holds it before its pid is written; 0 when none runs."""
+    import fcntl
+    try:
+        fd = os.open(db + ".finishing", os.O_RDONLY)
+    except OSError:
+        return 0
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return 0
+    except OSError:
+        txt = os.pread(fd, 32, 0).decode(errors="replace").strip()
+        return int(txt) if txt.isdigit() else -1
+    finally:
+        os.close(fd)
+
+
+def wait_finisher(db, timeout=120):
+    """Waits until no finisher completes db (a run with PROFAGENT_EXIT_LOAD=auto|handoff may leave
+    the end of its DB to one). Returns True when none runs (any more), False at the timeout."""
+    import time
+    end = time.monotonic() + timeout
+    while finisher_pid(db):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.01)
+    return True

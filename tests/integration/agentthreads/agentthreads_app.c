@@ -2,7 +2,9 @@
  * (run_agentthreads.py checks what it prints, the DB and /proc of the running process):
  *   wait     one HGTX range, prints "ready", then blocks until its stdin is closed
  *   unshare  first thing: prints "threads T unshare R E" (T the process's thread count before,
- *            R unshare(CLONE_NEWUSER)'s result, E its errno), then Level Zero work and one range */
+ *            R unshare(CLONE_NEWUSER)'s result, E its errno), then Level Zero work and one range
+ *   fork     first thing fork(); the child does Level Zero work and range "child", exits 3;
+ *            the parent waits for it, prints "child S" (its wait status), then work, range "parent" */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <profagent/hgtx.h>
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -63,6 +66,24 @@ int main(int argc, char **argv)
         hgtxRangePop();
         return 0;
     }
-    fprintf(stderr, "agentthreads_app: unknown mode \"%s\" (accepted: wait, unshare)\n", m);
+    if (!strcmp(m, "fork")) {
+        pid_t c = fork();
+        if (c == 0) {
+            ze_work();
+            hgtxRangePushA("child");
+            hgtxRangePop();
+            exit(3);
+        }
+        int st = -1;
+        if (c < 0 || waitpid(c, &st, 0) != c)
+            st = -1;
+        printf("child %d\n", st);
+        fflush(stdout);
+        ze_work();
+        hgtxRangePushA("parent");
+        hgtxRangePop();
+        return 0;
+    }
+    fprintf(stderr, "agentthreads_app: unknown mode \"%s\" (accepted: wait, unshare, fork)\n", m);
     return 2;
 }

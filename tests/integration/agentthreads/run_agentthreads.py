@@ -2,8 +2,14 @@
 """run_agentthreads.py BUILD CASE - the agent's own threads in a running profiled program.
   stacks  every agent thread's stack mapping is at most 1 MiB (the bound of common/pa_thread.h),
           not the default 8 MiB: found through the stack pointer of each thread's current system
-          call (/proc/PID/task/TID/syscall) and the mapping holding it (/proc/PID/maps)."""
-import os, subprocess, sys, tempfile
+          call (/proc/PID/task/TID/syscall) and the mapping holding it (/proc/PID/maps).
+  unshare the agent starts no thread before the first record: unshare(CLONE_NEWUSER) first thing
+          in main (the kernel refuses it, EINVAL, to a multi-threaded caller) gets what it gets
+          without the agent, the process has 1 thread then, and the Level Zero work after it is
+          in a complete DB.
+  fork    a child forked before the agent's threads started runs (collection is off in a fork
+          child, so it writes no DB) and exits with its status; the parent's DB has its rows."""
+import os, sqlite3, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from pa_itest import FAILS, agent_env, check
@@ -64,7 +70,53 @@ def t_stacks():
             check(p.wait(timeout=60) == 0, "stacks: the app exits 0")
 
 
-CASES = {"stacks": t_stacks}
+def t_unshare():
+    plain_env = {k: v for k, v in agent_env(BUILD, "unused.db").items() if k != "LD_PRELOAD"}
+    plain = subprocess.run([APP, "unshare"], env=plain_env, capture_output=True, timeout=60)
+    check(plain.returncode == 0, "unshare: the plain run exits 0 (%d: %r)" % (plain.returncode, plain.stderr[-300:]))
+    want = plain.stdout.split(b"\n")[0].split()
+    check(want[:2] == [b"threads", b"1"], "unshare: the plain run is single-threaded (%r)" % want)
+    with tempfile.TemporaryDirectory() as work:
+        db = os.path.join(work, "u.db")
+        p = subprocess.run([APP, "unshare"], env=agent_env(BUILD, db, PROFAGENT_SUMMARY="none"),
+                           capture_output=True, timeout=120)
+        check(p.returncode == 0, "unshare: exits 0 under the agent (%d: %r)" % (p.returncode, p.stderr[-300:]))
+        got = p.stdout.split(b"\n")[0].split()
+        print("plain:", want, "agent:", got)
+        check(got == want, "unshare: threads and unshare's result as without the agent (%r, plain %r)" % (got, want))
+        check(os.path.exists(db), "unshare: the DB is written")
+        if os.path.exists(db):
+            c = sqlite3.connect(db)
+            meta = dict(c.execute("SELECT key, value FROM META").fetchall())
+            names = [r[0] for r in c.execute("SELECT s.value FROM HGTX_RANGES r JOIN STRING_IDS s ON s.id = r.nameId")]
+            calls = dict(c.execute("SELECT s.value, count(*) FROM ZE_API z JOIN STRING_IDS s ON s.id = z.nameId"
+                                   " GROUP BY s.value").fetchall())
+            c.close()
+            check(str(meta.get("session_complete")) == "1", "unshare: session_complete=1 (%r)" % meta.get("session_complete"))
+            check(names == ["after_unshare"], "unshare: the range after unshare is in the DB (%r)" % names)
+            check(calls.get("zeMemFree") == 1 and calls.get("zeMemAllocHost") == 1,
+                  "unshare: the Level Zero calls after unshare are in the DB (%r)" % calls)
+
+
+def t_fork():
+    with tempfile.TemporaryDirectory() as work:
+        db = os.path.join(work, "f.db")
+        p = subprocess.run([APP, "fork"], env=agent_env(BUILD, db, PROFAGENT_SUMMARY="none"), capture_output=True,
+                           timeout=120)
+        check(p.returncode == 0, "fork: exits 0 (%d: %r)" % (p.returncode, p.stderr[-300:]))
+        check(p.stdout.split(b"\n")[0] == b"child %d" % (3 << 8), "fork: the child exited 3 (%r)" % p.stdout[:40])
+        dbs = sorted(f for f in os.listdir(work) if f.endswith(".db"))
+        check(dbs == ["f.db"], "fork: one DB, the parent's (%r)" % dbs)
+        if os.path.exists(db):
+            c = sqlite3.connect(db)
+            names = [r[0] for r in c.execute("SELECT s.value FROM HGTX_RANGES r JOIN STRING_IDS s ON s.id = r.nameId")]
+            meta = dict(c.execute("SELECT key, value FROM META").fetchall())
+            c.close()
+            check(names == ["parent"], "fork: the parent's range only (%r)" % names)
+            check(str(meta.get("session_complete")) == "1", "fork: session_complete=1")
+
+
+CASES = {"stacks": t_stacks, "unshare": t_unshare, "fork": t_fork}
 if CASE not in CASES:
     sys.exit("run_agentthreads.py: unknown case %r (accepted: %s)" % (CASE, ", ".join(CASES)))
 CASES[CASE]()

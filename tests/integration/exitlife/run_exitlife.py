@@ -22,7 +22,9 @@ def env_for(extra=None):
     e = {k: v for k, v in os.environ.items() if not k.startswith("PROFAGENT_")}
     e.update({"PROFAGENT_OUTPUT": os.path.join(WORK, "out-%p.db"), "PROFAGENT_SUMMARY": "none",
               "ASAN_OPTIONS": "detect_leaks=0", "ZE_ENABLE_ALT_DRIVERS": SIMDEV, "LD_PRELOAD": preload(LIB),
-              "EXITLIFE_LIBCTOR": "0"})
+              "EXITLIFE_LIBCTOR": "0",
+              # the exit itself writes the DB these tests read as soon as the process is gone
+              "PROFAGENT_EXIT_LOAD": "inline"})
     e.update(extra or {})
     return e
 

@@ -24,6 +24,8 @@ import csv, glob, io, os, random, signal, sqlite3, subprocess, sys, tempfile, th
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "spine"))
 from spine_util import FAILS, check, preload  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pa_itest import finisher_pid, wait_finisher  # noqa: E402
 
 BUILD, TEST = sys.argv[1], sys.argv[2]
 SCALE = int(sys.argv[3]) if len(sys.argv) > 3 else 1
@@ -606,7 +608,167 @@ def t_exitbudget():
     cut_checks("budget", db, ranges, lines)
 
 
+# ---- PROFAGENT_EXIT_LOAD=handoff: a finisher process completes the DB (session/handoff.c) ----
+
+HOLD_ENV = "PA_TEST_FINISH_HOLD"  # the finisher waits until this file exists before it loads
+# the DB thread creates the DB 50 commit intervals after the first frame (at most 0.5 s): a hand-off
+# needs it to exist, and the sanitizer build's smaller session may end before 0.5 s
+HANDOFF = dict(RING, PROFAGENT_DB_COMMIT_MS="1")
+
+
+def handoff_run(name, iters, mode, hold=None):
+    """det ITER under PROFAGENT_EXIT_LOAD=mode (summary on stderr); returns (process, db)."""
+    db = os.path.join(WORK, "%s.db" % name)
+    extra = dict(HANDOFF, PROFAGENT_EXIT_LOAD=mode, PROFAGENT_SUMMARY="stderr")
+    if hold:
+        extra[HOLD_ENV] = hold
+    return run([APP, "det", str(iters)], db, extra), db
+
+
+def det_counts(db, iters, what):
+    """The det workload's rows are all there and the DB is finished (db_complete, session_complete)."""
+    c = ro(db)
+    n = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
+    m = c.execute("SELECT count(*) FROM HGTX_MARKS").fetchone()[0]
+    meta = dict(c.execute("SELECT key, value FROM META WHERE key IN ('db_complete', 'session_complete',"
+                          " 'spool_records_loaded')").fetchall())
+    spooled = c.execute("SELECT value FROM SESSION_COUNTERS WHERE name = 'spool_records'").fetchone()
+    ic = c.execute("PRAGMA integrity_check").fetchone()[0]
+    c.close()
+    check(n == iters * 5 and m == iters * 2, "%s: %d ranges, %d marks (%d, %d)" % (what, iters * 5, iters * 2, n, m))
+    check(ic == "ok", "%s: integrity_check ok" % what)
+    return meta, spooled[0] if spooled else None
+
+
+def t_handoff_same():
+    iters = max(2000, 20000 // SCALE)
+    views, reports = [], []
+    for mode in ("inline", "handoff"):
+        p, db = handoff_run("same-" + mode, iters, mode)
+        err = p.stderr.decode(errors="replace")
+        dbline = [l for l in err.splitlines() if l.startswith("Database: ")]
+        check(p.returncode == 0 and len(dbline) == 1, "%s: exit 0, one Database line (%r)" % (mode, dbline))
+        named = dbline and "being completed by the finisher process" in dbline[0]
+        check(named if mode == "handoff" else not named, "%s: the summary %s the finisher (%r)"
+              % (mode, "names" if mode == "handoff" else "does not name", dbline))
+        check(wait_finisher(db), "%s: the finisher ended" % mode)
+        check(not os.path.exists(db + ".finishing"), "%s: no lock file left" % mode)
+        check(not glob.glob(db + ".*.spool.zst"), "%s: the spool removed once the DB holds it" % mode)
+        meta, spooled = det_counts(db, iters, mode)
+        check(meta.get("db_complete") == 1 and meta.get("session_complete") == 1 and
+              meta.get("spool_records_loaded") == spooled, "%s: complete, every spooled record loaded (%r, %s)"
+              % (mode, meta, spooled))
+        views.append(db_view(db))
+        reports.append({r: report_view(db, r) for r in ("hgtx_sum", "hgtx_pushpop_trace", "hgtx_startend_sum")})
+    check(views[0]["schema"] == views[1]["schema"], "inline vs handoff: same tables, indexes and views")
+    for t in views[0]:
+        check(views[0][t] == views[1].get(t), "inline vs handoff: table %s, same rows (times aside)" % t)
+    for r in reports[0]:
+        check(reports[0][r] == reports[1][r] and len(reports[0][r]) > 1,
+              "inline vs handoff: report %s, same output (%d rows)" % (r, len(reports[0][r]) - 1))
+    # the finisher cannot start (fork fails with EAGAIN): one warning, the exit loads the rest itself
+    db = os.path.join(WORK, "nofork.db")
+    p = run([APP, "det", str(iters)], db, dict(HANDOFF, PROFAGENT_EXIT_LOAD="handoff", PROFAGENT_SUMMARY="stderr",
+                                               PA_TEST_FINISH_FAIL="1"))
+    err = p.stderr.decode(errors="replace")
+    warn = [l for l in err.splitlines() if "finisher" in l]
+    check(p.returncode == 0 and len(warn) == 1 and "cannot start the DB's finisher process" in warn[0] and
+          "Resource temporarily unavailable" in warn[0], "no finisher (EAGAIN): one warning (%r)" % warn)
+    check(not os.path.exists(db + ".finishing"), "no finisher: no lock file")
+    meta, spooled = det_counts(db, iters, "no finisher")
+    check(meta.get("db_complete") == 1 and meta.get("spool_records_loaded") == spooled,
+          "no finisher: the DB is complete when the process is gone (%r)" % meta)
+    # a bad value: one message naming the accepted ones, then auto (a small run: inline)
+    p, db = handoff_run("bad", 100, "sometimes")
+    err = p.stderr.decode(errors="replace")
+    msgs = [l for l in err.splitlines() if "PROFAGENT_EXIT_LOAD" in l]
+    check(p.returncode == 0 and len(msgs) == 1 and "auto|inline|handoff" in msgs[0] and "sometimes" in msgs[0],
+          "a bad PROFAGENT_EXIT_LOAD: one message naming the value and auto|inline|handoff (%r)" % msgs)
+    check("finisher" not in err and det_counts(db, 100, "bad value, small run")[0].get("db_complete") == 1,
+          "a bad value behaves as auto: a small run completes its DB inline")
+
+
+def held_finisher(name, iters):
+    """A handoff run whose finisher is held (HOLD_ENV) before it loads: (db, hold file, finisher pid)."""
+    hold = os.path.join(WORK, name + ".go")
+    p, db = handoff_run(name, iters, "handoff", hold)
+    pid = finisher_pid(db)
+    check(p.returncode == 0 and pid > 0, "%s: the program ended, its finisher %d still holds the DB" % (name, pid))
+    return db, hold, pid
+
+
+def t_handoff_wait():
+    iters = max(2000, 20000 // SCALE)
+    db, hold, pid = held_finisher("wait", iters)
+    if pid <= 0:
+        return
+    # a reader started now waits for the finisher: its one message first, then the complete report
+    st = subprocess.Popen([CLI, "stats", "-r", "hgtx_sum", "-f", "csv", db], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    first = st.stderr.readline()
+    check("is being completed by its finisher process (pid %d)" % pid in first,
+          "stats waits for the finisher, saying so (%r)" % first)
+    alive = finisher_pid(db) == pid
+    open(hold, "w").close()  # the finisher may go on now
+    out, rest = st.communicate(timeout=300)
+    check(alive and st.returncode == 0, "stats: the finisher was still running when stats waited; stats rc %d (%r)"
+          % (st.returncode, rest[-500:]))
+    check(wait_finisher(db), "the finisher ended")
+    meta, spooled = det_counts(db, iters, "after the wait")
+    check(meta.get("db_complete") == 1 and meta.get("session_complete") == 1, "the DB is complete (%r)" % meta)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    got = {r["Range"]: int(r["Instances"]) for r in rows if "Range" in r and "Instances" in r}
+    check(got.get("outer") == iters and got.get("se-a", 0) + got.get("se-b", 0) == iters,
+          "stats read the complete DB: outer x%d, se-a + se-b x%d (%r)" % (iters, iters, got))
+    check("incomplete" not in rest.lower(), "stats: no incomplete-DB warning (%r)" % rest[-300:])
+
+
+def t_handoff_kill():
+    iters = max(2000, 20000 // SCALE)
+    db, hold, pid = held_finisher("kill", iters)
+    if pid <= 0:
+        return
+    spool = glob.glob(db + ".*.spool.zst")
+    check(len(spool) == 1, "the spool stays while the finisher runs (%r)" % spool)
+    if len(spool) != 1:
+        return
+    c = ro(db)
+    complete = c.execute("SELECT count(*) FROM META WHERE key = 'db_complete'").fetchone()[0]
+    c.close()
+    check(complete == 0, "the held finisher has not finished the DB (no db_complete)")
+    # recover while the finisher runs: it waits for it (one message), it does not rebuild under it
+    r = subprocess.Popen([CLI, "recover", spool[0]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = r.stderr.readline()
+    check("is being completed by its finisher process (pid %d)" % pid in first,
+          "recover waits for the live finisher, saying so (%r)" % first)
+    os.kill(pid, signal.SIGKILL)  # killed with the DB's tail not loaded: recover completes it
+    out, err = r.communicate(timeout=300)
+    check(r.returncode == 0 and ("Database: %s " % db) in out and "completed with the spool's tail" in out,
+          "after the kill, recover completes the DB in place (rc %d, %r %r)" % (r.returncode, out, err))
+    det_counts(db, iters, "recovered")
+    check(not os.path.exists(db + ".finishing"), "recover removed the killed finisher's lock file")
+
+
+def t_handoff_subst():
+    iters = max(2000, 20000 // SCALE)
+    db = os.path.join(WORK, "subst.db")
+    hold = os.path.join(WORK, "subst.go")
+    env = env_for(db, dict(HANDOFF, PROFAGENT_EXIT_LOAD="handoff", PROFAGENT_SUMMARY="stdout", **{HOLD_ENV: hold}))
+    # the finisher is held until `hold` exists, which only this test creates, after the shell ended:
+    # the command substitution returning proves it did not wait for the finisher
+    p = subprocess.run(["bash", "-c", 'x=$("$@"); echo "got ${#x} bytes"; grep -c "^Database: " <<< "$x"', "sh", APP,
+                        "det", str(iters)], env=env, capture_output=True, text=True, timeout=300)
+    pid = finisher_pid(db)
+    check(p.returncode == 0 and p.stdout.split("\n")[1:2] == ["1"] and pid > 0,
+          "x=$(app) returned (its summary captured) while the finisher %d still runs (%r)" % (pid, p.stdout))
+    open(hold, "w").close()
+    check(wait_finisher(db), "the finisher ended once released")
+    meta = det_counts(db, iters, "subst")[0]
+    check(meta.get("db_complete") == 1, "subst: the finisher completed the DB (%r)" % meta)
+
+
 {"same": t_same, "live": t_live, "kill": t_kill, "reader": t_reader, "exitcut": t_exitcut,
- "exitbudget": t_exitbudget}[TEST]()
+ "exitbudget": t_exitbudget, "handoff_same": t_handoff_same, "handoff_wait": t_handoff_wait,
+ "handoff_kill": t_handoff_kill, "handoff_subst": t_handoff_subst}[TEST]()
 print("%d failure(s)" % len(FAILS))
 sys.exit(1 if FAILS else 0)
