@@ -129,8 +129,9 @@ typedef struct pa_agg_config {
                                     after each frame (a DB writer follows the file) */
     _Atomic int *behind;         /* NULL, or set to 1 while a drain pass finds a full batch waiting
                                     in a ring (the DB thread then waits: the rings go first) */
-    uint64_t spool_flush_ns;     /* staged records become a frame at least this often (default
-                                    250 ms): bounds what a kill loses and the DB's lag */
+    uint64_t spool_flush_ns;     /* staged records become a frame this often (default 250 ms),
+                                    or, when fewer than 4096 came since the last frame, once it
+                                    is 100 ms old: bounds what a kill loses and the DB's lag */
     uint64_t poll_interval_ns;   /* sleep between drains when idle (default 1 ms) */
     size_t median_budget;        /* max samples kept for exact medians over all keys */
     int zstd_level;              /* default 1 */

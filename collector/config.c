@@ -84,10 +84,13 @@ const pa_config_var_t pa_config_vars[] = {
     {"PROFAGENT_EXIT_LOAD", PA_CFG_ENUM, OFF(exit_load), "auto", "auto|inline|handoff", 0, 0, NULL,
      "who completes the DB at exit: auto (a finisher process when much is left), inline, handoff"},
     /* writer/stream.c: the DB thread commits the rows at most this many ms apart while the
-     * program runs, and at most 50 ms apart whatever the value (the bound keeps the exit's tail
-     * short) */
-    {"PROFAGENT_DB_COMMIT_MS", PA_CFG_UINT, OFF(db_commit_ms), "200", "ms, 0..60000", 0, 60000, NULL,
-     "the DB is committed while the program runs, every min(this, 50) ms; 0 writes it at exit only"},
+     * program runs, and 50 ms apart while 32 KiB of spool wait (the bound keeps the exit's tail
+     * short). Why 500, not 200: each look reopens the DB (~0.7 ms: SQLite parses the whole
+     * schema again) and commits and closes it (~0.8 ms), whatever it loads: samples/gemm's ~8 k
+     * records per second paid 6 looks for ~6 ms of rows (DB thread 25.5 -> 15.9 ms of CPU, 5
+     * alternated runs); a kill still finds everything up to ~0.55 s before it in the DB */
+    {"PROFAGENT_DB_COMMIT_MS", PA_CFG_UINT, OFF(db_commit_ms), "500", "ms, 0..60000", 0, 60000, NULL,
+     "the DB is committed while the program runs, every this many ms (50 while 32 KiB of spool wait); 0 writes it at exit only"},
     /* 4 bytes per sample: the default 2M = 8 MiB is the bound on the aggregator's median
      * state (peak RSS must not follow the run length); medians of keys beyond it come from the
      * DB's rows (at exit when cheap, else by the first reader) */
