@@ -381,6 +381,35 @@ void sample_launch_1d(ze_command_list_handle_t list, ze_kernel_handle_t k, uint3
     SAMPLE_CHECK(zeCommandListAppendLaunchKernel(list, k, &gc, ev, 0, NULL));
 }
 
+void sample_busy_init(const sample_env_t *env, int kernel_ts, sample_busy_t *b)
+{
+    b->module = sample_module_native(env, env->devices[0], "SIMDEV-MODULE 1\nkernel busy_ns\n");
+    b->kernel = sample_kernel(b->module, "busy_ns", 1);
+    b->list = sample_immediate(env, env->devices[0], 0, 0);
+    b->pool = sample_event_pool(env, 1, kernel_ts);
+    b->event = sample_event(b->pool, 0);
+}
+
+void sample_busy_fini(sample_busy_t *b)
+{
+    SAMPLE_CHECK(zeEventDestroy(b->event));
+    SAMPLE_CHECK(zeEventPoolDestroy(b->pool));
+    SAMPLE_CHECK(zeCommandListDestroy(b->list));
+    SAMPLE_CHECK(zeKernelDestroy(b->kernel));
+    SAMPLE_CHECK(zeModuleDestroy(b->module));
+    memset(b, 0, sizeof *b);
+}
+
+void sample_busy_run(const sample_busy_t *b, uint64_t ns, int wait)
+{
+    sample_set_arg(b->kernel, 0, sizeof ns, &ns);
+    sample_launch_1d(b->list, b->kernel, 1, 1, b->event);
+    if (wait) {
+        SAMPLE_CHECK(zeEventHostSynchronize(b->event, UINT64_MAX));
+        SAMPLE_CHECK(zeEventHostReset(b->event));
+    }
+}
+
 size_t sample_check_floats(const char *what, const float *got, const float *want, size_t n,
                            float rel)
 {

@@ -110,6 +110,28 @@ void sample_set_arg(ze_kernel_handle_t k, uint32_t idx, size_t size, const void 
 void sample_launch_1d(ze_command_list_handle_t list, ze_kernel_handle_t k, uint32_t items,
                       uint32_t gx, ze_event_handle_t ev);
 
+/*! sample_busy_t : simdev's busy_ns builtin (it keeps the device busy for its one argument, in
+ *  ns) ready on an immediate list of device 0, with one host-visible event it signals. */
+typedef struct sample_busy {
+    ze_module_handle_t module;
+    ze_kernel_handle_t kernel;
+    ze_command_list_handle_t list;
+    ze_event_pool_handle_t pool;
+    ze_event_handle_t event;
+} sample_busy_t;
+
+/*! sample_busy_init() : creates b's module, kernel, immediate list and 1-event pool (kernel_ts:
+ *  ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) on env's device 0; dies when the driver refuses one. */
+void sample_busy_init(const sample_env_t *env, int kernel_ts, sample_busy_t *b);
+
+/*! sample_busy_run() : one busy_ns launch of ns nanoseconds signalling b->event; with wait, it
+ *  waits for the event on the host and resets it (ready for the next run). */
+void sample_busy_run(const sample_busy_t *b, uint64_t ns, int wait);
+
+/*! sample_busy_fini() : destroys what sample_busy_init() created, children first (a driver
+ *  refuses to destroy a context that still holds them). */
+void sample_busy_fini(sample_busy_t *b);
+
 /*! sample_check_floats() : compares got[n] to want[n] with relative tolerance rel (absolute
  *  below 1). Prints the first mismatch (index, got, want) under `what`; returns mismatches. */
 size_t sample_check_floats(const char *what, const float *got, const float *want, size_t n,

@@ -10,20 +10,7 @@
 
 #include "common.h"
 
-static ze_kernel_handle_t k;
-static ze_command_list_handle_t list;
-static ze_event_handle_t ev;
-
-/* busy_ns for ns of device time; waits when `wait`. */
-static void busy(uint64_t ns, int wait)
-{
-    sample_set_arg(k, 0, sizeof ns, &ns);
-    sample_launch_1d(list, k, 1, 1, ev);
-    if (wait) {
-        SAMPLE_CHECK(zeEventHostSynchronize(ev, UINT64_MAX));
-        SAMPLE_CHECK(zeEventHostReset(ev));
-    }
-}
+static sample_busy_t b; /* busy_ns on device 0 */
 
 int main(int argc, char **argv)
 {
@@ -31,24 +18,20 @@ int main(int argc, char **argv)
         sample_die("usage: %s fork|segv|abort|exit-running|status N", argv[0]);
     sample_env_t env;
     sample_env_init(&env, 1);
-    ze_module_handle_t m = sample_module_native(&env, env.devices[0], "SIMDEV-MODULE 1\nkernel busy_ns\n");
-    k = sample_kernel(m, "busy_ns", 1);
-    list = sample_immediate(&env, env.devices[0], 0, 0);
-    ze_event_pool_handle_t pool = sample_event_pool(&env, 1, 0);
-    ev = sample_event(pool, 0);
-    busy(2000000, 1);
+    sample_busy_init(&env, 0, &b);
+    sample_busy_run(&b, 2000000, 1);
     const char *mode = argv[1];
     if (strcmp(mode, "fork") == 0) {
         fflush(stdout);
         pid_t pid = fork();
         if (pid == 0) { /* the child works on the device too, then leaves without atexit */
-            busy(2000000, 1);
+            sample_busy_run(&b, 2000000, 1);
             _exit(0);
         }
         int st = 0;
         if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
             sample_die("fork child failed (status 0x%x)", st);
-        busy(2000000, 1);
+        sample_busy_run(&b, 2000000, 1);
     } else if (strcmp(mode, "segv") == 0) {
         fflush(stdout);
         raise(SIGSEGV);
@@ -56,7 +39,7 @@ int main(int argc, char **argv)
         fflush(stdout);
         abort();
     } else if (strcmp(mode, "exit-running") == 0) {
-        busy(100000000, 0);
+        sample_busy_run(&b, 100000000, 0);
         exit(0);
     } else if (strcmp(mode, "status") == 0 && argc > 2) {
         exit(atoi(argv[2]));

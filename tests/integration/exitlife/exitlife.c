@@ -196,10 +196,11 @@ static void exit2nd_failed(const char *what, ze_result_t r)
 static void exit2nd(long launches, long exit_after)
 {
     sample_env_init(&env, 1);
-    ze_module_handle_t m = sample_module_native(&env, env.devices[0], "SIMDEV-MODULE 1\nkernel busy_ns\n");
-    ze_kernel_handle_t k = sample_kernel(m, "busy_ns", 1);
-    ze_command_list_handle_t list = sample_immediate(&env, env.devices[0], 0, 0);
-    ze_event_handle_t ev = sample_event(sample_event_pool(&env, 1, 1), 0);
+    sample_busy_t b;
+    sample_busy_init(&env, 1, &b);
+    ze_kernel_handle_t k = b.kernel;
+    ze_command_list_handle_t list = b.list;
+    ze_event_handle_t ev = b.event;
     uint64_t ns = 100000;
     sample_set_arg(k, 0, sizeof ns, &ns);
     pthread_t t;

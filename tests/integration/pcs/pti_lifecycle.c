@@ -24,16 +24,6 @@ typedef pti_result (*enable_fn)(pti_pc_sampling_handle_t *);
 typedef pti_result (*handle_fn)(pti_pc_sampling_handle_t);
 typedef pti_result (*configure_fn)(pti_pc_sampling_handle_t, const pti_device_handle_t *, size_t, uint32_t);
 
-static void busy(sample_env_t *env, ze_command_list_handle_t list, ze_kernel_handle_t k, ze_event_handle_t ev,
-                 uint64_t ns)
-{
-    (void)env;
-    sample_set_arg(k, 0, sizeof ns, &ns);
-    sample_launch_1d(list, k, 1, 1, ev);
-    SAMPLE_CHECK(zeEventHostSynchronize(ev, UINT64_MAX));
-    SAMPLE_CHECK(zeEventHostReset(ev));
-}
-
 static void *sym(void *lib, const char *name)
 {
     void *p = dlsym(lib, name);
@@ -46,11 +36,8 @@ static int run_dlclose(const char *path)
 {
     sample_env_t env;
     sample_env_init(&env, 1);
-    ze_module_handle_t m = sample_module_native(&env, env.devices[0], "SIMDEV-MODULE 1\nkernel busy_ns\n");
-    ze_kernel_handle_t k = sample_kernel(m, "busy_ns", 1);
-    ze_command_list_handle_t list = sample_immediate(&env, env.devices[0], 0, 0);
-    ze_event_pool_handle_t pool = sample_event_pool(&env, 1, 0);
-    ze_event_handle_t ev = sample_event(pool, 0);
+    sample_busy_t b;
+    sample_busy_init(&env, 0, &b);
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib)
         sample_die("dlopen %s: %s", path, dlerror());
@@ -60,13 +47,13 @@ static int run_dlclose(const char *path)
     pti_pc_sampling_handle_t h = NULL;
     if (enable(&h) != PTI_SUCCESS || configure(h, NULL, 0, 0) != PTI_SUCCESS || start(h) != PTI_SUCCESS)
         sample_die("enable/configure/start failed");
-    busy(&env, list, k, ev, 20000000);
+    sample_busy_run(&b, 20000000, 1);
     if (dlclose(lib) != 0)
         sample_die("dlclose: %s", dlerror());
     void *again = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
     printf("mapped_after_dlclose %d\n", again != NULL);
     fflush(stdout);
-    busy(&env, list, k, ev, 20000000); /* the application goes on */
+    sample_busy_run(&b, 20000000, 1); /* the application goes on */
     /* a new copy of the library: a collection on the same device */
     lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib)
@@ -82,7 +69,7 @@ static int run_dlclose(const char *path)
     pti_result er = enable(&h), cr = er == PTI_SUCCESS ? configure(h, NULL, 0, 0) : er;
     pti_result sr = cr == PTI_SUCCESS ? start(h) : cr;
     printf("second_start %d\n", (int)sr);
-    busy(&env, list, k, ev, 100000000);
+    sample_busy_run(&b, 100000000, 1);
     if (sr == PTI_SUCCESS) {
         pti_pc_sampling_device_status_t st = {._struct_size = sizeof st};
         if (stop(h) != PTI_SUCCESS || status(h, env.devices[0], &st) != PTI_SUCCESS)
@@ -112,14 +99,11 @@ static int run_early(const char *flags_arg)
         return 0;
     sample_env_t env;
     sample_env_init(&env, 1);
-    ze_module_handle_t m = sample_module_native(&env, env.devices[0], "SIMDEV-MODULE 1\nkernel busy_ns\n");
-    ze_kernel_handle_t k = sample_kernel(m, "busy_ns", 1);
-    ze_command_list_handle_t list = sample_immediate(&env, env.devices[0], 0, 0);
-    ze_event_pool_handle_t pool = sample_event_pool(&env, 1, 0);
-    ze_event_handle_t ev = sample_event(pool, 0);
+    sample_busy_t b;
+    sample_busy_init(&env, 0, &b);
     if (ptiPcSamplingConfigure(h, NULL, 0, 0) != PTI_SUCCESS || ptiPcSamplingStartCollection(h) != PTI_SUCCESS)
         sample_die("configure/start failed");
-    busy(&env, list, k, ev, 10000000);
+    sample_busy_run(&b, 10000000, 1);
     if (ptiPcSamplingStopCollection(h) != PTI_SUCCESS)
         sample_die("stop failed");
     pti_pc_sampling_device_status_t st = {._struct_size = sizeof st};

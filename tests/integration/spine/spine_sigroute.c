@@ -28,15 +28,9 @@ int main(void)
 {
     sample_env_t env;
     sample_env_init(&env, 1);
-    ze_module_handle_t m = sample_module_native(&env, env.devices[0], "SIMDEV-MODULE 1\nkernel busy_ns\n");
-    ze_kernel_handle_t k = sample_kernel(m, "busy_ns", 1);
-    ze_command_list_handle_t list = sample_immediate(&env, env.devices[0], 0, 0);
-    ze_event_pool_handle_t pool = sample_event_pool(&env, 1, 0);
-    ze_event_handle_t ev = sample_event(pool, 0);
-    uint64_t ns = 2000000;
-    sample_set_arg(k, 0, sizeof ns, &ns);
-    sample_launch_1d(list, k, 1, 1, ev);
-    SAMPLE_CHECK(zeEventHostSynchronize(ev, UINT64_MAX));
+    sample_busy_t b;
+    sample_busy_init(&env, 0, &b);
+    sample_busy_run(&b, 2000000, 1);
 
     struct sigaction sa = {.sa_handler = on_usr1};
     sigemptyset(&sa.sa_mask);
@@ -63,12 +57,7 @@ int main(void)
                atomic_load(&hit_tid), self);
         return 1;
     }
-    /* the context's children first: the driver refuses to destroy a context still holding them */
-    SAMPLE_CHECK(zeEventDestroy(ev));
-    SAMPLE_CHECK(zeEventPoolDestroy(pool));
-    SAMPLE_CHECK(zeCommandListDestroy(list));
-    SAMPLE_CHECK(zeKernelDestroy(k));
-    SAMPLE_CHECK(zeModuleDestroy(m));
+    sample_busy_fini(&b);
     sample_env_fini(&env);
     printf("sigroute: OK\n");
     return 0;
