@@ -678,14 +678,14 @@ def t_handoff_same():
     meta, spooled = det_counts(db, iters, "no finisher")
     check(meta.get("db_complete") == 1 and meta.get("spool_records_loaded") == spooled,
           "no finisher: the DB is complete when the process is gone (%r)" % meta)
-    # a bad value: one message naming the accepted ones, then auto (a small run: inline)
+    # a bad value: one message naming the accepted ones, then the default (inline)
     p, db = handoff_run("bad", 100, "sometimes")
     err = p.stderr.decode(errors="replace")
     msgs = [l for l in err.splitlines() if "PROFAGENT_EXIT_LOAD" in l]
     check(p.returncode == 0 and len(msgs) == 1 and "auto|inline|handoff" in msgs[0] and "sometimes" in msgs[0],
           "a bad PROFAGENT_EXIT_LOAD: one message naming the value and auto|inline|handoff (%r)" % msgs)
     check("finisher" not in err and det_counts(db, 100, "bad value, small run")[0].get("db_complete") == 1,
-          "a bad value behaves as auto: a small run completes its DB inline")
+          "a bad value behaves as the default: the DB is completed inline")
 
 
 def held_finisher(name, iters):
