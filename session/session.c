@@ -408,7 +408,7 @@ void pa_finish(void)
     meta.end_mono_ns = pa_clock_ns();
     meta.host_clock = pa_clock_source();
     atomic_store(&pa_session_ended, 1); /* what ends from now on is after the session */
-    const pa_agg_results_t *res = pa_agg_stop(deadline);
+    const pa_agg_results_t *res = pa_agg_stop_by(deadline); /* absolute: the exit's one deadline */
     pa_dbg("agent", "exit: sources finished in %.1f ms, the aggregator stopped in %.1f ms",
            (meta.end_mono_ns - t0) / 1e6, (pa_clock_ns() - meta.end_mono_ns) / 1e6);
     atomic_store(&pa_sources, 0);
