@@ -27,34 +27,29 @@ int pa_thread_is_agent_tid(uint32_t tid) { (void)tid; return 0; }
 int pa_thread_agent_tids_complete(void) { return 1; }
 void pa_log_print(int level, const char *domain, const char *fmt, ...) { (void)level, (void)domain, (void)fmt; }
 
+/* A syscall line's arguments after its number (the /proc file: nr, 6 args, sp, pc) and whether
+ * it is a wait only the process can end. */
+static const struct { long nr; const char *args; int stuck; const char *why; } texts[] = {
+    {SYS_futex, "0x55d0c0 0x80 0x2 0x0 0x0 0x0", 1, "FUTEX_WAIT_PRIVATE untimed: pthread_mutex_lock's wait"},
+    {SYS_futex, "0x55d0c0 0x89 0x0 0x0 0x0 0xffffffff", 1, "FUTEX_WAIT_BITSET_PRIVATE untimed: join, cond wait"},
+    {SYS_futex, "0x55d0c0 0x89 0x0 0x7ffd20 0x0 0xffffffff", 0, "the same with a timeout: it ends by itself"},
+    {SYS_futex, "0x7f0000 0x0 0x2 0x0 0x0 0x0", 0, "a shared futex: another process may wake it"},
+    {SYS_futex, "0x55d0c0 0x81 0x1 0x0 0x0 0x0", 0, "FUTEX_WAKE_PRIVATE is no wait"},
+    {SYS_pause, "0x0 0x0 0x0 0x0 0x0 0x0", 1, "pause()"},
+    {SYS_rt_sigsuspend, "0x7ffd00 0x8 0x0 0x0 0x0 0x0", 1, "sigsuspend()"},
+    {SYS_read, "0x3 0x7ffd00 0x1000 0x0 0x0 0x0", 0, "read() on a pipe: something outside ends it"},
+    {SYS_clock_nanosleep, "0x0 0x0 0x7ffd00 0x7ffd00 0x0 0x0", 0, "a sleep: the clock ends it"},
+};
+
 static void fixed_texts(void **state)
 {
     (void)state;
     char t[256];
-    /* futex(addr, FUTEX_WAIT_PRIVATE = 0x80, val, NULL): pthread_mutex_lock's wait */
-    snprintf(t, sizeof t, "%d 0x55d0c0 0x80 0x2 0x0 0x0 0x0 0x7ffd10 0x7f1234", SYS_futex);
-    assert_int_equal(pa_exitwatch_stuck_wait(t), 1);
-    /* FUTEX_WAIT_BITSET_PRIVATE (0x89) untimed: pthread_join, untimed condition waits */
-    snprintf(t, sizeof t, "%d 0x55d0c0 0x89 0x0 0x0 0x0 0xffffffff 0x7ffd10 0x7f1234", SYS_futex);
-    assert_int_equal(pa_exitwatch_stuck_wait(t), 1);
-    /* the same with a timeout: it ends by itself */
-    snprintf(t, sizeof t, "%d 0x55d0c0 0x89 0x0 0x7ffd20 0x0 0xffffffff 0x7ffd10 0x7f1234", SYS_futex);
-    assert_int_equal(pa_exitwatch_stuck_wait(t), 0);
-    /* a shared futex (FUTEX_WAIT, no private flag): another process may wake it */
-    snprintf(t, sizeof t, "%d 0x7f0000 0x0 0x2 0x0 0x0 0x0 0x7ffd10 0x7f1234", SYS_futex);
-    assert_int_equal(pa_exitwatch_stuck_wait(t), 0);
-    /* FUTEX_WAKE_PRIVATE (0x81) is no wait */
-    snprintf(t, sizeof t, "%d 0x55d0c0 0x81 0x1 0x0 0x0 0x0 0x7ffd10 0x7f1234", SYS_futex);
-    assert_int_equal(pa_exitwatch_stuck_wait(t), 0);
-    snprintf(t, sizeof t, "%d 0x0 0x0 0x0 0x0 0x0 0x0 0x7ffd10 0x7f1234", SYS_pause);
-    assert_int_equal(pa_exitwatch_stuck_wait(t), 1);
-    snprintf(t, sizeof t, "%d 0x7ffd00 0x8 0x0 0x0 0x0 0x0 0x7ffd10 0x7f1234", SYS_rt_sigsuspend);
-    assert_int_equal(pa_exitwatch_stuck_wait(t), 1);
-    /* read() on a pipe, waitpid(), nanosleep(): something outside or a clock ends them */
-    snprintf(t, sizeof t, "%d 0x3 0x7ffd00 0x1000 0x0 0x0 0x0 0x7ffd10 0x7f1234", SYS_read);
-    assert_int_equal(pa_exitwatch_stuck_wait(t), 0);
-    snprintf(t, sizeof t, "%d 0x0 0x0 0x7ffd00 0x7ffd00 0x0 0x0 0x7ffd10 0x7f1234", SYS_clock_nanosleep);
-    assert_int_equal(pa_exitwatch_stuck_wait(t), 0);
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        snprintf(t, sizeof t, "%ld %s 0x7ffd10 0x7f1234", texts[i].nr, texts[i].args);
+        if (pa_exitwatch_stuck_wait(t) != texts[i].stuck)
+            fail_msg("'%s' (%s): want %d", t, texts[i].why, texts[i].stuck);
+    }
     assert_int_equal(pa_exitwatch_stuck_wait("running"), 0);
     assert_int_equal(pa_exitwatch_stuck_wait("-1 0x7ffd10 0x7f1234"), 0);
     assert_int_equal(pa_exitwatch_stuck_wait(""), 0);
