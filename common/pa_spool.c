@@ -601,6 +601,10 @@ static void *spool_worker(void *arg)
         pa_thread_mark_agent();
     uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed), shown = head;
     uint32_t pending = 0; /* payload bytes of the current record still to take */
+    /* tests hold the thread at its close (PA_TEST_SPOOL_CLOSE_STALL_MS) to check that the exit's
+     * bounded join gives up on a spool thread that does not end, as one blocked in a lock would */
+    const char *stall = getenv("PA_TEST_SPOOL_CLOSE_STALL_MS");
+    long stall_ms = stall ? atol(stall) : 0;
     for (;;) {
         uint64_t tail = atomic_load_explicit(&q->tail, memory_order_acquire);
         if (head == tail) {
@@ -631,6 +635,10 @@ static void *spool_worker(void *arg)
                 if (!atomic_load_explicit(&w->failed, memory_order_relaxed) && spool_flush_in(w, 0) < 0)
                     atomic_store(&w->failed, 1);
                 if (h->kind == SPOOL_PIPE_CLOSE) {
+                    if (stall_ms > 0) {
+                        struct timespec ts = {stall_ms / 1000, (stall_ms % 1000) * 1000000L};
+                        nanosleep(&ts, NULL);
+                    }
                     pa_dbg("spool", "the spool thread used %.1f ms of CPU", pa_thread_cpu_ms());
                     atomic_store_explicit(&q->head, head, memory_order_release);
                     return NULL;

@@ -195,6 +195,19 @@ def t_pthread_exit():
     repeat(20, "pthread_exit from main", one)
 
 
+def t_spoolstall():
+    """The exit's wait for the spool thread is bounded by PROFAGENT_EXIT_TIMEOUT_MS: a spool
+    thread held at its close for 60 s (PA_TEST_SPOOL_CLOSE_STALL_MS) is given up on with one
+    message, and the process ends with main's status long before the hold ends. (The exit once
+    passed its absolute deadline where a timeout was taken: this run then waited the whole hold.)"""
+    clean()
+    rc, err, secs = run(["atexit_ze"], {"PROFAGENT_EXIT_TIMEOUT_MS": "1000", "PA_TEST_SPOOL_CLOSE_STALL_MS": "60000"},
+                        timeout=40)
+    check(rc == 0, "spool thread held at exit: the process ends with status 0 (got %s, %.1f s)" % (rc, secs))
+    check(err.count("the spool thread did not end in time") == 1,
+          "spool thread held at exit: one message that it was given up on (%r)" % err[-300:])
+
+
 def t_atexit_ze():
     """Level Zero calls made in an atexit handler are recorded like the others."""
     clean()
@@ -730,7 +743,7 @@ def t_sampling_race():
 TESTS = {"threadexit": t_threadexit, "ze_exit_race": t_ze_exit_race, "ze_exit_race_fill": t_ze_exit_race_fill, "tight_exit": t_tight_exit, "pthread_exit": t_pthread_exit,
          "atexit_ze": t_atexit_ze, "quick_exit": t_quick_exit, "preinit": t_preinit, "libctor": t_libctor,
          "sigwrite": t_sigwrite, "dropped_pops": t_dropped_pops, "exit2nd": t_exit2nd,
-         "exit2nd_slow": t_exit2nd_slow, "sigexit": t_sigexit, "blocksync": t_blocksync, "sigmalloc": t_sigmalloc, "exitdeadlock": t_exitdeadlock, "exitslow": t_exitslow, "tscfault": t_tscfault, "nosync": t_nosync, "manyexit": t_manyexit,
+         "exit2nd_slow": t_exit2nd_slow, "sigexit": t_sigexit, "blocksync": t_blocksync, "sigmalloc": t_sigmalloc, "exitdeadlock": t_exitdeadlock, "exitslow": t_exitslow, "spoolstall": t_spoolstall, "tscfault": t_tscfault, "nosync": t_nosync, "manyexit": t_manyexit,
          "sampling_race": t_sampling_race}
 TESTS[TEST]()
 print("FAILED: %d" % len(FAILS) if FAILS else "all ok")
