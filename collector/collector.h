@@ -12,6 +12,11 @@
 #include "config.h"
 #include "../common/pa_ring.h"
 
+/* On an extern declaration: the definition is in this library. -fvisibility=hidden covers only
+ * definitions, so without it every read of such a variable goes through its GOT address (two
+ * instructions): for the variables that the per-event paths read. */
+#define PA_HIDDEN __attribute__((visibility("hidden")))
+
 /*
  * How a source (hgtx, osrt, ze, mem) records an event on the calling application thread:
  *
@@ -69,7 +74,7 @@ extern __thread pa_tls_t pa_tls __attribute__((tls_model("initial-exec")));
 
 /* Sources currently recording (PA_SRC_* mask): 0 before the constructor finished, when
  * PROFAGENT_ENABLE=0, in a fork child, and after the exit path started. */
-extern _Atomic uint32_t pa_sources;
+extern PA_HIDDEN _Atomic uint32_t pa_sources;
 
 /* Events that could not get a ring during the session (allocation failed, an agent thread, a
  * signal handler that interrupted pa_emit): losses. Ring-full drops are counted per ring. */
@@ -393,7 +398,7 @@ static inline void pa_emit1_head(pa_record_t *s, uint16_t kind, uint32_t flags)
 
 /* Host counters (hwcounters/hostctr.h): nonzero while on; then every HGTX push/pop/start/end
  * calls pa_hc_sample(t0) with the record's t0 just before emitting it. */
-extern int pa_hc_active;
+extern PA_HIDDEN int pa_hc_active;
 void pa_hc_sample(uint64_t t0);
 /* HGTX emission for sources mapped onto HGTX ranges (hgtx.c; used by collector/itt.c). The
  * caller checked pa_agent_collecting(); `dom` is an id pa_hgtx_domain_new() returned (0: the

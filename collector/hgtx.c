@@ -254,19 +254,31 @@ static inline __attribute__((always_inline)) int depth_step(uint16_t kind, uint3
  * no handler stashed; what handlers stashed before it is moved into the ring now, ahead of the
  * record (their times are earlier). `t` nonzero: the time taken before the write began (host
  * counters on: hc_begin); whatever handlers stash now is later and stays behind the record. */
-static inline __attribute__((always_inline)) uint64_t window_time(pa_ring_t *r, uint64_t t)
+/* window_time() once a handler stashed: before the stamp `t` (read while stash_w was `s`) or
+ * during it (then it is taken again). Out of line: the common path is one compare. */
+static __attribute__((noinline, cold)) uint64_t window_time_stashed(pa_ring_t *r, uint32_t s, uint64_t t)
 {
-    if (PA_UNLIKELY(t))
-        return t;
-    uint32_t s;
-    do {
+    while (r->stash_w != s) {
         s = r->stash_w;
         atomic_signal_fence(memory_order_seq_cst);
         t = pa_clock_stamp();
         atomic_signal_fence(memory_order_seq_cst);
-    } while (PA_UNLIKELY(r->stash_w != s));
-    if (PA_UNLIKELY(r->stash_r != s))
+    }
+    if (r->stash_r != s)
         pa_stash_move(r, s);
+    return t;
+}
+
+static inline __attribute__((always_inline)) uint64_t window_time(pa_ring_t *r, uint64_t t)
+{
+    if (PA_UNLIKELY(t))
+        return t;
+    uint32_t s = r->stash_w;
+    atomic_signal_fence(memory_order_seq_cst);
+    t = pa_clock_stamp();
+    atomic_signal_fence(memory_order_seq_cst);
+    if (PA_UNLIKELY((r->stash_w ^ s) | (r->stash_r ^ s)))
+        t = window_time_stashed(r, s, t);
     return t;
 }
 
@@ -344,8 +356,11 @@ static inline __attribute__((always_inline)) int pushpop_write(pa_ring_t *r, uin
     atomic_signal_fence(memory_order_seq_cst);
     t = window_time(r, t);
     pa_record_t *s = pa_ring_reserve_keep(r, 1, pa_tls.hgtx_open + PA_KEEP_ENDS);
-    if (PA_UNLIKELY(s == NULL))
-        s = pushpop_full(r, kind, 1, &t);
+    if (PA_UNLIKELY(s == NULL)) {
+        uint64_t tw = t; /* a copy: `t` itself stays in a register on the common path */
+        s = pushpop_full(r, kind, 1, &tw);
+        t = tw;
+    }
     if (PA_LIKELY(s != NULL)) {
         pushpop_fill(s, kind, flags, dom, level, t, name, len);
         pa_ring_commit(r, 1);
@@ -426,7 +441,7 @@ static __attribute__((noinline)) int push_long(uint32_t flags, uint32_t dom, con
     return level;
 }
 
-static inline int push(hgtxDomainHandle_t d, const char *message)
+static inline __attribute__((always_inline)) int push(hgtxDomainHandle_t d, const char *message)
 {
     uint32_t flags = 0;
     uint32_t dom = domain_check(d, &flags);
@@ -445,7 +460,7 @@ static inline int push(hgtxDomainHandle_t d, const char *message)
 
 /* Returns the level of the closed range, -1 on an empty stack (still recorded: the
  * aggregator counts the misuse). */
-static inline int pop(hgtxDomainHandle_t d)
+static inline __attribute__((always_inline)) int pop(hgtxDomainHandle_t d)
 {
     uint32_t flags = 0;
     uint32_t dom = domain_check(d, &flags);

@@ -180,6 +180,48 @@ void pa_ze_on_exit_slow(int api, void *params, int32_t result, void **inst)
     }
 }
 
+void pa_ze_rec_slow(int api, int32_t result, uint64_t t0, uint64_t t1)
+{
+    pa_record_t *rec = pa_emit1_begin(PA_REC_ZE_API); /* a full ring waits (pa_emit_full) */
+    if (PA_LIKELY(rec != NULL)) {
+        pa_ze_api_rec_fill(rec, api, result, t0, t1, pa_ze_corr_new());
+        pa_emit1_end();
+    }
+    if (PA_UNLIKELY(atomic_load_explicit(&pa_ze_dev_attrs_pending, memory_order_relaxed)))
+        pa_ze_emit_devices();
+}
+
+void pa_ze_rec_finish(pa_record_t *rec, int api, int32_t result, uint64_t t0, uint64_t t1)
+{
+    pa_ze_api_rec_fill(rec, api, result, t0, t1, pa_ze_corr_new());
+    pa_emit1_end();
+    if (PA_UNLIKELY(atomic_load_explicit(&pa_ze_dev_attrs_pending, memory_order_relaxed)))
+        pa_ze_emit_devices();
+}
+
+void pa_ze_rec_full(pa_ring_t *r, int api, int32_t result, uint64_t t0, uint64_t t1)
+{
+    /* as pa_emit1_begin() after its reserve was refused */
+    pa_record_t *rec = &pa_emit_full ? pa_emit_full(r, 1, pa_tls.hgtx_open + PA_KEEP_ENDS, PA_REC_ZE_API) : NULL;
+    if (rec != NULL) {
+        pa_ze_rec_finish(rec, api, result, t0, t1);
+        return;
+    }
+    pa_emit_busy_clear();
+    if (PA_UNLIKELY(atomic_load_explicit(&pa_ze_dev_attrs_pending, memory_order_relaxed)))
+        pa_ze_emit_devices();
+}
+
+void pa_ze_rec_after(int nudge)
+{
+    if (nudge)
+        pa_ring_nudge_due();
+    if (pa_tls.emitting)
+        pa_stash_flush();
+    if (atomic_load_explicit(&pa_ze_dev_attrs_pending, memory_order_relaxed))
+        pa_ze_emit_devices();
+}
+
 /*! pa_ze_api_name() : "zeCommandListAppendLaunchKernel" for an enum pa_ze_api_id, NULL
  *  when out of range (used by the aggregator to name API records). */
 const char *pa_ze_api_name(uint32_t id)

@@ -13,10 +13,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeInit(ze_init_flags_t flags)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_Init))(flags);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_Init, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_Init, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(flags);
+            pa_ze_fast_exit_plain(PA_ZE_API_Init, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(flags);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_Init, pa_ze_exit_plain_arg(PA_ZE_API_Init, NULL), (int32_t)r, t0)))
-            return r;
         ze_init_flags_t c_flags = flags;
         ze_init_params_t p = { &c_flags };
         void *inst = (void *)(uintptr_t)t0;
@@ -40,10 +44,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGet(uint32_t* pCount, ze_driver_handle_
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGet))(pCount, phDrivers);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGet, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DriverGet, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(pCount, phDrivers);
+            pa_ze_fast_exit_plain(PA_ZE_API_DriverGet, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(pCount, phDrivers);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGet, pa_ze_exit_plain_arg(PA_ZE_API_DriverGet, NULL), (int32_t)r, t0)))
-            return r;
         uint32_t* c_pCount = pCount;
         ze_driver_handle_t* c_phDrivers = phDrivers;
         ze_driver_get_params_t p = { &c_pCount, &c_phDrivers };
@@ -69,10 +77,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetApiVersion(ze_driver_handle_t hDrive
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGetApiVersion))(hDriver, version);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGetApiVersion, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DriverGetApiVersion, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDriver, version);
+            pa_ze_fast_exit_plain(PA_ZE_API_DriverGetApiVersion, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDriver, version);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGetApiVersion, pa_ze_exit_plain_arg(PA_ZE_API_DriverGetApiVersion, NULL), (int32_t)r, t0)))
-            return r;
         ze_driver_handle_t c_hDriver = hDriver;
         ze_api_version_t* c_version = version;
         ze_driver_get_api_version_params_t p = { &c_hDriver, &c_version };
@@ -98,10 +110,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetProperties(ze_driver_handle_t hDrive
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGetProperties))(hDriver, pDriverProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGetProperties, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DriverGetProperties, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDriver, pDriverProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_DriverGetProperties, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDriver, pDriverProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGetProperties, pa_ze_exit_plain_arg(PA_ZE_API_DriverGetProperties, NULL), (int32_t)r, t0)))
-            return r;
         ze_driver_handle_t c_hDriver = hDriver;
         ze_driver_properties_t* c_pDriverProperties = pDriverProperties;
         ze_driver_get_properties_params_t p = { &c_hDriver, &c_pDriverProperties };
@@ -127,10 +143,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetIpcProperties(ze_driver_handle_t hDr
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGetIpcProperties))(hDriver, pIpcProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGetIpcProperties, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DriverGetIpcProperties, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDriver, pIpcProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_DriverGetIpcProperties, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDriver, pIpcProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGetIpcProperties, pa_ze_exit_plain_arg(PA_ZE_API_DriverGetIpcProperties, NULL), (int32_t)r, t0)))
-            return r;
         ze_driver_handle_t c_hDriver = hDriver;
         ze_driver_ipc_properties_t* c_pIpcProperties = pIpcProperties;
         ze_driver_get_ipc_properties_params_t p = { &c_hDriver, &c_pIpcProperties };
@@ -156,10 +176,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetExtensionProperties(ze_driver_handle
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGetExtensionProperties))(hDriver, pCount, pExtensionProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGetExtensionProperties, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DriverGetExtensionProperties, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDriver, pCount, pExtensionProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_DriverGetExtensionProperties, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDriver, pCount, pExtensionProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGetExtensionProperties, pa_ze_exit_plain_arg(PA_ZE_API_DriverGetExtensionProperties, NULL), (int32_t)r, t0)))
-            return r;
         ze_driver_handle_t c_hDriver = hDriver;
         uint32_t* c_pCount = pCount;
         ze_driver_extension_properties_t* c_pExtensionProperties = pExtensionProperties;
@@ -187,10 +211,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDriverGetExtensionFunctionAddress(ze_driver_h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DriverGetExtensionFunctionAddress))(hDriver, name, ppFunctionAddress);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DriverGetExtensionFunctionAddress, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DriverGetExtensionFunctionAddress, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDriver, name, ppFunctionAddress);
+            pa_ze_fast_exit_plain(PA_ZE_API_DriverGetExtensionFunctionAddress, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDriver, name, ppFunctionAddress);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DriverGetExtensionFunctionAddress, pa_ze_exit_plain_arg(PA_ZE_API_DriverGetExtensionFunctionAddress, NULL), (int32_t)r, t0)))
-            return r;
         ze_driver_handle_t c_hDriver = hDriver;
         const char* c_name = name;
         void** c_ppFunctionAddress = ppFunctionAddress;
@@ -222,10 +250,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGet(ze_driver_handle_t hDriver, uint32_
     }
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGet, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceGet, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDriver, pCount, phDevices);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceGet, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDriver, pCount, phDevices);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGet, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGet, NULL), (int32_t)r, t0)))
-            return r;
         ze_driver_handle_t c_hDriver = hDriver;
         uint32_t* c_pCount = pCount;
         ze_device_handle_t* c_phDevices = phDevices;
@@ -253,10 +285,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetSubDevices(ze_device_handle_t hDevic
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetSubDevices))(hDevice, pCount, phSubdevices);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetSubDevices, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetSubDevices, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, pCount, phSubdevices);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceGetSubDevices, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pCount, phSubdevices);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetSubDevices, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetSubDevices, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         uint32_t* c_pCount = pCount;
         ze_device_handle_t* c_phSubdevices = phSubdevices;
@@ -284,10 +320,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetProperties(ze_device_handle_t hDevic
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetProperties))(hDevice, pDeviceProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetProperties, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetProperties, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, pDeviceProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceGetProperties, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pDeviceProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetProperties, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         ze_device_properties_t* c_pDeviceProperties = pDeviceProperties;
         ze_device_get_properties_params_t p = { &c_hDevice, &c_pDeviceProperties };
@@ -313,10 +353,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetComputeProperties(ze_device_handle_t
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetComputeProperties))(hDevice, pComputeProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetComputeProperties, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetComputeProperties, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, pComputeProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceGetComputeProperties, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pComputeProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetComputeProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetComputeProperties, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         ze_device_compute_properties_t* c_pComputeProperties = pComputeProperties;
         ze_device_get_compute_properties_params_t p = { &c_hDevice, &c_pComputeProperties };
@@ -342,10 +386,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetModuleProperties(ze_device_handle_t 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetModuleProperties))(hDevice, pModuleProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetModuleProperties, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetModuleProperties, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, pModuleProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceGetModuleProperties, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pModuleProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetModuleProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetModuleProperties, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         ze_device_module_properties_t* c_pModuleProperties = pModuleProperties;
         ze_device_get_module_properties_params_t p = { &c_hDevice, &c_pModuleProperties };
@@ -371,10 +419,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetCommandQueueGroupProperties(ze_devic
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetCommandQueueGroupProperties))(hDevice, pCount, pCommandQueueGroupProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetCommandQueueGroupProperties, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetCommandQueueGroupProperties, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, pCount, pCommandQueueGroupProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceGetCommandQueueGroupProperties, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pCount, pCommandQueueGroupProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetCommandQueueGroupProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetCommandQueueGroupProperties, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         uint32_t* c_pCount = pCount;
         ze_command_queue_group_properties_t* c_pCommandQueueGroupProperties = pCommandQueueGroupProperties;
@@ -402,10 +454,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetMemoryProperties(ze_device_handle_t 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetMemoryProperties))(hDevice, pCount, pMemProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetMemoryProperties, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetMemoryProperties, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, pCount, pMemProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceGetMemoryProperties, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pCount, pMemProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetMemoryProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetMemoryProperties, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         uint32_t* c_pCount = pCount;
         ze_device_memory_properties_t* c_pMemProperties = pMemProperties;
@@ -433,10 +489,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetMemoryAccessProperties(ze_device_han
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetMemoryAccessProperties))(hDevice, pMemAccessProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetMemoryAccessProperties, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetMemoryAccessProperties, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, pMemAccessProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceGetMemoryAccessProperties, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pMemAccessProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetMemoryAccessProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetMemoryAccessProperties, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         ze_device_memory_access_properties_t* c_pMemAccessProperties = pMemAccessProperties;
         ze_device_get_memory_access_properties_params_t p = { &c_hDevice, &c_pMemAccessProperties };
@@ -462,10 +522,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetCacheProperties(ze_device_handle_t h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetCacheProperties))(hDevice, pCount, pCacheProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetCacheProperties, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetCacheProperties, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, pCount, pCacheProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceGetCacheProperties, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pCount, pCacheProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetCacheProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetCacheProperties, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         uint32_t* c_pCount = pCount;
         ze_device_cache_properties_t* c_pCacheProperties = pCacheProperties;
@@ -493,10 +557,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetImageProperties(ze_device_handle_t h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetImageProperties))(hDevice, pImageProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetImageProperties, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetImageProperties, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, pImageProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceGetImageProperties, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pImageProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetImageProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetImageProperties, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         ze_device_image_properties_t* c_pImageProperties = pImageProperties;
         ze_device_get_image_properties_params_t p = { &c_hDevice, &c_pImageProperties };
@@ -522,10 +590,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetExternalMemoryProperties(ze_device_h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetExternalMemoryProperties))(hDevice, pExternalMemoryProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetExternalMemoryProperties, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetExternalMemoryProperties, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, pExternalMemoryProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceGetExternalMemoryProperties, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pExternalMemoryProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetExternalMemoryProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetExternalMemoryProperties, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         ze_device_external_memory_properties_t* c_pExternalMemoryProperties = pExternalMemoryProperties;
         ze_device_get_external_memory_properties_params_t p = { &c_hDevice, &c_pExternalMemoryProperties };
@@ -551,10 +623,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetP2PProperties(ze_device_handle_t hDe
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetP2PProperties))(hDevice, hPeerDevice, pP2PProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetP2PProperties, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetP2PProperties, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, hPeerDevice, pP2PProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceGetP2PProperties, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, hPeerDevice, pP2PProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetP2PProperties, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetP2PProperties, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         ze_device_handle_t c_hPeerDevice = hPeerDevice;
         ze_device_p2p_properties_t* c_pP2PProperties = pP2PProperties;
@@ -582,10 +658,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceCanAccessPeer(ze_device_handle_t hDevic
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceCanAccessPeer))(hDevice, hPeerDevice, value);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceCanAccessPeer, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceCanAccessPeer, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, hPeerDevice, value);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceCanAccessPeer, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, hPeerDevice, value);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceCanAccessPeer, pa_ze_exit_plain_arg(PA_ZE_API_DeviceCanAccessPeer, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         ze_device_handle_t c_hPeerDevice = hPeerDevice;
         ze_bool_t* c_value = value;
@@ -613,10 +693,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetStatus(ze_device_handle_t hDevice)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetStatus))(hDevice);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetStatus, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetStatus, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceGetStatus, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetStatus, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetStatus, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         ze_device_get_status_params_t p = { &c_hDevice };
         void *inst = (void *)(uintptr_t)t0;
@@ -640,10 +724,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetGlobalTimestamps(ze_device_handle_t 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetGlobalTimestamps))(hDevice, hostTimestamp, deviceTimestamp);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetGlobalTimestamps, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetGlobalTimestamps, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, hostTimestamp, deviceTimestamp);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceGetGlobalTimestamps, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, hostTimestamp, deviceTimestamp);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetGlobalTimestamps, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetGlobalTimestamps, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         uint64_t* c_hostTimestamp = hostTimestamp;
         uint64_t* c_deviceTimestamp = deviceTimestamp;
@@ -675,10 +763,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextCreate(ze_driver_handle_t hDriver, con
     }
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextCreate, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ContextCreate, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDriver, desc, phContext);
+            pa_ze_fast_exit_plain(PA_ZE_API_ContextCreate, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDriver, desc, phContext);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextCreate, pa_ze_exit_plain_arg(PA_ZE_API_ContextCreate, NULL), (int32_t)r, t0)))
-            return r;
         ze_driver_handle_t c_hDriver = hDriver;
         const ze_context_desc_t* c_desc = desc;
         ze_context_handle_t* c_phContext = phContext;
@@ -706,10 +798,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextCreateEx(ze_driver_handle_t hDriver, c
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextCreateEx))(hDriver, desc, numDevices, phDevices, phContext);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextCreateEx, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ContextCreateEx, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDriver, desc, numDevices, phDevices, phContext);
+            pa_ze_fast_exit_plain(PA_ZE_API_ContextCreateEx, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDriver, desc, numDevices, phDevices, phContext);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextCreateEx, pa_ze_exit_plain_arg(PA_ZE_API_ContextCreateEx, NULL), (int32_t)r, t0)))
-            return r;
         ze_driver_handle_t c_hDriver = hDriver;
         const ze_context_desc_t* c_desc = desc;
         uint32_t c_numDevices = numDevices;
@@ -741,10 +837,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextDestroy(ze_context_handle_t hContext)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextDestroy))(hContext);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextDestroy, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ContextDestroy, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext);
+            pa_ze_fast_exit_plain(PA_ZE_API_ContextDestroy, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextDestroy, pa_ze_exit_plain_arg(PA_ZE_API_ContextDestroy, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_context_destroy_params_t p = { &c_hContext };
         void *inst = (void *)(uintptr_t)t0;
@@ -768,10 +868,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextGetStatus(ze_context_handle_t hContext
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextGetStatus))(hContext);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextGetStatus, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ContextGetStatus, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext);
+            pa_ze_fast_exit_plain(PA_ZE_API_ContextGetStatus, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextGetStatus, pa_ze_exit_plain_arg(PA_ZE_API_ContextGetStatus, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_context_get_status_params_t p = { &c_hContext };
         void *inst = (void *)(uintptr_t)t0;
@@ -795,10 +899,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueCreate(ze_context_handle_t hConte
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandQueueCreate))(hContext, hDevice, desc, phCommandQueue);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandQueueCreate, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandQueueCreate, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hDevice, desc, phCommandQueue);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandQueueCreate, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, desc, phCommandQueue);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandQueueCreate, pa_ze_exit_plain_arg(PA_ZE_API_CommandQueueCreate, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_device_handle_t c_hDevice = hDevice;
         const ze_command_queue_desc_t* c_desc = desc;
@@ -828,10 +936,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueDestroy(ze_command_queue_handle_t
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandQueueDestroy))(hCommandQueue);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandQueueDestroy, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandQueueDestroy, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandQueue);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandQueueDestroy, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandQueue);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandQueueDestroy, pa_ze_exit_plain_arg(PA_ZE_API_CommandQueueDestroy, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_queue_handle_t c_hCommandQueue = hCommandQueue;
         ze_command_queue_destroy_params_t p = { &c_hCommandQueue };
         void *inst = (void *)(uintptr_t)t0;
@@ -855,10 +967,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueExecuteCommandLists(ze_command_qu
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandQueueExecuteCommandLists))(hCommandQueue, numCommandLists, phCommandLists, hFence);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandQueueExecuteCommandLists, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandQueueExecuteCommandLists, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandQueue, numCommandLists, phCommandLists, hFence);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandQueueExecuteCommandLists, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandQueue, numCommandLists, phCommandLists, hFence);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandQueueExecuteCommandLists, pa_ze_exit_plain_arg(PA_ZE_API_CommandQueueExecuteCommandLists, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_queue_handle_t c_hCommandQueue = hCommandQueue;
         uint32_t c_numCommandLists = numCommandLists;
         ze_command_list_handle_t* c_phCommandLists = phCommandLists;
@@ -888,10 +1004,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandQueueSynchronize(ze_command_queue_hand
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandQueueSynchronize))(hCommandQueue, timeout);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandQueueSynchronize, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandQueueSynchronize, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandQueue, timeout);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandQueueSynchronize, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandQueue, timeout);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandQueueSynchronize, pa_ze_exit_plain_arg(PA_ZE_API_CommandQueueSynchronize, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_queue_handle_t c_hCommandQueue = hCommandQueue;
         uint64_t c_timeout = timeout;
         ze_command_queue_synchronize_params_t p = { &c_hCommandQueue, &c_timeout };
@@ -917,10 +1037,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListCreate(ze_context_handle_t hContex
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListCreate))(hContext, hDevice, desc, phCommandList);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListCreate, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListCreate, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hDevice, desc, phCommandList);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListCreate, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, desc, phCommandList);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListCreate, pa_ze_exit_plain_arg(PA_ZE_API_CommandListCreate, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_device_handle_t c_hDevice = hDevice;
         const ze_command_list_desc_t* c_desc = desc;
@@ -950,10 +1074,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListCreateImmediate(ze_context_handle_
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListCreateImmediate))(hContext, hDevice, altdesc, phCommandList);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListCreateImmediate, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListCreateImmediate, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hDevice, altdesc, phCommandList);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListCreateImmediate, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, altdesc, phCommandList);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListCreateImmediate, pa_ze_exit_plain_arg(PA_ZE_API_CommandListCreateImmediate, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_device_handle_t c_hDevice = hDevice;
         const ze_command_queue_desc_t* c_altdesc = altdesc;
@@ -983,10 +1111,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListDestroy(ze_command_list_handle_t h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListDestroy))(hCommandList);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListDestroy, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListDestroy, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListDestroy, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListDestroy, pa_ze_exit_plain_arg(PA_ZE_API_CommandListDestroy, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         ze_command_list_destroy_params_t p = { &c_hCommandList };
         void *inst = (void *)(uintptr_t)t0;
@@ -1010,10 +1142,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListClose(ze_command_list_handle_t hCo
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListClose))(hCommandList);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListClose, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListClose, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListClose, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListClose, pa_ze_exit_plain_arg(PA_ZE_API_CommandListClose, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         ze_command_list_close_params_t p = { &c_hCommandList };
         void *inst = (void *)(uintptr_t)t0;
@@ -1037,10 +1173,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListReset(ze_command_list_handle_t hCo
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListReset))(hCommandList);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListReset, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListReset, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListReset, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListReset, pa_ze_exit_plain_arg(PA_ZE_API_CommandListReset, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         ze_command_list_reset_params_t p = { &c_hCommandList };
         void *inst = (void *)(uintptr_t)t0;
@@ -1064,10 +1204,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendWriteGlobalTimestamp(ze_comm
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendWriteGlobalTimestamp))(hCommandList, dstptr, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, dstptr, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, dstptr, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendWriteGlobalTimestamp, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         uint64_t* c_dstptr = dstptr;
         ze_event_handle_t c_hSignalEvent = hSignalEvent;
@@ -1099,10 +1243,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendBarrier(ze_command_list_hand
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendBarrier))(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendBarrier, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendBarrier, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendBarrier, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendBarrier, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendBarrier, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         ze_event_handle_t c_hSignalEvent = hSignalEvent;
         uint32_t c_numWaitEvents = numWaitEvents;
@@ -1132,10 +1280,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryRangesBarrier(ze_comma
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryRangesBarrier))(hCommandList, numRanges, pRangeSizes, pRanges, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryRangesBarrier, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryRangesBarrier, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, numRanges, pRangeSizes, pRanges, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendMemoryRangesBarrier, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, numRanges, pRangeSizes, pRanges, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryRangesBarrier, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryRangesBarrier, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         uint32_t c_numRanges = numRanges;
         const size_t* c_pRangeSizes = pRangeSizes;
@@ -1171,10 +1323,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextSystemBarrier(ze_context_handle_t hCon
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextSystemBarrier))(hContext, hDevice);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextSystemBarrier, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ContextSystemBarrier, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hDevice);
+            pa_ze_fast_exit_plain(PA_ZE_API_ContextSystemBarrier, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextSystemBarrier, pa_ze_exit_plain_arg(PA_ZE_API_ContextSystemBarrier, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_device_handle_t c_hDevice = hDevice;
         ze_context_system_barrier_params_t p = { &c_hContext, &c_hDevice };
@@ -1200,10 +1356,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryCopy(ze_command_list_h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryCopy))(hCommandList, dstptr, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryCopy, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryCopy, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, dstptr, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendMemoryCopy, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, dstptr, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryCopy, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryCopy, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         void* c_dstptr = dstptr;
         const void* c_srcptr = srcptr;
@@ -1239,10 +1399,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryFill(ze_command_list_h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryFill))(hCommandList, ptr, pattern, pattern_size, size, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryFill, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryFill, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, ptr, pattern, pattern_size, size, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendMemoryFill, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, ptr, pattern, pattern_size, size, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryFill, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryFill, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         void* c_ptr = ptr;
         const void* c_pattern = pattern;
@@ -1280,10 +1444,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryCopyRegion(ze_command_
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryCopyRegion))(hCommandList, dstptr, dstRegion, dstPitch, dstSlicePitch, srcptr, srcRegion, srcPitch, srcSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryCopyRegion, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryCopyRegion, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, dstptr, dstRegion, dstPitch, dstSlicePitch, srcptr, srcRegion, srcPitch, srcSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendMemoryCopyRegion, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, dstptr, dstRegion, dstPitch, dstSlicePitch, srcptr, srcRegion, srcPitch, srcSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryCopyRegion, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryCopyRegion, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         void* c_dstptr = dstptr;
         const ze_copy_region_t* c_dstRegion = dstRegion;
@@ -1329,10 +1497,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryCopyFromContext(ze_com
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryCopyFromContext))(hCommandList, dstptr, hContextSrc, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryCopyFromContext, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryCopyFromContext, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, dstptr, hContextSrc, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendMemoryCopyFromContext, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, dstptr, hContextSrc, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryCopyFromContext, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryCopyFromContext, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         void* c_dstptr = dstptr;
         ze_context_handle_t c_hContextSrc = hContextSrc;
@@ -1370,10 +1542,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopy(ze_command_list_ha
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopy))(hCommandList, hDstImage, hSrcImage, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopy, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopy, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, hDstImage, hSrcImage, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendImageCopy, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hDstImage, hSrcImage, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopy, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopy, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         ze_image_handle_t c_hDstImage = hDstImage;
         ze_image_handle_t c_hSrcImage = hSrcImage;
@@ -1407,10 +1583,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyRegion(ze_command_l
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopyRegion))(hCommandList, hDstImage, hSrcImage, pDstRegion, pSrcRegion, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopyRegion, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyRegion, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, hDstImage, hSrcImage, pDstRegion, pSrcRegion, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendImageCopyRegion, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hDstImage, hSrcImage, pDstRegion, pSrcRegion, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopyRegion, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyRegion, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         ze_image_handle_t c_hDstImage = hDstImage;
         ze_image_handle_t c_hSrcImage = hSrcImage;
@@ -1448,10 +1628,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyToMemory(ze_command
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopyToMemory))(hCommandList, dstptr, hSrcImage, pSrcRegion, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopyToMemory, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyToMemory, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, dstptr, hSrcImage, pSrcRegion, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendImageCopyToMemory, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, dstptr, hSrcImage, pSrcRegion, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopyToMemory, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyToMemory, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         void* c_dstptr = dstptr;
         ze_image_handle_t c_hSrcImage = hSrcImage;
@@ -1487,10 +1671,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyFromMemory(ze_comma
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopyFromMemory))(hCommandList, hDstImage, srcptr, pDstRegion, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopyFromMemory, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyFromMemory, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, hDstImage, srcptr, pDstRegion, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendImageCopyFromMemory, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hDstImage, srcptr, pDstRegion, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopyFromMemory, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyFromMemory, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         ze_image_handle_t c_hDstImage = hDstImage;
         const void* c_srcptr = srcptr;
@@ -1526,10 +1714,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemoryPrefetch(ze_command_li
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemoryPrefetch))(hCommandList, ptr, size);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemoryPrefetch, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryPrefetch, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, ptr, size);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendMemoryPrefetch, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, ptr, size);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemoryPrefetch, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemoryPrefetch, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         const void* c_ptr = ptr;
         size_t c_size = size;
@@ -1557,10 +1749,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendMemAdvise(ze_command_list_ha
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendMemAdvise))(hCommandList, hDevice, ptr, size, advice);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendMemAdvise, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemAdvise, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, hDevice, ptr, size, advice);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendMemAdvise, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hDevice, ptr, size, advice);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendMemAdvise, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendMemAdvise, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         ze_device_handle_t c_hDevice = hDevice;
         const void* c_ptr = ptr;
@@ -1592,10 +1788,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolCreate(ze_context_handle_t hContext,
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventPoolCreate))(hContext, desc, numDevices, phDevices, phEventPool);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventPoolCreate, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_EventPoolCreate, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, desc, numDevices, phDevices, phEventPool);
+            pa_ze_fast_exit_plain(PA_ZE_API_EventPoolCreate, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, desc, numDevices, phDevices, phEventPool);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventPoolCreate, pa_ze_exit_plain_arg(PA_ZE_API_EventPoolCreate, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         const ze_event_pool_desc_t* c_desc = desc;
         uint32_t c_numDevices = numDevices;
@@ -1627,10 +1827,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolDestroy(ze_event_pool_handle_t hEven
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventPoolDestroy))(hEventPool);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventPoolDestroy, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_EventPoolDestroy, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hEventPool);
+            pa_ze_fast_exit_plain(PA_ZE_API_EventPoolDestroy, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hEventPool);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventPoolDestroy, pa_ze_exit_plain_arg(PA_ZE_API_EventPoolDestroy, NULL), (int32_t)r, t0)))
-            return r;
         ze_event_pool_handle_t c_hEventPool = hEventPool;
         ze_event_pool_destroy_params_t p = { &c_hEventPool };
         void *inst = (void *)(uintptr_t)t0;
@@ -1654,10 +1858,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventCreate(ze_event_pool_handle_t hEventPool
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventCreate))(hEventPool, desc, phEvent);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventCreate, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_EventCreate, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hEventPool, desc, phEvent);
+            pa_ze_fast_exit_plain(PA_ZE_API_EventCreate, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hEventPool, desc, phEvent);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventCreate, pa_ze_exit_plain_arg(PA_ZE_API_EventCreate, NULL), (int32_t)r, t0)))
-            return r;
         ze_event_pool_handle_t c_hEventPool = hEventPool;
         const ze_event_desc_t* c_desc = desc;
         ze_event_handle_t* c_phEvent = phEvent;
@@ -1685,10 +1893,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventDestroy(ze_event_handle_t hEvent)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventDestroy))(hEvent);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventDestroy, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_EventDestroy, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hEvent);
+            pa_ze_fast_exit_plain(PA_ZE_API_EventDestroy, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hEvent);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventDestroy, pa_ze_exit_plain_arg(PA_ZE_API_EventDestroy, NULL), (int32_t)r, t0)))
-            return r;
         ze_event_handle_t c_hEvent = hEvent;
         ze_event_destroy_params_t p = { &c_hEvent };
         void *inst = (void *)(uintptr_t)t0;
@@ -1712,10 +1924,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolGetIpcHandle(ze_event_pool_handle_t 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventPoolGetIpcHandle))(hEventPool, phIpc);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventPoolGetIpcHandle, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_EventPoolGetIpcHandle, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hEventPool, phIpc);
+            pa_ze_fast_exit_plain(PA_ZE_API_EventPoolGetIpcHandle, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hEventPool, phIpc);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventPoolGetIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_EventPoolGetIpcHandle, NULL), (int32_t)r, t0)))
-            return r;
         ze_event_pool_handle_t c_hEventPool = hEventPool;
         ze_ipc_event_pool_handle_t* c_phIpc = phIpc;
         ze_event_pool_get_ipc_handle_params_t p = { &c_hEventPool, &c_phIpc };
@@ -1741,10 +1957,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolOpenIpcHandle(ze_context_handle_t hC
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventPoolOpenIpcHandle))(hContext, hIpc, phEventPool);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventPoolOpenIpcHandle, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_EventPoolOpenIpcHandle, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hIpc, phEventPool);
+            pa_ze_fast_exit_plain(PA_ZE_API_EventPoolOpenIpcHandle, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hIpc, phEventPool);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventPoolOpenIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_EventPoolOpenIpcHandle, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_ipc_event_pool_handle_t c_hIpc = hIpc;
         ze_event_pool_handle_t* c_phEventPool = phEventPool;
@@ -1772,10 +1992,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventPoolCloseIpcHandle(ze_event_pool_handle_
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventPoolCloseIpcHandle))(hEventPool);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventPoolCloseIpcHandle, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_EventPoolCloseIpcHandle, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hEventPool);
+            pa_ze_fast_exit_plain(PA_ZE_API_EventPoolCloseIpcHandle, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hEventPool);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventPoolCloseIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_EventPoolCloseIpcHandle, NULL), (int32_t)r, t0)))
-            return r;
         ze_event_pool_handle_t c_hEventPool = hEventPool;
         ze_event_pool_close_ipc_handle_params_t p = { &c_hEventPool };
         void *inst = (void *)(uintptr_t)t0;
@@ -1799,10 +2023,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendSignalEvent(ze_command_list_
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendSignalEvent))(hCommandList, hEvent);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendSignalEvent, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendSignalEvent, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, hEvent);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendSignalEvent, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hEvent);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendSignalEvent, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendSignalEvent, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         ze_event_handle_t c_hEvent = hEvent;
         ze_command_list_append_signal_event_params_t p = { &c_hCommandList, &c_hEvent };
@@ -1828,10 +2056,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendWaitOnEvents(ze_command_list
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendWaitOnEvents))(hCommandList, numEvents, phEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendWaitOnEvents, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendWaitOnEvents, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, numEvents, phEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendWaitOnEvents, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, numEvents, phEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendWaitOnEvents, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendWaitOnEvents, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         uint32_t c_numEvents = numEvents;
         ze_event_handle_t* c_phEvents = phEvents;
@@ -1859,10 +2091,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventHostSignal(ze_event_handle_t hEvent)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventHostSignal))(hEvent);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventHostSignal, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_EventHostSignal, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hEvent);
+            pa_ze_fast_exit_plain(PA_ZE_API_EventHostSignal, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hEvent);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventHostSignal, pa_ze_exit_plain_arg(PA_ZE_API_EventHostSignal, NULL), (int32_t)r, t0)))
-            return r;
         ze_event_handle_t c_hEvent = hEvent;
         ze_event_host_signal_params_t p = { &c_hEvent };
         void *inst = (void *)(uintptr_t)t0;
@@ -1886,10 +2122,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventHostSynchronize(ze_event_handle_t hEvent
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventHostSynchronize))(hEvent, timeout);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventHostSynchronize, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_EventHostSynchronize, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hEvent, timeout);
+            pa_ze_fast_exit_plain(PA_ZE_API_EventHostSynchronize, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hEvent, timeout);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventHostSynchronize, pa_ze_exit_plain_arg(PA_ZE_API_EventHostSynchronize, NULL), (int32_t)r, t0)))
-            return r;
         ze_event_handle_t c_hEvent = hEvent;
         uint64_t c_timeout = timeout;
         ze_event_host_synchronize_params_t p = { &c_hEvent, &c_timeout };
@@ -1915,10 +2155,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventQueryStatus(ze_event_handle_t hEvent)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventQueryStatus))(hEvent);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventQueryStatus, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_EventQueryStatus, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hEvent);
+            pa_ze_fast_exit_plain(PA_ZE_API_EventQueryStatus, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hEvent);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventQueryStatus, pa_ze_exit_plain_arg(PA_ZE_API_EventQueryStatus, NULL), (int32_t)r, t0)))
-            return r;
         ze_event_handle_t c_hEvent = hEvent;
         ze_event_query_status_params_t p = { &c_hEvent };
         void *inst = (void *)(uintptr_t)t0;
@@ -1942,10 +2186,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendEventReset(ze_command_list_h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendEventReset))(hCommandList, hEvent);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendEventReset, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendEventReset, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, hEvent);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendEventReset, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hEvent);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendEventReset, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendEventReset, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         ze_event_handle_t c_hEvent = hEvent;
         ze_command_list_append_event_reset_params_t p = { &c_hCommandList, &c_hEvent };
@@ -1971,10 +2219,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventHostReset(ze_event_handle_t hEvent)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventHostReset))(hEvent);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventHostReset, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_EventHostReset, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hEvent);
+            pa_ze_fast_exit_plain(PA_ZE_API_EventHostReset, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hEvent);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventHostReset, pa_ze_exit_plain_arg(PA_ZE_API_EventHostReset, NULL), (int32_t)r, t0)))
-            return r;
         ze_event_handle_t c_hEvent = hEvent;
         ze_event_host_reset_params_t p = { &c_hEvent };
         void *inst = (void *)(uintptr_t)t0;
@@ -1998,10 +2250,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventQueryKernelTimestamp(ze_event_handle_t h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventQueryKernelTimestamp))(hEvent, dstptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventQueryKernelTimestamp, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_EventQueryKernelTimestamp, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hEvent, dstptr);
+            pa_ze_fast_exit_plain(PA_ZE_API_EventQueryKernelTimestamp, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hEvent, dstptr);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventQueryKernelTimestamp, pa_ze_exit_plain_arg(PA_ZE_API_EventQueryKernelTimestamp, NULL), (int32_t)r, t0)))
-            return r;
         ze_event_handle_t c_hEvent = hEvent;
         ze_kernel_timestamp_result_t* c_dstptr = dstptr;
         ze_event_query_kernel_timestamp_params_t p = { &c_hEvent, &c_dstptr };
@@ -2027,10 +2283,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendQueryKernelTimestamps(ze_com
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendQueryKernelTimestamps))(hCommandList, numEvents, phEvents, dstptr, pOffsets, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendQueryKernelTimestamps, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendQueryKernelTimestamps, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, numEvents, phEvents, dstptr, pOffsets, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendQueryKernelTimestamps, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, numEvents, phEvents, dstptr, pOffsets, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendQueryKernelTimestamps, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendQueryKernelTimestamps, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         uint32_t c_numEvents = numEvents;
         ze_event_handle_t* c_phEvents = phEvents;
@@ -2068,10 +2328,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceCreate(ze_command_queue_handle_t hComman
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FenceCreate))(hCommandQueue, desc, phFence);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FenceCreate, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_FenceCreate, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandQueue, desc, phFence);
+            pa_ze_fast_exit_plain(PA_ZE_API_FenceCreate, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandQueue, desc, phFence);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FenceCreate, pa_ze_exit_plain_arg(PA_ZE_API_FenceCreate, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_queue_handle_t c_hCommandQueue = hCommandQueue;
         const ze_fence_desc_t* c_desc = desc;
         ze_fence_handle_t* c_phFence = phFence;
@@ -2099,10 +2363,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceDestroy(ze_fence_handle_t hFence)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FenceDestroy))(hFence);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FenceDestroy, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_FenceDestroy, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hFence);
+            pa_ze_fast_exit_plain(PA_ZE_API_FenceDestroy, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hFence);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FenceDestroy, pa_ze_exit_plain_arg(PA_ZE_API_FenceDestroy, NULL), (int32_t)r, t0)))
-            return r;
         ze_fence_handle_t c_hFence = hFence;
         ze_fence_destroy_params_t p = { &c_hFence };
         void *inst = (void *)(uintptr_t)t0;
@@ -2126,10 +2394,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceHostSynchronize(ze_fence_handle_t hFence
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FenceHostSynchronize))(hFence, timeout);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FenceHostSynchronize, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_FenceHostSynchronize, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hFence, timeout);
+            pa_ze_fast_exit_plain(PA_ZE_API_FenceHostSynchronize, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hFence, timeout);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FenceHostSynchronize, pa_ze_exit_plain_arg(PA_ZE_API_FenceHostSynchronize, NULL), (int32_t)r, t0)))
-            return r;
         ze_fence_handle_t c_hFence = hFence;
         uint64_t c_timeout = timeout;
         ze_fence_host_synchronize_params_t p = { &c_hFence, &c_timeout };
@@ -2155,10 +2427,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceQueryStatus(ze_fence_handle_t hFence)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FenceQueryStatus))(hFence);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FenceQueryStatus, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_FenceQueryStatus, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hFence);
+            pa_ze_fast_exit_plain(PA_ZE_API_FenceQueryStatus, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hFence);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FenceQueryStatus, pa_ze_exit_plain_arg(PA_ZE_API_FenceQueryStatus, NULL), (int32_t)r, t0)))
-            return r;
         ze_fence_handle_t c_hFence = hFence;
         ze_fence_query_status_params_t p = { &c_hFence };
         void *inst = (void *)(uintptr_t)t0;
@@ -2182,10 +2458,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeFenceReset(ze_fence_handle_t hFence)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FenceReset))(hFence);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FenceReset, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_FenceReset, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hFence);
+            pa_ze_fast_exit_plain(PA_ZE_API_FenceReset, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hFence);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FenceReset, pa_ze_exit_plain_arg(PA_ZE_API_FenceReset, NULL), (int32_t)r, t0)))
-            return r;
         ze_fence_handle_t c_hFence = hFence;
         ze_fence_reset_params_t p = { &c_hFence };
         void *inst = (void *)(uintptr_t)t0;
@@ -2209,10 +2489,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageGetProperties(ze_device_handle_t hDevice
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageGetProperties))(hDevice, desc, pImageProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageGetProperties, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ImageGetProperties, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, desc, pImageProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_ImageGetProperties, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, desc, pImageProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageGetProperties, pa_ze_exit_plain_arg(PA_ZE_API_ImageGetProperties, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         const ze_image_desc_t* c_desc = desc;
         ze_image_properties_t* c_pImageProperties = pImageProperties;
@@ -2240,10 +2524,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageCreate(ze_context_handle_t hContext, ze_
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageCreate))(hContext, hDevice, desc, phImage);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageCreate, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ImageCreate, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hDevice, desc, phImage);
+            pa_ze_fast_exit_plain(PA_ZE_API_ImageCreate, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, desc, phImage);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageCreate, pa_ze_exit_plain_arg(PA_ZE_API_ImageCreate, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_device_handle_t c_hDevice = hDevice;
         const ze_image_desc_t* c_desc = desc;
@@ -2273,10 +2561,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageDestroy(ze_image_handle_t hImage)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageDestroy))(hImage);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageDestroy, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ImageDestroy, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hImage);
+            pa_ze_fast_exit_plain(PA_ZE_API_ImageDestroy, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hImage);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageDestroy, pa_ze_exit_plain_arg(PA_ZE_API_ImageDestroy, NULL), (int32_t)r, t0)))
-            return r;
         ze_image_handle_t c_hImage = hImage;
         ze_image_destroy_params_t p = { &c_hImage };
         void *inst = (void *)(uintptr_t)t0;
@@ -2300,10 +2592,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemAllocShared(ze_context_handle_t hContext, 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemAllocShared))(hContext, device_desc, host_desc, size, alignment, hDevice, pptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemAllocShared, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_MemAllocShared, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, device_desc, host_desc, size, alignment, hDevice, pptr);
+            pa_ze_fast_exit_plain(PA_ZE_API_MemAllocShared, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, device_desc, host_desc, size, alignment, hDevice, pptr);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemAllocShared, pa_ze_exit_plain_arg(PA_ZE_API_MemAllocShared, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         const ze_device_mem_alloc_desc_t* c_device_desc = device_desc;
         const ze_host_mem_alloc_desc_t* c_host_desc = host_desc;
@@ -2339,10 +2635,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemAllocDevice(ze_context_handle_t hContext, 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemAllocDevice))(hContext, device_desc, size, alignment, hDevice, pptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemAllocDevice, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_MemAllocDevice, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, device_desc, size, alignment, hDevice, pptr);
+            pa_ze_fast_exit_plain(PA_ZE_API_MemAllocDevice, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, device_desc, size, alignment, hDevice, pptr);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemAllocDevice, pa_ze_exit_plain_arg(PA_ZE_API_MemAllocDevice, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         const ze_device_mem_alloc_desc_t* c_device_desc = device_desc;
         size_t c_size = size;
@@ -2376,10 +2676,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemAllocHost(ze_context_handle_t hContext, co
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemAllocHost))(hContext, host_desc, size, alignment, pptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemAllocHost, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_MemAllocHost, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, host_desc, size, alignment, pptr);
+            pa_ze_fast_exit_plain(PA_ZE_API_MemAllocHost, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, host_desc, size, alignment, pptr);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemAllocHost, pa_ze_exit_plain_arg(PA_ZE_API_MemAllocHost, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         const ze_host_mem_alloc_desc_t* c_host_desc = host_desc;
         size_t c_size = size;
@@ -2411,10 +2715,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemFree(ze_context_handle_t hContext, void* p
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemFree))(hContext, ptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemFree, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_MemFree, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, ptr);
+            pa_ze_fast_exit_plain(PA_ZE_API_MemFree, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemFree, pa_ze_exit_plain_arg(PA_ZE_API_MemFree, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         void* c_ptr = ptr;
         ze_mem_free_params_t p = { &c_hContext, &c_ptr };
@@ -2440,10 +2748,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemGetAllocProperties(ze_context_handle_t hCo
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemGetAllocProperties))(hContext, ptr, pMemAllocProperties, phDevice);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemGetAllocProperties, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_MemGetAllocProperties, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, ptr, pMemAllocProperties, phDevice);
+            pa_ze_fast_exit_plain(PA_ZE_API_MemGetAllocProperties, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr, pMemAllocProperties, phDevice);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemGetAllocProperties, pa_ze_exit_plain_arg(PA_ZE_API_MemGetAllocProperties, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         const void* c_ptr = ptr;
         ze_memory_allocation_properties_t* c_pMemAllocProperties = pMemAllocProperties;
@@ -2473,10 +2785,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemGetAddressRange(ze_context_handle_t hConte
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemGetAddressRange))(hContext, ptr, pBase, pSize);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemGetAddressRange, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_MemGetAddressRange, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, ptr, pBase, pSize);
+            pa_ze_fast_exit_plain(PA_ZE_API_MemGetAddressRange, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr, pBase, pSize);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemGetAddressRange, pa_ze_exit_plain_arg(PA_ZE_API_MemGetAddressRange, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         const void* c_ptr = ptr;
         void** c_pBase = pBase;
@@ -2506,10 +2822,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemGetIpcHandle(ze_context_handle_t hContext,
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemGetIpcHandle))(hContext, ptr, pIpcHandle);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemGetIpcHandle, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_MemGetIpcHandle, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, ptr, pIpcHandle);
+            pa_ze_fast_exit_plain(PA_ZE_API_MemGetIpcHandle, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr, pIpcHandle);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemGetIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_MemGetIpcHandle, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         const void* c_ptr = ptr;
         ze_ipc_mem_handle_t* c_pIpcHandle = pIpcHandle;
@@ -2537,10 +2857,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemOpenIpcHandle(ze_context_handle_t hContext
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemOpenIpcHandle))(hContext, hDevice, handle, flags, pptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemOpenIpcHandle, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_MemOpenIpcHandle, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hDevice, handle, flags, pptr);
+            pa_ze_fast_exit_plain(PA_ZE_API_MemOpenIpcHandle, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, handle, flags, pptr);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemOpenIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_MemOpenIpcHandle, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_device_handle_t c_hDevice = hDevice;
         ze_ipc_mem_handle_t c_handle = handle;
@@ -2572,10 +2896,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemCloseIpcHandle(ze_context_handle_t hContex
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemCloseIpcHandle))(hContext, ptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemCloseIpcHandle, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_MemCloseIpcHandle, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, ptr);
+            pa_ze_fast_exit_plain(PA_ZE_API_MemCloseIpcHandle, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemCloseIpcHandle, pa_ze_exit_plain_arg(PA_ZE_API_MemCloseIpcHandle, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         const void* c_ptr = ptr;
         ze_mem_close_ipc_handle_params_t p = { &c_hContext, &c_ptr };
@@ -2601,10 +2929,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleCreate(ze_context_handle_t hContext, ze
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleCreate))(hContext, hDevice, desc, phModule, phBuildLog);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleCreate, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ModuleCreate, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hDevice, desc, phModule, phBuildLog);
+            pa_ze_fast_exit_plain(PA_ZE_API_ModuleCreate, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, desc, phModule, phBuildLog);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleCreate, pa_ze_exit_plain_arg(PA_ZE_API_ModuleCreate, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_device_handle_t c_hDevice = hDevice;
         const ze_module_desc_t* c_desc = desc;
@@ -2636,10 +2968,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleDestroy(ze_module_handle_t hModule)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleDestroy))(hModule);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleDestroy, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ModuleDestroy, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hModule);
+            pa_ze_fast_exit_plain(PA_ZE_API_ModuleDestroy, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hModule);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleDestroy, pa_ze_exit_plain_arg(PA_ZE_API_ModuleDestroy, NULL), (int32_t)r, t0)))
-            return r;
         ze_module_handle_t c_hModule = hModule;
         ze_module_destroy_params_t p = { &c_hModule };
         void *inst = (void *)(uintptr_t)t0;
@@ -2663,10 +2999,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleDynamicLink(uint32_t numModules, ze_mod
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleDynamicLink))(numModules, phModules, phLinkLog);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleDynamicLink, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ModuleDynamicLink, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(numModules, phModules, phLinkLog);
+            pa_ze_fast_exit_plain(PA_ZE_API_ModuleDynamicLink, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(numModules, phModules, phLinkLog);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleDynamicLink, pa_ze_exit_plain_arg(PA_ZE_API_ModuleDynamicLink, NULL), (int32_t)r, t0)))
-            return r;
         uint32_t c_numModules = numModules;
         ze_module_handle_t* c_phModules = phModules;
         ze_module_build_log_handle_t* c_phLinkLog = phLinkLog;
@@ -2694,10 +3034,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleBuildLogDestroy(ze_module_build_log_han
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleBuildLogDestroy))(hModuleBuildLog);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleBuildLogDestroy, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ModuleBuildLogDestroy, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hModuleBuildLog);
+            pa_ze_fast_exit_plain(PA_ZE_API_ModuleBuildLogDestroy, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hModuleBuildLog);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleBuildLogDestroy, pa_ze_exit_plain_arg(PA_ZE_API_ModuleBuildLogDestroy, NULL), (int32_t)r, t0)))
-            return r;
         ze_module_build_log_handle_t c_hModuleBuildLog = hModuleBuildLog;
         ze_module_build_log_destroy_params_t p = { &c_hModuleBuildLog };
         void *inst = (void *)(uintptr_t)t0;
@@ -2721,10 +3065,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleBuildLogGetString(ze_module_build_log_h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleBuildLogGetString))(hModuleBuildLog, pSize, pBuildLog);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleBuildLogGetString, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ModuleBuildLogGetString, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hModuleBuildLog, pSize, pBuildLog);
+            pa_ze_fast_exit_plain(PA_ZE_API_ModuleBuildLogGetString, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hModuleBuildLog, pSize, pBuildLog);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleBuildLogGetString, pa_ze_exit_plain_arg(PA_ZE_API_ModuleBuildLogGetString, NULL), (int32_t)r, t0)))
-            return r;
         ze_module_build_log_handle_t c_hModuleBuildLog = hModuleBuildLog;
         size_t* c_pSize = pSize;
         char* c_pBuildLog = pBuildLog;
@@ -2752,10 +3100,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetNativeBinary(ze_module_handle_t hMod
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleGetNativeBinary))(hModule, pSize, pModuleNativeBinary);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleGetNativeBinary, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetNativeBinary, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hModule, pSize, pModuleNativeBinary);
+            pa_ze_fast_exit_plain(PA_ZE_API_ModuleGetNativeBinary, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hModule, pSize, pModuleNativeBinary);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleGetNativeBinary, pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetNativeBinary, NULL), (int32_t)r, t0)))
-            return r;
         ze_module_handle_t c_hModule = hModule;
         size_t* c_pSize = pSize;
         uint8_t* c_pModuleNativeBinary = pModuleNativeBinary;
@@ -2783,10 +3135,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetGlobalPointer(ze_module_handle_t hMo
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleGetGlobalPointer))(hModule, pGlobalName, pSize, pptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleGetGlobalPointer, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetGlobalPointer, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hModule, pGlobalName, pSize, pptr);
+            pa_ze_fast_exit_plain(PA_ZE_API_ModuleGetGlobalPointer, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hModule, pGlobalName, pSize, pptr);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleGetGlobalPointer, pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetGlobalPointer, NULL), (int32_t)r, t0)))
-            return r;
         ze_module_handle_t c_hModule = hModule;
         const char* c_pGlobalName = pGlobalName;
         size_t* c_pSize = pSize;
@@ -2816,10 +3172,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetKernelNames(ze_module_handle_t hModu
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleGetKernelNames))(hModule, pCount, pNames);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleGetKernelNames, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetKernelNames, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hModule, pCount, pNames);
+            pa_ze_fast_exit_plain(PA_ZE_API_ModuleGetKernelNames, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hModule, pCount, pNames);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleGetKernelNames, pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetKernelNames, NULL), (int32_t)r, t0)))
-            return r;
         ze_module_handle_t c_hModule = hModule;
         uint32_t* c_pCount = pCount;
         const char** c_pNames = pNames;
@@ -2847,10 +3207,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetProperties(ze_module_handle_t hModul
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleGetProperties))(hModule, pModuleProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleGetProperties, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetProperties, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hModule, pModuleProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_ModuleGetProperties, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hModule, pModuleProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleGetProperties, pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetProperties, NULL), (int32_t)r, t0)))
-            return r;
         ze_module_handle_t c_hModule = hModule;
         ze_module_properties_t* c_pModuleProperties = pModuleProperties;
         ze_module_get_properties_params_t p = { &c_hModule, &c_pModuleProperties };
@@ -2876,10 +3240,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelCreate(ze_module_handle_t hModule, cons
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelCreate))(hModule, desc, phKernel);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelCreate, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_KernelCreate, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hModule, desc, phKernel);
+            pa_ze_fast_exit_plain(PA_ZE_API_KernelCreate, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hModule, desc, phKernel);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelCreate, pa_ze_exit_plain_arg(PA_ZE_API_KernelCreate, NULL), (int32_t)r, t0)))
-            return r;
         ze_module_handle_t c_hModule = hModule;
         const ze_kernel_desc_t* c_desc = desc;
         ze_kernel_handle_t* c_phKernel = phKernel;
@@ -2907,10 +3275,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelDestroy(ze_kernel_handle_t hKernel)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelDestroy))(hKernel);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelDestroy, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_KernelDestroy, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hKernel);
+            pa_ze_fast_exit_plain(PA_ZE_API_KernelDestroy, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hKernel);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelDestroy, pa_ze_exit_plain_arg(PA_ZE_API_KernelDestroy, NULL), (int32_t)r, t0)))
-            return r;
         ze_kernel_handle_t c_hKernel = hKernel;
         ze_kernel_destroy_params_t p = { &c_hKernel };
         void *inst = (void *)(uintptr_t)t0;
@@ -2934,10 +3306,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleGetFunctionPointer(ze_module_handle_t h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleGetFunctionPointer))(hModule, pFunctionName, pfnFunction);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleGetFunctionPointer, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetFunctionPointer, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hModule, pFunctionName, pfnFunction);
+            pa_ze_fast_exit_plain(PA_ZE_API_ModuleGetFunctionPointer, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hModule, pFunctionName, pfnFunction);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleGetFunctionPointer, pa_ze_exit_plain_arg(PA_ZE_API_ModuleGetFunctionPointer, NULL), (int32_t)r, t0)))
-            return r;
         ze_module_handle_t c_hModule = hModule;
         const char* c_pFunctionName = pFunctionName;
         void** c_pfnFunction = pfnFunction;
@@ -2965,10 +3341,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetGroupSize(ze_kernel_handle_t hKernel
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSetGroupSize))(hKernel, groupSizeX, groupSizeY, groupSizeZ);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSetGroupSize, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_KernelSetGroupSize, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hKernel, groupSizeX, groupSizeY, groupSizeZ);
+            pa_ze_fast_exit_plain(PA_ZE_API_KernelSetGroupSize, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hKernel, groupSizeX, groupSizeY, groupSizeZ);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSetGroupSize, pa_ze_exit_plain_arg(PA_ZE_API_KernelSetGroupSize, NULL), (int32_t)r, t0)))
-            return r;
         ze_kernel_handle_t c_hKernel = hKernel;
         uint32_t c_groupSizeX = groupSizeX;
         uint32_t c_groupSizeY = groupSizeY;
@@ -2998,10 +3378,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSuggestGroupSize(ze_kernel_handle_t hKe
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSuggestGroupSize))(hKernel, globalSizeX, globalSizeY, globalSizeZ, groupSizeX, groupSizeY, groupSizeZ);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSuggestGroupSize, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_KernelSuggestGroupSize, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hKernel, globalSizeX, globalSizeY, globalSizeZ, groupSizeX, groupSizeY, groupSizeZ);
+            pa_ze_fast_exit_plain(PA_ZE_API_KernelSuggestGroupSize, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hKernel, globalSizeX, globalSizeY, globalSizeZ, groupSizeX, groupSizeY, groupSizeZ);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSuggestGroupSize, pa_ze_exit_plain_arg(PA_ZE_API_KernelSuggestGroupSize, NULL), (int32_t)r, t0)))
-            return r;
         ze_kernel_handle_t c_hKernel = hKernel;
         uint32_t c_globalSizeX = globalSizeX;
         uint32_t c_globalSizeY = globalSizeY;
@@ -3037,10 +3421,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSuggestMaxCooperativeGroupCount(ze_kern
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount))(hKernel, totalGroupCount);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hKernel, totalGroupCount);
+            pa_ze_fast_exit_plain(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hKernel, totalGroupCount);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, pa_ze_exit_plain_arg(PA_ZE_API_KernelSuggestMaxCooperativeGroupCount, NULL), (int32_t)r, t0)))
-            return r;
         ze_kernel_handle_t c_hKernel = hKernel;
         uint32_t* c_totalGroupCount = totalGroupCount;
         ze_kernel_suggest_max_cooperative_group_count_params_t p = { &c_hKernel, &c_totalGroupCount };
@@ -3066,10 +3454,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetArgumentValue(ze_kernel_handle_t hKe
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSetArgumentValue))(hKernel, argIndex, argSize, pArgValue);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSetArgumentValue, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_KernelSetArgumentValue, pArgValue))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hKernel, argIndex, argSize, pArgValue);
+            pa_ze_fast_exit_plain(PA_ZE_API_KernelSetArgumentValue, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hKernel, argIndex, argSize, pArgValue);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSetArgumentValue, pa_ze_exit_plain_arg(PA_ZE_API_KernelSetArgumentValue, pArgValue), (int32_t)r, t0)))
-            return r;
         ze_kernel_handle_t c_hKernel = hKernel;
         uint32_t c_argIndex = argIndex;
         size_t c_argSize = argSize;
@@ -3099,10 +3491,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetIndirectAccess(ze_kernel_handle_t hK
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSetIndirectAccess))(hKernel, flags);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSetIndirectAccess, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_KernelSetIndirectAccess, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hKernel, flags);
+            pa_ze_fast_exit_plain(PA_ZE_API_KernelSetIndirectAccess, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hKernel, flags);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSetIndirectAccess, pa_ze_exit_plain_arg(PA_ZE_API_KernelSetIndirectAccess, NULL), (int32_t)r, t0)))
-            return r;
         ze_kernel_handle_t c_hKernel = hKernel;
         ze_kernel_indirect_access_flags_t c_flags = flags;
         ze_kernel_set_indirect_access_params_t p = { &c_hKernel, &c_flags };
@@ -3128,10 +3524,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelGetIndirectAccess(ze_kernel_handle_t hK
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelGetIndirectAccess))(hKernel, pFlags);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelGetIndirectAccess, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_KernelGetIndirectAccess, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hKernel, pFlags);
+            pa_ze_fast_exit_plain(PA_ZE_API_KernelGetIndirectAccess, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hKernel, pFlags);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelGetIndirectAccess, pa_ze_exit_plain_arg(PA_ZE_API_KernelGetIndirectAccess, NULL), (int32_t)r, t0)))
-            return r;
         ze_kernel_handle_t c_hKernel = hKernel;
         ze_kernel_indirect_access_flags_t* c_pFlags = pFlags;
         ze_kernel_get_indirect_access_params_t p = { &c_hKernel, &c_pFlags };
@@ -3157,10 +3557,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelGetSourceAttributes(ze_kernel_handle_t 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelGetSourceAttributes))(hKernel, pSize, pString);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelGetSourceAttributes, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_KernelGetSourceAttributes, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hKernel, pSize, pString);
+            pa_ze_fast_exit_plain(PA_ZE_API_KernelGetSourceAttributes, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hKernel, pSize, pString);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelGetSourceAttributes, pa_ze_exit_plain_arg(PA_ZE_API_KernelGetSourceAttributes, NULL), (int32_t)r, t0)))
-            return r;
         ze_kernel_handle_t c_hKernel = hKernel;
         uint32_t* c_pSize = pSize;
         char** c_pString = pString;
@@ -3188,10 +3592,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetCacheConfig(ze_kernel_handle_t hKern
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSetCacheConfig))(hKernel, flags);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSetCacheConfig, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_KernelSetCacheConfig, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hKernel, flags);
+            pa_ze_fast_exit_plain(PA_ZE_API_KernelSetCacheConfig, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hKernel, flags);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSetCacheConfig, pa_ze_exit_plain_arg(PA_ZE_API_KernelSetCacheConfig, NULL), (int32_t)r, t0)))
-            return r;
         ze_kernel_handle_t c_hKernel = hKernel;
         ze_cache_config_flags_t c_flags = flags;
         ze_kernel_set_cache_config_params_t p = { &c_hKernel, &c_flags };
@@ -3217,10 +3625,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelGetProperties(ze_kernel_handle_t hKerne
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelGetProperties))(hKernel, pKernelProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelGetProperties, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_KernelGetProperties, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hKernel, pKernelProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_KernelGetProperties, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hKernel, pKernelProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelGetProperties, pa_ze_exit_plain_arg(PA_ZE_API_KernelGetProperties, NULL), (int32_t)r, t0)))
-            return r;
         ze_kernel_handle_t c_hKernel = hKernel;
         ze_kernel_properties_t* c_pKernelProperties = pKernelProperties;
         ze_kernel_get_properties_params_t p = { &c_hKernel, &c_pKernelProperties };
@@ -3246,10 +3658,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelGetName(ze_kernel_handle_t hKernel, siz
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelGetName))(hKernel, pSize, pName);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelGetName, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_KernelGetName, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hKernel, pSize, pName);
+            pa_ze_fast_exit_plain(PA_ZE_API_KernelGetName, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hKernel, pSize, pName);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelGetName, pa_ze_exit_plain_arg(PA_ZE_API_KernelGetName, NULL), (int32_t)r, t0)))
-            return r;
         ze_kernel_handle_t c_hKernel = hKernel;
         size_t* c_pSize = pSize;
         char* c_pName = pName;
@@ -3277,10 +3693,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchKernel(ze_command_list
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendLaunchKernel))(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendLaunchKernel, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendLaunchKernel, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendLaunchKernel, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendLaunchKernel, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendLaunchKernel, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         ze_kernel_handle_t c_hKernel = hKernel;
         const ze_group_count_t* c_pLaunchFuncArgs = pLaunchFuncArgs;
@@ -3314,10 +3734,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchCooperativeKernel(ze_c
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendLaunchCooperativeKernel))(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendLaunchCooperativeKernel, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         ze_kernel_handle_t c_hKernel = hKernel;
         const ze_group_count_t* c_pLaunchFuncArgs = pLaunchFuncArgs;
@@ -3351,10 +3775,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchKernelIndirect(ze_comm
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendLaunchKernelIndirect))(hCommandList, hKernel, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendLaunchKernelIndirect, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendLaunchKernelIndirect, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, hKernel, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendLaunchKernelIndirect, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hKernel, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendLaunchKernelIndirect, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendLaunchKernelIndirect, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         ze_kernel_handle_t c_hKernel = hKernel;
         const ze_group_count_t* c_pLaunchArgumentsBuffer = pLaunchArgumentsBuffer;
@@ -3388,10 +3816,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchMultipleKernelsIndirec
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect))(hCommandList, numKernels, phKernels, pCountBuffer, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, numKernels, phKernels, pCountBuffer, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, numKernels, phKernels, pCountBuffer, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendLaunchMultipleKernelsIndirect, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         uint32_t c_numKernels = numKernels;
         ze_kernel_handle_t* c_phKernels = phKernels;
@@ -3429,10 +3861,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextMakeMemoryResident(ze_context_handle_t
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextMakeMemoryResident))(hContext, hDevice, ptr, size);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextMakeMemoryResident, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ContextMakeMemoryResident, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hDevice, ptr, size);
+            pa_ze_fast_exit_plain(PA_ZE_API_ContextMakeMemoryResident, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, ptr, size);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextMakeMemoryResident, pa_ze_exit_plain_arg(PA_ZE_API_ContextMakeMemoryResident, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_device_handle_t c_hDevice = hDevice;
         void* c_ptr = ptr;
@@ -3462,10 +3898,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextEvictMemory(ze_context_handle_t hConte
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextEvictMemory))(hContext, hDevice, ptr, size);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextEvictMemory, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ContextEvictMemory, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hDevice, ptr, size);
+            pa_ze_fast_exit_plain(PA_ZE_API_ContextEvictMemory, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, ptr, size);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextEvictMemory, pa_ze_exit_plain_arg(PA_ZE_API_ContextEvictMemory, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_device_handle_t c_hDevice = hDevice;
         void* c_ptr = ptr;
@@ -3495,10 +3935,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextMakeImageResident(ze_context_handle_t 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextMakeImageResident))(hContext, hDevice, hImage);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextMakeImageResident, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ContextMakeImageResident, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hDevice, hImage);
+            pa_ze_fast_exit_plain(PA_ZE_API_ContextMakeImageResident, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, hImage);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextMakeImageResident, pa_ze_exit_plain_arg(PA_ZE_API_ContextMakeImageResident, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_device_handle_t c_hDevice = hDevice;
         ze_image_handle_t c_hImage = hImage;
@@ -3526,10 +3970,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeContextEvictImage(ze_context_handle_t hContex
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ContextEvictImage))(hContext, hDevice, hImage);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ContextEvictImage, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ContextEvictImage, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hDevice, hImage);
+            pa_ze_fast_exit_plain(PA_ZE_API_ContextEvictImage, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, hImage);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ContextEvictImage, pa_ze_exit_plain_arg(PA_ZE_API_ContextEvictImage, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_device_handle_t c_hDevice = hDevice;
         ze_image_handle_t c_hImage = hImage;
@@ -3557,10 +4005,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeSamplerCreate(ze_context_handle_t hContext, z
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_SamplerCreate))(hContext, hDevice, desc, phSampler);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_SamplerCreate, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_SamplerCreate, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hDevice, desc, phSampler);
+            pa_ze_fast_exit_plain(PA_ZE_API_SamplerCreate, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, desc, phSampler);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_SamplerCreate, pa_ze_exit_plain_arg(PA_ZE_API_SamplerCreate, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_device_handle_t c_hDevice = hDevice;
         const ze_sampler_desc_t* c_desc = desc;
@@ -3590,10 +4042,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeSamplerDestroy(ze_sampler_handle_t hSampler)
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_SamplerDestroy))(hSampler);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_SamplerDestroy, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_SamplerDestroy, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hSampler);
+            pa_ze_fast_exit_plain(PA_ZE_API_SamplerDestroy, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hSampler);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_SamplerDestroy, pa_ze_exit_plain_arg(PA_ZE_API_SamplerDestroy, NULL), (int32_t)r, t0)))
-            return r;
         ze_sampler_handle_t c_hSampler = hSampler;
         ze_sampler_destroy_params_t p = { &c_hSampler };
         void *inst = (void *)(uintptr_t)t0;
@@ -3617,10 +4073,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemReserve(ze_context_handle_t hContex
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemReserve))(hContext, pStart, size, pptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemReserve, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemReserve, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, pStart, size, pptr);
+            pa_ze_fast_exit_plain(PA_ZE_API_VirtualMemReserve, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, pStart, size, pptr);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemReserve, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemReserve, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         const void* c_pStart = pStart;
         size_t c_size = size;
@@ -3650,10 +4110,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemFree(ze_context_handle_t hContext, 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemFree))(hContext, ptr, size);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemFree, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemFree, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, ptr, size);
+            pa_ze_fast_exit_plain(PA_ZE_API_VirtualMemFree, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr, size);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemFree, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemFree, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         const void* c_ptr = ptr;
         size_t c_size = size;
@@ -3681,10 +4145,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemQueryPageSize(ze_context_handle_t h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemQueryPageSize))(hContext, hDevice, size, pagesize);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemQueryPageSize, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemQueryPageSize, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hDevice, size, pagesize);
+            pa_ze_fast_exit_plain(PA_ZE_API_VirtualMemQueryPageSize, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, size, pagesize);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemQueryPageSize, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemQueryPageSize, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_device_handle_t c_hDevice = hDevice;
         size_t c_size = size;
@@ -3714,10 +4182,14 @@ PA_EXPORT ze_result_t ZE_APICALL zePhysicalMemCreate(ze_context_handle_t hContex
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_PhysicalMemCreate))(hContext, hDevice, desc, phPhysicalMemory);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_PhysicalMemCreate, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_PhysicalMemCreate, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hDevice, desc, phPhysicalMemory);
+            pa_ze_fast_exit_plain(PA_ZE_API_PhysicalMemCreate, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, desc, phPhysicalMemory);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_PhysicalMemCreate, pa_ze_exit_plain_arg(PA_ZE_API_PhysicalMemCreate, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_device_handle_t c_hDevice = hDevice;
         ze_physical_mem_desc_t* c_desc = desc;
@@ -3747,10 +4219,14 @@ PA_EXPORT ze_result_t ZE_APICALL zePhysicalMemDestroy(ze_context_handle_t hConte
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_PhysicalMemDestroy))(hContext, hPhysicalMemory);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_PhysicalMemDestroy, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_PhysicalMemDestroy, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hPhysicalMemory);
+            pa_ze_fast_exit_plain(PA_ZE_API_PhysicalMemDestroy, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hPhysicalMemory);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_PhysicalMemDestroy, pa_ze_exit_plain_arg(PA_ZE_API_PhysicalMemDestroy, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_physical_mem_handle_t c_hPhysicalMemory = hPhysicalMemory;
         ze_physical_mem_destroy_params_t p = { &c_hContext, &c_hPhysicalMemory };
@@ -3776,10 +4252,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemMap(ze_context_handle_t hContext, c
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemMap))(hContext, ptr, size, hPhysicalMemory, offset, access);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemMap, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemMap, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, ptr, size, hPhysicalMemory, offset, access);
+            pa_ze_fast_exit_plain(PA_ZE_API_VirtualMemMap, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr, size, hPhysicalMemory, offset, access);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemMap, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemMap, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         const void* c_ptr = ptr;
         size_t c_size = size;
@@ -3813,10 +4293,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemUnmap(ze_context_handle_t hContext,
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemUnmap))(hContext, ptr, size);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemUnmap, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemUnmap, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, ptr, size);
+            pa_ze_fast_exit_plain(PA_ZE_API_VirtualMemUnmap, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr, size);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemUnmap, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemUnmap, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         const void* c_ptr = ptr;
         size_t c_size = size;
@@ -3844,10 +4328,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemSetAccessAttribute(ze_context_handl
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemSetAccessAttribute))(hContext, ptr, size, access);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemSetAccessAttribute, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemSetAccessAttribute, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, ptr, size, access);
+            pa_ze_fast_exit_plain(PA_ZE_API_VirtualMemSetAccessAttribute, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr, size, access);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemSetAccessAttribute, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemSetAccessAttribute, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         const void* c_ptr = ptr;
         size_t c_size = size;
@@ -3877,10 +4365,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeVirtualMemGetAccessAttribute(ze_context_handl
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_VirtualMemGetAccessAttribute))(hContext, ptr, size, access, outSize);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_VirtualMemGetAccessAttribute, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemGetAccessAttribute, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, ptr, size, access, outSize);
+            pa_ze_fast_exit_plain(PA_ZE_API_VirtualMemGetAccessAttribute, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, ptr, size, access, outSize);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_VirtualMemGetAccessAttribute, pa_ze_exit_plain_arg(PA_ZE_API_VirtualMemGetAccessAttribute, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         const void* c_ptr = ptr;
         size_t c_size = size;
@@ -3912,10 +4404,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSetGlobalOffsetExp(ze_kernel_handle_t h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSetGlobalOffsetExp))(hKernel, offsetX, offsetY, offsetZ);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSetGlobalOffsetExp, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_KernelSetGlobalOffsetExp, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hKernel, offsetX, offsetY, offsetZ);
+            pa_ze_fast_exit_plain(PA_ZE_API_KernelSetGlobalOffsetExp, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hKernel, offsetX, offsetY, offsetZ);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSetGlobalOffsetExp, pa_ze_exit_plain_arg(PA_ZE_API_KernelSetGlobalOffsetExp, NULL), (int32_t)r, t0)))
-            return r;
         ze_kernel_handle_t c_hKernel = hKernel;
         uint32_t c_offsetX = offsetX;
         uint32_t c_offsetY = offsetY;
@@ -3945,10 +4441,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceReserveCacheExt(ze_device_handle_t hDev
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceReserveCacheExt))(hDevice, cacheLevel, cacheReservationSize);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceReserveCacheExt, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceReserveCacheExt, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, cacheLevel, cacheReservationSize);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceReserveCacheExt, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, cacheLevel, cacheReservationSize);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceReserveCacheExt, pa_ze_exit_plain_arg(PA_ZE_API_DeviceReserveCacheExt, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         size_t c_cacheLevel = cacheLevel;
         size_t c_cacheReservationSize = cacheReservationSize;
@@ -3976,10 +4476,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceSetCacheAdviceExt(ze_device_handle_t hD
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceSetCacheAdviceExt))(hDevice, ptr, regionSize, cacheRegion);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceSetCacheAdviceExt, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceSetCacheAdviceExt, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, ptr, regionSize, cacheRegion);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceSetCacheAdviceExt, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, ptr, regionSize, cacheRegion);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceSetCacheAdviceExt, pa_ze_exit_plain_arg(PA_ZE_API_DeviceSetCacheAdviceExt, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         void* c_ptr = ptr;
         size_t c_regionSize = regionSize;
@@ -4009,10 +4513,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeEventQueryTimestampsExp(ze_event_handle_t hEv
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_EventQueryTimestampsExp))(hEvent, hDevice, pCount, pTimestamps);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_EventQueryTimestampsExp, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_EventQueryTimestampsExp, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hEvent, hDevice, pCount, pTimestamps);
+            pa_ze_fast_exit_plain(PA_ZE_API_EventQueryTimestampsExp, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hEvent, hDevice, pCount, pTimestamps);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_EventQueryTimestampsExp, pa_ze_exit_plain_arg(PA_ZE_API_EventQueryTimestampsExp, NULL), (int32_t)r, t0)))
-            return r;
         ze_event_handle_t c_hEvent = hEvent;
         ze_device_handle_t c_hDevice = hDevice;
         uint32_t* c_pCount = pCount;
@@ -4042,10 +4550,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageGetMemoryPropertiesExp(ze_image_handle_t
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageGetMemoryPropertiesExp))(hImage, pMemoryProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageGetMemoryPropertiesExp, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ImageGetMemoryPropertiesExp, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hImage, pMemoryProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_ImageGetMemoryPropertiesExp, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hImage, pMemoryProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageGetMemoryPropertiesExp, pa_ze_exit_plain_arg(PA_ZE_API_ImageGetMemoryPropertiesExp, NULL), (int32_t)r, t0)))
-            return r;
         ze_image_handle_t c_hImage = hImage;
         ze_image_memory_properties_exp_t* c_pMemoryProperties = pMemoryProperties;
         ze_image_get_memory_properties_exp_params_t p = { &c_hImage, &c_pMemoryProperties };
@@ -4071,10 +4583,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageViewCreateExp(ze_context_handle_t hConte
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageViewCreateExp))(hContext, hDevice, desc, hImage, phImageView);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageViewCreateExp, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ImageViewCreateExp, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hDevice, desc, hImage, phImageView);
+            pa_ze_fast_exit_plain(PA_ZE_API_ImageViewCreateExp, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hDevice, desc, hImage, phImageView);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageViewCreateExp, pa_ze_exit_plain_arg(PA_ZE_API_ImageViewCreateExp, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_device_handle_t c_hDevice = hDevice;
         const ze_image_desc_t* c_desc = desc;
@@ -4106,10 +4622,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeKernelSchedulingHintExp(ze_kernel_handle_t hK
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_KernelSchedulingHintExp))(hKernel, pHint);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_KernelSchedulingHintExp, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_KernelSchedulingHintExp, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hKernel, pHint);
+            pa_ze_fast_exit_plain(PA_ZE_API_KernelSchedulingHintExp, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hKernel, pHint);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_KernelSchedulingHintExp, pa_ze_exit_plain_arg(PA_ZE_API_KernelSchedulingHintExp, NULL), (int32_t)r, t0)))
-            return r;
         ze_kernel_handle_t c_hKernel = hKernel;
         ze_scheduling_hint_exp_desc_t* c_pHint = pHint;
         ze_kernel_scheduling_hint_exp_params_t p = { &c_hKernel, &c_pHint };
@@ -4135,10 +4655,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDevicePciGetPropertiesExt(ze_device_handle_t 
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DevicePciGetPropertiesExt))(hDevice, pPciProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DevicePciGetPropertiesExt, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DevicePciGetPropertiesExt, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, pPciProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_DevicePciGetPropertiesExt, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, pPciProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DevicePciGetPropertiesExt, pa_ze_exit_plain_arg(PA_ZE_API_DevicePciGetPropertiesExt, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         ze_pci_ext_properties_t* c_pPciProperties = pPciProperties;
         ze_device_pci_get_properties_ext_params_t p = { &c_hDevice, &c_pPciProperties };
@@ -4164,10 +4688,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyToMemoryExt(ze_comm
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopyToMemoryExt))(hCommandList, dstptr, hSrcImage, pSrcRegion, destRowPitch, destSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, dstptr, hSrcImage, pSrcRegion, destRowPitch, destSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, dstptr, hSrcImage, pSrcRegion, destRowPitch, destSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyToMemoryExt, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         void* c_dstptr = dstptr;
         ze_image_handle_t c_hSrcImage = hSrcImage;
@@ -4207,10 +4735,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeCommandListAppendImageCopyFromMemoryExt(ze_co
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt))(hCommandList, hDstImage, srcptr, pDstRegion, srcRowPitch, srcSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hCommandList, hDstImage, srcptr, pDstRegion, srcRowPitch, srcSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
+            pa_ze_fast_exit_plain(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hCommandList, hDstImage, srcptr, pDstRegion, srcRowPitch, srcSlicePitch, hSignalEvent, numWaitEvents, phWaitEvents);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, pa_ze_exit_plain_arg(PA_ZE_API_CommandListAppendImageCopyFromMemoryExt, NULL), (int32_t)r, t0)))
-            return r;
         ze_command_list_handle_t c_hCommandList = hCommandList;
         ze_image_handle_t c_hDstImage = hDstImage;
         const void* c_srcptr = srcptr;
@@ -4250,10 +4782,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeImageGetAllocPropertiesExt(ze_context_handle_
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ImageGetAllocPropertiesExt))(hContext, hImage, pImageAllocProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ImageGetAllocPropertiesExt, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ImageGetAllocPropertiesExt, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, hImage, pImageAllocProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_ImageGetAllocPropertiesExt, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, hImage, pImageAllocProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ImageGetAllocPropertiesExt, pa_ze_exit_plain_arg(PA_ZE_API_ImageGetAllocPropertiesExt, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         ze_image_handle_t c_hImage = hImage;
         ze_image_allocation_ext_properties_t* c_pImageAllocProperties = pImageAllocProperties;
@@ -4281,10 +4817,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeModuleInspectLinkageExt(ze_linkage_inspection
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_ModuleInspectLinkageExt))(pInspectDesc, numModules, phModules, phLog);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_ModuleInspectLinkageExt, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_ModuleInspectLinkageExt, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(pInspectDesc, numModules, phModules, phLog);
+            pa_ze_fast_exit_plain(PA_ZE_API_ModuleInspectLinkageExt, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(pInspectDesc, numModules, phModules, phLog);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_ModuleInspectLinkageExt, pa_ze_exit_plain_arg(PA_ZE_API_ModuleInspectLinkageExt, NULL), (int32_t)r, t0)))
-            return r;
         ze_linkage_inspection_ext_desc_t* c_pInspectDesc = pInspectDesc;
         uint32_t c_numModules = numModules;
         ze_module_handle_t* c_phModules = phModules;
@@ -4314,10 +4854,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeMemFreeExt(ze_context_handle_t hContext, cons
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_MemFreeExt))(hContext, pMemFreeDesc, ptr);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_MemFreeExt, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_MemFreeExt, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hContext, pMemFreeDesc, ptr);
+            pa_ze_fast_exit_plain(PA_ZE_API_MemFreeExt, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hContext, pMemFreeDesc, ptr);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_MemFreeExt, pa_ze_exit_plain_arg(PA_ZE_API_MemFreeExt, NULL), (int32_t)r, t0)))
-            return r;
         ze_context_handle_t c_hContext = hContext;
         const ze_memory_free_ext_desc_t* c_pMemFreeDesc = pMemFreeDesc;
         void* c_ptr = ptr;
@@ -4345,10 +4889,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetExp(ze_driver_handle_t hDriver
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricVertexGetExp))(hDriver, pCount, phVertices);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricVertexGetExp, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_FabricVertexGetExp, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDriver, pCount, phVertices);
+            pa_ze_fast_exit_plain(PA_ZE_API_FabricVertexGetExp, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDriver, pCount, phVertices);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricVertexGetExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricVertexGetExp, NULL), (int32_t)r, t0)))
-            return r;
         ze_driver_handle_t c_hDriver = hDriver;
         uint32_t* c_pCount = pCount;
         ze_fabric_vertex_handle_t* c_phVertices = phVertices;
@@ -4376,10 +4924,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetSubVerticesExp(ze_fabric_verte
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricVertexGetSubVerticesExp))(hVertex, pCount, phSubvertices);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricVertexGetSubVerticesExp, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_FabricVertexGetSubVerticesExp, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hVertex, pCount, phSubvertices);
+            pa_ze_fast_exit_plain(PA_ZE_API_FabricVertexGetSubVerticesExp, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hVertex, pCount, phSubvertices);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricVertexGetSubVerticesExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricVertexGetSubVerticesExp, NULL), (int32_t)r, t0)))
-            return r;
         ze_fabric_vertex_handle_t c_hVertex = hVertex;
         uint32_t* c_pCount = pCount;
         ze_fabric_vertex_handle_t* c_phSubvertices = phSubvertices;
@@ -4407,10 +4959,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetPropertiesExp(ze_fabric_vertex
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricVertexGetPropertiesExp))(hVertex, pVertexProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricVertexGetPropertiesExp, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_FabricVertexGetPropertiesExp, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hVertex, pVertexProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_FabricVertexGetPropertiesExp, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hVertex, pVertexProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricVertexGetPropertiesExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricVertexGetPropertiesExp, NULL), (int32_t)r, t0)))
-            return r;
         ze_fabric_vertex_handle_t c_hVertex = hVertex;
         ze_fabric_vertex_exp_properties_t* c_pVertexProperties = pVertexProperties;
         ze_fabric_vertex_get_properties_exp_params_t p = { &c_hVertex, &c_pVertexProperties };
@@ -4436,10 +4992,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricVertexGetDeviceExp(ze_fabric_vertex_han
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricVertexGetDeviceExp))(hVertex, phDevice);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricVertexGetDeviceExp, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_FabricVertexGetDeviceExp, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hVertex, phDevice);
+            pa_ze_fast_exit_plain(PA_ZE_API_FabricVertexGetDeviceExp, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hVertex, phDevice);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricVertexGetDeviceExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricVertexGetDeviceExp, NULL), (int32_t)r, t0)))
-            return r;
         ze_fabric_vertex_handle_t c_hVertex = hVertex;
         ze_device_handle_t* c_phDevice = phDevice;
         ze_fabric_vertex_get_device_exp_params_t p = { &c_hVertex, &c_phDevice };
@@ -4465,10 +5025,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeDeviceGetFabricVertexExp(ze_device_handle_t h
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_DeviceGetFabricVertexExp))(hDevice, phVertex);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_DeviceGetFabricVertexExp, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetFabricVertexExp, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hDevice, phVertex);
+            pa_ze_fast_exit_plain(PA_ZE_API_DeviceGetFabricVertexExp, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hDevice, phVertex);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_DeviceGetFabricVertexExp, pa_ze_exit_plain_arg(PA_ZE_API_DeviceGetFabricVertexExp, NULL), (int32_t)r, t0)))
-            return r;
         ze_device_handle_t c_hDevice = hDevice;
         ze_fabric_vertex_handle_t* c_phVertex = phVertex;
         ze_device_get_fabric_vertex_exp_params_t p = { &c_hDevice, &c_phVertex };
@@ -4494,10 +5058,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hV
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricEdgeGetExp))(hVertexA, hVertexB, pCount, phEdges);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricEdgeGetExp, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_FabricEdgeGetExp, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hVertexA, hVertexB, pCount, phEdges);
+            pa_ze_fast_exit_plain(PA_ZE_API_FabricEdgeGetExp, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hVertexA, hVertexB, pCount, phEdges);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricEdgeGetExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricEdgeGetExp, NULL), (int32_t)r, t0)))
-            return r;
         ze_fabric_vertex_handle_t c_hVertexA = hVertexA;
         ze_fabric_vertex_handle_t c_hVertexB = hVertexB;
         uint32_t* c_pCount = pCount;
@@ -4527,10 +5095,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricEdgeGetVerticesExp(ze_fabric_edge_handl
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricEdgeGetVerticesExp))(hEdge, phVertexA, phVertexB);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricEdgeGetVerticesExp, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_FabricEdgeGetVerticesExp, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hEdge, phVertexA, phVertexB);
+            pa_ze_fast_exit_plain(PA_ZE_API_FabricEdgeGetVerticesExp, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hEdge, phVertexA, phVertexB);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricEdgeGetVerticesExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricEdgeGetVerticesExp, NULL), (int32_t)r, t0)))
-            return r;
         ze_fabric_edge_handle_t c_hEdge = hEdge;
         ze_fabric_vertex_handle_t* c_phVertexA = phVertexA;
         ze_fabric_vertex_handle_t* c_phVertexB = phVertexB;
@@ -4558,10 +5130,14 @@ PA_EXPORT ze_result_t ZE_APICALL zeFabricEdgeGetPropertiesExp(ze_fabric_edge_han
         return ((fn_t)pa_ze_entry_loader(PA_ZE_API_FabricEdgeGetPropertiesExp))(hEdge, pEdgeProperties);
     uint64_t t0;
     if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_FabricEdgeGetPropertiesExp, &t0))) {
+        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_FabricEdgeGetPropertiesExp, NULL))) {
+            pa_ze_entry_leave();
+            ze_result_t r = f(hEdge, pEdgeProperties);
+            pa_ze_fast_exit_plain(PA_ZE_API_FabricEdgeGetPropertiesExp, (int32_t)r, t0);
+            return r;
+        }
         pa_ze_entry_leave();
         ze_result_t r = f(hEdge, pEdgeProperties);
-        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_FabricEdgeGetPropertiesExp, pa_ze_exit_plain_arg(PA_ZE_API_FabricEdgeGetPropertiesExp, NULL), (int32_t)r, t0)))
-            return r;
         ze_fabric_edge_handle_t c_hEdge = hEdge;
         ze_fabric_edge_exp_properties_t* c_pEdgeProperties = pEdgeProperties;
         ze_fabric_edge_get_properties_exp_params_t p = { &c_hEdge, &c_pEdgeProperties };

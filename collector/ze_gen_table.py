@@ -72,6 +72,9 @@ for x, cbt in regs:
     # the application's zeInit goes to the loader untouched until the agent attached after it
     pre = ("    if (PA_UNLIKELY(!__atomic_load_n(&pa_ze_init_seen, __ATOMIC_ACQUIRE)))\n"
            "        return pa_ze_init_first(flags);\n") if x == "Init" else ""
+    # plain (no ops epilogue) is decided before the forwarded call: only the arguments' values
+    # decide it, and a plain call needs them no more once it returned (pa_ze_fast_exit_plain), so
+    # the common path keeps none of them across the call
     # pa_ze_entry_next() enters the loader-teardown window (ze_window.c) when it returns a
     # function; pa_ze_entry_leave() ends it right before the forwarded call, never after
     argval = "pArgValue" if x == "KernelSetArgumentValue" else "NULL"
@@ -94,10 +97,14 @@ for x, cbt in regs:
                f"{unattached}"
                f"    uint64_t t0;\n"
                f"    if (PA_LIKELY(pa_ze_fast_enter(PA_ZE_API_{x}, &t0))) {{\n"
+               f"        if (PA_LIKELY(pa_ze_exit_plain_arg(PA_ZE_API_{x}, {argval}))) {{\n"
+               f"            pa_ze_entry_leave();\n"
+               f"            ze_result_t r = f({call});\n"
+               f"            pa_ze_fast_exit_plain(PA_ZE_API_{x}, (int32_t)r, t0);\n"
+               f"            return r;\n"
+               f"        }}\n"
                f"        pa_ze_entry_leave();\n"
                f"        ze_result_t r = f({call});\n"
-               f"        if (PA_LIKELY(pa_ze_fast_exit(PA_ZE_API_{x}, pa_ze_exit_plain_arg(PA_ZE_API_{x}, {argval}), (int32_t)r, t0)))\n"
-               f"            return r;\n"
                f"{copies}"
                f"        {ptype} p = {{ {cptrs} }};\n"
                f"        void *inst = (void *)(uintptr_t)t0;\n"

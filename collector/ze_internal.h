@@ -34,8 +34,8 @@ typedef struct pa_ze_slot {
     void **ctxvar;       /* &ze_lib::context of the loader; NULL = call `loader`, always recorded */
     uintptr_t off;       /* byte offset of the entry in *ctxvar */
 } pa_ze_slot_t;
-extern pa_ze_slot_t pa_ze_slots[PA_ZE_API_COUNT];
-extern _Atomic int pa_ze_entry_on;          /* 1 once the entry path records (after the app's zeInit) */
+extern PA_HIDDEN pa_ze_slot_t pa_ze_slots[PA_ZE_API_COUNT];
+extern PA_HIDDEN _Atomic int pa_ze_entry_on;          /* 1 once the entry path records (after the app's zeInit) */
 extern const pa_ze_fn_t pa_ze_entry_fns[PA_ZE_API_COUNT]; /* the agent's exported zeX */
 extern const uint8_t pa_ze_entry_nargs[PA_ZE_API_COUNT];  /* their integer-class argument counts */
 extern const uint8_t pa_ze_entry_narrow[PA_ZE_API_COUNT]; /* bit i: register argument i <= 32 bits */
@@ -346,7 +346,7 @@ static const uint8_t pa_ze_ops_api[PA_ZE_API_COUNT] = {
 /* zeKernelSetArgumentValue needs the ops epilogue only to track local-memory arguments (a NULL
  * value): 1 once any was set in the process; until then a call with a value changes nothing
  * there (every kernel's argument sizes are still 0) and takes the fast path. */
-extern _Atomic int pa_ze_slm_seen;
+extern PA_HIDDEN _Atomic int pa_ze_slm_seen;
 
 /*! pa_ze_on_enter_slow() / pa_ze_on_exit_slow() : the full prologue / epilogue (ops hooks,
  *  memory-only tracing, not collecting). `inst` is the tracer's per-call instance slot (holds
@@ -371,7 +371,7 @@ static inline uint64_t pa_ze_corr_new(void)
 }
 
 /* Device attribute records still to emit (the first recorded call emits them). */
-extern _Atomic int pa_ze_dev_attrs_pending;
+extern PA_HIDDEN _Atomic int pa_ze_dev_attrs_pending;
 
 /*! pa_ze_api_rec_fill() : writes a PA_REC_ZE_API record (aux words 0) into ring slot `rec`. */
 static inline void pa_ze_api_rec_fill(pa_record_t *rec, int api, int32_t result, uint64_t t0, uint64_t t1,
@@ -406,6 +406,53 @@ static inline __attribute__((always_inline)) int pa_ze_fast_enter(int api, uint6
     return 0;
 }
 
+/*! pa_ze_rec_slow() : (ze_api.c) the record of a fast call's end when pa_ze_rec() cannot write
+ *  it in place (no ring yet, or a write to the ring under way: this is a signal handler):
+ *  pa_emit1_begin(), the record, pa_emit1_end(), then the device records still pending. */
+void pa_ze_rec_slow(int api, int32_t result, uint64_t t0, uint64_t t1);
+/*! pa_ze_rec_full() : (ze_api.c) pa_ze_rec() found ring `r` full (the drop counted, PA_EMIT_BUSY
+ *  set): pa_emit_full(), then the record as pa_ze_rec_finish() writes it. */
+void pa_ze_rec_full(pa_ring_t *r, int api, int32_t result, uint64_t t0, uint64_t t1);
+/*! pa_ze_rec_finish() : (ze_api.c) the record in reserved slot `rec` (PA_EMIT_BUSY set) with a
+ *  correlation id from pa_ze_corr_new(), pa_emit1_end(), the device records still pending: for
+ *  pa_ze_rec() when the thread's block of ids is used up. */
+void pa_ze_rec_finish(pa_record_t *rec, int api, int32_t result, uint64_t t0, uint64_t t1);
+/*! pa_ze_rec_after() : (ze_api.c) the rare work after pa_ze_rec() committed: the consumer's
+ *  wake-up when `nudge` (the commit crossed a quarter of the ring), the records a signal handler
+ *  stashed meanwhile, the device records still pending. */
+void pa_ze_rec_after(int nudge);
+
+/*! pa_ze_rec() : the PA_REC_ZE_API record of a call, written in place: what pa_emit1_begin(),
+ *  pa_ze_api_rec_fill() with pa_ze_corr_new() and pa_emit1_end() do, in the same order (the id is
+ *  taken inside the write, once the slot is there), with everything uncommon out of line and in
+ *  tail position, so that the common path calls nothing. */
+static inline __attribute__((always_inline)) void pa_ze_rec(int api, int32_t result, uint64_t t0, uint64_t t1)
+{
+    pa_ring_t *r = pa_tls.ring;
+    if (PA_UNLIKELY(r == NULL || pa_tls.emitting)) {
+        pa_ze_rec_slow(api, result, t0, t1);
+        return;
+    }
+    pa_tls.emitting = PA_EMIT_BUSY;
+    atomic_signal_fence(memory_order_seq_cst);
+    pa_record_t *rec = pa_ring_reserve_keep(r, 1, pa_tls.hgtx_open + PA_KEEP_ENDS);
+    if (PA_UNLIKELY(rec == NULL)) {
+        pa_ze_rec_full(r, api, result, t0, t1);
+        return;
+    }
+    uint64_t c = pa_tls.ze_corr_next;
+    if (PA_UNLIKELY(c == pa_tls.ze_corr_end)) {
+        pa_ze_rec_finish(rec, api, result, t0, t1);
+        return;
+    }
+    pa_tls.ze_corr_next = c + 1;
+    pa_ze_api_rec_fill(rec, api, result, t0, t1, c);
+    int nudge = pa_ring_publish(r, 1);
+    pa_emit_busy_dec();
+    if (PA_UNLIKELY(nudge | pa_tls.emitting | atomic_load_explicit(&pa_ze_dev_attrs_pending, memory_order_relaxed)))
+        pa_ze_rec_after(nudge);
+}
+
 /*! pa_ze_fast_exit() : the fast epilogue of a call started with stamp t0 != 0 (from either
  *  prologue) when `plain` (pa_ze_exit_plain) and ze still records: writes the record, returns 1;
  *  0: take pa_ze_on_exit_slow(). */
@@ -415,16 +462,20 @@ static inline __attribute__((always_inline)) int pa_ze_fast_exit(int api, int pl
         /* PA_REC_ZE_API: stamps, converted by the ring's consumer; a tick at the start means the
          * TSC is on (it stays on): no need to look again */
         uint64_t t1 = PA_LIKELY(t0 & PA_CLOCK_TICK) ? pa_clock_tick_stamp() : pa_clock_stamp();
-        pa_record_t *rec = pa_emit1_begin(PA_REC_ZE_API); /* a full ring waits (pa_emit_full) */
-        if (PA_LIKELY(rec != NULL)) {
-            pa_ze_api_rec_fill(rec, api, result, t0, t1, pa_ze_corr_new());
-            pa_emit1_end();
-        }
-        if (PA_UNLIKELY(atomic_load_explicit(&pa_ze_dev_attrs_pending, memory_order_relaxed)))
-            pa_ze_emit_devices();
+        pa_ze_rec(api, result, t0, t1); /* a full ring waits (pa_emit_full) */
         return 1;
     }
     return 0;
+}
+
+/*! pa_ze_fast_exit_plain() : the epilogue of an entry point's call that started with the fast
+ *  prologue and was found plain before the call (pa_ze_exit_plain_arg): the record when ze still
+ *  records. When it no longer does, pa_ze_on_exit_slow() would do nothing for such a call (it has
+ *  no ops epilogue, is neither a memory API nor a module or kernel creation), so nothing is done
+ *  and the call's arguments need not outlive it. */
+static inline __attribute__((always_inline)) void pa_ze_fast_exit_plain(int api, int32_t result, uint64_t t0)
+{
+    (void)pa_ze_fast_exit(api, 1, result, t0);
 }
 
 /*! pa_ze_exit_plain_arg() : 1 when call `api` needs no ops epilogue; `argval` is

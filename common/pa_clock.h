@@ -427,6 +427,15 @@ static inline const char *pa_clock_source(void)
  */
 #define PA_CLOCK_TICK (1ull << 63)
 
+#if defined(__x86_64__) && PA_CLOCK_TSC
+/* pa_clock_stamp() before the TSC is on: out of line, so that the hot paths inlining the stamp
+ * keep their registers (the segment read inlined there made them spill around every stamp). */
+static __attribute__((noinline, cold, unused)) uint64_t pa_clock_stamp_ns_cold(void)
+{
+    return pa_clock_ns();
+}
+#endif
+
 /*! pa_clock_stamp() : now, as a stamp (see above): PA_CLOCK_TICK | rdtsc once the TSC is on,
  *  pa_clock_ns() before (the warm-up calibrates through it) or when the TSC is not used.
  *  Async-signal-safe, keeps errno. Convert with pa_clock_stamp_ns(). */
@@ -437,8 +446,10 @@ static inline __attribute__((always_inline)) uint64_t pa_clock_stamp(void)
      * record through the ring's release/acquire of its tail */
     if (__builtin_expect(atomic_load_explicit(&pa_tsc.on, memory_order_acquire) == 1, 1))
         return __rdtsc() | PA_CLOCK_TICK;
-#endif
+    return pa_clock_stamp_ns_cold();
+#else
     return pa_clock_ns();
+#endif
 }
 
 /*! pa_clock_tick_stamp() : pa_clock_stamp() for a caller that already got a tick from it (the TSC,

@@ -145,8 +145,10 @@ extern _Atomic int pa_ring_nap;
  *  does not nap. Async-signal-safe. */
 void pa_ring_nudge(void);
 
-/*! pa_ring_commit() : publishes the reserved record (header + continuation slots). */
-static inline void pa_ring_commit(pa_ring_t *r, uint32_t nslots)
+/*! pa_ring_publish() : pa_ring_commit() without the consumer's wake-up: returns 1 when the
+ *  commit crossed a quarter of the ring, and the caller then calls pa_ring_nudge_due() (the
+ *  caller's rare path, after the rest of its write). */
+static inline __attribute__((always_inline)) int pa_ring_publish(pa_ring_t *r, uint32_t nslots)
 {
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t next = tail + nslots;
@@ -154,9 +156,21 @@ static inline void pa_ring_commit(pa_ring_t *r, uint32_t nslots)
                           memory_order_relaxed);
     atomic_store_explicit(&r->tail, next, memory_order_release);
     /* a multiple of cap/4 crossed (the bits above cap/4 - 1 differ) */
-    if (__builtin_expect((tail ^ next) > (r->mask >> 2), 0) &&
-        atomic_load_explicit(&pa_ring_nap, memory_order_relaxed))
+    return __builtin_expect((tail ^ next) > (r->mask >> 2), 0);
+}
+
+/*! pa_ring_nudge_due() : a commit crossed a quarter of the ring: wakes the consumer if it naps. */
+static inline void pa_ring_nudge_due(void)
+{
+    if (atomic_load_explicit(&pa_ring_nap, memory_order_relaxed))
         pa_ring_nudge();
+}
+
+/*! pa_ring_commit() : publishes the reserved record (header + continuation slots). */
+static inline void pa_ring_commit(pa_ring_t *r, uint32_t nslots)
+{
+    if (pa_ring_publish(r, nslots))
+        pa_ring_nudge_due();
 }
 
 /* Consumer side. `payload` points to `rec->len` contiguous bytes (copied into `scratch`
