@@ -22,7 +22,7 @@
 struct pa_bulk_shape {
     uint32_t mask;  /* columns not read from the rows */
     uint32_t null;  /* of mask, the NULL ones (literal NULL or left unbound) */
-    uint32_t lit;   /* of mask, the columns written into the SQL text (v[]); others bound */
+    uint32_t lit;   /* mask (the values in the SQL text, v[]) or 0 (bound as ?(c+2)) */
     sqlite3_stmt *st;
     int64_t v[32];  /* the literal integers */
 };
@@ -91,17 +91,6 @@ static int pa_bulk_shape_fits(const struct pa_bulk_shape *s, const pa_bulk_const
     return 1;
 }
 
-/* The literal columns a shape for the batch gets: every constant one but INT64_MIN (SQL reads
- * -9223372036854775808 as minus a number too large for an integer). */
-static uint32_t pa_bulk_lit_cols(const pa_bulk_consts_t *k)
-{
-    uint32_t lit = k->mask;
-    for (uint32_t m = lit & ~k->null; m; m &= m - 1)
-        if (k->row0[__builtin_ctz(m)].u.i == INT64_MIN)
-            lit &= ~(1u << __builtin_ctz(m));
-    return lit;
-}
-
 /* Adds a shape for the batch's constants (literals or not) and prepares it; NULL on failure. */
 static struct pa_bulk_shape *pa_bulk_add_shape(pa_bulk_t *b, const pa_bulk_consts_t *k, int lit)
 {
@@ -111,7 +100,7 @@ static struct pa_bulk_shape *pa_bulk_add_shape(pa_bulk_t *b, const pa_bulk_const
     memset(s, 0, sizeof *s);
     s->mask = k->mask;
     s->null = k->null;
-    s->lit = lit ? pa_bulk_lit_cols(k) : 0;
+    s->lit = lit ? k->mask : 0; /* (-9223372036854775808 too is read as an integer) */
     for (uint32_t m = s->lit & ~s->null; m; m &= m - 1)
         s->v[__builtin_ctz(m)] = k->row0[__builtin_ctz(m)].u.i;
     if (pa_bulk_prepare_shape(b, s) != 0) {
@@ -133,7 +122,6 @@ static int pa_bulk_shape_score(const struct pa_bulk_shape *s)
  * tables get no row in a batch, and the DB thread reconnects for every batch. */
 static struct pa_bulk_shape *pa_bulk_pick(pa_bulk_t *b, const pa_bulk_consts_t *k)
 {
-    uint32_t lit = pa_bulk_lit_cols(k);
     struct pa_bulk_shape *same = NULL, *best = NULL;
     int nlit = 0;
     for (int i = 0; i < b->nshapes; i++) {
@@ -142,8 +130,8 @@ static struct pa_bulk_shape *pa_bulk_pick(pa_bulk_t *b, const pa_bulk_consts_t *
         if (!pa_bulk_shape_fits(s, k))
             continue;
         if (s->mask == k->mask) {
-            if (s->lit == lit)
-                return s;
+            if (s->lit)
+                return s; /* its literals are the batch's */
             if (!s->lit)
                 same = s;
         }
