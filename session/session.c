@@ -170,6 +170,11 @@ static void db_failed_message(void)
 _Atomic int pa_finish_by_exec;
 static long run_pid; /* the pid `profagent run` exec'd (PROFAGENT_RUN_PID), 0 without it */
 
+int pa_session_under_run(void)
+{
+    return run_pid != 0;
+}
+
 /* Why fds 1 and 2 are pinned (common/pa_log.c): the summary and the agent's messages go to
  * stdout / stderr only while they are the files they were when the session began: an
  * application started with `2>&-` that opens its own log (it gets fd 2) never finds the summary
@@ -441,8 +446,8 @@ void pa_finish(void)
         db_failed_message();
     static char note[PATH_MAX + 256];
     if (handed)
-        snprintf(note, sizeof note, "being completed by the finisher process %ld: profagent stats waits for it",
-                 pa_handoff_pid());
+        snprintf(note, sizeof note, "being completed by the finisher process %ld: %s waits for it", pa_handoff_pid(),
+                 pa_session_under_run() ? "profagent run" : "profagent stats");
     if (cut) /* the DB lacks the spool's tail: kept for `profagent recover`, which completes it */
         db_cut_message(note, sizeof note, final_path);
     uint64_t t1 = pa_clock_ns();
@@ -455,6 +460,8 @@ void pa_finish(void)
         pa_warn("agent", "%llu events were NOT recorded (no memory for a thread's ring, or produced inside a"
                 " signal handler that interrupted the agent)", (unsigned long long)unrec);
     pipe_restore(&pg);
+    if (handed)
+        pa_handoff_wait(pa_exitpaths_signal_in_finish);
 out:
     pa_dbg("agent", "exit: done %.1f ms before the exit's deadline (budget %llu ms)",
            ((double)deadline - (double)pa_clock_ns()) / 1e6, (unsigned long long)pa_config.exit_timeout_ms);
