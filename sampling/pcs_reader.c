@@ -40,6 +40,7 @@ typedef struct reader {
 
 static reader_t readers[PCS_MAX_DEVICES];
 static pthread_mutex_t smu = PTHREAD_MUTEX_INITIALIZER;   /* subscriptions, reader start/stop */
+static _Atomic int readers_left; /* readers whose join timed out: they may still use their device */
 static pthread_mutex_t sink_mu = PTHREAD_MUTEX_INITIALIZER; /* the PTI sink pointer and its table */
 static pcs_pti_sink_t *pti_sink;
 static int subs;
@@ -279,7 +280,12 @@ static void emit_dev(reader_t *r, uint32_t state, ze_result_t res)
 /* Opens the streamer of one device on the calling thread; returns 0 and starts the reader. */
 static int reader_start(reader_t *r, pcs_dev_t *d, uint32_t period)
 {
+    /* the kernels a previous reader of this device emitted stay emitted: a second collection
+     * (PTI Start after Stop) re-emitted them all, and the DB's PCS_KERNELS refused the
+     * duplicate ids (the whole DB was lost) */
+    uint32_t kcursor = r->kcursor;
     memset(r, 0, sizeof *r);
+    r->kcursor = kcursor;
     r->d = d;
     r->ring = pcs_host.ring_open ? pcs_host.ring_open(d->index) : NULL;
     ze_result_t res = pcs_ze.zetContextActivateMetricGroups(d->ctx, d->h, 1, &d->group);
@@ -338,8 +344,14 @@ static void reader_stop(reader_t *r)
         pa_warn("pc-sampling", "device %u: the streamer reader did not stop within 2 s; left running",
                 r->d->index);
         pthread_detach(r->th);
+        atomic_fetch_add(&readers_left, 1);
     }
     r->running = 0;
+}
+
+int pcs_stream_left(void)
+{
+    return atomic_load(&readers_left);
 }
 
 static int nrunning(void)
