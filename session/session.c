@@ -277,8 +277,10 @@ static int print_summary(const pa_agg_results_t *res, const char *db, int empty,
         return 0;
     if (empty)
         fprintf(m, "profagent: %s (pid %u): nothing recorded, no database written\n", cmdline, meta.pid);
-    else
+    else {
+        meta.log_dropped = atomic_load(&pa_log_dropped); /* also those since the DB was finished */
         pa_summary_print_note(m, &meta, res, db, db_note);
+    }
     if (fclose(m) != 0) {
         free(buf);
         return 0;
@@ -431,6 +433,7 @@ void pa_finish(void)
      * atomically: a name another process took is skipped, never overwritten, unless
      * PROFAGENT_OVERWRITE=1. A DB that fails half-way is removed (the spool stays). */
     static char final_path[PATH_MAX];
+    meta.log_dropped = atomic_load(&pa_log_dropped); /* the DB thread reads meta now */
     int rc = pa_writer_stream_finish(res, 0, final_path, sizeof final_path);
     int wrote = rc == 0, cut = rc == -3, handed = rc == 2;
     /* the spool goes before the summary: a reader (head -1) that closes the pipe early must
