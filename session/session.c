@@ -223,36 +223,9 @@ static int session_empty(const pa_agg_results_t *res)
  * with EPIPE / EFBIG instead and is reported. A signal our writes left pending is consumed
  * before the mask is restored, so the application never gets it; one the application had
  * pending already is kept. */
-typedef struct pipe_guard { sigset_t set, old; int was_pending[2]; } pipe_guard_t;
-
-static const int guarded_sigs[2] = {SIGPIPE, SIGXFSZ};
-
-static void pipe_block(pipe_guard_t *g)
-{
-    sigset_t pend;
-    int have = sigpending(&pend) == 0;
-    sigemptyset(&g->set);
-    for (int i = 0; i < 2; i++) {
-        sigaddset(&g->set, guarded_sigs[i]);
-        g->was_pending[i] = have && sigismember(&pend, guarded_sigs[i]) == 1;
-    }
-    pthread_sigmask(SIG_BLOCK, &g->set, &g->old);
-}
-
-static void pipe_restore(pipe_guard_t *g)
-{
-    sigset_t pend, one;
-    struct timespec zero = {0, 0};
-    for (int i = 0; i < 2; i++) {
-        if (g->was_pending[i] || sigpending(&pend) != 0 || sigismember(&pend, guarded_sigs[i]) != 1)
-            continue;
-        sigemptyset(&one);
-        sigaddset(&one, guarded_sigs[i]);
-        while (sigtimedwait(&one, NULL, &zero) < 0 && errno == EINTR) {
-        }
-    }
-    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
-}
+typedef pa_log_sig_guard_t pipe_guard_t;
+#define pipe_block pa_log_sig_block
+#define pipe_restore pa_log_sig_restore
 
 /* The summary (or, for an empty session, one line) at PROFAGENT_SUMMARY's destination.
  * Rendered in memory and written with raw bounded writes (pa_log_write_bounded): never through
