@@ -20,7 +20,7 @@
 #define PCS_FN(n) __typeof__(&n) n
 typedef struct pcs_fns {
     PCS_FN(zeInit); PCS_FN(zeDriverGet); PCS_FN(zeDeviceGet); PCS_FN(zeDeviceGetProperties);
-    PCS_FN(zeContextCreate); PCS_FN(zeEventPoolCreate); PCS_FN(zeEventPoolDestroy);
+    PCS_FN(zeContextCreate); PCS_FN(zeContextDestroy); PCS_FN(zeEventPoolCreate); PCS_FN(zeEventPoolDestroy);
     PCS_FN(zeEventCreate); PCS_FN(zeEventDestroy); PCS_FN(zeEventHostSynchronize);
     PCS_FN(zeEventHostReset); PCS_FN(zeModuleGetNativeBinary); PCS_FN(zetModuleGetDebugInfo);
     PCS_FN(zeDriverGetExtensionFunctionAddress);
@@ -77,6 +77,12 @@ extern pcs_host_t pcs_host;
  *  Level Zero already, else -1 and nothing is kept (a later call tries again). Returns the number of devices with
  *  EU-stall support, -1 when Level Zero is absent, not initialized or failed. Thread-safe. */
 int pcs_engine_init(int may_init);
+/*! pcs_engine_fini() : the library is about to be unmapped (pti_lib_fini, after pcs_pti_end and
+ *  pcs_kernels_detach): destroys the engine's per-driver contexts and frees the kernel registry,
+ *  so that each load/unload cycle of the library leaves nothing behind. Nothing is destroyed
+ *  while a reader whose join timed out may still use a context (pcs_stream_left()). After it
+ *  pcs_engine_init() starts again from nothing. Thread-safe. */
+void pcs_engine_fini(void);
 
 /* ---- kernels (pcs_kernels.c): registered by the zeKernelCreate epilogue of our own tracer ---- */
 typedef struct pcs_kernel {
@@ -101,6 +107,8 @@ void pcs_kernels_detach(void);
  *  errno kept. */
 void pcs_kernels_module_created(ze_module_handle_t m, ze_device_handle_t device);
 void pcs_kernels_kernel_created(ze_module_handle_t module, ze_kernel_handle_t kernel, const char *name);
+/*! pcs_kernels_free() : frees every registered kernel (pcs_engine_fini). */
+void pcs_kernels_free(void);
 /*! pcs_kernels_count() : kernels registered so far (they are never removed). */
 uint32_t pcs_kernels_count(void);
 /*! pcs_kernels_get() : kernel `i` (< pcs_kernels_count()); stable pointer. */
@@ -132,6 +140,9 @@ int pcs_stream_start(int who, uint32_t period_ns, pcs_pti_sink_t *sink);
 void pcs_stream_stop(int who);
 /*! pcs_stream_after_fork_child() : readers do not exist in a fork child: forget them. */
 void pcs_stream_after_fork_child(void);
+/*! pcs_stream_left() : readers whose join timed out (left running, detached): their device's
+ *  context must stay. */
+int pcs_stream_left(void);
 
 /* ---- PTI implementation table (pti_api.c): the agent exports one, the library has its own ---- */
 typedef struct pcs_pti_impl {

@@ -65,6 +65,25 @@ uint64_t pcs_kernels_register(uint32_t device, uint32_t base, uint32_t size, con
     return id;
 }
 
+void pcs_kernels_free(void)
+{
+    pthread_mutex_lock(&kmu);
+    uint32_t n = atomic_load_explicit(&nkernels, memory_order_relaxed);
+    atomic_store_explicit(&nkernels, 0, memory_order_release);
+    for (uint32_t i = 0; i < n; i++) {
+        pcs_kernel_t *k = kernels[i];
+        for (uint32_t f = 0; f < k->k.nfiles; f++)
+            free(k->files[f]);
+        free(k->files);
+        free(k->lines);
+        free(k->name);
+        free(k);
+        kernels[i] = NULL;
+    }
+    nmodules = 0;
+    pthread_mutex_unlock(&kmu);
+}
+
 static uint32_t module_device(ze_module_handle_t m)
 {
     uint32_t dev = UINT32_MAX;

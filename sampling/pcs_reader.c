@@ -40,6 +40,7 @@ typedef struct reader {
 
 static reader_t readers[PCS_MAX_DEVICES];
 static pthread_mutex_t smu = PTHREAD_MUTEX_INITIALIZER;   /* subscriptions, reader start/stop */
+static _Atomic int readers_left; /* readers whose join timed out: they may still use their device */
 static pthread_mutex_t sink_mu = PTHREAD_MUTEX_INITIALIZER; /* the PTI sink pointer and its table */
 static pcs_pti_sink_t *pti_sink;
 static int subs;
@@ -338,8 +339,14 @@ static void reader_stop(reader_t *r)
         pa_warn("pc-sampling", "device %u: the streamer reader did not stop within 2 s; left running",
                 r->d->index);
         pthread_detach(r->th);
+        atomic_fetch_add(&readers_left, 1);
     }
     r->running = 0;
+}
+
+int pcs_stream_left(void)
+{
+    return atomic_load(&readers_left);
 }
 
 static int nrunning(void)

@@ -28,7 +28,7 @@ static int resolve(void)
     if (!lib)
         return -1;
 #define R(n) if (!(*(void **)&pcs_ze.n = dlsym(lib, #n))) return -1;
-    R(zeInit) R(zeDriverGet) R(zeDeviceGet) R(zeDeviceGetProperties) R(zeContextCreate)
+    R(zeInit) R(zeDriverGet) R(zeDeviceGet) R(zeDeviceGetProperties) R(zeContextCreate) R(zeContextDestroy)
     R(zeEventPoolCreate) R(zeEventPoolDestroy) R(zeEventCreate) R(zeEventDestroy)
     R(zeEventHostSynchronize) R(zeEventHostReset) R(zeModuleGetNativeBinary)
     R(zeDriverGetExtensionFunctionAddress) R(zetMetricGroupGet) R(zetMetricGroupGetProperties)
@@ -162,4 +162,34 @@ int pcs_engine_init(int may_init)
     int r = init_result;
     pthread_mutex_unlock(&init_mu);
     return r;
+}
+
+/* A context is shared by the devices of its driver: destroyed once, at its first device. */
+static void contexts_destroy(void)
+{
+    for (uint32_t i = 0; i < pcs_ndevs; i++) {
+        ze_context_handle_t c = pcs_devs[i].ctx;
+        int first = c != NULL;
+        for (uint32_t k = 0; k < i && first; k++)
+            first = pcs_devs[k].ctx != c;
+        if (first)
+            pcs_ze.zeContextDestroy(c);
+    }
+}
+
+void pcs_engine_fini(void)
+{
+    pthread_mutex_lock(&init_mu);
+    if (init_done && pcs_stream_left() == 0 && pa_ze_call_enter()) {
+        pcs_host.guard_enter();
+        contexts_destroy();
+        pcs_host.guard_leave();
+        pa_ze_call_leave();
+        pcs_kernels_free();
+        memset(pcs_devs, 0, sizeof pcs_devs);
+        pcs_ndevs = pcs_nsupported = 0;
+        init_done = 0;
+        init_result = -1;
+    }
+    pthread_mutex_unlock(&init_mu);
 }

@@ -119,7 +119,9 @@ __attribute__((constructor)) static void pti_lib_init(void)
  * ends as ptiPcSamplingDisable ends it, as PTI's own collector does when it is destroyed: the
  * readers make their final read, close their streamers (a later collection, of this process or
  * a new copy of the library, can open them again) and are joined (2 s bound each); the tracer's
- * callbacks, if any, are removed. The loader is this library's dependency: its destructors run
+ * callbacks, if any, are removed; the engine's contexts (one per driver) are destroyed and its
+ * kernel registry freed (an application loading and unloading the library repeatedly leaked
+ * them once per cycle). The loader is this library's dependency: its destructors run
  * after this one. From here on the engine makes no loader call (a PTI call gets an error), and
  * the ones in progress are waited for, at most PTI_TEARDOWN_WAIT_NS (no window blocks longer
  * than a tenth of it: collector/ze.h). A thread still inside then is not waited for: the
@@ -139,6 +141,7 @@ __attribute__((destructor)) static void pti_lib_fini(void)
     }
     pcs_pti_end();
     pcs_kernels_detach();
+    pcs_engine_fini(); /* the contexts and kernels of this copy: a later copy makes its own */
     int waited;
     pa_ze_call_teardown(PTI_TEARDOWN_WAIT_NS, &waited);
     errno = saved;

@@ -43,6 +43,7 @@ static void pa_bulk_unlink(pa_bulk_t *b)
 typedef struct pa_bulk_cur {
     sqlite3_vtab_cursor base;
     const pa_bulk_t *b;
+    const pa_bulk_val_t *vals; /* the current row's values */
     size_t row, nrows;
 } pa_bulk_cur_t;
 
@@ -112,12 +113,15 @@ static int pa_bulk_vt_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxs
     c->b = argc == 1 ? sqlite3_value_pointer(argv[0], "pa_bulk") : NULL;
     c->row = 0;
     c->nrows = c->b ? c->b->nvals / (size_t)c->b->ncols : 0;
+    c->vals = c->b ? c->b->vals : NULL;
     return SQLITE_OK;
 }
 
 static int pa_bulk_vt_next(sqlite3_vtab_cursor *cur)
 {
-    ((pa_bulk_cur_t *)cur)->row++;
+    pa_bulk_cur_t *c = (pa_bulk_cur_t *)cur;
+    c->row++;
+    c->vals += c->b->ncols;
     return SQLITE_OK;
 }
 
@@ -130,16 +134,15 @@ static int pa_bulk_vt_eof(sqlite3_vtab_cursor *cur)
 static int pa_bulk_vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     const pa_bulk_cur_t *c = (const pa_bulk_cur_t *)cur;
-    const pa_bulk_t *b = c->b;
-    if (col >= b->ncols) /* src, or a column the statement does not select */
+    if (col >= c->b->ncols) /* src, or a column the statement does not select */
         return SQLITE_OK;
-    const pa_bulk_val_t *v = &b->vals[c->row * (size_t)b->ncols + (size_t)col];
+    const pa_bulk_val_t *v = &c->vals[col];
     switch (v->type) {
     case SQLITE_INTEGER: sqlite3_result_int64(ctx, v->u.i); break;
     case SQLITE_FLOAT: sqlite3_result_double(ctx, v->u.d); break;
     case SQLITE_TEXT:
         /* explicit length: embedded NUL and invalid UTF-8 bytes are stored as given */
-        sqlite3_result_text64(ctx, b->arena + v->u.off, v->len, SQLITE_STATIC, SQLITE_UTF8);
+        sqlite3_result_text64(ctx, c->b->arena + v->u.off, v->len, SQLITE_STATIC, SQLITE_UTF8);
         break;
     default: break; /* NULL: the result's initial value */
     }
@@ -176,7 +179,8 @@ int pa_bulk_register(sqlite3 *db)
     return 0;
 }
 
-static sqlite3_stmt *pa_bulk_prepare(pa_bulk_t *b)
+/* The bulk's statement; a column c of `mask` is the bound ?(c+2) instead of the row's cN. */
+static sqlite3_stmt *pa_bulk_prepare(pa_bulk_t *b, uint32_t mask)
 {
     size_t sz = strlen(b->head) + (size_t)b->ncols * 5 + 48;
     char *sql = malloc(sz), *p;
@@ -185,7 +189,7 @@ static sqlite3_stmt *pa_bulk_prepare(pa_bulk_t *b)
         return NULL;
     p = sql + sprintf(sql, "%s SELECT ", b->head);
     for (int c = 0; c < b->ncols; c++)
-        p += sprintf(p, "%sc%d", c ? "," : "", c);
+        p += sprintf(p, mask >> c & 1 ? "%s?%d" : "%sc%d", c ? "," : "", mask >> c & 1 ? c + 2 : c);
     sprintf(p, " FROM pa_bulk_rows(?1)");
     if (sqlite3_prepare_v2(b->db, sql, -1, &st, NULL) != SQLITE_OK)
         pa_err("writer", "SQLite: %s (preparing %s)", sqlite3_errmsg(b->db), b->head);
@@ -220,24 +224,98 @@ int pa_bulk_init(pa_bulk_t *b, sqlite3 *db, const char *table_cols, int ncols, i
     return 0;
 }
 
+/* Columns that hold one value in all `nrows` buffered rows: bound once instead of read from
+ * every row (an OP_Variable instead of an OP_VColumn and its xColumn call: ~50 instructions a
+ * value). Integers and NULLs only: what a bound ?N gives is then exactly the row's value. */
+#define PA_BULK_CONST_ROWS 64 /* fewer rows: the statement reading every column */
+
+static uint32_t pa_bulk_const_mask(const pa_bulk_t *b, size_t nrows)
+{
+    uint32_t mask = 0;
+    size_t n = (size_t)b->ncols;
+    for (size_t c = 0; c < n; c++) {
+        const pa_bulk_val_t *v0 = &b->vals[c], *v = v0 + n, *end = v0 + nrows * n;
+        if (v0->type != SQLITE_INTEGER && v0->type != SQLITE_NULL)
+            continue;
+        while (v < end && v->type == v0->type && v->u.i == v0->u.i)
+            v += n;
+        if (v >= end)
+            mask |= 1u << c;
+    }
+    return mask;
+}
+
+/* The statement for constant columns `mask` and the columns it binds (*used, a subset of mask):
+ * the one prepared for exactly mask, else a new one while the bulk holds fewer than its
+ * PA_BULK_NSHAPES, else the prepared one binding the most of mask's columns (the statement
+ * reading every column at least). Prepared on first use on each connection: most tables get
+ * no row in a batch, and the DB thread reconnects for every batch. */
+#define PA_BULK_NSHAPES ((int)(sizeof ((pa_bulk_t *)0)->shapes / sizeof ((pa_bulk_t *)0)->shapes[0]))
+
+static sqlite3_stmt *pa_bulk_stmt(pa_bulk_t *b, uint32_t mask, uint32_t *used)
+{
+    *used = 0;
+    if (!b->st && !(b->st = pa_bulk_prepare(b, 0)))
+        return NULL;
+    if (!mask)
+        return b->st;
+    int best = -1;
+    for (int i = 0; i < b->nshapes; i++) {
+        uint32_t m = b->shapes[i].mask;
+        if (m == mask) {
+            *used = mask;
+            return b->shapes[i].st;
+        }
+        if ((m & ~mask) == 0 && (best < 0 || __builtin_popcount(m) > __builtin_popcount(b->shapes[best].mask)))
+            best = i;
+    }
+    if (b->nshapes < PA_BULK_NSHAPES) {
+        sqlite3_stmt *st = pa_bulk_prepare(b, mask);
+        if (!st)
+            return NULL;
+        b->shapes[b->nshapes].mask = mask;
+        b->shapes[b->nshapes++].st = st;
+        *used = mask;
+        return st;
+    }
+    if (best < 0)
+        return b->st;
+    *used = b->shapes[best].mask;
+    return b->shapes[best].st;
+}
+
+static void pa_bulk_drop_stmts(pa_bulk_t *b)
+{
+    sqlite3_finalize(b->st);
+    b->st = NULL;
+    for (int i = 0; i < b->nshapes; i++)
+        sqlite3_finalize(b->shapes[i].st);
+    b->nshapes = 0;
+}
+
 /* Inserts the buffered rows (a whole number of rows) through the bulk's statement. */
 static void pa_bulk_exec(pa_bulk_t *b)
 {
-    /* prepared on first use on each connection: most tables get no row in a batch, and the
-     * DB thread reconnects for every batch */
-    if (!b->st && !(b->st = pa_bulk_prepare(b))) {
+    size_t nrows = b->nvals / (size_t)b->ncols;
+    uint32_t used, mask = nrows >= PA_BULK_CONST_ROWS ? pa_bulk_const_mask(b, nrows) : 0;
+    sqlite3_stmt *st = pa_bulk_stmt(b, mask, &used);
+    if (!st) {
         b->failed = 1, b->room = 0;
         return;
     }
-    sqlite3_bind_pointer(b->st, 1, b, "pa_bulk", NULL);
-    if (sqlite3_step(b->st) != SQLITE_DONE) {
+    sqlite3_bind_pointer(st, 1, b, "pa_bulk", NULL);
+    for (int c = 0; c < b->ncols; c++)
+        if (used >> c & 1 && b->vals[c].type == SQLITE_INTEGER)
+            sqlite3_bind_int64(st, c + 2, b->vals[c].u.i);
+    /* (a NULL column: the unbound ?N is NULL) */
+    if (sqlite3_step(st) != SQLITE_DONE) {
         pa_err("writer", "SQLite: %s (%s)", sqlite3_errmsg(b->db), b->head);
         b->failed = 1, b->room = 0;
     } else {
-        b->rows += b->nvals / (size_t)b->ncols;
+        b->rows += nrows;
     }
-    sqlite3_reset(b->st);
-    sqlite3_clear_bindings(b->st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
     b->nvals = 0;
     b->arena_len = 0;
 }
@@ -284,6 +362,7 @@ void pa_bulk_null(pa_bulk_t *b)
     if (!v)
         return;
     v->type = SQLITE_NULL;
+    v->u.i = 0; /* pa_bulk_const_mask() compares it */
     pa_bulk_maybe_flush(b);
 }
 
@@ -352,8 +431,7 @@ void pa_bulk_detach_all(sqlite3 *db)
     pthread_mutex_lock(&live_mu);
     for (pa_bulk_t *b = live; b; b = b->next_live)
         if (b->db == db && !b->detached) {
-            sqlite3_finalize(b->st);
-            b->st = NULL;
+            pa_bulk_drop_stmts(b);
             b->db = NULL;
             b->detached = 1;
         }
@@ -383,11 +461,11 @@ int pa_bulk_finish(pa_bulk_t *b)
     pa_bulk_unlink(b);
     if (b->db)
         pa_bulk_exec_partial(b);
-    sqlite3_finalize(b->st);
+    pa_bulk_drop_stmts(b);
     free(b->head);
     free(b->vals);
     free(b->arena);
     int rc = b->failed ? -1 : 0;
-    b->st = NULL; b->head = NULL; b->vals = NULL; b->arena = NULL;
+    b->head = NULL; b->vals = NULL; b->arena = NULL;
     return rc;
 }

@@ -52,6 +52,10 @@ typedef struct pa_bulk {
     char *head;          /* "INSERT INTO T(a,b)" */
     int ncols, batch;    /* columns per row, rows buffered before they are inserted */
     sqlite3_stmt *st;    /* head SELECT c0,c1 FROM pa_bulk_rows(?1): every buffered row */
+    /* statements that take the columns of `mask` (bit c: column c) from the bound ?(c+2), for
+     * batches where those columns hold one integer or NULL in every row (bulk.c) */
+    struct { uint32_t mask; sqlite3_stmt *st; } shapes[4];
+    int nshapes;
     pa_bulk_val_t *vals; size_t nvals;
     size_t room;         /* ncols * batch, 0 once failed: values before the batch is full */
     char *arena; size_t arena_len, arena_cap;

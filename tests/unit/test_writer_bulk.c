@@ -1,6 +1,7 @@
 /* test_writer_bulk.c - rows reach the DB exactly as the spool gives them, across batches: range
  * ids in and out of order (the next id goes in as NULL, others explicit), repeated ids (the first
- * kept), gaps, and text values with NUL and 0xFF bytes. */
+ * kept), gaps, and text values with NUL and 0xFF bytes; columns constant over a batch (bound once
+ * by the bulk) keep their values and types, next to ones that are not. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -142,11 +143,79 @@ static void test_text_bytes(void **state)
     sqlite3_close(db);
 }
 
+/* Value of column c (0..6) of row r, batches of 100 rows (k = r / 100): a always 7, b always
+ * NULL, c 0 but NULL in row 37 of even batches (same stored integer 0, another type), d the text
+ * "x", e k * 1000 (+ r in batches k % 3 == 0), f 3 r, g 5 in batches with k & 2 (else r). The
+ * batches have 6 sets of constant columns: more than a bulk prepares statements for. */
+enum { CONST_ROWS = 1075, CONST_BATCH = 100 };
+
+static int const_value(int r, int c, int64_t *v)
+{
+    int k = r / CONST_BATCH;
+    *v = 0;
+    switch (c) {
+    case 0: *v = 7; return SQLITE_INTEGER;
+    case 1: return SQLITE_NULL;
+    case 2: return k % 2 == 0 && r % CONST_BATCH == 37 ? SQLITE_NULL : SQLITE_INTEGER;
+    case 3: return SQLITE_TEXT;
+    case 4: *v = k * 1000 + (k % 3 == 0 ? r : 0); return SQLITE_INTEGER;
+    case 5: *v = 3 * (int64_t)r; return SQLITE_INTEGER;
+    default: *v = k & 2 ? 5 : r; return SQLITE_INTEGER;
+    }
+}
+
+static void test_const_columns(void **state)
+{
+    (void)state;
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    pa_bulk_t b = {0};
+    assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+    assert_int_equal(pa_bulk_register(db), 0);
+    assert_int_equal(pa_db_exec(db, "CREATE TABLE T(a INTEGER, b INTEGER, c INTEGER, d TEXT, e INTEGER,"
+                                " f INTEGER, g INTEGER)"), 0);
+    assert_int_equal(pa_bulk_init(&b, db, "T(a,b,c,d,e,f,g)", 7, CONST_BATCH), 0);
+    for (int r = 0; r < CONST_ROWS; r++)
+        for (int c = 0; c < 7; c++) {
+            int64_t v;
+            int t = const_value(r, c, &v);
+            if (t == SQLITE_NULL)
+                pa_bulk_null(&b);
+            else if (t == SQLITE_TEXT)
+                pa_bulk_text(&b, "x", 1);
+            else
+                pa_bulk_int(&b, v);
+        }
+    assert_int_equal(pa_bulk_finish(&b), 0); /* the last 75 rows: a partial batch */
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT rowid, a, b, c, d, e, f, g, typeof(a), typeof(b), typeof(c),"
+                                        " typeof(d), typeof(e), typeof(f), typeof(g) FROM T ORDER BY rowid",
+                                        -1, &st, NULL), SQLITE_OK);
+    static const char *const tname[] = {"?", "integer", "real", "text", "blob", "null"};
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int r = n++;
+        assert_int_equal(sqlite3_column_int64(st, 0), r + 1);
+        for (int c = 0; c < 7; c++) {
+            int64_t v;
+            int t = const_value(r, c, &v);
+            assert_string_equal((const char *)sqlite3_column_text(st, 8 + c), tname[t]);
+            if (t == SQLITE_INTEGER)
+                assert_int_equal(sqlite3_column_int64(st, 1 + c), v);
+            else if (t == SQLITE_TEXT)
+                assert_string_equal((const char *)sqlite3_column_text(st, 1 + c), "x");
+        }
+    }
+    assert_int_equal(n, CONST_ROWS);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_range_ids),
         cmocka_unit_test(test_text_bytes),
+        cmocka_unit_test(test_const_columns),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

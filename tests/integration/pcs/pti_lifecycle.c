@@ -6,7 +6,8 @@
  *          dlopen()s the library, starts a collection, runs busy_ns 20 ms, dlclose()s it while
  *          the collection runs ("mapped_after_dlclose 0|1": the library still in the process),
  *          runs busy_ns 20 ms, then dlopen()s it again and runs busy_ns 100 ms in a second
- *          collection ("second_start <pti_result>", "second_samples <n>"), dlclose()s, exits 0
+ *          collection ("second_start <pti_result>", "second_samples <n>"), dlclose()s, destroys
+ *          its own objects and context (so a leak check sees only the library's), exits 0
  *        pti_lifecycle early FLAGS
  *          ptiPcSamplingEnable before any zeInit (prints "enable <result>"), then the
  *          application's zeInit(FLAGS) ("init 0x<result>") and zeDriverGet ("drivers <n>"); when it
@@ -79,6 +80,9 @@ static int run_dlclose(const char *path)
     }
     if (dlclose(lib) != 0)
         sample_die("dlclose: %s", dlerror());
+    /* everything of the application's goes: under ASan's leak check what is left is the library's */
+    sample_busy_fini(&b);
+    sample_env_fini(&env);
     return 0;
 }
 
