@@ -28,7 +28,8 @@ int pa_ze_attach(void);
  *  once, on the application's thread, right after its first zeInit with GPU drivers succeeded and
  *  the ze source attached (guard held, attach lock released), or after that zeInit alone when
  *  the ze source is off: a source that needs Level Zero itself (device metric streams, PC
- *  sampling) starts there, only in a process whose application initialized Level Zero. */
+ *  sampling) starts there, only in a process whose application initialized Level Zero.
+ *  Registered after they fired (a source started late): `fn` runs at once, guard held. */
 void pa_ze_on_ready(void (*fn)(void));
 
 /*! pa_ze_on_kernel_objects() : registers the PC-sampling engine's hooks (by its source's init,
@@ -38,6 +39,12 @@ void pa_ze_on_ready(void (*fn)(void));
  *  now; errno kept around them. Handles are the Level Zero ones, typed void * here. */
 void pa_ze_on_kernel_objects(void (*module_fn)(void *module, void *device),
                              void (*kernel_fn)(void *module, void *kernel, const char *name));
+/*! pa_ze_each_kernel() : calls `fn(module, kernel, name)` for every kernel of the application
+ *  created while ze recorded and not destroyed since (the ze source's object table), on the
+ *  calling thread, no lock held: for PC sampling started after kernels were created (the PTI
+ *  library dlopen()ed late). A kernel the application destroys during the call may still be
+ *  passed. Returns the number of kernels passed. */
+uint32_t pa_ze_each_kernel(void (*fn)(void *module, void *kernel, const char *name));
 /*! pa_ze_intercepting() : 1 once the ze source attached its interception of the application's
  *  ze calls (the hooks above then fire), 0 otherwise (ze and mem not traced, tracing refused). */
 int pa_ze_intercepting(void);

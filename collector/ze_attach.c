@@ -436,6 +436,12 @@ static _Atomic int ready_n, ready_fired;
 
 void pa_ze_on_ready(void (*fn)(void))
 {
+    if (atomic_load(&ready_fired)) { /* registered late (the PTI library dlopen()ed): now */
+        pa_guard_enter();
+        fn();
+        pa_guard_leave();
+        return;
+    }
     int i = atomic_load(&ready_n);
     if (i < PA_ZE_READY_MAX) {
         ready_fns[i] = fn;

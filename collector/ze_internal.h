@@ -217,6 +217,7 @@ typedef struct pa_ze_obj_info {
     uint32_t engine;             /* ordinal << 16 | index */
     int immediate;               /* lists */
     const char *name;            /* kernels: strdup'd, never freed (ops may still point at it) */
+    void *module;                /* kernels: the module it was created from */
     uint16_t name_len;
     _Atomic uint32_t gsize[3];   /* kernels: zeKernelSetGroupSize */
     uint32_t slm_static;         /* kernels: localMemSize (zeKernelGetProperties at create) */

@@ -1375,6 +1375,8 @@ static void object_created(int api, void *params)
     case PA_ZE_API_KernelCreate: {
         ze_kernel_create_params_t *p = params;
         pa_ze_obj_info_t *o = pa_ze_obj_put(**p->pphKernel, PA_ZE_OBJ_KERNEL);
+        if (o)
+            o->module = *p->phModule; /* pa_ze_each_kernel(): PC sampling started late */
         if (o && (*p->pdesc)->pKernelName) {
             o->name = strdup((*p->pdesc)->pKernelName);
             o->name_len = o->name ? (uint16_t)strnlen(o->name, 4096) : 0;

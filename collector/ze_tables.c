@@ -1,6 +1,7 @@
 /* ze_tables.c - handle -> info tables for lists, queues and kernels: inserted on create
  * (slow path, under a mutex), looked up lock-free on the append path. */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ze_internal.h"
@@ -88,5 +89,36 @@ uint32_t pa_ze_obj_ctx_live(const void *ctx)
         if (atomic_load_explicit(&keys[i], memory_order_acquire) > PA_ZE_TOMB && infos[i].context == ctx &&
             (infos[i].type == PA_ZE_OBJ_LIST || infos[i].type == PA_ZE_OBJ_QUEUE))
             n++;
+    return n;
+}
+
+uint32_t pa_ze_each_kernel(void (*fn)(void *module, void *kernel, const char *name))
+{
+    /* copied under the lock, called after it: fn calls the driver, the application's creates
+     * and destroys wait for nothing of it */
+    struct { void *m, *k; const char *name; } *v = NULL;
+    uint32_t n = 0, cap = 0;
+    pthread_mutex_lock(&mu);
+    for (uint32_t i = 0; i < PA_ZE_OBJ_SLOTS; i++) {
+        uintptr_t k = atomic_load_explicit(&keys[i], memory_order_acquire);
+        if (k <= PA_ZE_TOMB || infos[i].type != PA_ZE_OBJ_KERNEL || !infos[i].module || !infos[i].name)
+            continue;
+        if (n == cap) {
+            uint32_t nc = cap ? cap * 2 : 64;
+            void *nv = realloc(v, nc * sizeof *v);
+            if (!nv)
+                break;
+            v = nv;
+            cap = nc;
+        }
+        v[n].m = infos[i].module;
+        v[n].k = (void *)k;
+        v[n].name = infos[i].name;
+        n++;
+    }
+    pthread_mutex_unlock(&mu);
+    for (uint32_t i = 0; i < n; i++)
+        fn(v[i].m, v[i].k, v[i].name);
+    free(v);
     return n;
 }

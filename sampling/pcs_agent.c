@@ -93,14 +93,21 @@ static void metrics_env(void)
 /* Once the application initialized Level Zero with GPU drivers (collector/ze.h, the ready
  * hook): the engine (devices, EuStallSampling groups), the kernel tracer and, when asked, the
  * streams. The agent never initializes Level Zero for the application. */
+static void on_kernel(void *module, void *kernel, const char *name);
+
 static void pcs_on_ready(void)
 {
+    uint32_t before = pcs_ndevs;
     int n = pcs_engine_init(0);
     if (n < 0) {
         if (pa_config.pc_sampling)
             pa_warn("pc-sampling", "Level Zero is not initialized: no PC sampling; the rest is profiled as usual");
         return;
     }
+    /* started after the application created kernels (the PTI library dlopen()ed late): the live
+     * ones the ze source knows, as their creation would have registered them */
+    if (!before && pa_ze_intercepting())
+        pa_ze_each_kernel(on_kernel);
     /* kernels come from the ze source's interception; without it (ze and mem not traced) only
      * from a tracer, which the loader gives only when the user enabled the tracing layer */
     if (pa_ze_intercepting())
@@ -136,22 +143,41 @@ static void on_kernel(void *module, void *kernel, const char *name)
     pcs_kernels_kernel_created(module, kernel, name);
 }
 
+/* Level Zero is used and PC sampling may be used: the environment, the reader rings, the engine
+ * once the application initialized Level Zero. Once (source init, or the PTI library loaded
+ * late: pa_pcs_pti_impl_get). */
+static pthread_mutex_t activate_mu = PTHREAD_MUTEX_INITIALIZER;
+static int activated;
+
+static void activate(void)
+{
+    pthread_mutex_lock(&activate_mu);
+    if (activated || !dlopen("libze_loader.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+        if (!activated && pa_config.pc_sampling)
+            pa_info("pc-sampling", "the application does not use Level Zero: nothing to sample");
+        pthread_mutex_unlock(&activate_mu);
+        return;
+    }
+    activated = 1;
+    metrics_env();
+    atomic_store(&rings_ok, 1);
+    pthread_mutex_unlock(&activate_mu);
+    pa_ze_on_ready(pcs_on_ready); /* at once when Level Zero is initialized already */
+}
+
+static _Atomic int source_on; /* pcs_source_init ran: the session runs this source */
+
 static int pcs_source_init(void)
 {
     host_setup();
-    if (!pa_config.pc_sampling && !pti_lib_present())
-        return 0;
-    if (!dlopen("libze_loader.so.1", RTLD_NOW | RTLD_NOLOAD)) {
-        if (pa_config.pc_sampling)
-            pa_info("pc-sampling", "the application does not use Level Zero: nothing to sample");
-        return 0;
-    }
-    metrics_env();
     /* kernel address ranges come from the ze source's hooks on zeModuleCreate/zeKernelCreate:
-     * the application's environment (and its children's) keeps its tracing-layer setting */
+     * the application's environment (and its children's) keeps its tracing-layer setting. Set
+     * also when nothing samples yet: a module's device is kept (a store), a kernel costs nothing
+     * until the engine runs (pcs_kernels_kernel_created) */
     pa_ze_on_kernel_objects(on_module, on_kernel);
-    atomic_store(&rings_ok, 1);
-    pa_ze_on_ready(pcs_on_ready);
+    atomic_store(&source_on, 1);
+    if (pa_config.pc_sampling || pti_lib_present())
+        activate();
     return 0;
 }
 
@@ -182,9 +208,14 @@ const pa_source_t pa_source_pcsamp = {
     .init = pcs_source_init, .finish = pcs_source_finish, .fork_child = pcs_source_fork_child,
 };
 
-/*! pa_pcs_pti_impl_get() : the agent's PTI implementation (libprofagent_pti.so forwards to it). */
+/*! pa_pcs_pti_impl_get() : the agent's PTI implementation (libprofagent_pti.so forwards to it).
+ *  The library loaded after the agent's start (dlopen): the source starts now, as it would have
+ *  with the library linked, so the collection's samples reach the DB and the kernels created
+ *  so far are known. */
 PA_EXPORT const pcs_pti_impl_t *pa_pcs_pti_impl_get(void)
 {
     host_setup();
+    if (atomic_load(&source_on) && !atomic_load(&pa_thread_no_new_rings))
+        activate();
     return &pcs_pti_impl;
 }

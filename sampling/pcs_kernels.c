@@ -16,7 +16,7 @@ static zel_tracer_handle_t tracer;
 static int attached;
 
 /* module -> device index (zeModuleCreate epilogue); a small ring of the latest modules */
-static struct { ze_module_handle_t m; uint32_t dev; } modules[PCS_MAX_MODULES];
+static struct { ze_module_handle_t m; ze_device_handle_t dev; } modules[PCS_MAX_MODULES];
 static uint32_t nmodules;
 
 uint32_t pcs_kernels_count(void)
@@ -84,29 +84,30 @@ void pcs_kernels_free(void)
     pthread_mutex_unlock(&kmu);
 }
 
+/* the device index of module m, UINT32_MAX when unknown (the device handle is kept: a module may
+ * be created before the engine enumerated the devices) */
 static uint32_t module_device(ze_module_handle_t m)
 {
-    uint32_t dev = UINT32_MAX;
+    ze_device_handle_t h = NULL;
     pthread_mutex_lock(&kmu);
     for (uint32_t i = nmodules; i-- > 0 && i + PCS_MAX_MODULES >= nmodules;)
         if (modules[i % PCS_MAX_MODULES].m == m) {
-            dev = modules[i % PCS_MAX_MODULES].dev;
+            h = modules[i % PCS_MAX_MODULES].dev;
             break;
         }
     pthread_mutex_unlock(&kmu);
-    return dev;
+    for (uint32_t i = 0; h && i < pcs_ndevs; i++)
+        if (pcs_devs[i].h == h)
+            return i;
+    return UINT32_MAX;
 }
 
 void pcs_kernels_module_created(ze_module_handle_t m, ze_device_handle_t device)
 {
     int saved = errno;
-    uint32_t dev = UINT32_MAX;
-    for (uint32_t i = 0; i < pcs_ndevs; i++)
-        if (pcs_devs[i].h == device)
-            dev = i;
     pthread_mutex_lock(&kmu);
     modules[nmodules % PCS_MAX_MODULES].m = m;
-    modules[nmodules % PCS_MAX_MODULES].dev = dev;
+    modules[nmodules % PCS_MAX_MODULES].dev = device;
     nmodules++;
     pthread_mutex_unlock(&kmu);
     errno = saved;
@@ -130,6 +131,8 @@ static void on_kernel_create(ze_kernel_create_params_t *p, ze_result_t r, void *
 
 void pcs_kernels_kernel_created(ze_module_handle_t module, ze_kernel_handle_t kernel, const char *name)
 {
+    if (!pcs_ndevs) /* the engine is not initialized (the agent with no PC sampling yet) */
+        return;
     uint32_t dev = module_device(module);
     if (dev >= pcs_ndevs || !pcs_devs[dev].base_fn)
         return;

@@ -280,7 +280,12 @@ static void emit_dev(reader_t *r, uint32_t state, ze_result_t res)
 /* Opens the streamer of one device on the calling thread; returns 0 and starts the reader. */
 static int reader_start(reader_t *r, pcs_dev_t *d, uint32_t period)
 {
+    /* the kernels a previous reader of this device emitted stay emitted: a second collection
+     * (PTI Start after Stop) re-emitted them all, and the DB's PCS_KERNELS refused the
+     * duplicate ids (the whole DB was lost) */
+    uint32_t kcursor = r->kcursor;
     memset(r, 0, sizeof *r);
+    r->kcursor = kcursor;
     r->d = d;
     r->ring = pcs_host.ring_open ? pcs_host.ring_open(d->index) : NULL;
     ze_result_t res = pcs_ze.zetContextActivateMetricGroups(d->ctx, d->h, 1, &d->group);

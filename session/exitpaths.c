@@ -148,13 +148,22 @@ static void *finisher_main(void *arg)
         ring_borrow();
         pa_finish();
     }
-    pa_exitwatch_run(); /* the rest of an exit(), which may deadlock in code not ours (exitwatch.c) */
+    /* the rest of an exit(), which may deadlock in code not ours, is watched on a thread of its
+     * own (exitwatch.c); this one then stays as it is (its end would free its malloc cache) */
+    if (pa_exitwatch_arm())
+        for (int idle = 0;;)
+            syscall(SYS_futex, &idle, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
     return NULL;
 }
 
 void pa_exitpaths_watch_exit(void)
 {
-    if (!finisher_started || getpid() != ep_owner || syscall(SYS_gettid) == atomic_load(&finisher_tid))
+    /* on the finisher (its exit() after main's pthread_exit) no application thread is left to
+     * watch: the watch would take any slow destructor for a deadlock */
+    if (getpid() != ep_owner || (finisher_started && syscall(SYS_gettid) == atomic_load(&finisher_tid)))
+        return;
+    pa_exitwatch_arm(); /* from here: the finisher may not get a core soon, the watch must not wait for it */
+    if (!finisher_started)
         return;
     int v = atomic_load(&fin_req);
     while (v != 1 && v != 3 && !atomic_compare_exchange_weak(&fin_req, &v, 3)) {
@@ -259,6 +268,11 @@ int pa_exitpaths_finish_bounded(int sig)
     atomic_store(&fin_req, 1);
     syscall(SYS_futex, &fin_req, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     wait_finished();
+    /* given up on a finisher that used no CPU for the stall: it may wait for a lock this thread
+     * holds (an exit() from a signal handler that interrupted malloc), and so may the libraries'
+     * destructors the rest of the exit runs; the watchdog's thread bounds that rest */
+    if (atomic_load(&wait_gave_up))
+        pa_exitwatch_arm();
 out:
     errno = saved;
     return deferred;

@@ -11,6 +11,7 @@
 #include "../collector/collector.h"
 #include "../collector/config.h"
 #include "../common/pa_log.h"
+#include "../common/pa_thread.h"
 #include "session.h"
 
 /* Why a watchdog: exit() is not async-signal-safe, yet applications call it from signal handlers.
@@ -185,10 +186,18 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void pa_exitwatch_run(void)
+/* Why a thread of its own: the watch used to run on the finisher thread once pa_finish() was
+ * done, but the finisher may itself block for good on a lock the exiting thread holds (its exit()
+ * from a signal handler interrupted malloc): the exit's wait then gives up on it and goes on into
+ * the libraries' destructors, which block on that lock too, and no watch ran at all. This thread
+ * starts with the session's other threads, allocates nothing and takes no lock once started: it
+ * sleeps on its futex word until the exit asks for the watch (the agent's exit part done or given
+ * up), then runs it. */
+static _Atomic int watch_armed; /* futex word: 1 once an exit() asked for the watch */
+static int watch_started;
+
+static void watch(void)
 {
-    if (!atomic_load(&exit_status_known) || !pa_thread_agent_tids_complete())
-        return; /* not an exit() (exec, _exit, a fatal signal end the process themselves) */
     uint64_t stall = (pa_config.exit_timeout_ms + 1000) * 1000000ull, since = mono_ns(), last = 0;
     for (;;) {
         struct timespec tick = {0, 100000000}; /* 100 ms: the stall's resolution */
@@ -196,6 +205,7 @@ void pa_exitwatch_run(void)
         scan_t s;
         scan_threads(&s);
         uint64_t now = mono_ns();
+        s.stuck &= s.threads > 0; /* none left: the exit runs on an agent thread, nothing to judge */
         if (!s.stuck || s.sig != last || !pa_thread_agent_tids_complete()) {
             last = s.stuck ? s.sig : 0;
             since = now;
@@ -206,9 +216,34 @@ void pa_exitwatch_run(void)
         int status = atomic_load(&exit_status);
         pa_warn("agent", "the process did not end %.1f s after exit(%d): its %d threads all wait on locks held within"
                 " the process (a deadlock in an exit handler or a library destructor, after the agent's exit part"
-                " was done); ended with exit status %d",
+                " was done or given up); ended with exit status %d",
                 (double)(now - since) / 1e9, status, s.threads, status & 0xff);
         for (;;)
             syscall(SYS_exit_group, status);
     }
+}
+
+static void *watchdog_main(void *arg)
+{
+    (void)arg;
+    pa_thread_mark_agent(); /* before the first arm can come: its watch must leave this thread out */
+    while (!atomic_load(&watch_armed))
+        syscall(SYS_futex, &watch_armed, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+    watch();
+    return NULL;
+}
+
+void pa_exitwatch_start(void)
+{
+    /* the watch's own stack needs are a few KiB (a 4 KiB directory buffer, the message's format) */
+    watch_started = pa_thread_spawn(NULL, 128u << 10, watchdog_main, NULL) == 0;
+}
+
+int pa_exitwatch_arm(void)
+{
+    if (!watch_started || !atomic_load(&exit_status_known) || !pa_thread_agent_tids_complete())
+        return 0; /* not an exit() (exec, _exit, a fatal signal end the process themselves) */
+    if (!atomic_exchange(&watch_armed, 1))
+        syscall(SYS_futex, &watch_armed, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    return 1;
 }

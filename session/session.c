@@ -49,6 +49,7 @@ static void session_threads_start(void)
     pa_agg_start_thread();
     pa_writer_stream_start_thread();
     pa_exitpaths_start_finisher();
+    pa_exitwatch_start();
     atomic_store_explicit(&threads_state, 2, memory_order_release);
 }
 
@@ -351,6 +352,19 @@ static void no_results_summary(void)
     pipe_restore(&pg);
 }
 
+/* Tests make the exit's thread hold a lock that pa_finish() then waits for on any other thread
+ * (PA_TEST_EXIT_HOLDS_LOCK=1), as a malloc arena's lock held by the code a signal handler's
+ * exit() interrupted is: the finisher blocks for good, and the rest of the exit must still end. */
+static int test_exit_holds;
+static _Atomic int test_lock_holder; /* gettid() of the exit() that holds it; the waiters' futex word */
+
+static void test_lock_wait(void)
+{
+    int holder = atomic_load(&test_lock_holder);
+    while (test_exit_holds && holder && holder != (int)syscall(SYS_gettid))
+        syscall(SYS_futex, &test_lock_holder, FUTEX_WAIT_PRIVATE, holder, NULL, NULL, 0); /* never woken */
+}
+
 /* The exit path: stop the aggregator (bounded), write the DB, print the summary, remove the
  * spool. Runs once, only in the process that owns the session; never changes exit status. */
 void pa_finish(void)
@@ -364,6 +378,7 @@ void pa_finish(void)
     /* the whole exit's budget: what the drain leaves of it bounds the DB's load of the spool's
      * rest, cut as well by a fatal signal arriving meanwhile (writer/stream.c) */
     uint64_t deadline = pa_exit_deadline_arm();
+    test_lock_wait();
     /* the load stops a tenth of the budget (at most 50 ms) early: what follows it (the commit of
      * what it loaded, 15-30 ms under load, and the process's teardown) is part of the exit too */
     uint64_t reserve = pa_config.exit_timeout_ms * 100000ull;
@@ -564,6 +579,10 @@ PA_EXPORT void exit(int status)
                            allocation here: this may be a signal handler's exit) */
     exit_park_others(); /* owned by another thread whose session already ended: still parked */
     pa_exitwatch_note_status(status); /* the status a deadlock after our exit part ends with */
+    if (test_exit_holds && pa_session_active()) {
+        int none = 0;
+        atomic_compare_exchange_strong(&test_lock_holder, &none, (int)syscall(SYS_gettid));
+    }
     if (real)
         real(status);
     for (;;)
@@ -652,6 +671,8 @@ static int session_begin(void)
     run_pid = rp ? strtol(rp, NULL, 10) : 0;
     pa_log_pin_std(0); /* the configuration's own messages already respect fds 1 and 2 */
     pa_config_load();
+    const char *hold = getenv("PA_TEST_EXIT_HOLDS_LOCK");
+    test_exit_holds = hold && strcmp(hold, "1") == 0;
     if (!pa_config.enable) {
         pa_info("agent", "PROFAGENT_ENABLE=0: the agent is off");
         goto out;

@@ -107,7 +107,7 @@ int pa_exitpaths_signal_in_finish(void);
 int pa_exitpaths_finish_elsewhere(void);
 
 /*! pa_exitpaths_watch_exit() : (the exit handler, after pa_finish() ran on this thread) lets the
- *  finisher thread watch the rest of the exit (pa_exitwatch_run); no-op without a finisher, on
+ *  watchdog watch the rest of the exit (pa_exitwatch_arm); no-op without a finisher, on
  *  it, or in another process than the session's. Async-signal-safe. */
 void pa_exitpaths_watch_exit(void);
 
@@ -115,12 +115,18 @@ void pa_exitpaths_watch_exit(void);
  *  exit() was called with (the first call's); async-signal-safe, never allocates. */
 void pa_exitwatch_note_status(int status);
 
-/*! pa_exitwatch_run() : (finisher thread, once the agent's exit part is done) returns at once
- *  unless exit() was called (pa_exitwatch_note_status); else watches the process until it ends
- *  and, when every application thread waited on a private futex without a timeout or in
- *  pause()/sigsuspend() and none used CPU for PROFAGENT_EXIT_TIMEOUT_MS + 1 s (a deadlock
- *  nothing can end), ends it by exit_group(status) after one warning. Raw syscalls only. */
-void pa_exitwatch_run(void);
+/*! pa_exitwatch_start() : (with the session's other threads) starts the exit watchdog's thread,
+ *  which sleeps on a futex until pa_exitwatch_arm(); no thread when it cannot be created. */
+void pa_exitwatch_start(void);
+
+/*! pa_exitwatch_arm() : (once the agent's exit part is done, or its wait gave up on the finisher)
+ *  returns 0 at once unless exit() was called (pa_exitwatch_note_status) and the watchdog's thread
+ *  runs; else wakes that thread, which from then on watches the process until it ends and, when
+ *  every application thread waited on a private futex without a timeout or in
+ *  pause()/sigsuspend() and none used CPU for PROFAGENT_EXIT_TIMEOUT_MS + 1 s (a deadlock nothing
+ *  can end), ends it by exit_group(status) after one warning, and returns 1. Async-signal-safe:
+ *  raw syscalls only, here and on the watchdog's thread once started. */
+int pa_exitwatch_arm(void);
 
 /*! pa_exitwatch_stuck_wait() : 1 when a /proc/<pid>/task/<tid>/syscall text (NUL-terminated:
  *  "nr a0 a1 ..." with hex arguments, or "running") is a wait only the process's own threads can

@@ -25,6 +25,12 @@
 pa_config_t pa_config;
 int pa_thread_is_agent_tid(uint32_t tid) { (void)tid; return 0; }
 int pa_thread_agent_tids_complete(void) { return 1; }
+void pa_thread_mark_agent(void) {}
+int pa_thread_spawn(pthread_t *th, size_t stack_bytes, void *(*fn)(void *), void *arg)
+{
+    (void)th, (void)stack_bytes, (void)fn, (void)arg;
+    return EAGAIN; /* the watchdog's thread is never started here: only the wait test runs */
+}
 void pa_log_print(int level, const char *domain, const char *fmt, ...) { (void)level, (void)domain, (void)fmt; }
 
 /* A syscall line's arguments after its number (the /proc file: nr, 6 args, sp, pc) and whether

@@ -591,6 +591,41 @@ def t_exitdeadlock():
     repeat(3, "exit(7) whose destructor deadlocks after the agent's exit part", one)
 
 
+def t_exitblocked():
+    """exit(7) from main, whose finisher then waits for good on a lock the exiting thread holds
+    (PA_TEST_EXIT_HOLDS_LOCK=1: as a malloc arena's lock held by the code a signal handler's exit()
+    interrupted), and whose executable destructor then deadlocks as in exitdeadlock. The exit's
+    wait gives up on the finisher once it used no CPU for PROFAGENT_EXIT_TIMEOUT_MS + 1 s (1.3 s),
+    the watchdog's own thread ends the deadlocked rest after as long again: status 7 after about
+    2.6 s, one watchdog message, the spool kept and `profagent recover` completes it (every range,
+    every call). The watch used to run on the finisher itself: the run hung (killed after 30 s)."""
+    def one():
+        t0 = time.time()
+        rc, err = run_tail(["deadlock", "300", "40", "7"],
+                           {"PROFAGENT_EXIT_TIMEOUT_MS": "300", "PA_TEST_EXIT_HOLDS_LOCK": "1"}, timeout=30)
+        secs = time.time() - t0
+        if rc is None:
+            return "hang (killed after 30 s)"
+        if rc != 7 or secs > 2 * 1.3 + 5:
+            return "exit status %s (want 7) after %.1f s (want at most 2 x 1.3 s + 5 s)" % (rc, secs)
+        if err.count("did not end") != 1 or "exit(7)" not in err:
+            return "not one watchdog message: %s" % err[-300:]
+        spools = glob.glob(os.path.join(WORK, "*.spool.zst"))
+        if len(spools) != 1 or any(meta(d, "session_complete") == 1 for d in dbs()):
+            return "%d spools, DBs %s: want the spool of a session the exit could not end" % (len(spools), dbs())
+        r = subprocess.run([os.path.join(BUILD, "bin", "profagent"), "recover", spools[0]], capture_output=True,
+                           text=True, timeout=120)
+        d = dbs()
+        if r.returncode != 0 or len(d) != 1:
+            return "recover: rc %d %s, DBs %s" % (r.returncode, r.stderr[-200:], d)
+        ranges, props = range_names(d[0]), api_counts(d[0]).get("zeDeviceGetProperties", 0)
+        if ranges != ["tail"] * 300 or props != 40:
+            return "recovered: %d 'tail' ranges (want 300), %d zeDeviceGetProperties (want 40)" % (
+                ranges.count("tail"), props)
+        return None
+    repeat(3, "exit(7) whose finisher blocks on the exiting thread's lock, then a deadlocked destructor", one)
+
+
 def t_exitslow():
     """exit(5) whose executable destructor is only slow: 2 s of CPU work, a wait on a mutex that
     a thread holds while it computes for 2 s, a 2 s sleep; each longer than the watchdog's
@@ -743,7 +778,7 @@ def t_sampling_race():
 TESTS = {"threadexit": t_threadexit, "ze_exit_race": t_ze_exit_race, "ze_exit_race_fill": t_ze_exit_race_fill, "tight_exit": t_tight_exit, "pthread_exit": t_pthread_exit,
          "atexit_ze": t_atexit_ze, "quick_exit": t_quick_exit, "preinit": t_preinit, "libctor": t_libctor,
          "sigwrite": t_sigwrite, "dropped_pops": t_dropped_pops, "exit2nd": t_exit2nd,
-         "exit2nd_slow": t_exit2nd_slow, "sigexit": t_sigexit, "blocksync": t_blocksync, "sigmalloc": t_sigmalloc, "exitdeadlock": t_exitdeadlock, "exitslow": t_exitslow, "spoolstall": t_spoolstall, "tscfault": t_tscfault, "nosync": t_nosync, "manyexit": t_manyexit,
+         "exit2nd_slow": t_exit2nd_slow, "sigexit": t_sigexit, "blocksync": t_blocksync, "sigmalloc": t_sigmalloc, "exitdeadlock": t_exitdeadlock, "exitblocked": t_exitblocked, "exitslow": t_exitslow, "spoolstall": t_spoolstall, "tscfault": t_tscfault, "nosync": t_nosync, "manyexit": t_manyexit,
          "sampling_race": t_sampling_race}
 TESTS[TEST]()
 print("FAILED: %d" % len(FAILS) if FAILS else "all ok")

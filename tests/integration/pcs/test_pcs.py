@@ -196,6 +196,20 @@ for pre in (False, True):
     # busy_ns 100 ms at the granted 91364 ns: 1094.5 samples (+-1)
     n = int(kv.get("second_samples", "-1"))
     check(1093 <= n <= 1096, f"dlclose (agent {pre}): second collection's samples {n}, want 1093..1096")
+    if pre:
+        # the library dlopen()ed after the agent started (its kernel created before): both
+        # collections reach the agent's DB as with the library linked, every sample in busy_ns:
+        # 20 ms + 100 ms at 91364 ns = 218.9 + 1094.5 samples (+-1 per collection)
+        check("writer" not in err and "could not be written" not in err, f"dlclose (agent): DB errors {err[-400:]}")
+        dev = q(db, "SELECT samples, unmapped FROM PCS_DEVICES WHERE deviceId = 0")
+        ks = q(db, "SELECT s.value, k.samples FROM PCS_KERNELS k JOIN STRING_IDS s ON s.id = k.nameId")
+        ins = q(db, "SELECT sum(samples) FROM PCS_INSTR")
+        check(dev and 1311 <= dev[0][0] <= 1315 and dev[0][1] == 0,
+              f"dlclose (agent): PCS_DEVICES device 0 {dev}, want 1311..1315 samples, 0 unmapped")
+        check(dev and ks == [("busy_ns", dev[0][0])] and ins == [(dev[0][0],)],
+              f"dlclose (agent): kernels {ks}, instructions {ins} vs device {dev}")
+        # the second collection's own count, as the API returned it, is part of the DB's
+        check(dev and 0 <= dev[0][0] - n <= 220, f"dlclose (agent): DB {dev} vs second collection's API {n}")
 
 # ---- ptiPcSamplingEnable before the application's zeInit: Level Zero initialized for GPU drivers only,
 # as PTI does; the application's own zeInit then answers as without PTI and its flags are its own ----
