@@ -213,7 +213,7 @@ static __attribute__((noinline)) uint32_t osrt_key_new(pa_agg_t *a, uint32_t f)
     return a->osrt_key[f] = pa_agg_intern(a, name, strlen(name));
 }
 
-static inline void osrt_record(pa_agg_t *a, const pa_record_t *rec)
+static inline __attribute__((always_inline)) void osrt_record(pa_agg_t *a, const pa_record_t *rec)
 {
     uint32_t f = rec->u.osrt.func < PA_OSRT_COUNT ? rec->u.osrt.func : 0;
     uint32_t key = a->osrt_key[f];
@@ -324,9 +324,9 @@ static inline __attribute__((always_inline)) void agg_dispatch(pa_agg_t *a, cons
     if ((k == PA_REC_HGTX_PUSH || k == PA_REC_HGTX_POP) &&
         __builtin_expect(!(rec->flags & PA_RF_BAD_DOMAIN) && !a->src_state[PA_AGG_SRC_HC], 1)) {
         if (k == PA_REC_HGTX_PUSH)
-            pa_agg_hgtx_push(a, t, rec, payload);
+            pa_agg_hgtx_push_inline(a, t, rec, payload);
         else
-            pa_agg_hgtx_pop(a, t, rec);
+            pa_agg_hgtx_pop_inline(a, t, rec);
         return;
     }
     if (k == PA_REC_ZE_API) {

@@ -114,23 +114,10 @@ static inline __attribute__((always_inline)) void range_emit(pa_agg_t *a, const 
                             o->t1 > o->t0 ? o->t1 - o->t0 : 0);
 }
 
-/* The name bytes of a push/start/mark/domain record: inline in the header (PA_RF_INLINE) or
- * the payload; "" when there is none. */
-static inline __attribute__((always_inline)) const void *rec_name(const pa_record_t *rec, const uint8_t *payload, size_t *len)
-{
-    if (rec->flags & PA_RF_INLINE) {
-        uint32_t off = pa_hgtx_inline_off(rec->kind), n = PA_RF_INLINE_LEN(rec->flags);
-        *len = n < PA_SLOT_SIZE - off ? n : PA_SLOT_SIZE - off;
-        return (const uint8_t *)rec + off;
-    }
-    *len = payload ? rec->len : 0;
-    return payload ? (const void *)payload : "";
-}
-
 static inline __attribute__((always_inline)) uint32_t rec_name_id(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payload)
 {
     size_t len;
-    const void *p = rec_name(rec, payload, &len);
+    const void *p = pa_agg_hgtx_name(rec, payload, &len);
     return pa_agg_intern_fast(a, p, len);
 }
 

@@ -290,9 +290,12 @@ struct spool_pipe {
     pthread_t th;
 };
 
+/* The producer's fields (prod, written per record by the aggregator) and the worker's (in_len,
+ * prev_t0, ..., written per record by the spool thread) lie on different cache lines: sharing
+ * one made each record move that line between the two cores. */
 struct pa_spool_writer {
     pa_spool_prod_t prod;   /* first: pa_spool_slot() casts the writer to it */
-    char *path;
+    _Alignas(64) char *path;
     ZSTD_CCtx *cc;
     uint8_t *in;
     size_t in_len;
@@ -409,9 +412,10 @@ static void spool_writer_free(pa_spool_writer_t *w)
 
 pa_spool_writer_t *pa_spool_open_write(const char *path, int level)
 {
-    pa_spool_writer_t *w = calloc(1, sizeof *w);
+    pa_spool_writer_t *w = aligned_alloc(_Alignof(pa_spool_writer_t), sizeof *w);
     if (!w)
         return NULL;
+    memset(w, 0, sizeof *w);
     w->out_cap = ZSTD_compressBound(SPOOL_IN_CAP);
     w->in = malloc(SPOOL_IN_CAP);
     w->out = malloc(w->out_cap);
