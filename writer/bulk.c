@@ -179,24 +179,6 @@ int pa_bulk_register(sqlite3 *db)
     return 0;
 }
 
-/* The bulk's statement; a column c of `mask` is the bound ?(c+2) instead of the row's cN. */
-static sqlite3_stmt *pa_bulk_prepare(pa_bulk_t *b, uint32_t mask)
-{
-    size_t sz = strlen(b->head) + (size_t)b->ncols * 5 + 48;
-    char *sql = malloc(sz), *p;
-    sqlite3_stmt *st = NULL;
-    if (!sql)
-        return NULL;
-    p = sql + sprintf(sql, "%s SELECT ", b->head);
-    for (int c = 0; c < b->ncols; c++)
-        p += sprintf(p, mask >> c & 1 ? "%s?%d" : "%sc%d", c ? "," : "", mask >> c & 1 ? c + 2 : c);
-    sprintf(p, " FROM pa_bulk_rows(?1)");
-    if (sqlite3_prepare_v2(b->db, sql, -1, &st, NULL) != SQLITE_OK)
-        pa_err("writer", "SQLite: %s (preparing %s)", sqlite3_errmsg(b->db), b->head);
-    free(sql);
-    return st;
-}
-
 int pa_bulk_init(pa_bulk_t *b, sqlite3 *db, const char *table_cols, int ncols, int batch)
 {
     pa_bulk_unlink(b); /* a static bulk initialised again without its finish */
@@ -224,90 +206,19 @@ int pa_bulk_init(pa_bulk_t *b, sqlite3 *db, const char *table_cols, int ncols, i
     return 0;
 }
 
-/* Columns that hold one value in all `nrows` buffered rows: bound once instead of read from
- * every row (an OP_Variable instead of an OP_VColumn and its xColumn call: ~50 instructions a
- * value). Integers and NULLs only: what a bound ?N gives is then exactly the row's value. */
-#define PA_BULK_CONST_ROWS 64 /* fewer rows: the statement reading every column */
-
-static uint32_t pa_bulk_const_mask(const pa_bulk_t *b, size_t nrows)
-{
-    uint32_t mask = 0;
-    size_t n = (size_t)b->ncols;
-    for (size_t c = 0; c < n; c++) {
-        const pa_bulk_val_t *v0 = &b->vals[c], *v = v0 + n, *end = v0 + nrows * n;
-        if (v0->type != SQLITE_INTEGER && v0->type != SQLITE_NULL)
-            continue;
-        while (v < end && v->type == v0->type && v->u.i == v0->u.i)
-            v += n;
-        if (v >= end)
-            mask |= 1u << c;
-    }
-    return mask;
-}
-
-/* The statement for constant columns `mask` and the columns it binds (*used, a subset of mask):
- * the one prepared for exactly mask, else a new one while the bulk holds fewer than its
- * PA_BULK_NSHAPES, else the prepared one binding the most of mask's columns (the statement
- * reading every column at least). Prepared on first use on each connection: most tables get
- * no row in a batch, and the DB thread reconnects for every batch. */
-#define PA_BULK_NSHAPES ((int)(sizeof ((pa_bulk_t *)0)->shapes / sizeof ((pa_bulk_t *)0)->shapes[0]))
-
-static sqlite3_stmt *pa_bulk_stmt(pa_bulk_t *b, uint32_t mask, uint32_t *used)
-{
-    *used = 0;
-    if (!b->st && !(b->st = pa_bulk_prepare(b, 0)))
-        return NULL;
-    if (!mask)
-        return b->st;
-    int best = -1;
-    for (int i = 0; i < b->nshapes; i++) {
-        uint32_t m = b->shapes[i].mask;
-        if (m == mask) {
-            *used = mask;
-            return b->shapes[i].st;
-        }
-        if ((m & ~mask) == 0 && (best < 0 || __builtin_popcount(m) > __builtin_popcount(b->shapes[best].mask)))
-            best = i;
-    }
-    if (b->nshapes < PA_BULK_NSHAPES) {
-        sqlite3_stmt *st = pa_bulk_prepare(b, mask);
-        if (!st)
-            return NULL;
-        b->shapes[b->nshapes].mask = mask;
-        b->shapes[b->nshapes++].st = st;
-        *used = mask;
-        return st;
-    }
-    if (best < 0)
-        return b->st;
-    *used = b->shapes[best].mask;
-    return b->shapes[best].st;
-}
-
-static void pa_bulk_drop_stmts(pa_bulk_t *b)
-{
-    sqlite3_finalize(b->st);
-    b->st = NULL;
-    for (int i = 0; i < b->nshapes; i++)
-        sqlite3_finalize(b->shapes[i].st);
-    b->nshapes = 0;
-}
-
 /* Inserts the buffered rows (a whole number of rows) through the bulk's statement. */
 static void pa_bulk_exec(pa_bulk_t *b)
 {
     size_t nrows = b->nvals / (size_t)b->ncols;
-    uint32_t used, mask = nrows >= PA_BULK_CONST_ROWS ? pa_bulk_const_mask(b, nrows) : 0;
-    sqlite3_stmt *st = pa_bulk_stmt(b, mask, &used);
+    uint32_t bind;
+    sqlite3_stmt *st = pa_bulk_stmt_for(b, nrows, &bind);
     if (!st) {
         b->failed = 1, b->room = 0;
         return;
     }
     sqlite3_bind_pointer(st, 1, b, "pa_bulk", NULL);
-    for (int c = 0; c < b->ncols; c++)
-        if (used >> c & 1 && b->vals[c].type == SQLITE_INTEGER)
-            sqlite3_bind_int64(st, c + 2, b->vals[c].u.i);
-    /* (a NULL column: the unbound ?N is NULL) */
+    for (; bind; bind &= bind - 1)
+        sqlite3_bind_int64(st, __builtin_ctz(bind) + 2, b->vals[__builtin_ctz(bind)].u.i);
     if (sqlite3_step(st) != SQLITE_DONE) {
         pa_err("writer", "SQLite: %s (%s)", sqlite3_errmsg(b->db), b->head);
         b->failed = 1, b->room = 0;
@@ -431,7 +342,7 @@ void pa_bulk_detach_all(sqlite3 *db)
     pthread_mutex_lock(&live_mu);
     for (pa_bulk_t *b = live; b; b = b->next_live)
         if (b->db == db && !b->detached) {
-            pa_bulk_drop_stmts(b);
+            pa_bulk_stmt_drop(b);
             b->db = NULL;
             b->detached = 1;
         }
@@ -461,7 +372,7 @@ int pa_bulk_finish(pa_bulk_t *b)
     pa_bulk_unlink(b);
     if (b->db)
         pa_bulk_exec_partial(b);
-    pa_bulk_drop_stmts(b);
+    pa_bulk_stmt_free(b);
     free(b->head);
     free(b->vals);
     free(b->arena);

@@ -52,10 +52,9 @@ typedef struct pa_bulk {
     char *head;          /* "INSERT INTO T(a,b)" */
     int ncols, batch;    /* columns per row, rows buffered before they are inserted */
     sqlite3_stmt *st;    /* head SELECT c0,c1 FROM pa_bulk_rows(?1): every buffered row */
-    /* statements that take the columns of `mask` (bit c: column c) from the bound ?(c+2), for
-     * batches where those columns hold one integer or NULL in every row (bulk.c) */
-    struct { uint32_t mask; sqlite3_stmt *st; } shapes[4];
-    int nshapes;
+    /* statements for batches whose columns hold one integer or NULL in every row (bulk_stmt.c) */
+    struct pa_bulk_shape *shapes;
+    int nshapes, shapes_failed;
     pa_bulk_val_t *vals; size_t nvals;
     size_t room;         /* ncols * batch, 0 once failed: values before the batch is full */
     char *arena; size_t arena_len, arena_cap;
@@ -99,6 +98,15 @@ int pa_bulk_flush_all(sqlite3 *db);
 void pa_bulk_detach_all(sqlite3 *db);
 /*! pa_bulk_attach_all() : every detached bulk prepares its statement on `db`. 0, or -1 (logged). */
 int pa_bulk_attach_all(sqlite3 *db);
+
+/* bulk.c's statements (bulk_stmt.c) */
+/*! pa_bulk_stmt_for() : the statement inserting the `nrows` buffered rows, prepared on first use;
+ *  *bind: the columns whose row-0 integer goes to ?(c+2). NULL when it cannot be prepared (logged). */
+sqlite3_stmt *pa_bulk_stmt_for(pa_bulk_t *b, size_t nrows, uint32_t *bind);
+/*! pa_bulk_stmt_drop() : finalizes every statement of b (its connection is about to close). */
+void pa_bulk_stmt_drop(pa_bulk_t *b);
+/*! pa_bulk_stmt_free() : pa_bulk_stmt_drop() and b's statement list freed. */
+void pa_bulk_stmt_free(pa_bulk_t *b);
 
 /*! pa_db_exec() : runs `sql` (several statements allowed). Returns 0 or -1 after logging it. */
 int pa_db_exec(sqlite3 *db, const char *sql);

@@ -143,10 +143,11 @@ static void test_text_bytes(void **state)
     sqlite3_close(db);
 }
 
-/* Value of column c (0..6) of row r, batches of 100 rows (k = r / 100): a always 7, b always
+/* Value of column c (0..7) of row r, batches of 100 rows (k = r / 100): a always 7, b always
  * NULL, c 0 but NULL in row 37 of even batches (same stored integer 0, another type), d the text
- * "x", e k * 1000 (+ r in batches k % 3 == 0), f 3 r, g 5 in batches with k & 2 (else r). The
- * batches have 6 sets of constant columns: more than a bulk prepares statements for. */
+ * "x", e k * 1000 (+ r in batches k % 3 == 0), f 3 r, g 5 in batches with k & 2 (else r), h
+ * INT64_MIN in batches 0-4, INT64_MAX after. The batches have 7 sets of constant columns and 11
+ * value sets: more than a bulk prepares statements for. */
 enum { CONST_ROWS = 1075, CONST_BATCH = 100 };
 
 static int const_value(int r, int c, int64_t *v)
@@ -160,7 +161,8 @@ static int const_value(int r, int c, int64_t *v)
     case 3: return SQLITE_TEXT;
     case 4: *v = k * 1000 + (k % 3 == 0 ? r : 0); return SQLITE_INTEGER;
     case 5: *v = 3 * (int64_t)r; return SQLITE_INTEGER;
-    default: *v = k & 2 ? 5 : r; return SQLITE_INTEGER;
+    case 6: *v = k & 2 ? 5 : r; return SQLITE_INTEGER;
+    default: *v = k < 5 ? INT64_MIN : INT64_MAX; return SQLITE_INTEGER;
     }
 }
 
@@ -173,10 +175,10 @@ static void test_const_columns(void **state)
     assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
     assert_int_equal(pa_bulk_register(db), 0);
     assert_int_equal(pa_db_exec(db, "CREATE TABLE T(a INTEGER, b INTEGER, c INTEGER, d TEXT, e INTEGER,"
-                                " f INTEGER, g INTEGER)"), 0);
-    assert_int_equal(pa_bulk_init(&b, db, "T(a,b,c,d,e,f,g)", 7, CONST_BATCH), 0);
+                                " f INTEGER, g INTEGER, h INTEGER)"), 0);
+    assert_int_equal(pa_bulk_init(&b, db, "T(a,b,c,d,e,f,g,h)", 8, CONST_BATCH), 0);
     for (int r = 0; r < CONST_ROWS; r++)
-        for (int c = 0; c < 7; c++) {
+        for (int c = 0; c < 8; c++) {
             int64_t v;
             int t = const_value(r, c, &v);
             if (t == SQLITE_NULL)
@@ -187,18 +189,19 @@ static void test_const_columns(void **state)
                 pa_bulk_int(&b, v);
         }
     assert_int_equal(pa_bulk_finish(&b), 0); /* the last 75 rows: a partial batch */
-    assert_int_equal(sqlite3_prepare_v2(db, "SELECT rowid, a, b, c, d, e, f, g, typeof(a), typeof(b), typeof(c),"
-                                        " typeof(d), typeof(e), typeof(f), typeof(g) FROM T ORDER BY rowid",
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT rowid, a, b, c, d, e, f, g, h, typeof(a), typeof(b),"
+                                        " typeof(c), typeof(d), typeof(e), typeof(f), typeof(g), typeof(h)"
+                                        " FROM T ORDER BY rowid",
                                         -1, &st, NULL), SQLITE_OK);
     static const char *const tname[] = {"?", "integer", "real", "text", "blob", "null"};
     int n = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         int r = n++;
         assert_int_equal(sqlite3_column_int64(st, 0), r + 1);
-        for (int c = 0; c < 7; c++) {
+        for (int c = 0; c < 8; c++) {
             int64_t v;
             int t = const_value(r, c, &v);
-            assert_string_equal((const char *)sqlite3_column_text(st, 8 + c), tname[t]);
+            assert_string_equal((const char *)sqlite3_column_text(st, 9 + c), tname[t]);
             if (t == SQLITE_INTEGER)
                 assert_int_equal(sqlite3_column_int64(st, 1 + c), v);
             else if (t == SQLITE_TEXT)
