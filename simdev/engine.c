@@ -86,6 +86,20 @@ static void job_account(pa_sd_engine *eng, pa_sd_job *j)
  * on the appending thread's malloc arena, and when that thread is stopped holding the arena's
  * lock (a signal handler's exit() that interrupted its malloc) the free waits for ever; under
  * the engine lock every append, wait and the library destructor then waited with it. */
+/* 1 when a thread in pa_sd_engine_wait may now stop waiting; caller holds eng->mu. */
+static bool waiter_met(const pa_sd_engine *eng)
+{
+    if (eng->wait_over)
+        return true;
+    for (uint32_t i = 0; i < PA_SD_ENGINE_WAIT_SLOTS; i++) {
+        const bool *f = eng->waits[i].flag;
+        const uint64_t *d = eng->waits[i].done;
+        if ((f && *f) || (d && *d >= eng->waits[i].target))
+            return true;
+    }
+    return false;
+}
+
 static void job_finish(pa_sd_engine *eng, pa_sd_job *j)
 {
     pthread_mutex_lock(&eng->mu);
@@ -94,7 +108,8 @@ static void job_finish(pa_sd_engine *eng, pa_sd_job *j)
     eng->retired = j;
     if (j->exec_list)
         exec_list_done(j->exec_list);
-    pthread_cond_broadcast(&eng->done_cv);
+    if (waiter_met(eng))
+        pthread_cond_broadcast(&eng->done_cv);
     pthread_mutex_unlock(&eng->mu);
     job_free(j);
     /* cleared after the free (a fork between the two leaves the child a dangling pointer it
@@ -248,8 +263,22 @@ ze_result_t pa_sd_engine_wait(pa_sd_engine *eng, const uint64_t *done, uint64_t 
     pa_sd_deadline(timeout_ns, &dl);
     ze_result_t r = ZE_RESULT_SUCCESS;
     int settle = 0;
+    int slot = -1;
     pthread_mutex_lock(&eng->mu);
     while (flag ? !*flag : *done < target) {
+        if (slot < 0 && timeout_ns != 0) { /* registered once, before the first wait */
+            for (int i = 0; i < PA_SD_ENGINE_WAIT_SLOTS && slot < 0; i++)
+                if (!eng->waits[i].done && !eng->waits[i].flag)
+                    slot = i;
+            if (slot >= 0) {
+                eng->waits[slot].done = flag ? NULL : done;
+                eng->waits[slot].flag = flag;
+                eng->waits[slot].target = target;
+            } else {
+                eng->wait_over++;
+                slot = PA_SD_ENGINE_WAIT_SLOTS;
+            }
+        }
         if (timeout_ns == 0 || pa_sd_shutting_down()) {
             settle = pa_sd_shutting_down();
             r = ZE_RESULT_NOT_READY;
@@ -261,6 +290,12 @@ ze_result_t pa_sd_engine_wait(pa_sd_engine *eng, const uint64_t *done, uint64_t 
             r = ZE_RESULT_NOT_READY;
             break;
         }
+    }
+    if (slot == PA_SD_ENGINE_WAIT_SLOTS)
+        eng->wait_over--;
+    else if (slot >= 0) {
+        eng->waits[slot].done = NULL;
+        eng->waits[slot].flag = NULL;
     }
     pthread_mutex_unlock(&eng->mu);
     if (settle)
@@ -365,6 +400,8 @@ static void engine_reset_child(pa_sd_engine *eng, void *arg)
     }
     eng->current = eng->head = eng->tail = NULL;
     eng->running = false;
+    memset(eng->waits, 0, sizeof eng->waits); /* their threads do not exist in the child */
+    eng->wait_over = 0;
     pa_sd_cond_init_mono(&eng->cv);
     pa_sd_cond_init_mono(&eng->done_cv);
     pthread_mutex_unlock(&eng->mu);

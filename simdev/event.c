@@ -10,8 +10,12 @@
 
 #define PA_SD_DESTROY_WAIT_NS 5000000000ull /* bounded wait for queued work at pool destroy */
 
-/* One lock and condition for all events: signals are rare compared with the work they mark,
- * and a single condition lets a waiter watch any set of events without registration. */
+/* One lock and condition for all events' writers and waiters: signals are rare compared with
+ * the work they mark, and a single condition lets a waiter watch any set of events. A signal
+ * broadcasts only when the event has a waiter (an agent's own events usually have none, and
+ * waking every host waiter for each was most of a profiled run's futex calls). Queries take no
+ * lock: the specification asks zeEventQueryStatus to be lock-free, and a real driver reads the
+ * event's memory; with the lock every poll of a profiler contended with the engines' signals. */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -164,16 +168,48 @@ ze_result_t pa_sd_zeEventDestroy(ze_event_handle_t h)
     return ZE_RESULT_SUCCESS;
 }
 
+/* Stores ev's timestamps (caller holds g_mu): seq odd around the stores, for lock-free readers. */
+static void ts_store(pa_sd_event *ev, bool has, uint64_t start, uint64_t end)
+{
+    uint32_t q = atomic_load_explicit(&ev->seq, memory_order_relaxed);
+    atomic_store_explicit(&ev->seq, q + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    __atomic_store_n(&ev->has_ts, has, __ATOMIC_RELAXED);
+    __atomic_store_n(&ev->ts.global.kernelStart, start, __ATOMIC_RELAXED);
+    __atomic_store_n(&ev->ts.context.kernelStart, start, __ATOMIC_RELAXED);
+    __atomic_store_n(&ev->ts.global.kernelEnd, end, __ATOMIC_RELAXED);
+    __atomic_store_n(&ev->ts.context.kernelEnd, end, __ATOMIC_RELAXED);
+    atomic_store_explicit(&ev->seq, q + 2, memory_order_release);
+}
+
+/* Reads ev's signal state and timestamps without the lock; 0 when a writer raced (retry locked). */
+static int ts_load(pa_sd_event *ev, int *ok, ze_kernel_timestamp_result_t *out)
+{
+    bool sig = atomic_load_explicit(&ev->signaled, memory_order_acquire);
+    uint32_t q = atomic_load_explicit(&ev->seq, memory_order_acquire);
+    if (q & 1)
+        return 0;
+    bool has = __atomic_load_n(&ev->has_ts, __ATOMIC_RELAXED);
+    out->global.kernelStart = __atomic_load_n(&ev->ts.global.kernelStart, __ATOMIC_RELAXED);
+    out->global.kernelEnd = __atomic_load_n(&ev->ts.global.kernelEnd, __ATOMIC_RELAXED);
+    out->context.kernelStart = __atomic_load_n(&ev->ts.context.kernelStart, __ATOMIC_RELAXED);
+    out->context.kernelEnd = __atomic_load_n(&ev->ts.context.kernelEnd, __ATOMIC_RELAXED);
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&ev->seq, memory_order_relaxed) != q)
+        return 0;
+    *ok = sig && has;
+    return 1;
+}
+
 void pa_sd_event_signal_device(pa_sd_event *ev, uint64_t start_ticks, uint64_t end_ticks)
 {
     uint64_t m = pa_sd_clock_mask();
     pthread_mutex_lock(&g_mu);
     if (ev->magic == PA_SD_MAGIC_EVENT) {
-        ev->ts.global.kernelStart = ev->ts.context.kernelStart = start_ticks & m;
-        ev->ts.global.kernelEnd = ev->ts.context.kernelEnd = end_ticks & m;
-        ev->has_ts = true;
-        ev->signaled = true;
-        pthread_cond_broadcast(&g_cv);
+        ts_store(ev, true, start_ticks & m, end_ticks & m);
+        atomic_store_explicit(&ev->signaled, true, memory_order_release); /* after its timestamps */
+        if (ev->waiters)
+            pthread_cond_broadcast(&g_cv);
     }
     pthread_mutex_unlock(&g_mu);
 }
@@ -181,24 +217,33 @@ void pa_sd_event_signal_device(pa_sd_event *ev, uint64_t start_ticks, uint64_t e
 void pa_sd_event_reset_device(pa_sd_event *ev)
 {
     pthread_mutex_lock(&g_mu);
-    ev->signaled = false;
-    ev->has_ts = false;
-    memset(&ev->ts, 0, sizeof ev->ts);
+    atomic_store_explicit(&ev->signaled, false, memory_order_release);
+    ts_store(ev, false, 0, 0);
     pthread_mutex_unlock(&g_mu);
 }
 
 void pa_sd_event_wait_device(pa_sd_event *ev)
 {
     pthread_once(&g_once, ev_init);
+    if (atomic_load_explicit(&ev->signaled, memory_order_acquire))
+        return;
     pthread_mutex_lock(&g_mu);
+    ev->waiters++;
     while (ev->magic == PA_SD_MAGIC_EVENT && !ev->signaled && !pa_sd_shutting_down())
         pthread_cond_wait(&g_cv, &g_mu);
+    ev->waiters--;
     pthread_mutex_unlock(&g_mu);
 }
 
 int pa_sd_event_get_ts(pa_sd_event *ev, ze_kernel_timestamp_result_t *out)
 {
-    int ok;
+    int ok = 0;
+    ze_kernel_timestamp_result_t t;
+    if (ts_load(ev, &ok, &t)) {
+        if (ok)
+            *out = t;
+        return ok;
+    }
     pthread_mutex_lock(&g_mu);
     ok = ev->signaled && ev->has_ts;
     if (ok)
@@ -231,10 +276,16 @@ ze_result_t pa_sd_zeEventHostSynchronize(ze_event_handle_t h, uint64_t timeout)
     pa_sd_event *e = pa_sd_event_of(h);
     if (!e)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (atomic_load_explicit(&e->signaled, memory_order_acquire))
+        return ZE_RESULT_SUCCESS;
+    if (timeout == 0)
+        return ZE_RESULT_NOT_READY;
     struct timespec dl;
     pa_sd_deadline(timeout, &dl);
     ze_result_t r = ZE_RESULT_SUCCESS;
+    pthread_once(&g_once, ev_init);
     pthread_mutex_lock(&g_mu);
+    e->waiters++;
     while (!e->signaled) {
         if (timeout == 0 || e->magic != PA_SD_MAGIC_EVENT) {
             r = ZE_RESULT_NOT_READY;
@@ -247,6 +298,7 @@ ze_result_t pa_sd_zeEventHostSynchronize(ze_event_handle_t h, uint64_t timeout)
             break;
         }
     }
+    e->waiters--;
     pthread_mutex_unlock(&g_mu);
     return r;
 }
@@ -256,10 +308,7 @@ ze_result_t pa_sd_zeEventQueryStatus(ze_event_handle_t h)
     pa_sd_event *e = pa_sd_event_of(h);
     if (!e)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    pthread_mutex_lock(&g_mu);
-    bool s = e->signaled;
-    pthread_mutex_unlock(&g_mu);
-    return s ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+    return atomic_load_explicit(&e->signaled, memory_order_acquire) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
 }
 
 ze_result_t pa_sd_zeEventHostReset(ze_event_handle_t h)

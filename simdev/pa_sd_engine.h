@@ -16,6 +16,7 @@ typedef struct pa_sd_job {
     pa_sd_cmdlist *exec_list; /* regular list executed by this job: its inflight-- when done */
 } pa_sd_job;
 
+#define PA_SD_ENGINE_WAIT_SLOTS 8
 struct pa_sd_engine {
     pa_sd_device *dev;
     uint32_t ordinal, index;
@@ -27,6 +28,11 @@ struct pa_sd_engine {
     pa_sd_job *retired;     /* the job the worker frees now, off the lock (see job_finish; a fork
                                child keeps it: reachable, never freed there) */
     uint64_t pushed, finished; /* jobs ever queued / finished: drain waits compare them */
+    /* What the threads in pa_sd_engine_wait wait for: a finished job wakes them only when it
+     * meets one's condition (a real driver's queue sync waits for its own last submission, not
+     * every completion); `wait_over` waiters found no slot and are woken by every finish. */
+    struct { const uint64_t *done; uint64_t target; const bool *flag; } waits[PA_SD_ENGINE_WAIT_SLOTS];
+    uint32_t wait_over;
     bool running;           /* a worker thread exists; it exits after PA_SD_IDLE_EXIT_NS idle */
     pthread_t thread;
 };

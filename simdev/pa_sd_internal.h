@@ -103,8 +103,13 @@ typedef struct pa_sd_event {
     uint32_t magic;
     pa_sd_event_pool *pool;
     uint32_t index;
-    bool signaled;             /* protected by the global event lock */
+    /* Written under the global event lock, read without it (queries): a real driver's query
+     * reads the event's memory. `seq` is odd while a writer changes has_ts/ts, so a reader that
+     * saw it change retries under the lock. */
+    _Atomic bool signaled;
+    _Atomic uint32_t seq;
     bool has_ts;               /* a command stored timestamps since the last reset */
+    uint32_t waiters;          /* host/engine threads waiting for it (event lock): signals wake only then */
     ze_kernel_timestamp_result_t ts;
 } pa_sd_event;
 
