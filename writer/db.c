@@ -330,7 +330,8 @@ static int pa_load_summary(sqlite3 *db, const pa_agg_results_t *res, uint64_t nr
     return rc ? -1 : 0;
 }
 
-static int pa_load_counters(sqlite3 *db, const pa_agg_results_t *res, uint64_t unknown)
+static int pa_load_counters(sqlite3 *db, const pa_agg_results_t *res, const pa_session_meta_t *meta,
+                            uint64_t unknown)
 {
     const struct { const char *name; uint64_t v; } c[] = {
         {"records", res->records_total}, {"drops", res->drops_total},
@@ -367,6 +368,12 @@ static int pa_load_counters(sqlite3 *db, const pa_agg_results_t *res, uint64_t u
             pa_bulk_text(&b, name, (size_t)n);
             pa_bulk_int(&b, (int64_t)v[k]);
         }
+    }
+    /* only when some were lost: a DB made by `profagent recover` does not know the count */
+    if (rc == 0 && meta && meta->log_dropped) {
+        static const char name[] = "agent_messages_dropped";
+        pa_bulk_text(&b, name, sizeof name - 1);
+        pa_bulk_int(&b, (int64_t)meta->log_dropped);
     }
     return (pa_bulk_finish(&b) | rc) ? -1 : 0;
 }
@@ -710,7 +717,7 @@ static int pa_dbw_finish_body(pa_dbw_t *w, int truncated, const pa_session_meta_
     rc |= pa_meta_set_int(db, "db_commits", (int64_t)w->commits);
     if (res) {
         rc |= pa_load_res_threads(db, meta ? meta->pid : 0, res);
-        rc |= pa_load_counters(db, res, w->l.unknown_kinds);
+        rc |= pa_load_counters(db, res, meta, w->l.unknown_kinds);
     }
     rc |= pa_run_sources(db, 1);
     size_t pending = 0;

@@ -29,6 +29,8 @@ typedef struct pa_session_meta {
     int64_t wall_maxerror_ns;    /* adjtimex(): its maximum error; -1 unknown */
     int wall_synced;             /* adjtimex(): 1 synchronized (NTP/PTP), 0 not, -1 unknown */
     const char *host_clock;      /* pa_clock_source() at the end: "tsc" or "clock_gettime" (NULL: not known) */
+    uint64_t log_dropped;        /* the agent's messages not written (stderr full, blocked, closed or
+                                    replaced: pa_log_dropped) when the DB or summary was made */
 } pa_session_meta_t;
 
 /*! pa_writer_write_db() : creates `db_path` (must not exist), loads every spool record,
