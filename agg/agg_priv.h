@@ -10,6 +10,7 @@
 
 #define PA_AGG_BATCH 4096u   /* records per ring per pass: fairness between busy threads */
 #define PA_AGG_SPOOL_PIPE (8u << 20) /* bytes between the drain and the spool thread (~130 k records) */
+#define PA_AGG_ZE_API_DIRECT 1024u /* ze API enums below this: STRING id by index (the table has ~150) */
 #define PA_AGG_DOM_SLOTS 16u /* skipped-push counters: domains 0..14, 15 for all others */
 
 /* One application thread (all rings of the same tid merge here). */
@@ -81,6 +82,8 @@ struct pa_agg {
     uint64_t first_ns, last_ns, end_ns;
 
     void *src_state[PA_AGG_SRC_COUNT];
+    const uint32_t *ze_api_ids;      /* agg_ze.c: its api enum -> STRING id table, [PA_AGG_ZE_API_DIRECT]
+                                        (0: not yet; NULL: no state yet) */
     const size_t *proj_insts;        /* agg_proj.c: its range instances held (NULL: no state yet);
                                         a push/pop range skips the call while it is 0 */
     pa_agg_results_t res;

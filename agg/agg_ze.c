@@ -13,7 +13,7 @@
  * aggregator also links alone (unit tests): then ids print as "ze#<id>". */
 extern const char *pa_ze_api_name(uint32_t id) __attribute__((weak));
 
-#define ZE_API_DIRECT 1024u /* API enums below this: STRING id by index (the table has ~150) */
+#define ZE_API_DIRECT PA_AGG_ZE_API_DIRECT
 
 typedef struct ze_state {
     uint32_t api_direct[ZE_API_DIRECT]; /* api enum -> STRING id, 0 = not yet */
@@ -25,8 +25,8 @@ typedef struct ze_state {
 static ze_state_t *state(pa_agg_t *a)
 {
     void **slot = pa_agg_source_state(a, PA_AGG_SRC_ZE);
-    if (!*slot)
-        *slot = calloc(1, sizeof(ze_state_t));
+    if (!*slot && (*slot = calloc(1, sizeof(ze_state_t))))
+        a->ze_api_ids = ((ze_state_t *)*slot)->api_direct; /* the drain's inline case (agg_core.c) */
     return *slot;
 }
 
@@ -192,4 +192,5 @@ void pa_agg_ze_finish(pa_agg_t *a)
     pa_map_free(&s->queue_ids);
     free(s);
     *slot = NULL;
+    a->ze_api_ids = NULL;
 }

@@ -106,29 +106,43 @@ static int candidate(const char *meant, int i, char *out, size_t size)
     return snprintf(out, size, "%.*s-%d%s", (int)stem, meant, i, meant + stem) < (int)size ? 0 : -1;
 }
 
-/* The DB the killed session was streaming from this very spool (META spool_path, no db_complete),
- * among the names it could have claimed (up to the first free one). 0 with found[], or -1. */
-static int streamed_db(const char *spool, const char *meant, char *found, size_t size)
+/* The DB the killed session was streaming from this very spool (META spool_path), among the names it
+ * could have claimed (up to the first free one), found[]. A candidate a finisher process still
+ * completes holds SQLite's lock (nothing is readable): it is waited for first (one message; fin
+ * its pid). 0: found, no db_complete; 1: found, completed by the finisher waited for; -2: that
+ * finisher still runs after PA_FINISH_WAIT_MS; -1: none. */
+static int streamed_db(const char *spool, const char *meant, char *found, size_t size, long *fin)
 {
     char want[PATH_MAX], have[PATH_MAX];
+    *fin = 0;
     if (!realpath(spool, want))
         return -1;
     for (int i = 0; i < 100000; i++) {
         if (candidate(meant, i, found, size) < 0 || access(found, F_OK) != 0)
             return -1;
+        long f = pa_finish_running(found);
+        if (f && pa_finish_wait(found, PA_FINISH_WAIT_MS, stderr) != 0) {
+            *fin = f;
+            return -2;
+        }
         sqlite3 *db = NULL;
         sqlite3_stmt *st = NULL;
-        int match = 0;
+        int match = 0, complete = 0;
         if (sqlite3_open_v2(found, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
             sqlite3_prepare_v2(db, "SELECT (SELECT value FROM META WHERE key = 'spool_path'),"
                                " (SELECT count(*) FROM META WHERE key = 'db_complete')", -1, &st, NULL) == SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_TEXT &&
-            sqlite3_column_int(st, 1) == 0)
-            match = realpath((const char *)sqlite3_column_text(st, 0), have) && strcmp(have, want) == 0;
+            sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_TEXT) {
+            /* (the finisher removes the spool once its DB is complete: then the names compare) */
+            const char *named = (const char *)sqlite3_column_text(st, 0);
+            match = strcmp(realpath(named, have) ? have : named, want) == 0;
+            complete = sqlite3_column_int(st, 1) != 0;
+        }
         sqlite3_finalize(st);
         sqlite3_close(db);
-        if (match)
-            return 0;
+        if (match && (!complete || f)) {
+            *fin = f;
+            return complete ? 1 : 0;
+        }
     }
     return -1;
 }
@@ -257,24 +271,22 @@ int pa_cli_recover(int argc, char **argv)
                            : "give --force -o OUT.db for a snapshot of what it holds now");
         return PA_CLI_EDATA;
     }
-    if (!out && streamed_db(spool, meant, db, sizeof db) == 0) {
-        /* the session handed its DB to a finisher process: it completes it from where the
-         * session stopped; rebuilding it meanwhile would write under it */
-        long fin = pa_finish_running(db);
-        if (fin && pa_finish_wait(db, PA_FINISH_WAIT_MS, stderr) != 0) {
-            pa_cli_error("recover: '%s' is still being completed by its finisher process %ld; nothing was written;"
-                         " run recover again once it ended", db, fin);
-            return PA_CLI_EDATA;
-        }
-        if (fin && access(spool, F_OK) != 0) {
+    long fin = 0;
+    int sd = out ? -1 : streamed_db(spool, meant, db, sizeof db, &fin);
+    if (sd == -2) {
+        pa_cli_error("recover: '%s' is still being completed by its finisher process %ld; nothing was written;"
+                     " run recover again once it ended", db, fin);
+        return PA_CLI_EDATA;
+    }
+    if (sd == 1) { /* the session handed its DB to a finisher process, which completed it */
+        if (access(spool, F_OK) != 0)
             printf("Database: %s (completed by the session's finisher process; nothing to recover)\n", db);
-            return PA_CLI_OK;
-        }
-        if (fin && streamed_db(spool, meant, db, sizeof db) != 0) {
+        else
             printf("Database: %s (completed by the session's finisher process; the spool '%s' can be removed)\n", db,
                    spool);
-            return PA_CLI_OK;
-        }
+        return PA_CLI_OK;
+    }
+    if (sd == 0) {
         pa_finish_lock_remove_stale(db); /* a killed finisher's: this recovery completes the DB */
         if (complete_in_place(spool, db, pid) != 0) {
             pa_cli_error("recover: no DB built from '%s'; '%s' is left as it was", spool, db);

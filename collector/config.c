@@ -80,12 +80,11 @@ const pa_config_var_t pa_config_vars[] = {
      "Level Zero interception: auto, entry (the loader's entry points), tracer (its tracing layer)"},
     {"PROFAGENT_EXIT_TIMEOUT_MS", PA_CFG_UINT, OFF(exit_timeout_ms), "5000", "ms, 1..3600000", 1, 3600000,
      NULL, "longest wait for the aggregator at exit"},
-    /* session/handoff.c: a large rest of the DB's load at exit may go to a finisher process.
-     * inline by default: with a finisher the DB is still being completed when the process is
-     * gone, and a script reading it straight away with its own SQLite (not profagent's readers,
-     * which wait) would see only the committed part; the finisher is asked for, not imposed */
-    {"PROFAGENT_EXIT_LOAD", PA_CFG_ENUM, OFF(exit_load), "inline", "auto|inline|handoff", 0, 0, NULL,
-     "who completes the DB at exit: inline (default), auto (a finisher process when much is left), handoff"},
+    /* session/handoff.c: a large rest of the DB's load at exit goes to a finisher process, which
+     * holds SQLite's EXCLUSIVE lock on the DB from before the process ends until the DB is
+     * complete: another program's SQLite waits (busy handler) or gets SQLITE_BUSY, never a part */
+    {"PROFAGENT_EXIT_LOAD", PA_CFG_ENUM, OFF(exit_load), "auto", "auto|inline|handoff", 0, 0, NULL,
+     "who completes the DB at exit: auto (a finisher process when much is left), inline, handoff"},
     /* writer/stream.c: the DB thread commits the rows at most this many ms apart while the
      * program runs, and 50 ms apart while 32 KiB of spool wait (the bound keeps the exit's tail
      * short). Why 500, not 200: each look reopens the DB (~0.7 ms: SQLite parses the whole

@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -86,11 +88,57 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static const int guarded_sigs[2] = {SIGPIPE, SIGXFSZ};
+
+void pa_log_sig_block(pa_log_sig_guard_t *g)
+{
+    sigset_t pend;
+    int have = sigpending(&pend) == 0;
+    sigemptyset(&g->set);
+    for (int i = 0; i < 2; i++) {
+        sigaddset(&g->set, guarded_sigs[i]);
+        g->was_pending[i] = have && sigismember(&pend, guarded_sigs[i]) == 1;
+    }
+    pthread_sigmask(SIG_BLOCK, &g->set, &g->old);
+}
+
+void pa_log_sig_restore(pa_log_sig_guard_t *g)
+{
+    int saved = errno;
+    sigset_t pend, one;
+    struct timespec zero = {0, 0};
+    for (int i = 0; i < 2; i++) {
+        if (g->was_pending[i] || sigpending(&pend) != 0 || sigismember(&pend, guarded_sigs[i]) != 1)
+            continue;
+        sigemptyset(&one);
+        sigaddset(&one, guarded_sigs[i]);
+        while (sigtimedwait(&one, NULL, &zero) < 0 && errno == EINTR) {
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+    errno = saved;
+}
+
 /* Why poll and chunks of PIPE_BUF: the fd's file description is shared with the application
  * (and its caller), so it cannot be made non-blocking; a pipe that polls writable has a free
  * buffer, which takes a write of PIPE_BUF bytes at once. A socket takes MSG_DONTWAIT per call.
  * A regular file never waits for a reader: written as is. */
+static size_t write_bounded(int fd, const char *buf, size_t len, uint64_t budget_ns);
+
+/* Why the guard: an agent message or the summary may be written on any application thread (a
+ * configuration warning at start, the exit's summary): into a stderr file past the file size
+ * limit, or a pipe whose reader just closed, the write's signal would kill the application,
+ * which without the agent never wrote there. */
 size_t pa_log_write_bounded(int fd, const char *buf, size_t len, uint64_t budget_ns)
+{
+    pa_log_sig_guard_t g;
+    pa_log_sig_block(&g);
+    size_t done = write_bounded(fd, buf, len, budget_ns);
+    pa_log_sig_restore(&g);
+    return done;
+}
+
+static size_t write_bounded(int fd, const char *buf, size_t len, uint64_t budget_ns)
 {
     struct stat st;
     int plain = fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));

@@ -2,6 +2,7 @@
 #ifndef PA_LOG_H
 #define PA_LOG_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,10 +40,24 @@ void pa_log_forget_copy(void);
 int pa_log_std_fd(int fd);
 
 /*! pa_log_write_bounded() : writes buf[len] to fd, waiting at most budget_ns in all for room on a
- *  pipe, socket or terminal (the rest is not written); a regular file is written at once. Blocks
- *  no signal: the caller blocks SIGPIPE. Returns the bytes written; when short, errno says why
- *  (ETIMEDOUT: no room in time, EPIPE: no reader). */
+ *  pipe, socket or terminal (the rest is not written); a regular file is written at once. Under
+ *  pa_log_sig_block(): a closed pipe or a file size limit fails the write (EPIPE, EFBIG) instead
+ *  of killing the application. Returns the bytes written; when short, errno says why (ETIMEDOUT:
+ *  no room in time, EPIPE: no reader, EFBIG: RLIMIT_FSIZE). */
 size_t pa_log_write_bounded(int fd, const char *buf, size_t len, uint64_t budget_ns);
+
+/* The signals an agent write can raise on the writing thread: SIGPIPE (a pipe whose reader
+ * closed) and SIGXFSZ (a file grown past RLIMIT_FSIZE); by default each kills the process. */
+typedef struct pa_log_sig_guard { sigset_t set, old; int was_pending[2]; } pa_log_sig_guard_t;
+
+/*! pa_log_sig_block() : blocks SIGPIPE and SIGXFSZ on this thread, remembering which of them were
+ *  pending already (the application's own). Async-signal-safe. */
+void pa_log_sig_block(pa_log_sig_guard_t *g);
+
+/*! pa_log_sig_restore() : consumes SIGPIPE / SIGXFSZ the writes since pa_log_sig_block() left
+ *  pending (not one the application had pending before), then restores the mask: the application
+ *  never sees a signal of the agent's writes. Keeps errno. */
+void pa_log_sig_restore(pa_log_sig_guard_t *g);
 
 #define pa_err(dom, ...)  pa_log_print(PA_LOG_ERROR, dom, __VA_ARGS__)
 #define pa_warn(dom, ...) pa_log_print(PA_LOG_WARN, dom, __VA_ARGS__)

@@ -8,10 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../agg/agg.h"
 #include "../collector/config.h"
 #include "../common/pa_log.h"
 #include "../writer/writer.h"
@@ -22,10 +26,14 @@
  * anyway and everything stays as it always was. */
 #define PA_HANDOFF_MIN_RECORDS 131072u
 #define PA_FINISHER_MAX_S 600u /* the finisher ends itself (SIGALRM) if it ever takes this long */
+#define PA_FINISHER_LOCK_MS 500  /* the finisher's wait for other connections to let the DB go */
+#define PA_FINISHER_READY_MS 1000 /* the session's wait for "the DB is locked" before it loads itself */
 
 static long finisher_pid;
 static int lock_fd = -1;
+static int ready_fd = -1; /* the finisher's end of the pipe it says "locked" on */
 static char lock_path[PATH_MAX + 16];
+static char fin_db[PATH_MAX]; /* the DB the finisher completes */
 
 long pa_handoff_pid(void)
 {
@@ -64,7 +72,7 @@ static void finisher_detach(const char *db, const char *spool)
         struct dirent *e;
         while ((e = readdir(d))) {
             int fd = atoi(e->d_name);
-            if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd < 3 || fd == dfd || fd == lock_fd || fd == nul)
+            if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd < 3 || fd == dfd || fd == lock_fd || fd == ready_fd || fd == nul)
                 continue;
             if (!fd_is_ours(fd, db, spool))
                 close(fd);
@@ -96,29 +104,114 @@ static void finisher_detach(const char *db, const char *spool)
     prctl(PR_SET_NAME, "profagent-fin", 0, 0, 0);
 }
 
-/* What the finisher does before it loads: a connection of its own (the parent's file locks go
- * with the parent), then the tests' hold. */
-static void finisher_ready(void)
+/* The finisher's start: SQLite's lock on the DB taken by its own connection, then the session told
+ * on the pipe ('L', or 'F' and the reason), which only then ends (no reader meets the DB between
+ * the session's end and the finisher's lock); then the rollback journal, and the tests' hold. */
+static void finisher_start(void)
 {
-    pa_writer_stream_reconnect();
+    char msg[200] = "F";
+    int rc = pa_writer_stream_lock(PA_FINISHER_LOCK_MS, msg + 1, sizeof msg - 1);
+    if (rc == 0)
+        msg[0] = 'L', msg[1] = '\0';
+    ssize_t w = write(ready_fd, msg, strlen(msg));
+    close(ready_fd);
+    ready_fd = -1;
+    if (rc != 0 || w <= 0)
+        _exit(3); /* the session loads the DB itself (it kills this process if it does not hear) */
+    const char *ka = getenv("PA_TEST_FINISH_KILL_AT"); /* tests: killed after this many records */
+    if (pa_writer_stream_locked(ka ? strtoull(ka, NULL, 10) : 0) != 0)
+        pa_warn("agent", "the finisher cannot move the DB to its rollback journal");
     /* tests hold the finisher here (PA_TEST_FINISH_HOLD=file: it waits until the file exists)
-     * to look at the application's end while the finisher is known to be still running */
+     * to look at the application's end, and at the DB, while the finisher is known to hold it */
     const char *hold = getenv("PA_TEST_FINISH_HOLD");
     struct timespec step = {0, 10000000};
     for (unsigned i = 0; hold && *hold && access(hold, F_OK) != 0 && i < 12000; i++)
         nanosleep(&step, NULL);
 }
 
-/* pa_writer_stream_handoff's split: -1 inline, 0 in the finisher, its pid in the session. */
-static long handoff_split(uint64_t backlog, const char *db, const char *spool)
+/* The session's wait for the finisher's word, at most PA_FINISHER_READY_MS. 1 when it holds the
+ * DB's lock; else 0, the reason in why[size]. */
+static int session_hears_locked(int fd, char *why, size_t size)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    char buf[200];
+    ssize_t n = -1;
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        long left = PA_FINISHER_READY_MS - ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+        int r = left > 0 ? poll(&p, 1, (int)left) : 0;
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r > 0)
+            while ((n = read(fd, buf, sizeof buf - 1)) < 0 && errno == EINTR) {
+            }
+        break;
+    }
+    if (n > 0 && buf[0] == 'L')
+        return 1;
+    buf[n > 1 ? n : 1] = '\0';
+    snprintf(why, size, "%s", n > 1 ? buf + 1 : n < 0 ? "no answer within 1 s" : "it ended at once");
+    return 0;
+}
+
+/* The session's side when the finisher does not take the DB: it is stopped for good (it never
+ * wrote to the DB: SQLite's locks are what it would have written under), the lock file goes. */
+static void session_takes_back(pid_t pid, const char *db, const char *why)
+{
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    pa_warn("agent", "the DB's finisher process could not lock %s (%s): the DB is completed here", db, why);
+    unlink(lock_path);
+    close(lock_fd);
+    lock_fd = -1;
+}
+
+/* 1 when the exit summary has a section computed from the completed DB's rows: device memory
+ * (usage and leaks with their call stacks, from DEVICE_MEMORY: the session made zeMemAlloc or
+ * zeMemFree calls) and PC sampling. A finisher would leave the summary without it. */
+static int summary_needs_db(const pa_agg_results_t *res)
+{
+    if (pa_config.pc_sampling)
+        return 1;
+    for (size_t i = 0; res && i < res->nrows; i++)
+        if (res->rows[i].cat == PA_CAT_ZE_API && res->rows[i].st.count && res->rows[i].key &&
+            strncmp(res->rows[i].key, "zeMem", 5) == 0 &&
+            (strncmp(res->rows[i].key + 5, "Alloc", 5) == 0 || strncmp(res->rows[i].key + 5, "Free", 4) == 0))
+            return 1;
+    return 0;
+}
+
+/* pa_writer_stream_handoff's split: -1 inline, 0 in the finisher, its pid in the session. auto
+ * keeps the summary whole: a session whose summary reads the DB loads inline. */
+static long handoff_split(uint64_t backlog, const pa_agg_results_t *res, const char *db, const char *spool)
 {
     int mode = pa_config.exit_load;
-    if (mode == PA_EXIT_LOAD_INLINE || (mode == PA_EXIT_LOAD_AUTO && backlog < PA_HANDOFF_MIN_RECORDS))
+    if (mode == PA_EXIT_LOAD_INLINE ||
+        (mode == PA_EXIT_LOAD_AUTO && (backlog < PA_HANDOFF_MIN_RECORDS || summary_needs_db(res))))
         return -1;
+    snprintf(fin_db, sizeof fin_db, "%s", db);
     lock_fd = pa_finish_lock_create(db, lock_path, sizeof lock_path);
     if (lock_fd < 0) {
         pa_warn("agent", "cannot create the finisher's lock file %s.finishing (%s): the DB is completed here", db,
                 strerror(errno));
+        return -1;
+    }
+    int pfd[2] = {-1, -1};
+    const char *fail = getenv("PA_TEST_FINISH_FAIL");
+    /* tests make the start fail (PA_TEST_FINISH_FAIL=1) as fork does without a free process slot */
+    int can = (!fail || strcmp(fail, "1") != 0) && pipe2(pfd, O_CLOEXEC) == 0;
+    int err = can ? 0 : fail && strcmp(fail, "1") == 0 ? EAGAIN : errno;
+    /* the rows loaded so far committed and the connection closed here, before the fork: the
+     * finisher's connection must be the DB's only one to lock it (a failure fails the DB) */
+    if (can && pa_writer_stream_release() != 0) {
+        close(pfd[0]);
+        close(pfd[1]);
+        unlink(lock_path);
+        close(lock_fd);
+        lock_fd = -1;
         return -1;
     }
     /* _Fork, not fork: no atfork handler runs (the application's must not see the agent's
@@ -126,22 +219,35 @@ static long handoff_split(uint64_t backlog, const char *db, const char *spool)
      * thread parked in malloc holds its arena for ever). The child only uses this thread's own
      * state and arena, then leaves by _exit. */
     pid_t pid = -1;
-    errno = EAGAIN;
-    /* tests make the start fail (PA_TEST_FINISH_FAIL=1) as fork does without a free process slot */
-    const char *fail = getenv("PA_TEST_FINISH_FAIL");
-    if (!fail || strcmp(fail, "1") != 0)
+    if (can) {
         pid = _Fork();
+        err = errno;
+    }
     if (pid < 0) {
-        pa_warn("agent", "cannot start the DB's finisher process (%s): the DB is completed here", strerror(errno));
+        pa_warn("agent", "cannot start the DB's finisher process (%s): the DB is completed here", strerror(err));
+        if (can) {
+            close(pfd[0]);
+            close(pfd[1]);
+        }
         unlink(lock_path);
         close(lock_fd);
         lock_fd = -1;
         return -1;
     }
     if (pid == 0) {
+        close(pfd[0]);
+        ready_fd = pfd[1];
         finisher_detach(db, spool);
-        finisher_ready();
+        finisher_start();
         return 0;
+    }
+    close(pfd[1]);
+    char why[200];
+    int locked = session_hears_locked(pfd[0], why, sizeof why);
+    close(pfd[0]);
+    if (!locked) {
+        session_takes_back(pid, db, why);
+        return -1;
     }
     pa_finish_lock_set_pid(lock_fd, pid);
     close(lock_fd); /* the lock stays: the child holds the same open file */
@@ -159,6 +265,26 @@ static void handoff_done(int rc, const char *db, const char *spool)
     unlink(lock_path);
     (void)db;
     _exit(rc == 0 ? 0 : 1);
+}
+
+/* Why the exiting process waits under `profagent run`: that command execs the program, so it
+ * returns when the program's process is gone (a wrapper's, when it waits for its children), and
+ * its users are told the DB is complete then. Waiting for the finisher rather than loading inline
+ * keeps the load unbounded by PROFAGENT_EXIT_TIMEOUT_MS (inline, a large tail is cut there). */
+void pa_handoff_wait(int (*stop)(void))
+{
+    if (finisher_pid <= 0 || !pa_session_under_run())
+        return;
+    struct timespec step = {0, 5000000};
+    for (unsigned ms = 0; ms < PA_FINISH_WAIT_MS && pa_finish_running(fin_db); ms += 5) {
+        if (stop && stop())
+            return; /* a signal wants the process to end: it ends, the finisher goes on */
+        syscall(SYS_nanosleep, &step, NULL); /* raw: never the OSRT wrapper */
+    }
+    /* the finisher's end, not left as a zombie for the rest of this exit (once it removed its
+     * lock file it only closes and ends; ECHILD when the application reaps its children) */
+    for (int i = 0; i < 200 && waitpid((pid_t)finisher_pid, NULL, WNOHANG) == 0; i++)
+        syscall(SYS_nanosleep, &step, NULL);
 }
 
 void pa_handoff_install(void)

@@ -171,6 +171,11 @@ static void db_failed_message(void)
 _Atomic int pa_finish_by_exec;
 static long run_pid; /* the pid `profagent run` exec'd (PROFAGENT_RUN_PID), 0 without it */
 
+int pa_session_under_run(void)
+{
+    return run_pid != 0;
+}
+
 /* Why fds 1 and 2 are pinned (common/pa_log.c): the summary and the agent's messages go to
  * stdout / stderr only while they are the files they were when the session began: an
  * application started with `2>&-` that opens its own log (it gets fd 2) never finds the summary
@@ -224,36 +229,9 @@ static int session_empty(const pa_agg_results_t *res)
  * with EPIPE / EFBIG instead and is reported. A signal our writes left pending is consumed
  * before the mask is restored, so the application never gets it; one the application had
  * pending already is kept. */
-typedef struct pipe_guard { sigset_t set, old; int was_pending[2]; } pipe_guard_t;
-
-static const int guarded_sigs[2] = {SIGPIPE, SIGXFSZ};
-
-static void pipe_block(pipe_guard_t *g)
-{
-    sigset_t pend;
-    int have = sigpending(&pend) == 0;
-    sigemptyset(&g->set);
-    for (int i = 0; i < 2; i++) {
-        sigaddset(&g->set, guarded_sigs[i]);
-        g->was_pending[i] = have && sigismember(&pend, guarded_sigs[i]) == 1;
-    }
-    pthread_sigmask(SIG_BLOCK, &g->set, &g->old);
-}
-
-static void pipe_restore(pipe_guard_t *g)
-{
-    sigset_t pend, one;
-    struct timespec zero = {0, 0};
-    for (int i = 0; i < 2; i++) {
-        if (g->was_pending[i] || sigpending(&pend) != 0 || sigismember(&pend, guarded_sigs[i]) != 1)
-            continue;
-        sigemptyset(&one);
-        sigaddset(&one, guarded_sigs[i]);
-        while (sigtimedwait(&one, NULL, &zero) < 0 && errno == EINTR) {
-        }
-    }
-    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
-}
+typedef pa_log_sig_guard_t pipe_guard_t;
+#define pipe_block pa_log_sig_block
+#define pipe_restore pa_log_sig_restore
 
 /* The summary (or, for an empty session, one line) at PROFAGENT_SUMMARY's destination.
  * Rendered in memory and written with raw bounded writes (pa_log_write_bounded): never through
@@ -278,8 +256,10 @@ static int print_summary(const pa_agg_results_t *res, const char *db, int empty,
         return 0;
     if (empty)
         fprintf(m, "profagent: %s (pid %u): nothing recorded, no database written\n", cmdline, meta.pid);
-    else
+    else {
+        meta.log_dropped = atomic_load(&pa_log_dropped); /* also those since the DB was finished */
         pa_summary_print_note(m, &meta, res, db, db_note);
+    }
     if (fclose(m) != 0) {
         free(buf);
         return 0;
@@ -446,6 +426,7 @@ void pa_finish(void)
      * atomically: a name another process took is skipped, never overwritten, unless
      * PROFAGENT_OVERWRITE=1. A DB that fails half-way is removed (the spool stays). */
     static char final_path[PATH_MAX];
+    meta.log_dropped = atomic_load(&pa_log_dropped); /* the DB thread reads meta now */
     int rc = pa_writer_stream_finish(res, 0, final_path, sizeof final_path);
     int wrote = rc == 0, cut = rc == -3, handed = rc == 2;
     /* the spool goes before the summary: a reader (head -1) that closes the pipe early must
@@ -456,8 +437,8 @@ void pa_finish(void)
         db_failed_message();
     static char note[PATH_MAX + 256];
     if (handed)
-        snprintf(note, sizeof note, "being completed by the finisher process %ld: profagent stats waits for it",
-                 pa_handoff_pid());
+        snprintf(note, sizeof note, "being completed by the finisher process %ld: %s waits for it", pa_handoff_pid(),
+                 pa_session_under_run() ? "profagent run" : "profagent stats");
     if (cut) /* the DB lacks the spool's tail: kept for `profagent recover`, which completes it */
         db_cut_message(note, sizeof note, final_path);
     uint64_t t1 = pa_clock_ns();
@@ -470,6 +451,8 @@ void pa_finish(void)
         pa_warn("agent", "%llu events were NOT recorded (no memory for a thread's ring, or produced inside a"
                 " signal handler that interrupted the agent)", (unsigned long long)unrec);
     pipe_restore(&pg);
+    if (handed)
+        pa_handoff_wait(pa_exitpaths_signal_in_finish);
 out:
     pa_dbg("agent", "exit: done %.1f ms before the exit's deadline (budget %llu ms)",
            ((double)deadline - (double)pa_clock_ns()) / 1e6, (unsigned long long)pa_config.exit_timeout_ms);

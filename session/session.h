@@ -75,6 +75,13 @@ void pa_sources_fork_child(void);
 /*! pa_handoff_install() : registers the exit's hand-off of the DB's rest (PROFAGENT_EXIT_LOAD)
  *  with the writer (pa_writer_stream_handoff). */
 void pa_handoff_install(void);
+/*! pa_session_under_run() : 1 when `profagent run` started this process or an ancestor
+ *  (PROFAGENT_RUN_PID in the environment at the constructor), else 0. */
+int pa_session_under_run(void);
+/*! pa_handoff_wait() : under `profagent run` (pa_session_under_run), after a hand-off: waits
+ *  until the finisher completed the DB, at most PA_FINISH_WAIT_MS, or until stop() says a signal
+ *  wants the process to end (polled every 5 ms). No-op otherwise. */
+void pa_handoff_wait(int (*stop)(void));
 /*! pa_handoff_pid() : the finisher's pid once the exit handed the DB over, else 0. */
 long pa_handoff_pid(void);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -330,7 +331,8 @@ static int pa_load_summary(sqlite3 *db, const pa_agg_results_t *res, uint64_t nr
     return rc ? -1 : 0;
 }
 
-static int pa_load_counters(sqlite3 *db, const pa_agg_results_t *res, uint64_t unknown)
+static int pa_load_counters(sqlite3 *db, const pa_agg_results_t *res, const pa_session_meta_t *meta,
+                            uint64_t unknown)
 {
     const struct { const char *name; uint64_t v; } c[] = {
         {"records", res->records_total}, {"drops", res->drops_total},
@@ -367,6 +369,12 @@ static int pa_load_counters(sqlite3 *db, const pa_agg_results_t *res, uint64_t u
             pa_bulk_text(&b, name, (size_t)n);
             pa_bulk_int(&b, (int64_t)v[k]);
         }
+    }
+    /* only when some were lost: a DB made by `profagent recover` does not know the count */
+    if (rc == 0 && meta && meta->log_dropped) {
+        static const char name[] = "agent_messages_dropped";
+        pa_bulk_text(&b, name, sizeof name - 1);
+        pa_bulk_int(&b, (int64_t)meta->log_dropped);
     }
     return (pa_bulk_finish(&b) | rc) ? -1 : 0;
 }
@@ -466,6 +474,7 @@ struct pa_dbw {
     uint64_t nrec;   /* spool records loaded (committed or in the open transaction) */
     uint64_t commits; /* transactions committed before the last one (META db_commits) */
     int failed;
+    int finisher;    /* loaded by the finisher process (pa_dbw_take_exclusive): META finisher_cpu_ms */
 };
 
 /* Page size by the expected DB size: 64 KiB pages cut the B-tree work of a large load
@@ -611,6 +620,80 @@ int pa_dbw_suspend(pa_dbw_t *w)
     return rc;
 }
 
+int pa_dbw_release(pa_dbw_t *w)
+{
+    if (!w->db)
+        return 0;
+    int rc = pa_dbw_commit(w);
+    pa_db_exec(w->db, "COMMIT"); /* the transaction the commit opened */
+    /* no checkpoint here: the WAL's frames since the DB thread's last commit go back into the
+     * main file in the finisher, while this process ends (NO_CKPT_ON_CLOSE is set) */
+    pa_detach_sources(w->db);
+    if (sqlite3_close(w->db) != SQLITE_OK) {
+        pa_err("writer", "internal: %s cannot be closed for the finisher: %s", w->path, sqlite3_errmsg(w->db));
+        sqlite3_close_v2(w->db);
+        w->failed = 1;
+        rc = -1;
+    }
+    w->db = NULL;
+    w->l.db = NULL;
+    return rc;
+}
+
+/* Why SQLite's own locks: a program that reads the DB with its own SQLite (a script, the sqlite3
+ * shell) must never read a part of it while the finisher completes it. With locking_mode
+ * EXCLUSIVE the connection keeps the EXCLUSIVE lock its BEGIN EXCLUSIVE took across every later
+ * commit, the journal's change and the final META, until it closes: every other connection gets
+ * SQLITE_BUSY until then (its busy handler waits: Python's 5 s, the shell's .timeout). */
+int pa_dbw_take_exclusive(pa_dbw_t *w, int wait_ms, char *why, size_t size)
+{
+    snprintf(why, size, "it cannot be opened");
+    if (w->db || w->failed || pa_dbw_connect(w, 0) != 0) {
+        w->failed = 1;
+        return -1;
+    }
+    sqlite3_busy_timeout(w->db, wait_ms);
+    if (sqlite3_exec(w->db, "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE", NULL, NULL, NULL) != SQLITE_OK) {
+        snprintf(why, size, "%s", sqlite3_errmsg(w->db));
+        pa_detach_sources(w->db);
+        sqlite3_close_v2(w->db); /* nothing written: the DB is as the session left it */
+        w->db = NULL;
+        w->l.db = NULL;
+        return -1;
+    }
+    sqlite3_busy_timeout(w->db, PA_DBW_BUSY_MS);
+    w->finisher = 1;
+    if (pa_bulk_attach_all(w->db) != 0) {
+        w->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+int pa_dbw_to_rollback(pa_dbw_t *w)
+{
+    /* The rollback journal under the lock: the rows are written once (WAL: into the WAL, then
+     * copied back), and a finisher killed in a transaction leaves a hot journal that the next
+     * connection rolls back to the last commit. The switch copies the WAL back first. */
+    if (!w->db || pa_db_exec(w->db, "COMMIT") != 0) {
+        w->failed = 1;
+        return -1;
+    }
+    sqlite3_stmt *st = NULL;
+    int mode_ok = 0;
+    if (sqlite3_prepare_v2(w->db, "PRAGMA journal_mode=DELETE", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        mode_ok = strcmp((const char *)sqlite3_column_text(st, 0), "delete") == 0;
+    sqlite3_finalize(st);
+    if (!mode_ok) /* still WAL, still locked: valid too, only slower */
+        pa_dbg("writer", "the finisher's DB stays in WAL mode: %s", sqlite3_errmsg(w->db));
+    if (pa_db_exec(w->db, "BEGIN") != 0) {
+        w->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
 int pa_dbw_close_file(pa_dbw_t *w)
 {
     if (!w->db) {
@@ -710,7 +793,7 @@ static int pa_dbw_finish_body(pa_dbw_t *w, int truncated, const pa_session_meta_
     rc |= pa_meta_set_int(db, "db_commits", (int64_t)w->commits);
     if (res) {
         rc |= pa_load_res_threads(db, meta ? meta->pid : 0, res);
-        rc |= pa_load_counters(db, res, w->l.unknown_kinds);
+        rc |= pa_load_counters(db, res, meta, w->l.unknown_kinds);
     }
     rc |= pa_run_sources(db, 1);
     size_t pending = 0;
@@ -736,6 +819,13 @@ int pa_dbw_finish(pa_dbw_t *w, int truncated, const pa_session_meta_t *meta, con
     if (rc == 0) {
         rc |= pa_meta_set_int(w->db, "db_complete", 1);
         rc |= pa_meta_set_int(w->db, "session_complete", meta && meta->complete ? 1 : 0);
+        /* the finisher runs detached: no rusage of the application's counts it, the DB does
+         * (user + system, to its last commit: the journal's switch back and the close follow) */
+        struct rusage ru;
+        if (w->finisher && getrusage(RUSAGE_SELF, &ru) == 0)
+            rc |= pa_meta_set_int(w->db, "finisher_cpu_ms",
+                                  (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+                                      (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000);
     }
     /* a finished DB is one plain file again (the WAL copied back; a reader that still has it
      * open keeps it in WAL mode, which is valid too) */

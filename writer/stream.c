@@ -1,6 +1,7 @@
 /* stream.c - the DB thread: follows the spool as the aggregator writes it and commits rows while the program runs. */
 #define _GNU_SOURCE /* pthread_cond_clockwait */
 #include <errno.h>
+#include <signal.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -74,8 +75,9 @@ static int (*cut_asked)(void);
 static int cut_why; /* 0 not cut, 1 the deadline, 2 a signal */
 static _Atomic int db_tid;         /* the DB thread's kernel tid while it runs, else 0 */
 static _Atomic uint64_t committed_pub; /* spool records the DB thread committed (read by the exit) */
-static long (*handoff_split)(uint64_t, const char *, const char *); /* pa_writer_stream_handoff */
+static long (*handoff_split)(uint64_t, const pa_agg_results_t *, const char *, const char *); /* pa_writer_stream_handoff */
 static void (*handoff_done)(int, const char *, const char *);
+static uint64_t kill_at_records; /* tests: the finisher kills itself past this many records (0: never) */
 
 _Atomic uint64_t *pa_writer_stream_published(void)
 {
@@ -212,6 +214,8 @@ static int stream_load(uint64_t limit, int final)
             if (++k % STREAM_STOP_EVERY == 0) {
                 if (stream_cut())
                     return 4;
+                if (kill_at_records && pa_dbw_records(s.w) >= kill_at_records)
+                    raise(SIGKILL); /* tests: a finisher killed in the middle of a transaction */
                 /* Why the final load commits as it goes: cut at the deadline it commits what it
                  * loaded, and one transaction of a whole tail took 0.77 s to commit past the
                  * deadline at a load of 40; a commit per STREAM_EXIT_COMMIT_NS keeps that short */
@@ -543,7 +547,7 @@ int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final,
             /* the rest needs nothing but this thread's state: a fork child continues from here
              * (the records loaded and committed, the loader's state, the aggregates) */
             uint64_t have = pa_dbw_records(s.w);
-            long pid = handoff_split(res->spool_records > have ? res->spool_records - have : 0, s.final,
+            long pid = handoff_split(res->spool_records > have ? res->spool_records - have : 0, res, s.final,
                                      s.spool_path);
             if (pid == 0) {
                 pa_writer_stream_bound(0, NULL);
@@ -569,23 +573,40 @@ int pa_writer_stream_finish(const pa_agg_results_t *res, int empty, char *final,
     return result;
 }
 
-void pa_writer_stream_handoff(long (*split)(uint64_t backlog, const char *db, const char *spool),
+void pa_writer_stream_handoff(long (*split)(uint64_t backlog, const pa_agg_results_t *res, const char *db,
+                                            const char *spool),
                               void (*done)(int rc, const char *db, const char *spool))
 {
     handoff_split = done ? split : NULL;
     handoff_done = done;
 }
 
-int pa_writer_stream_reconnect(void)
+int pa_writer_stream_release(void)
 {
-    /* Why in the finisher, first: the connection it inherited believes it holds the file locks
-     * the session's process took (fcntl locks are not inherited), so once that process is gone a
-     * reader would take the DB for unused and checkpoint or remove the WAL under it. Committed
-     * and closed while the session's process still holds them, then reopened (stream_final),
-     * the finisher's connection holds its own. */
-    if (!s.w || s.failed)
-        return 0;
-    if (pa_dbw_suspend(s.w) != 0) {
+    /* Why the session closes its connection before the fork: the finisher must lock the DB
+     * against every other connection, this process's too (its fcntl locks are its own, not the
+     * child's), and the rows loaded so far must be committed by the process whose locks they were
+     * written under. */
+    if (!s.w || s.failed || pa_dbw_release(s.w) != 0) {
+        s.failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+int pa_writer_stream_lock(int wait_ms, char *why, size_t size)
+{
+    if (!s.w || s.failed) {
+        snprintf(why, size, "the DB failed");
+        return -1;
+    }
+    return pa_dbw_take_exclusive(s.w, wait_ms, why, size);
+}
+
+int pa_writer_stream_locked(uint64_t kill_at)
+{
+    kill_at_records = kill_at ? pa_dbw_records(s.w) + kill_at : 0;
+    if (pa_dbw_to_rollback(s.w) != 0) {
         s.failed = 1;
         return -1;
     }

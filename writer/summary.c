@@ -222,7 +222,7 @@ static void pa_summary_ring_waits(FILE *out, const pa_agg_results_t *res)
     fputc('\n', out);
 }
 
-static void pa_summary_counters(FILE *out, sqlite3 *db, const pa_agg_results_t *res)
+static void pa_summary_counters(FILE *out, sqlite3 *db, const pa_agg_results_t *res, const pa_session_meta_t *meta)
 {
     /* device operations the Level Zero source could not collect are losses too: shown here so
      * that a "0 dropped" header never looks clean when they happened */
@@ -260,6 +260,11 @@ static void pa_summary_counters(FILE *out, sqlite3 *db, const pa_agg_results_t *
     if (res->spool_errors)
         fprintf(out, "WARNING: %llu spool write errors: the DB lacks trace rows from the first"
                 " one on\n", (unsigned long long)res->spool_errors);
+    /* the messages themselves are lost; this line (in a summary file or on stdout) says so */
+    if (meta && meta->log_dropped)
+        fprintf(out, "WARNING: %llu of the agent's messages were not written: stderr was full (a reader"
+                " that does not read), closed or replaced by the application\n",
+                (unsigned long long)meta->log_dropped);
     pa_summary_unterminated(out, db, res);
 }
 
@@ -300,7 +305,7 @@ void pa_summary_print_note(FILE *out, const pa_session_meta_t *meta, const pa_ag
         fprintf(out, "Database: %s\n", db_path ? db_path : "(not written)");
     summary_db = db; /* the sources' sections print the medians the writer recomputed too */
     if (res) {
-        pa_summary_counters(out, db, res);
+        pa_summary_counters(out, db, res, meta);
         pa_summary_threads(out, res);
         pa_summary_stats(out, db, res, PA_CAT_HGTX_RANGE, "HGTX ranges", hgtx_titles, 10, "hgtx_sum");
         pa_summary_stats(out, db, res, PA_CAT_OSRT, "OS runtime calls", osrt_titles, 9, "osrt_sum");

@@ -29,6 +29,8 @@ typedef struct pa_session_meta {
     int64_t wall_maxerror_ns;    /* adjtimex(): its maximum error; -1 unknown */
     int wall_synced;             /* adjtimex(): 1 synchronized (NTP/PTP), 0 not, -1 unknown */
     const char *host_clock;      /* pa_clock_source() at the end: "tsc" or "clock_gettime" (NULL: not known) */
+    uint64_t log_dropped;        /* the agent's messages not written (stderr full, blocked, closed or
+                                    replaced: pa_log_dropped) when the DB or summary was made */
 } pa_session_meta_t;
 
 /*! pa_writer_write_db() : creates `db_path` (must not exist), loads every spool record,
@@ -106,19 +108,29 @@ int pa_writer_stream_cut_why(uint64_t *loaded);
 
 /*! pa_writer_stream_handoff() : lets the exit hand the end of the DB to another process.
  *  pa_writer_stream_finish(), once it holds the DB thread's connection and the DB exists, calls
- *  split(backlog, db, spool) with the spool records not yet loaded, the DB's and the spool's names:
+ *  split(backlog, res, db, spool) with the spool records not yet loaded, the session's results, the
+ *  DB's and the spool's names:
  *  -1 loads the rest here (as without a hand-off); 0 is the finisher (a fork child): it loads the rest exactly as
  *  the exit would (unbounded: pa_writer_stream_bound is cleared), then calls done(rc, db, spool)
  *  with pa_writer_stream_finish()'s result, which must not return; > 0 is the session's process
  *  after the child `pid` took the DB over: pa_writer_stream_finish() returns 2, the DB's name in
  *  final. NULL split: never. */
-void pa_writer_stream_handoff(long (*split)(uint64_t backlog, const char *db, const char *spool),
+void pa_writer_stream_handoff(long (*split)(uint64_t backlog, const pa_agg_results_t *res, const char *db,
+                                            const char *spool),
                               void (*done)(int rc, const char *db, const char *spool));
 
-/*! pa_writer_stream_reconnect() : in the finisher, at once after the fork: commits what is
- *  loaded and closes the inherited connection (its file locks are the parent's); the rest of the
- *  load reopens it. 0, or -1 (logged; the DB is then failed). */
-int pa_writer_stream_reconnect(void);
+/*! pa_writer_stream_release() : (the session, before it forks the finisher) commits what is
+ *  loaded and closes the DB's connection. 0, or -1 (logged; the DB is then failed). */
+int pa_writer_stream_release(void);
+/*! pa_writer_stream_lock() : (the finisher, first) opens its own connection holding SQLite's
+ *  EXCLUSIVE lock on the DB until the DB is complete (locking_mode EXCLUSIVE: every other
+ *  connection gets SQLITE_BUSY), waiting at most wait_ms for other connections to let go.
+ *  0, or -1 with the reason in why[size]: the DB is then untouched and the session may load it. */
+int pa_writer_stream_lock(int wait_ms, char *why, size_t size);
+/*! pa_writer_stream_locked() : (the finisher, once the session knows the lock is held) moves the
+ *  DB to the rollback journal under the lock; kill_at > 0 (tests) makes the finisher SIGKILL
+ *  itself once it loaded that many more spool records. 0 or -1 (the DB failed). */
+int pa_writer_stream_locked(uint64_t kill_at);
 
 /* ---- the finisher's lock file (finish.c): "<DB>.finishing", flock()ed while it runs ---- */
 

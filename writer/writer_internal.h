@@ -146,6 +146,18 @@ void pa_dbw_empty_wal(pa_dbw_t *w);
  *  never gets DB bytes). pa_dbw_resume() reopens it (statements prepared again) and opens the
  *  next transaction. Both 0 or -1 (logged; the DB is then failed). */
 int pa_dbw_suspend(pa_dbw_t *w);
+/*! pa_dbw_release() : (the session, before it forks the finisher) commits what is loaded and
+ *  closes the connection without copying the WAL back: the finisher opens its own (fcntl locks
+ *  are per process). 0 or -1 (logged; failed). */
+int pa_dbw_release(pa_dbw_t *w);
+/*! pa_dbw_take_exclusive() : (the finisher) opens the released DB in locking_mode EXCLUSIVE and
+ *  begins an EXCLUSIVE transaction, waiting at most wait_ms for other connections: from then to
+ *  pa_dbw_finish()'s close every other connection gets SQLITE_BUSY. 0, or -1 with SQLite's
+ *  reason in why[size] (the DB untouched; failed only when it could not be opened). */
+int pa_dbw_take_exclusive(pa_dbw_t *w, int wait_ms, char *why, size_t size);
+/*! pa_dbw_to_rollback() : (the finisher, holding the lock) commits, switches the DB from WAL to
+ *  the rollback journal (the lock stays) and begins the next transaction. 0 or -1 (failed). */
+int pa_dbw_to_rollback(pa_dbw_t *w);
 /*! pa_dbw_close_file() : commits, copies the WAL back and closes: the DB is then one file the
  *  caller may link or move elsewhere (same file system). 0 or -1 (logged; failed). */
 int pa_dbw_close_file(pa_dbw_t *w);

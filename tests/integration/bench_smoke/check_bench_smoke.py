@@ -26,14 +26,16 @@ EXPECTED = [
     ("thread_heap_bytes_all", "bytes"), ("thread_rss_bytes_all", "bytes"), ("thread_heap_bytes_hgtx", "bytes"),
     ("thread_rss_bytes_hgtx", "bytes"),
     ("exit_ze_calls_1M_gone_inline", "s"), ("exit_ze_calls_1M_db_complete_inline", "s"),
-    ("exit_ze_calls_1M_gone_handoff", "s"), ("exit_ze_calls_1M_db_complete_handoff", "s"),
+    ("exit_ze_calls_1M_gone_auto", "s"), ("exit_ze_calls_1M_db_complete_auto", "s"),
+    ("exit_ze_calls_1M_cpu_inline", "s"), ("exit_ze_calls_1M_cpu_auto", "s"),
+    ("slowdown_ze_calls_1M_cpu_with_finisher", "ratio"),
 ]
 
 # every figure of the overhead goal table gets a verdict line
 GOAL_FIGURES = ["slowdown_ze_calls_1M", "slowdown_ze_calls_1M_cpu", "exit_time_per_1M_events", "exit_time_paced_1M_events", "ze_call_agent_callbacks_ns", "ze_call_added_ns",
                 "hgtx_pushpop_added_ns", "agg_drain_rate", "db_write_rate", "kill_db_lag_s", "rss_growth_30x_events",
                 "slowdown_multithread", "slowdown_multithread_cpu", "slowdown_gemm", "slowdown_gemm_cpu",
-                "exit_ze_calls_1M_gone_handoff"]
+                "exit_ze_calls_1M_gone_auto"]
 
 
 def main():

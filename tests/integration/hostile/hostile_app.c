@@ -4,9 +4,13 @@
  *   chdir DIR              10 ranges "before", chdir(DIR), 10 ranges "after", 300 ms more
  *   deep N                 N nested pushes "d<level>" then N pops
  *   fsize BYTES N          RLIMIT_FSIZE = BYTES, then N ranges; exits 21
- *   nofile FDS N           RLIMIT_NOFILE = FDS, then N ranges, prints "nofile done"; exits 22 */
+ *   nofile FDS N           RLIMIT_NOFILE = FDS, then N ranges, prints "nofile done"; exits 22
+ *   xfsz HANDLE WRITE      (started under a file size limit) HANDLE 1: counts SIGXFSZ in a
+ *                          handler; WRITE 1: writes a line to stderr itself; 3 ranges; prints
+ *                          "xfsz signals S write R" (R: the write's errno, 0 if it worked) */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <profagent/hgtx.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +25,26 @@ static void ranges(long n, const char *name)
         hgtxRangePushA(name);
         hgtxRangePop();
     }
+}
+
+static volatile sig_atomic_t xfsz_seen;
+
+static void on_xfsz(int sig)
+{
+    (void)sig;
+    xfsz_seen++;
+}
+
+static int xfsz(int handle, int do_write)
+{
+    if (handle)
+        signal(SIGXFSZ, on_xfsz);
+    int r = 0;
+    if (do_write && write(2, "app line\n", 9) < 0)
+        r = errno;
+    ranges(3, "xfsz");
+    printf("xfsz signals %d write %d\n", (int)xfsz_seen, r);
+    return 0;
 }
 
 static void sleep_until(long long at_ns)
@@ -73,6 +97,8 @@ int main(int argc, char **argv)
         printf("nofile done\n");
         return 22;
     }
-    fprintf(stderr, "usage: hostile_app ranges N NAME [AT_NS] | chdir DIR | deep N | fsize BYTES N | nofile FDS N\n");
+    if (!strcmp(m, "xfsz") && argc == 4)
+        return xfsz(atoi(argv[2]), atoi(argv[3]));
+    fprintf(stderr, "usage: hostile_app ranges N NAME [AT_NS] | chdir DIR | deep N | fsize BYTES N | nofile FDS N | xfsz HANDLE WRITE\n");
     return 2;
 }

@@ -189,6 +189,44 @@ def t_fsize():
             os.unlink(s)
 
 
+def t_xfsz():
+    """stderr a file already past the file size limit (1 MiB): the agent's warning (an unknown
+    PROFAGENT_* variable, on the main thread at start) and its summary there fail with EFBIG and
+    do not kill the application by SIGXFSZ; status, output and SIGXFSZ count as without the
+    agent, whether it keeps SIGXFSZ's default action or counts it in a handler, writes to that
+    stderr itself or not; the DB (below the limit) is written unless the application's own write
+    killed it."""
+    import resource
+    lim = 1 << 20
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (lim, lim))
+    for handle, write in ((0, 0), (1, 0), (1, 1), (0, 1)):
+        got = []
+        for agent in (False, True):
+            log = os.path.join(WORK, "xfsz-%d%d%d.log" % (handle, write, agent))
+            with open(log, "wb") as f:
+                f.write(b"x" * (lim + 1))
+            out = os.path.join(WORK, "xfsz-%d%d.db" % (handle, write))
+            e = env_for({"PROFAGENT_OUTPUT": out, "PROFAGENT_SUMMARY": "stderr", "PROFAGENT_BOGUS": "1"})
+            if not agent:
+                del e["LD_PRELOAD"]
+            with open(log, "ab") as f:
+                p = subprocess.run([APP, "xfsz", str(handle), str(write)], env=e, stdout=subprocess.PIPE,
+                                   stderr=f, timeout=60, cwd=WORK, preexec_fn=limit)
+            got.append((p.returncode, p.stdout))
+            check(os.path.getsize(log) == lim + 1, "handle %d write %d agent %d: stderr file unchanged (%d)"
+                  % (handle, write, agent, os.path.getsize(log)))
+            if agent and not (write and not handle):  # else the application's own write kills it
+                check(os.path.exists(out) and range_names(out) == ["xfsz"] * 3,
+                      "handle %d write %d: the DB holds the 3 ranges" % (handle, write))
+        want = -25 if (write and not handle) else 0
+        check(got[0][0] == want, "handle %d write %d: without the agent: status %d (%d)"
+              % (handle, write, want, got[0][0]))
+        check(got[1] == got[0], "handle %d write %d: under the agent: status and output as without it (%s vs %s)"
+              % (handle, write, got[1], got[0]))
+
+
 def t_limits():
     """The DB cannot even be created (RLIMIT_NOFILE 4: SQLite cannot open it; RLIMIT_FSIZE 8192:
     its first page write fails): the application's output and status are those without the

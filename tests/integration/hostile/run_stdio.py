@@ -188,6 +188,50 @@ def t_e2big():
     check(not exec_ok(hi, True, bogus), "%d bytes: still E2BIG under the agent" % hi)
 
 
+def t_dropped():
+    """The agent's messages lost to a full, non-blocking stderr pipe (two unknown PROFAGENT_*
+    variables, one warning each): the summary, sent to a file, and the DB's SESSION_COUNTERS
+    say how many (the count of the agent's lines the same run prints to a stderr that is read);
+    a run that lost none has no such line nor row."""
+    import fcntl, sqlite3
+    bogus = {"PROFAGENT_BOGUS_A": "1", "PROFAGENT_BOGUS_B": "1"}
+    p = run(["lines"], True, bogus)
+    want = len([l for l in p.stderr.decode(errors="replace").splitlines() if l.startswith("profagent:")
+                and "PROFAGENT_BOGUS_" in l])
+    check(want == 2, "stderr read: two warnings, one per unknown variable (%d)" % want)
+    for full in (True, False):
+        summ = os.path.join(WORK, "summary-%d.txt" % full)
+        db = os.path.join(WORK, "dropped-%d.db" % full)
+        extra = dict(bogus if full else {}, PROFAGENT_SUMMARY="file:" + summ, PROFAGENT_OUTPUT=db)
+        r, w = os.pipe()
+        fl = fcntl.fcntl(w, fcntl.F_GETFL)
+        fcntl.fcntl(w, fcntl.F_SETFL, fl | os.O_NONBLOCK)
+        filled = 0
+        try:
+            while True:
+                filled += os.write(w, b"y" * 4096)
+        except BlockingIOError:
+            pass
+        if not full:
+            os.read(r, filled)
+        p = run(["lines"], True, extra, stderr=w)
+        os.close(w)
+        os.close(r)
+        text = open(summ).read() if os.path.exists(summ) else ""
+        line = [l for l in text.splitlines() if "agent's messages were not written" in l]
+        c = sqlite3.connect(db)
+        rows = c.execute("SELECT value FROM SESSION_COUNTERS WHERE name = 'agent_messages_dropped'").fetchall()
+        c.close()
+        if full:
+            check(p.returncode == 0 and filled >= 4096, "full pipe (%d bytes): exit 0 (%d)" % (filled, p.returncode))
+            check(len(line) == 1 and line[0].startswith("WARNING: %d of the agent's messages" % want),
+                  "full pipe: the summary says %d messages were not written (%s)" % (want, line))
+            check(rows == [(want,)], "full pipe: SESSION_COUNTERS agent_messages_dropped = %d (%s)" % (want, rows))
+        else:
+            check(p.returncode == 0 and "profagent summary" in text, "read pipe: exit 0, the summary in the file")
+            check(line == [] and rows == [], "read pipe: no line, no row (%s, %s)" % (line, rows))
+
+
 TESTS = {k[2:]: v for k, v in globals().items() if k.startswith("t_")}
 TESTS[TEST]()
 print("%s: %s" % (TEST, "FAIL (%d)" % len(FAILS) if FAILS else "ok"))

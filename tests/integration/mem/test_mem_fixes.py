@@ -38,12 +38,12 @@ def report(a, db, spec, rules=()):
 
 
 def pid_of(db):
-    return str(sqlite3.connect(db).execute("SELECT value FROM META WHERE key='pid'").fetchone()[0])
+    return str(sqlite3.connect(db, timeout=60).execute("SELECT value FROM META WHERE key='pid'").fetchone()[0])
 
 
 def chain_frames(db, where="op = 0"):
     """(module, function) of the first allocation's call chain, innermost first."""
-    c = sqlite3.connect(db)
+    c = sqlite3.connect(db, timeout=60)
     return c.execute("SELECT m.value, f.value FROM CALLCHAINS cc JOIN STRING_IDS m ON m.id = cc.module"
                      " JOIN STRING_IDS f ON f.id = cc.function WHERE cc.id = (SELECT callchainId FROM"
                      " DEVICE_MEMORY WHERE %s ORDER BY eventId LIMIT 1) ORDER BY cc.stackDepth" % where).fetchall()
@@ -70,7 +70,7 @@ def test_drops(a):
     db = os.path.join(a.workdir, "thr.db")
     err = run_agent(a, [os.path.join(a.bindir, "mem_thr")], db, {"PROFAGENT_RING_SIZE": "64K"})
     pid = pid_of(db)
-    c = sqlite3.connect(db)
+    c = sqlite3.connect(db, timeout=60)
     dropped = c.execute("SELECT value FROM SESSION_COUNTERS WHERE name = 'mem_records_dropped'").fetchone()
     check(dropped is not None and dropped[0] == 0, "defect 2: mem_records_dropped stored and 0: %s" % (dropped,))
     n = c.execute("SELECT count(*), sum(op = 1) FROM DEVICE_MEMORY").fetchone()
@@ -89,7 +89,7 @@ def test_trace_mem_alone(a):
     """defect 4: PROFAGENT_TRACE=mem alone records the allocation (and no ze API rows)."""
     db = os.path.join(a.workdir, "memonly.db")
     run_agent(a, [os.path.join(a.bindir, "mem_deep")], db, {"PROFAGENT_TRACE": "mem"})
-    c = sqlite3.connect(db)
+    c = sqlite3.connect(db, timeout=60)
     n = c.execute("SELECT count(*), sum(size) FROM DEVICE_MEMORY WHERE op = 0").fetchone()
     check(n == (1, 777), "defect 4: TRACE=mem records the 777-byte allocation: %s" % (n,))
     has_api = c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'ZE_API'").fetchone()[0]
@@ -122,7 +122,7 @@ def test_rules_in_db(a):
     db = os.path.join(a.workdir, "rules.db")
     err = run_agent(a, [os.path.join(a.bindir, "mem_deep")], db, {"PROFAGENT_CALLSTACK_GROUPS": "dd=deep_5"})
     pid = pid_of(db)
-    c = sqlite3.connect(db)
+    c = sqlite3.connect(db, timeout=60)
     meta = c.execute("SELECT value FROM META WHERE key = 'callstack_groups'").fetchone()
     check(meta is not None and meta[0] == "dd=deep_5", "defect 6: META callstack_groups: %s" % (meta,))
     got, _ = report(a, db, "device_memory_usage_summary")

@@ -60,7 +60,7 @@ TIME_COLS = {"pid", "start", "end", "firstNs", "lastNs", "globalTid", "endGlobal
              "appendCorrId", "contextId", "queueId"}
 # META and SESSION_COUNTERS entries that are times, sizes of the compressed spool or of this run
 RUN_KEYS = {"pid", "db_commits", "spool_path", "command_line", "start_wall_ns", "start_mono_ns", "end_mono_ns", "first_ns", "last_ns",
-            "spool_bytes_raw", "spool_bytes_compressed", "hostname"}
+            "spool_bytes_raw", "spool_bytes_compressed", "hostname", "finisher_cpu_ms"}
 
 
 def table_rows(c, table):
@@ -732,10 +732,14 @@ def t_handoff_kill():
     check(len(spool) == 1, "the spool stays while the finisher runs (%r)" % spool)
     if len(spool) != 1:
         return
-    c = ro(db)
-    complete = c.execute("SELECT count(*) FROM META WHERE key = 'db_complete'").fetchone()[0]
-    c.close()
-    check(complete == 0, "the held finisher has not finished the DB (no db_complete)")
+    # the held finisher holds SQLite's lock: another program's SQLite gets "database is locked"
+    try:
+        c = sqlite3.connect(db, timeout=0.2)
+        got = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()
+        c.close()
+    except sqlite3.OperationalError as e:
+        got = str(e)
+    check(got == "database is locked", "a reader of the held finisher's DB: locked, no rows (%r)" % (got,))
     # recover while the finisher runs: it waits for it (one message), it does not rebuild under it
     r = subprocess.Popen([CLI, "recover", spool[0]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = r.stderr.readline()
@@ -767,8 +771,168 @@ def t_handoff_subst():
     check(meta.get("db_complete") == 1, "subst: the finisher completed the DB (%r)" % meta)
 
 
+def third_party_read(db):
+    """What a script reading db with Python's sqlite3 (default timeout, 5 s) gets: (ranges, marks,
+    db_complete) or the error's text."""
+    try:
+        c = sqlite3.connect(db)
+        n = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
+        m = c.execute("SELECT count(*) FROM HGTX_MARKS").fetchone()[0]
+        done = c.execute("SELECT count(*) FROM META WHERE key = 'db_complete' AND value = 1").fetchone()[0]
+        c.close()
+        return n, m, done
+    except sqlite3.OperationalError as e:
+        return str(e)
+
+
+def t_handoff_readers():
+    """Another program's SQLite while the finisher completes the DB: the complete DB, or a lock
+    wait / "database is locked", never a part."""
+    iters = max(2000, 20000 // SCALE)
+    whole = (iters * 5, iters * 2, 1)
+    db, hold, pid = held_finisher("readers", iters)
+    if pid <= 0:
+        return
+    t0 = time.monotonic()
+    got = third_party_read(db)  # Python's default: waits 5 s for the lock, then gives up
+    waited = time.monotonic() - t0
+    check(got == "database is locked" and waited >= 4.5, "python sqlite3 (default timeout) on the held finisher's"
+          " DB: waited %.1f s, then %r (no rows)" % (waited, got))
+    # the sqlite3 shell as called without options: no busy handler, the lock at once
+    cli = subprocess.run(["sqlite3", db, "SELECT count(*) FROM HGTX_RANGES"], capture_output=True, text=True,
+                         timeout=60)
+    check(cli.returncode != 0 and "database is locked" in cli.stderr and cli.stdout == "",
+          "sqlite3 shell: 'database is locked', no count (rc %d, %r %r)" % (cli.returncode, cli.stdout, cli.stderr))
+    # the shell with a timeout, and Python, started now, wait and read the complete DB once released
+    waiter = subprocess.Popen(["sqlite3", "-cmd", ".timeout 120000", db,
+                               "SELECT count(*) FROM HGTX_RANGES; SELECT value FROM META WHERE key = 'db_complete'"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    res = {}
+    th = threading.Thread(target=lambda: res.update(py=third_party_read(db)))
+    th.start()
+    time.sleep(0.3)
+    check(waiter.poll() is None and th.is_alive(), "sqlite3 -cmd '.timeout ...' and python wait for the lock")
+    open(hold, "w").close()
+    out, err = waiter.communicate(timeout=300)
+    th.join(300)
+    check(out.split() == [str(iters * 5), "1"] and waiter.returncode == 0,
+          "sqlite3 with .timeout read the complete DB (%r %r)" % (out, err))
+    check(res.get("py") == whole, "python read the complete DB: %r (%r)" % (res.get("py"), whole))
+    check(wait_finisher(db), "the finisher ended")
+    check(not os.path.exists(db + "-journal") and not os.path.exists(db + "-wal"),
+          "the complete DB is one file (no journal, no WAL)")
+    # a poller that reads from the program's start to the end: each read, while the program runs or
+    # once it is gone, is either committed rows before the end or the complete DB; after the
+    # process is gone never a part
+    db2 = os.path.join(WORK, "poll.db")
+    for f in glob.glob(db2 + "*"):
+        os.unlink(f)
+    p = subprocess.Popen([APP, "det", str(iters)], env=env_for(db2, dict(HANDOFF, PROFAGENT_EXIT_LOAD="handoff")),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after, gone_at = [], None
+    while True:
+        ended = p.poll() is not None
+        if ended and gone_at is None:
+            gone_at = time.monotonic()
+        if os.path.exists(db2):
+            r = third_party_read(db2)
+            if ended:
+                after.append(r)
+        if ended and not finisher_pid(db2) and gone_at and time.monotonic() - gone_at > 0.2:
+            break
+        time.sleep(0.002)
+    part = [r for r in after if r != whole and r != "database is locked"]
+    check(p.returncode == 0 and after and not part, "after the program's end: %d reads, complete or locked;"
+          " parts %r" % (len(after), part[:3]))
+    check(after and after[-1] == whole, "the last read: the complete DB (%r)" % (after[-1:],))
+
+
+def summary_instances(lines, name):
+    """The Instances of range `name` in the exit summary's HGTX table (what the aggregator counted:
+    an unpaced producer may outrun the rings, so the count can be below what it made)."""
+    for l in lines:
+        f = l.split()
+        if len(f) >= 10 and f[-1] == name and f[0].isdigit():
+            return int(f[3])
+    return None
+
+
+def t_handoff_midkill():
+    """A finisher killed in the middle of its load: the DB is the last commit (a rollback journal it
+    left is rolled back by the next connection), valid, incomplete; recover completes it."""
+    ranges = 2000000 // SCALE
+    db = os.path.join(WORK, "midkill.db")
+    p = run([APP, "progress", str(ranges), "100000000"], db, dict(RING, PROFAGENT_EXIT_LOAD="handoff",
+                                                        PROFAGENT_SUMMARY="stderr", PA_TEST_FINISH_KILL_AT="60000"))
+    made = summary_instances(p.stderr.decode(errors="replace").splitlines(), "p")
+    check(p.returncode == 0 and made, "the program ended (rc %d), the summary counts %s ranges" % (p.returncode, made))
+    check(wait_finisher(db), "the finisher is gone")
+    hot = os.path.exists(db + "-journal") and open(db + "-journal", "rb").read(1) not in (b"", b"\0")
+    print("the killed finisher left %s" % ("a hot journal" if hot else "no hot journal"))
+    c = sqlite3.connect(db)
+    ic = c.execute("PRAGMA integrity_check").fetchone()[0]
+    n = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
+    meta = dict(c.execute("SELECT key, value FROM META").fetchall())
+    c.close()
+    check(ic == "ok" and "db_complete" not in meta and meta.get("session_complete") == 0 and made and n < made,
+          "killed mid-load: integrity ok, no db_complete, %d < %s ranges (%s)" % (n, made, ic))
+    check(not (os.path.exists(db + "-journal") and open(db + "-journal", "rb").read(1) not in (b"", b"\0")),
+          "the first connection rolled the killed transaction back (no hot journal left)")
+    spools = glob.glob(db + ".*.spool.zst")
+    check(len(spools) == 1, "the spool is kept (%r)" % spools)
+    if len(spools) == 1:
+        r = subprocess.run([CLI, "recover", spools[0]], capture_output=True, text=True)
+        check(r.returncode == 0 and "completed with the spool's tail" in r.stdout, "recover completed it (%s%s)"
+              % (r.stdout.strip(), r.stderr.strip()))
+        c = sqlite3.connect(db)
+        m = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
+        c.close()
+        check(m == made, "the recovered DB holds every range the summary counted (%d of %s)" % (m, made))
+
+
+def t_handoff_run():
+    """`profagent run` returns with the DB complete (its program's exit waits for the finisher), and
+    a plain preloaded run of the same program leaves the large tail to a finisher (auto, the
+    default) and ends before it."""
+    ranges = 2000000 // SCALE
+    for how in ("run", "preload"):
+        db = os.path.join(WORK, "run-%s.db" % how)
+        env = env_for(db, dict(RING, PROFAGENT_SUMMARY="stderr"))
+        if how == "run":
+            del env["LD_PRELOAD"]
+            argv = [CLI, "run", "--", APP, "progress", str(ranges), "100000000"]
+        else:
+            argv = [APP, "progress", str(ranges), "100000000"]
+        p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+        running = finisher_pid(db)
+        r = third_party_read(db) if how == "run" else None
+        dbline = [l for l in p.stderr.splitlines() if l.startswith("Database: ")]
+        made = summary_instances(p.stderr.splitlines(), "p")
+        handed = dbline and "being completed by the finisher process" in dbline[0]
+        if how == "run":
+            c = ro(db)
+            n = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
+            meta = dict(c.execute("SELECT key, value FROM META").fetchall())
+            c.close()
+            check(p.returncode == 0 and not running and handed and "profagent run waits for it" in dbline[0] and
+                  made and n == made and meta.get("db_complete") == 1 and meta.get("session_complete") == 1,
+                  "profagent run returned with the DB complete: %d of %s ranges, its finisher ended (%r, %r)"
+                  % (n, made, dbline, r))
+            check(r == (made, 0, 1), "python sqlite3 at once after profagent run: the complete DB (%r)" % (r,))
+        else:
+            check(p.returncode == 0 and handed, "preloaded, default auto: a finisher completes the DB (%r)" % dbline)
+            check(wait_finisher(db), "the finisher ended")
+            c = ro(db)
+            n = c.execute("SELECT count(*) FROM HGTX_RANGES").fetchone()[0]
+            cpu = c.execute("SELECT value FROM META WHERE key = 'finisher_cpu_ms'").fetchone()
+            c.close()
+            check(made and n == made and cpu and cpu[0] > 0, "the finisher's DB: %d of %s ranges, finisher_cpu_ms %r"
+                  % (n, made, cpu))
+
+
 {"same": t_same, "live": t_live, "kill": t_kill, "reader": t_reader, "exitcut": t_exitcut,
  "exitbudget": t_exitbudget, "handoff_same": t_handoff_same, "handoff_wait": t_handoff_wait,
- "handoff_kill": t_handoff_kill, "handoff_subst": t_handoff_subst}[TEST]()
+ "handoff_kill": t_handoff_kill, "handoff_subst": t_handoff_subst, "handoff_readers": t_handoff_readers,
+ "handoff_midkill": t_handoff_midkill, "handoff_run": t_handoff_run}[TEST]()
 print("%d failure(s)" % len(FAILS))
 sys.exit(1 if FAILS else 0)
