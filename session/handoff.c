@@ -156,6 +156,14 @@ static int session_hears_locked(int fd, char *why, size_t size)
     return 0;
 }
 
+/* The lock file is removed and its descriptor closed: no finisher holds the DB. */
+static void lock_drop(void)
+{
+    unlink(lock_path);
+    close(lock_fd);
+    lock_fd = -1;
+}
+
 /* The session's side when the finisher does not take the DB: it is stopped for good (it never
  * wrote to the DB: SQLite's locks are what it would have written under), the lock file goes. */
 static void session_takes_back(pid_t pid, const char *db, const char *why)
@@ -164,9 +172,7 @@ static void session_takes_back(pid_t pid, const char *db, const char *why)
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
     }
     pa_warn("agent", "the DB's finisher process could not lock %s (%s): the DB is completed here", db, why);
-    unlink(lock_path);
-    close(lock_fd);
-    lock_fd = -1;
+    lock_drop();
 }
 
 /* 1 when the exit summary has a section computed from the completed DB's rows: device memory
@@ -209,9 +215,7 @@ static long handoff_split(uint64_t backlog, const pa_agg_results_t *res, const c
     if (can && pa_writer_stream_release() != 0) {
         close(pfd[0]);
         close(pfd[1]);
-        unlink(lock_path);
-        close(lock_fd);
-        lock_fd = -1;
+        lock_drop();
         return -1;
     }
     /* _Fork, not fork: no atfork handler runs (the application's must not see the agent's
@@ -229,9 +233,7 @@ static long handoff_split(uint64_t backlog, const pa_agg_results_t *res, const c
             close(pfd[0]);
             close(pfd[1]);
         }
-        unlink(lock_path);
-        close(lock_fd);
-        lock_fd = -1;
+        lock_drop();
         return -1;
     }
     if (pid == 0) {

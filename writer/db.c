@@ -596,6 +596,23 @@ void pa_dbw_empty_wal(pa_dbw_t *w)
         w->failed = 1;
 }
 
+/* dbw_close() : detaches the sources and closes w's connection (committed by the caller); 0, or
+ * -1 with one message naming `when` and the DB marked failed. w holds no connection after. */
+static int dbw_close(pa_dbw_t *w, const char *when)
+{
+    int rc = 0;
+    pa_detach_sources(w->db);
+    if (sqlite3_close(w->db) != SQLITE_OK) {
+        pa_err("writer", "internal: %s cannot be closed %s: %s", w->path, when, sqlite3_errmsg(w->db));
+        sqlite3_close_v2(w->db);
+        w->failed = 1;
+        rc = -1;
+    }
+    w->db = NULL;
+    w->l.db = NULL;
+    return rc;
+}
+
 int pa_dbw_suspend(pa_dbw_t *w)
 {
     if (!w->db)
@@ -608,16 +625,7 @@ int pa_dbw_suspend(pa_dbw_t *w)
      * partial (SQLITE_BUSY), and the next reconnect pays the rebuild once. */
     sqlite3_busy_timeout(w->db, 0);
     sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-    pa_detach_sources(w->db);
-    if (sqlite3_close(w->db) != SQLITE_OK) {
-        pa_err("writer", "internal: %s cannot be closed between batches: %s", w->path, sqlite3_errmsg(w->db));
-        sqlite3_close_v2(w->db);
-        w->failed = 1;
-        rc = -1;
-    }
-    w->db = NULL;
-    w->l.db = NULL;
-    return rc;
+    return dbw_close(w, "between batches") == 0 ? rc : -1;
 }
 
 int pa_dbw_release(pa_dbw_t *w)
@@ -628,16 +636,7 @@ int pa_dbw_release(pa_dbw_t *w)
     pa_db_exec(w->db, "COMMIT"); /* the transaction the commit opened */
     /* no checkpoint here: the WAL's frames since the DB thread's last commit go back into the
      * main file in the finisher, while this process ends (NO_CKPT_ON_CLOSE is set) */
-    pa_detach_sources(w->db);
-    if (sqlite3_close(w->db) != SQLITE_OK) {
-        pa_err("writer", "internal: %s cannot be closed for the finisher: %s", w->path, sqlite3_errmsg(w->db));
-        sqlite3_close_v2(w->db);
-        w->failed = 1;
-        rc = -1;
-    }
-    w->db = NULL;
-    w->l.db = NULL;
-    return rc;
+    return dbw_close(w, "for the finisher") == 0 ? rc : -1;
 }
 
 /* Why SQLite's own locks: a program that reads the DB with its own SQLite (a script, the sqlite3
