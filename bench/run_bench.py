@@ -145,8 +145,17 @@ class Bench:
                 summary = f.read()
         if inspect:
             vals["inspect"] = inspect(env.get("PROFAGENT_OUTPUT", ""))
+        # a finisher (PROFAGENT_EXIT_LOAD=auto, the default) may still complete the DB: the next run
+        # must not overlap it (its CPU would slow that run) nor have its files removed under it
+        db = env.get("PROFAGENT_OUTPUT", "")
+        deadline = time.monotonic() + 60
+        while db and os.path.exists(db + ".finishing") and time.monotonic() < deadline:
+            time.sleep(0.002)
         for f in glob.glob(os.path.join(self.tmp, "run*")):
-            os.unlink(f)
+            try:
+                os.unlink(f)
+            except FileNotFoundError:
+                pass  # a file the finisher removed itself (the -shm/-journal at its close)
         return vals, (t1 - t0) / 1e9, exit_s, summary
 
     def run_rss(self, argv, env):
