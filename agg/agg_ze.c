@@ -169,10 +169,11 @@ void pa_agg_ze_record(pa_agg_t *a, const pa_record_t *rec, const uint8_t *payloa
         break;
     case PA_REC_ZE_COUNTS: /* payload (the detach's record only): the clock-pair error bound, the
                             * operations lost to their context's destroy, the full-ring waits
-                            * (count, ns, given up): passed on whole, up to those 5 values */
+                            * (count, ns, given up), the capture lists submitted: passed on whole,
+                            * up to those 6 values */
         out.kind = PA_SP_ZE_COUNTS;
-        out.len = rec->len < 5 * sizeof(uint64_t) ? rec->len / sizeof(uint64_t) * sizeof(uint64_t)
-                                                  : 5 * sizeof(uint64_t);
+        out.len = rec->len < 6 * sizeof(uint64_t) ? rec->len / sizeof(uint64_t) * sizeof(uint64_t)
+                                                  : 6 * sizeof(uint64_t);
         pa_agg_spool(a, &out, out.len ? payload : NULL);
         break;
     default:

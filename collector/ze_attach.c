@@ -768,9 +768,10 @@ void pa_ze_detach(uint64_t timeout_ns)
     rec.u.raw[3] = (uint64_t)pa_ze_path_reason; /* enum pa_ze_why */
     /* the payload: [0] the largest clock-pair error bound over the devices (ns), [1] operations
      * in flight when the application destroyed their context (pa_ze_ctx_lost), [2..4] the full-ring
-     * waits of the API records: count, ns, given up (pa_emit_full) */
-    uint64_t pay[5] = { 0, atomic_load(&pa_ze_ctx_lost), atomic_load(&w->waits), atomic_load(&w->wait_ns),
-                        atomic_load(&w->given_up) };
+     * waits of the API records: count, ns, given up (pa_emit_full), [5] the capture lists submitted
+     * with the application's executions (ze_ops.c) */
+    uint64_t pay[6] = { 0, atomic_load(&pa_ze_ctx_lost), atomic_load(&w->waits), atomic_load(&w->wait_ns),
+                        atomic_load(&w->given_up), atomic_load(&pa_ze_capture_lists) };
     for (uint32_t i = 0; i < pa_ze_ndevs; i++)
         if (atomic_load(&pa_ze_devs[i].clock_err_ns) > pay[0])
             pay[0] = atomic_load(&pa_ze_devs[i].clock_err_ns);

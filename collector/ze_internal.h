@@ -254,6 +254,9 @@ typedef struct pa_ze_cmd {
     void *cap_pool;
     uint32_t cap_index;
     int32_t cap_harvest;
+    /* flight slot of the last execution that polls `event` itself (direct), PA_ZE_CMD_NONE none:
+     * a re-execution finds it there to capture it first (checked against the flight's fields) */
+    uint32_t fl_idx;
 } pa_ze_cmd_t;
 
 /* ---- harvest lists (ze_harvest.c): the agent's command lists that copy a regular list's
@@ -283,6 +286,9 @@ extern _Atomic uint64_t pa_ze_uncollected, pa_ze_table_full;
 /* operations still in flight on the agent's events of a context the application destroyed:
  * their events go with the context (ze_ops.c), so they are counted here, not collected */
 extern _Atomic uint64_t pa_ze_ctx_lost;
+/* capture lists the agent submitted with an application's executions (ze_ops.c: the harvest
+ * lists of overlapping re-executions and their pre-captures; SESSION_COUNTERS ze_capture_lists) */
+extern _Atomic uint64_t pa_ze_capture_lists;
 /*! pa_ze_stall_wait_ns() : (ze_stall.c, exit flush only: one thread, no lock) the most ns any
  *  one thread of the process spent runnable but not running (waiting for a CPU) since the
  *  previous call, among the threads that are neither the agent's own nor the caller and that

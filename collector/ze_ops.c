@@ -12,7 +12,7 @@
 #include "mem.h"
 #include "ze_internal.h"
 
-_Atomic uint64_t pa_ze_uncollected, pa_ze_table_full, pa_ze_ctx_lost;
+_Atomic uint64_t pa_ze_uncollected, pa_ze_table_full, pa_ze_ctx_lost, pa_ze_capture_lists;
 
 /* ---- command pool (preallocated, lock-free tagged free stack) ---- */
 #define PA_ZE_MAX_CMDS 16384u
@@ -367,9 +367,10 @@ typedef struct flight_cap {
     int harvest;                 /* harvest slot or -1 */
 } flight_cap_t;
 
-static void flight_start(const pa_ze_cmd_t *c, uint64_t corr, uint64_t t0, uint64_t t1,
-                         void *queue, uint32_t engine, int release_ev, const flight_cap_t *cap,
-                         pa_ze_obj_info_t *src)
+/* Tracks one operation; returns its flight slot, PA_ZE_CMD_NONE when the table is full. */
+static uint32_t flight_start(const pa_ze_cmd_t *c, uint64_t corr, uint64_t t0, uint64_t t1,
+                             void *queue, uint32_t engine, int release_ev, const flight_cap_t *cap,
+                             pa_ze_obj_info_t *src)
 {
     flight_t *f = flight_claim();
     if (!f) {
@@ -379,7 +380,7 @@ static void flight_start(const pa_ze_cmd_t *c, uint64_t corr, uint64_t t0, uint6
          * flight table is full). A pinned capture keeps src's own events out of the pool. */
         if (cap && src)
             atomic_fetch_add(&src->fl_cap, 1);
-        return;
+        return PA_ZE_CMD_NONE;
     }
     f->tid = pa_tls.tid;
     f->op = c->op;
@@ -412,6 +413,7 @@ static void flight_start(const pa_ze_cmd_t *c, uint64_t corr, uint64_t t0, uint6
     }
     atomic_fetch_add(&npending, 1);
     atomic_store_explicit(fst(f), FL_PENDING, memory_order_release);
+    return (uint32_t)(f - flights);
 }
 
 /* Set on the thread running the exit flush: its own failed polls put the flight back (the
@@ -890,6 +892,7 @@ static void append_begin(int api, ze_command_list_handle_t list, ze_event_handle
     pa_ze_cmd_t *c = &cmds[ci];
     memset(c, 0, sizeof *c);
     c->next = PA_ZE_CMD_NONE;
+    c->fl_idx = PA_ZE_CMD_NONE;
     c->op.kind = kind;
     c->op.api = (uint32_t)api;
     c->op.device = li ? li->device : UINT32_MAX;
@@ -1036,22 +1039,36 @@ static void list_forget(ze_command_list_handle_t list, int destroy)
 }
 
 /* ---- device-side capture ----
- * The agent's timestamp event of a command in a regular list is baked into the list, so a list
- * executed again before the previous execution was collected would overwrite that execution's
- * timestamps (and host resets between executions are impossible while it runs). Instead every
- * execution gets a "harvest" list, submitted in the same ExecuteCommandLists call right after
- * the application's lists: for each agent event e it copies e's timestamps into host memory
- * (zeCommandListAppendQueryKernelTimestamps waiting on e), then resets e on the device, so the
- * next execution finds e clear, and only then signals a fresh agent event d per capture (the
- * list's last commands: d fired = the device is done with the whole list). The flight of that
- * execution polls d and reads the copy. The queue runs the harvest list after the app's lists
- * and before the next submission. Any failure falls back to polling e itself. Lifetimes: the
- * list is destroyed, and d and e go back to the pool, only once the device can no longer touch
- * them (all d fired); a flight that cannot be tracked pins them instead (flight_start). */
+ * The agent's timestamp event e of a command in a regular list is baked into the list. When no
+ * earlier execution of the list is still pending (the usual case: the application synchronizes
+ * before it submits the list again) an execution is "direct": e is host-reset before the
+ * submission and its flight polls e itself; nothing else is submitted. A list executed again
+ * while an earlier execution is pending would overwrite that execution's timestamps, and host
+ * resets are impossible while it runs. Such an execution gets "capture" lists, submitted in the
+ * same ExecuteCommandLists call: for each agent event e a capture list copies e's timestamps
+ * into host memory (zeCommandListAppendQueryKernelTimestamps waiting on e), then resets e on the
+ * device, and only then signals a fresh agent event d per capture (the list's last commands: d
+ * fired = the device is done with the whole list); the flight polls d and reads the copy.
+ * - the pending direct execution gets a pre-capture, placed ahead of the application's lists:
+ *   it copies what that execution signals before the new one signals e again, and its flights
+ *   move from e to d;
+ * - the new execution gets a "harvest" list right after the application's lists, so that the
+ *   next execution finds e clear.
+ * The queue runs them in that order, before the next submission. Executions are captured until
+ * every flight of the list is collected; the next one is direct again. Any failure falls back to
+ * polling e itself. Lifetimes: a capture list is destroyed, and d and e go back to the pool, only
+ * once the device can no longer touch them (all d fired); a flight that cannot be tracked pins
+ * them instead (flight_start). Why direct first: a harvest list per execution cost about eight
+ * driver calls and one more job for the engine, the agent's largest share of a program that
+ * executes and synchronizes in a loop (samples/multithread). */
 #define PA_ZE_MAX_EXEC_LISTS 64
 static __thread ze_command_list_handle_t exec_lists[PA_ZE_MAX_EXEC_LISTS];
 static __thread uint64_t exec_claimed;  /* bit i: list i's captures planned by this thread */
+static __thread uint64_t exec_held;     /* bit i: this thread holds list i's exec_busy until execute_end */
+static __thread uint64_t exec_pre;      /* bit i: list i's pending direct flights are pre-captured (held FL_BUSY) */
 static __thread uint64_t exec_skip;     /* bit i: list i's agent events unusable this execution */
+static __thread uint32_t exec_npre;     /* pre-captures ahead of the application's lists */
+static __thread uint32_t exec_extra;    /* capture lists added in all (pre-captures and harvest lists) */
 static __thread int exec_closed;        /* this execution began after the exit flush: counted, not tracked */
 
 /* Returns capture i's agent pool event to the pool and drops its harvest reference. */
@@ -1162,41 +1179,149 @@ static void direct_cancel(pa_ze_obj_info_t *li)
     }
 }
 
-/* Plans the collection of one execution of list li on queue qi: a harvest list (returned, its
- * captures recorded in li's commands), or NULL with *skip = 0 when the list's own events may
- * be polled (host-reset here), or *skip = 1 when they may not: a queued harvest list of an
- * earlier execution still waits on them, and a host reset would make it wait forever (the
- * application would hang); that execution's operations are then counted uncollected. */
-static ze_command_list_handle_t execute_plan(pa_ze_obj_info_t *li, const pa_ze_obj_info_t *qi, int *skip)
+/* How long a pre-capture waits for another thread's poll of a flight it needs (a poll is
+ * microseconds; the exit flush's waits are longer, and then the flight is cancelled instead). */
+#define PA_ZE_CLAIM_SPINS 256
+
+/* The pending direct flight of command c of li, claimed (FL_BUSY), or NULL: collected meanwhile,
+ * its slot reused by another flight, or polled by another thread for too long. */
+static flight_t *direct_claim(const pa_ze_obj_info_t *li, const pa_ze_cmd_t *c)
 {
-    *skip = 0;
-    if (atomic_load(&li->fl_direct))
-        direct_cancel(li);
+    uint32_t i = c->fl_idx;
+    if (i >= flight_cap)
+        return NULL;
+    flight_t *f = &flights[i];
+    for (int spin = 0;; spin++) {
+        int expect = FL_PENDING;
+        if (atomic_compare_exchange_strong(&flight_state[i], &expect, FL_BUSY)) {
+            if (f->src == li && f->src_serial == li->serial && !f->tsp && f->event == c->event)
+                return f;
+            atomic_store_explicit(&flight_state[i], FL_PENDING, memory_order_release); /* another's */
+            return NULL;
+        }
+        if (expect != FL_BUSY || spin >= PA_ZE_CLAIM_SPINS)
+            return NULL;
+        sched_yield();
+    }
+}
+
+/* The pre-capture of li's pending direct execution, to run on qi ahead of li's next execution
+ * (closed; NULL = none). Each flight it captures now polls its capture event and copy instead of
+ * li's own event, and stays FL_BUSY (c->fl_idx) until execute_end knows whether the list was
+ * submitted (precap_end). Flights it cannot capture are left to direct_cancel. */
+static ze_command_list_handle_t precap_build(pa_ze_obj_info_t *li, const pa_ze_obj_info_t *qi)
+{
+    int ncap = 0;
+    for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next) {
+        pa_ze_cmd_t *c = &cmds[ci];
+        flight_t *f = c->pool ? direct_claim(li, c) : NULL;
+        c->cap_pool = NULL;
+        c->fl_idx = f ? (uint32_t)(f - flights) : PA_ZE_CMD_NONE;
+        ncap += f != NULL;
+    }
+    if (!ncap)
+        return NULL;
+    ze_command_list_desc_t d = { ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, NULL, qi->engine >> 16, 0 };
+    ze_command_list_handle_t h = NULL;
+    int slot = -1;
+    if (qi->device < pa_ze_ndevs &&
+        pa_ze.zeCommandListCreate(li->context, pa_ze_devs[qi->device].h, &d, &h) == ZE_RESULT_SUCCESS &&
+        (slot = pa_ze_harvest_put(h, ncap + 1)) < 0) /* +1: held while building */
+        pa_ze.zeCommandListDestroy(h);
+    int ok = slot >= 0;
+    for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE && ok; ci = cmds[ci].next)
+        if (cmds[ci].fl_idx != PA_ZE_CMD_NONE)
+            ok = cap_append(h, li->context, slot, &cmds[ci]) == 0;
+    ok = ok && harvest_close(h, li) == 0;
+    if (!ok && slot >= 0)
+        pa_ze_harvest_set(slot, 1); /* the builder's; each capture taken adds its own (cap_drop) */
+    for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next) {
+        pa_ze_cmd_t *c = &cmds[ci];
+        if (c->fl_idx == PA_ZE_CMD_NONE)
+            continue;
+        flight_t *f = &flights[c->fl_idx];
+        if (!ok) { /* never submitted: its events go back, the flight is put back for direct_cancel */
+            if (c->cap_pool) {
+                pa_ze_harvest_ref(slot);
+                cap_drop(c);
+            }
+            c->fl_idx = PA_ZE_CMD_NONE;
+            atomic_store_explicit(fst(f), FL_PENDING, memory_order_release);
+            continue;
+        }
+        /* counted captured before it stops counting direct: neither count reads 0 meanwhile */
+        atomic_fetch_add(&li->fl_cap, 1);
+        atomic_fetch_sub(&li->fl_direct, 1);
+        ev_pool_t *p = c->cap_pool;
+        f->event = p->ev[c->cap_index];
+        f->pool = p;
+        f->ev_index = c->cap_index;
+        f->release_ev = 1;
+        f->tsp = &p->ts[c->cap_index];
+        f->harvest = slot;
+        c->cap_pool = NULL;
+    }
+    if (slot >= 0)
+        harvest_release(slot); /* the builder's reference (the last one when it failed) */
+    return ok ? h : NULL;
+}
+
+/* Execution's end for a flight precap_build holds: polled from now on when the pre-capture was
+ * submitted; otherwise the capture never runs, and the flight (whose own event the execution
+ * did not signal either) is counted uncollected. */
+static void precap_end(flight_t *f, int ok)
+{
+    if (ok) {
+        atomic_store_explicit(fst(f), FL_PENDING, memory_order_release);
+        return;
+    }
+    atomic_fetch_add(&pa_ze_uncollected, 1);
+    flight_end(f);
+}
+
+/* Plans the collection of one execution of list li on queue qi. Direct when no earlier
+ * execution is pending: li's events are host-reset, NULL returned. Otherwise a pre-capture of
+ * the pending direct execution (*pre, NULL = none) and a harvest list for this one (returned,
+ * its captures recorded in li's commands), or NULL with *skip = 1 when it cannot be had: queued
+ * capture lists of earlier executions still wait on li's events, and a host reset would make
+ * them wait forever (the application would hang); that execution's operations are then counted
+ * uncollected. *held = 1: this thread holds li's exec_busy until execute_end (so that another
+ * thread's execution of li cannot plan between this one's plan and its flights). */
+static ze_command_list_handle_t execute_plan(pa_ze_obj_info_t *li, const pa_ze_obj_info_t *qi, int *skip,
+                                             int *held, ze_command_list_handle_t *pre)
+{
+    *skip = *held = 0;
+    *pre = NULL;
     int expect = 0;
     if (!qi || !atomic_compare_exchange_strong(&li->exec_busy, &expect, 1)) {
-        *skip = 1;  /* another thread is planning this list right now */
+        *skip = 1; /* another thread is executing this list right now */
         return NULL;
     }
-    ze_command_list_handle_t h = harvest_build(li, qi);
-    if (h)
-        return h;  /* exec_busy stays set until execute_end */
-    if (atomic_load(&li->fl_cap)) {
-        collect(NULL);
-        *skip = atomic_load(&li->fl_cap) != 0;
+    *held = 1;
+    if (atomic_load(&li->fl_direct) || atomic_load(&li->fl_cap))
+        collect(NULL); /* what is done needs no capture */
+    if (atomic_load(&li->fl_direct)) {
+        *pre = precap_build(li, qi);
+        if (atomic_load(&li->fl_direct))
+            direct_cancel(li); /* what it could not capture */
     }
-    if (!*skip)
-        for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next)
-            if (cmds[ci].pool)
-                pa_ze.zeEventHostReset(cmds[ci].event); /* fresh for this execution */
-    atomic_store(&li->exec_busy, 0);
+    if (atomic_load(&li->fl_cap)) {
+        ze_command_list_handle_t h = harvest_build(li, qi);
+        *skip = h == NULL;
+        return h;
+    }
+    for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next)
+        if (cmds[ci].pool)
+            pa_ze.zeEventHostReset(cmds[ci].event); /* fresh for this execution */
     return NULL;
 }
 
 static void execute_begin(ze_command_queue_execute_command_lists_params_t *p)
 {
     pa_ze_obj_info_t *qi = pa_ze_obj_get(*p->phCommandQueue);
-    uint32_t n = *p->pnumCommandLists, extra = 0;
-    exec_claimed = exec_skip = 0;
+    uint32_t n = *p->pnumCommandLists, npre = 0, nharv = 0;
+    exec_claimed = exec_held = exec_pre = exec_skip = 0;
+    exec_npre = exec_extra = 0;
     exec_closed = 0;
     if (!*p->pphCommandLists)
         return; /* bad call: the driver returns its error */
@@ -1213,25 +1338,36 @@ static void execute_begin(ze_command_queue_execute_command_lists_params_t *p)
         exec_closed = 1;
         return;
     }
+    ze_command_list_handle_t pre_lists[PA_ZE_MAX_EXEC_LISTS], harv_lists[PA_ZE_MAX_EXEC_LISTS];
     for (uint32_t i = 0; i < n; i++) {
         pa_ze_obj_info_t *li = pa_ze_obj_get((*p->pphCommandLists)[i]);
         if (!li || li->immediate || li->type != PA_ZE_OBJ_LIST)
             continue;
-        int skip = 1;
-        ze_command_list_handle_t h = NULL;
-        if (i < 64 && n + extra < PA_ZE_MAX_EXEC_LISTS)
-            h = execute_plan(li, qi, &skip);
+        int skip = 1, held = 0;
+        ze_command_list_handle_t h = NULL, pre = NULL;
+        if (i < 64 && n + npre + nharv + 2 <= PA_ZE_MAX_EXEC_LISTS) /* room for both lists */
+            h = execute_plan(li, qi, &skip, &held, &pre);
+        if (held)
+            exec_held |= 1ull << i;
+        if (pre) {
+            exec_pre |= 1ull << i;
+            pre_lists[npre++] = pre;
+        }
         if (h) {
             exec_claimed |= 1ull << i;
-            exec_lists[n + extra++] = h;
+            harv_lists[nharv++] = h;
         } else if (skip && i < 64) {
             exec_skip |= 1ull << i;
         }
     }
-    if (extra) { /* the application's lists, then the harvest lists (same queue, after them) */
-        memcpy(exec_lists, *p->pphCommandLists, n * sizeof exec_lists[0]);
+    if (npre + nharv) { /* the pre-captures, the application's lists, the harvest lists (same queue) */
+        memcpy(exec_lists, pre_lists, npre * sizeof exec_lists[0]);
+        memcpy(exec_lists + npre, *p->pphCommandLists, n * sizeof exec_lists[0]);
+        memcpy(exec_lists + npre + n, harv_lists, nharv * sizeof exec_lists[0]);
         *p->pphCommandLists = exec_lists;
-        *p->pnumCommandLists = n + extra;
+        *p->pnumCommandLists = n + npre + nharv;
+        exec_npre = npre;
+        exec_extra = npre + nharv;
     }
 }
 
@@ -1244,14 +1380,24 @@ static void execute_end(ze_command_queue_execute_command_lists_params_t *p, int 
     }
     pa_ze_obj_info_t *qi = pa_ze_obj_get(*p->phCommandQueue);
     uint32_t engine = qi ? qi->engine : UINT32_MAX;
-    for (uint32_t i = 0; *p->pphCommandLists && i < *p->pnumCommandLists; i++) {
-        pa_ze_obj_info_t *li = pa_ze_obj_get((*p->pphCommandLists)[i]);
+    uint32_t napp = *p->pphCommandLists ? *p->pnumCommandLists - exec_extra : 0;
+    if (ok)
+        atomic_fetch_add_explicit(&pa_ze_capture_lists, exec_extra, memory_order_relaxed);
+    for (uint32_t i = 0; i < napp; i++) {
+        pa_ze_obj_info_t *li = pa_ze_obj_get((*p->pphCommandLists)[exec_npre + i]);
         if (!li)
-            continue; /* also the harvest lists */
+            continue;
         int claimed = i < 64 && (exec_claimed >> i & 1);
+        int held = i < 64 && (exec_held >> i & 1);
+        int pre = i < 64 && (exec_pre >> i & 1);
         int skip = i >= 64 || (exec_skip >> i & 1);
         for (uint32_t ci = li->cmd_head; ci != PA_ZE_CMD_NONE; ci = cmds[ci].next) {
             pa_ze_cmd_t *c = &cmds[ci];
+            if (held) { /* this thread's to write: the pre-captured flights, then this execution's */
+                if (pre && c->fl_idx != PA_ZE_CMD_NONE)
+                    precap_end(&flights[c->fl_idx], ok);
+                c->fl_idx = PA_ZE_CMD_NONE;
+            }
             if (claimed && c->cap_pool) {
                 flight_cap_t cap = { c->cap_pool, c->cap_index, c->cap_harvest };
                 if (ok)
@@ -1264,13 +1410,16 @@ static void execute_end(ze_command_queue_execute_command_lists_params_t *p, int 
             } else if (!c->event || (c->pool && skip)) {
                 atomic_fetch_add(&pa_ze_uncollected, 1); /* no event, or its event unusable now */
             } else {
-                flight_start(c, corr, t0, t1, *p->phCommandQueue, engine, 0, NULL, li);
+                uint32_t fi = flight_start(c, corr, t0, t1, *p->phCommandQueue, engine, 0, NULL, li);
+                if (held && c->pool)
+                    c->fl_idx = fi; /* direct: a re-execution pre-captures it from there */
             }
         }
-        if (claimed)
+        if (held)
             atomic_store(&li->exec_busy, 0);
     }
-    exec_claimed = exec_skip = 0;
+    exec_claimed = exec_held = exec_pre = exec_skip = 0;
+    exec_npre = exec_extra = 0;
 }
 
 /* zeCommandListAppendEventReset(list, ev) on an immediate list while an operation signalling

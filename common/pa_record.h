@@ -119,7 +119,8 @@ enum pa_sp_kind {
     PA_SP_ZE_OP = 0x1041,        /* t0, t1, tid = launching thread; payload = pa_ze_op_t (name_ids set) */
     PA_SP_ZE_DEVICE = 0x1042,    /* payload = pa_ze_device_t */
     PA_SP_ZE_COUNTS = 0x1043,    /* u.raw[0] uncollected ops, raw[1] in-flight table full; payload
-                                    (detach's): clock-pair error ns, full-ring waits, ns, given up */
+                                    (detach's): clock-pair error ns, contexts' lost ops, full-ring
+                                    waits, ns, given up, capture lists submitted */
     PA_SP_MEM_FIRST = 0x1080,
     PA_SP_MEM_LAST = 0x109f,
     /* spool kinds of the sources to come mirror their ring ranges (0x1000 | ring range) */

@@ -60,6 +60,8 @@ static uint64_t cnt_path, cnt_path_reason;
 static uint64_t cnt_clock_err;
 /* the API records' waits for room in a full ring: count, ns, given up (the payload's words 1..3) */
 static uint64_t cnt_ring_waits, cnt_ring_wait_ns, cnt_ring_given_up;
+/* capture lists the collector submitted with the application's executions (payload word 5) */
+static uint64_t cnt_capture_lists;
 
 /* From the start: it grows with the rows, so the exit's device-busy pass (pa_ze_busy_compute, in
  * start order) sorts nothing. ZE_API's indexes (one row per call: the largest table) are the
@@ -191,6 +193,11 @@ static int ze_on_record(sqlite3 *db, const pa_record_t *rec, const uint8_t *payl
             cnt_ring_wait_ns += w[3];
             cnt_ring_given_up += w[4];
         }
+        if (rec->len >= 6 * sizeof(uint64_t)) {
+            uint64_t lists;
+            memcpy(&lists, (const char *)payload + 5 * sizeof(uint64_t), sizeof lists);
+            cnt_capture_lists += lists;
+        }
         return 0;
     default:
         return 0;
@@ -205,16 +212,17 @@ static int ze_finish(sqlite3 *db)
         rc |= pa_bulk_finish(&bulk_ops);
         bulk_ready = 0;
     }
-    char sql[520];
+    char sql[640];
     snprintf(sql, sizeof sql,
              "INSERT OR REPLACE INTO SESSION_COUNTERS VALUES('ze_uncollected_ops', %llu),"
              "('ze_inflight_table_full', %llu),('ze_intercept_path', %llu),('ze_intercept_reason', %llu),"
              "('ze_clock_pair_err_ns', %llu),('ze_context_destroyed_ops', %llu),('ze_ring_full_waits', %llu),"
-             "('ze_ring_full_wait_ns', %llu),('ze_ring_full_waits_given_up', %llu);",
+             "('ze_ring_full_wait_ns', %llu),('ze_ring_full_waits_given_up', %llu),('ze_capture_lists', %llu);",
              (unsigned long long)cnt_uncollected, (unsigned long long)cnt_full, (unsigned long long)cnt_path,
              (unsigned long long)cnt_path_reason, (unsigned long long)cnt_clock_err,
              (unsigned long long)cnt_ctx_lost, (unsigned long long)cnt_ring_waits,
-             (unsigned long long)cnt_ring_wait_ns, (unsigned long long)cnt_ring_given_up);
+             (unsigned long long)cnt_ring_wait_ns, (unsigned long long)cnt_ring_given_up,
+             (unsigned long long)cnt_capture_lists);
     rc |= pa_db_exec(db, sql);
     pa_ze_busy_compute(db); /* exit summary's device utilization (writer_ze_summary.c) */
     return rc ? -1 : 0;

@@ -160,5 +160,20 @@ if db:
     check(p.returncode != 0 and "accepted options: hgtx-name, base, mangled, device=" in p.stderr,
           f"unknown-option message: {p.stderr}")
 
+# Direct executions: a list executed again only after its previous execution was synchronized
+# reads its own events (no capture list submitted); re-executed while the previous one is still
+# pending it gets capture lists (pre-capture + harvest), and still loses nothing.
+def capture_lists(db):
+    r = q(db, "SELECT value FROM SESSION_COUNTERS WHERE name = 'ze_capture_lists'")
+    return r[0][0] if r else None
+
+
+res = replay(3, 5, 1, 15, 0, tag=" (direct)")
+if res:
+    check(capture_lists(res[0]) == 0, f"regular 3x5 sync=1: capture lists {capture_lists(res[0])} (want 0)")
+res = replay(8, 200, 0, 1600, 0, tag=" (overlapped)")
+if res:
+    check((capture_lists(res[0]) or 0) > 0, f"regular 8x200 sync=0: capture lists {capture_lists(res[0])} (want > 0)")
+
 print("FAILED: %d" % len(fails) if fails else "OK")
 sys.exit(1 if fails else 0)
