@@ -148,6 +148,9 @@ long pa_finish_running(const char *db);
 int pa_finish_wait(const char *db, unsigned timeout_ms, FILE *msg);
 /*! pa_finish_lock_remove_stale() : removes the lock file a killed finisher left (none running). */
 void pa_finish_lock_remove_stale(const char *db);
+/*! pa_finish_probe_sqlite() : (a fork child) takes and lets go every static mutex of the agent's
+ *  SQLite: returns once none is held, blocks for ever when one was held at the fork. */
+void pa_finish_probe_sqlite(void);
 #define PA_FINISH_WAIT_MS 60000u /* readers and recover wait at most this long for a finisher */
 
 /*! pa_writer_stream_after_fork_child() : a fork child forgets the parent's DB thread and DB. */
