@@ -10,7 +10,9 @@
  *   poolrunning:  busy_ns 5 ms signalling an event of pool A on an asynchronous immediate list,
  *                 zeEventPoolDestroy(A) at once (the kernel still runs, no host sync), busy_ns 7 ms
  *                 signalling an event of pool B, zeEventHostSynchronize; then busy_ns 6 ms whose
- *                 event is destroyed (zeEventDestroy) at once, busy_ns 8 ms on pool B, synchronized
+ *                 event is destroyed (zeEventDestroy) at once, busy_ns 8 ms on pool B, synchronized;
+ *                 then busy_ns 9 ms in a regular list signalling an event of pool E, executed, E
+ *                 destroyed at once, zeCommandQueueSynchronize
  *   poollong:     as poolrunning's first half with busy_ns 400 ms on pool A (longer than the
  *                 agent waits at a destroy), then busy_ns 7 ms on pool B, synchronized
  *   env:          busy_ns 10 ms; prints "env <ZE_ENABLE_TRACING_LAYER or unset>" as this process
@@ -128,6 +130,19 @@ int main(int argc, char **argv)
             r[0].ev = eb2;
             launch(&r[0], 8000000);
             wait_done(&r[0]);
+            /* a regular list's execution signalling an event of pool E, destroyed at once */
+            ze_event_pool_handle_t e = sample_event_pool(&env, 1, 0);
+            ze_command_list_handle_t rl = sample_list(&env, env.devices[0], 0);
+            ze_command_queue_handle_t q = sample_queue(&env, env.devices[0], 0, 0);
+            uint64_t ns = 9000000;
+            sample_set_arg(r[0].k, 0, sizeof ns, &ns);
+            sample_launch_1d(rl, r[0].k, 1, 1, sample_event(e, 0));
+            SAMPLE_CHECK(zeCommandListClose(rl));
+            SAMPLE_CHECK(zeCommandQueueExecuteCommandLists(q, 1, &rl, NULL));
+            SAMPLE_CHECK(zeEventPoolDestroy(e));
+            SAMPLE_CHECK(zeCommandQueueSynchronize(q, UINT64_MAX));
+            SAMPLE_CHECK(zeCommandListDestroy(rl));
+            SAMPLE_CHECK(zeCommandQueueDestroy(q));
         }
         SAMPLE_CHECK(zeEventDestroy(eb));
         SAMPLE_CHECK(zeEventDestroy(eb2));

@@ -193,12 +193,12 @@ for path in ("entry", "tracer"):
     durs = [d for (d,) in q(db, "SELECT o.end - o.start FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId"
                                 " WHERE o.kind = 1 AND s.value = 'busy_ns' ORDER BY o.start")]
     unc = q(db, "SELECT value FROM SESSION_COUNTERS WHERE name = 'ze_uncollected_ops'")
-    check(durs == [5000000, 7000000, 6000000, 8000000], f"poolrunning ({path}): kernel device times {durs}")
+    check(durs == [5000000, 7000000, 6000000, 8000000, 9000000], f"poolrunning ({path}): kernel device times {durs}")
     check(unc == [(0,)], f"poolrunning ({path}): uncollected {unc} (want 0)")
     check("still ran after" not in err, f"poolrunning ({path}): a loss reported: {err[-300:]}")
-    # 26 ms of busy_ns at the granted 91364 ns: 284.6 samples (+-1 per launch)
+    # 35 ms of busy_ns at the granted 91364 ns: 383.1 samples (+-1 per launch)
     smp = q(db, "SELECT sum(samples) FROM PCS_KERNELS")
-    check(smp and smp[0][0] is not None and 280 <= smp[0][0] <= 289, f"poolrunning ({path}): samples {smp}")
+    check(smp and smp[0][0] is not None and 378 <= smp[0][0] <= 388, f"poolrunning ({path}): samples {smp}")
 # a kernel running longer than the destroy waits (400 ms): counted uncollected and said once, never
 # polled after the destroy; the next kernel (pool B) is collected as usual
 for path in ("entry", "tracer"):
