@@ -332,6 +332,8 @@ struct pa_spool_writer {
     uint8_t *out;
     size_t out_cap;
     uint64_t comp;          /* compressed bytes written (raw: prod.raw) */
+    uint64_t recs_staged;   /* whole records staged since the last frame */
+    uint64_t recs_whole;    /* records in the frames written: what a reader of the file gets */
     uint64_t prev_t0;       /* t0 delta base (enc_header) */
     spool_ctx_t ctx;        /* each kind's last halves (enc_header) */
     _Atomic int failed;     /* a write or compression failed: appends are refused */
@@ -374,6 +376,19 @@ static int write_all(int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
+/* Set once, by the first write the file size limit (RLIMIT_FSIZE) refused: the records the
+ * spool's whole frames hold (the ones before it), for the session's one message. */
+static _Atomic int fsize_cut;
+static uint64_t fsize_kept;
+
+int pa_spool_fsize_cut(uint64_t *kept_records)
+{
+    int cut = atomic_load(&fsize_cut);
+    if (cut && kept_records)
+        *kept_records = fsize_kept;
+    return cut;
+}
+
 /* Appends `n` bytes to the spool file: open by path, write, close (no fd kept; O_CLOEXEC so
  * a concurrent exec cannot inherit it). */
 static int spool_append_file(pa_spool_writer_t *w, const uint8_t *p, size_t n)
@@ -383,12 +398,23 @@ static int spool_append_file(pa_spool_writer_t *w, const uint8_t *p, size_t n)
         pa_err("spool", "cannot reopen spool file '%s': %s", w->path, strerror(errno));
         return -1;
     }
+    off_t end = lseek(fd, 0, SEEK_END);
     int rc = write_all(fd, p, n);
     int e = errno;
+    /* a write cut at the file size limit leaves the frame's first part, which a reader decodes
+     * as far as it goes: cut back to the last whole frame, the spool ends with whole records */
+    if (rc < 0 && e == EFBIG && end >= 0 && ftruncate(fd, end) != 0)
+        pa_dbg("spool", "cannot cut '%s' back to its last whole frame: %s", w->path, strerror(errno));
     if (close(fd) < 0 && rc == 0)
         rc = -1, e = errno;
-    if (rc < 0)
+    if (rc < 0 && e == EFBIG && !atomic_exchange(&fsize_cut, 1)) {
+        /* the session's one message says it, with what the spool kept (pa_spool_fsize_cut) */
+        fsize_kept = w->recs_whole;
+        pa_dbg("spool", "write to '%s' failed: %s (after %llu records)", w->path, strerror(e),
+               (unsigned long long)w->recs_whole);
+    } else if (rc < 0 && e != EFBIG) {
         pa_err("spool", "write to '%s' failed: %s", w->path, strerror(e));
+    }
     return rc;
 }
 
@@ -405,6 +431,10 @@ static int spool_flush_in(pa_spool_writer_t *w, int force)
     }
     w->comp += n;
     int rc = spool_append_file(w, w->out, n);
+    if (rc == 0) {
+        w->recs_whole += w->recs_staged;
+        w->recs_staged = 0;
+    }
     if (rc == 0 && w->published) /* the frame is whole in the file: a follower may read it */
         atomic_store_explicit(w->published, w->comp, memory_order_release);
     return rc;
@@ -482,12 +512,14 @@ static int spool_stage(pa_spool_writer_t *w, const pa_record_t *rec, uint32_t le
         if (payload && len)
             memcpy(p, payload, len), p += len;
         w->in_len = (size_t)(p - w->in);
+        w->recs_staged += payload || !len; /* else the worker counts it with its payload */
         return 0;
     }
     uint8_t hdr[SPOOL_ENC_MAX];
     size_t hlen = (size_t)(enc_header(hdr, rec, len, &w->prev_t0, w->ctx) - hdr);
     if (spool_put(w, hdr, hlen) < 0 || (payload && spool_put(w, payload, len) < 0))
         return -1;
+    w->recs_staged += payload || !len;
     return 0;
 }
 
@@ -660,6 +692,7 @@ static void *spool_worker(void *arg)
                     spool_put(w, (const uint8_t *)q->slots + idx, n) < 0)
                     atomic_store(&w->failed, 1);
                 pending -= n;
+                w->recs_staged += !pending; /* the record is whole in the stage */
                 head += (n + PA_SLOT_SIZE - 1) & ~(uint64_t)(PA_SLOT_SIZE - 1);
                 continue;
             }
@@ -682,9 +715,10 @@ static void *spool_worker(void *arg)
             pending = h->len;
             if (atomic_load_explicit(&w->failed, memory_order_relaxed))
                 ;
-            else if (w->in_len + SPOOL_ENC_MAX <= SPOOL_IN_CAP) /* spool_stage()'s common case, inline */
+            else if (w->in_len + SPOOL_ENC_MAX <= SPOOL_IN_CAP) { /* spool_stage()'s common case, inline */
                 w->in_len = (size_t)(enc_header(w->in + w->in_len, h, pending, &w->prev_t0, w->ctx) - w->in);
-            else if (spool_stage(w, h, pending, NULL) < 0)
+                w->recs_staged += !pending;
+            } else if (spool_stage(w, h, pending, NULL) < 0)
                 atomic_store(&w->failed, 1);
             if (head - shown >= q->wake_step) { /* room for a producer waiting on a full pipe */
                 atomic_store_explicit(&q->head, shown = head, memory_order_release);

@@ -198,6 +198,15 @@ static long handoff_split(uint64_t backlog, const pa_agg_results_t *res, const c
     if (mode == PA_EXIT_LOAD_INLINE ||
         (mode == PA_EXIT_LOAD_AUTO && (backlog < PA_HANDOFF_MIN_RECORDS || summary_needs_db(res))))
         return -1;
+    /* Why a DB larger than the file size limit is completed here: the finisher inherits the limit
+     * and its stderr is /dev/null, so its failure reached nobody (no DB, the spool left, no
+     * word); loaded here the user gets the one message naming the limit and what was kept */
+    uint64_t need = 0, lim = 0;
+    if (!pa_writer_stream_fits(backlog, &need, &lim)) {
+        pa_dbg("agent", "the DB would take ~%llu bytes, the file size limit is %llu: completed here, no finisher",
+               (unsigned long long)need, (unsigned long long)lim);
+        return -1;
+    }
     snprintf(fin_db, sizeof fin_db, "%s", db);
     lock_fd = pa_finish_lock_create(db, lock_path, sizeof lock_path);
     if (lock_fd < 0) {
