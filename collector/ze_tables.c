@@ -129,12 +129,14 @@ uint32_t pa_ze_each_kernel(void (*fn)(void *module, void *kernel, const char *na
  * operation in some runtimes), which would crowd those out of the table above, and zeEventCreate
  * should cost no lock. Open addressing over a bounded window: an event is stored within
  * PA_ZE_EV_WINDOW slots of its hash, so every probe (put, get, del) reads at most that many keys
- * and deleted slots (tombstones) are reused by later puts: no cleanup is ever needed. Keys and
- * pools live in separate arrays, so the pool destroy's scan reads pools only. */
+ * and deleted slots (tombstones) are reused by later puts: no cleanup is ever needed. A bitmap
+ * of the slots holding an event lets a pool's destroy visit those only: reading every slot cost
+ * 229,000 instructions per zeEventPoolDestroy (callgrind). */
 #define PA_ZE_EV_SLOTS (1u << 15)
 #define PA_ZE_EV_WINDOW 64u
 static _Atomic uintptr_t ev_keys[PA_ZE_EV_SLOTS];
 static _Atomic uintptr_t ev_pools[PA_ZE_EV_SLOTS];
+static _Atomic uint64_t ev_used[PA_ZE_EV_SLOTS / 64];
 
 static uint32_t ev_slot_of(uintptr_t h)
 {
@@ -176,6 +178,7 @@ int pa_ze_evmap_put(const void *ev, const void *pool)
         if ((cur == 0 || cur == PA_ZE_TOMB) &&
             atomic_compare_exchange_strong_explicit(&ev_keys[i], &cur, k, memory_order_acq_rel, memory_order_relaxed)) {
             atomic_store_explicit(&ev_pools[i], (uintptr_t)pool, memory_order_release);
+            atomic_fetch_or(&ev_used[i / 64], 1ull << (i % 64));
             return 0;
         }
     }
@@ -195,7 +198,13 @@ const void *pa_ze_evmap_get(const void *ev)
 static void ev_free_slot(uint32_t i, uintptr_t k)
 {
     atomic_store_explicit(&ev_pools[i], 0, memory_order_release);
-    atomic_compare_exchange_strong(&ev_keys[i], &k, PA_ZE_TOMB);
+    if (!atomic_compare_exchange_strong(&ev_keys[i], &k, PA_ZE_TOMB))
+        return;
+    /* a put may take the slot between the two: it sets the bit after its key, so a key seen now
+     * sets it again (sequentially consistent: one of the two sees the other) */
+    atomic_fetch_and(&ev_used[i / 64], ~(1ull << (i % 64)));
+    if (atomic_load(&ev_keys[i]) > PA_ZE_TOMB)
+        atomic_fetch_or(&ev_used[i / 64], 1ull << (i % 64));
 }
 
 void pa_ze_evmap_del(const void *ev)
@@ -209,13 +218,16 @@ void pa_ze_evmap_del(const void *ev)
 uint32_t pa_ze_evmap_del_pool(const void *pool)
 {
     uint32_t n = 0;
-    for (uint32_t i = 0; pool && i < PA_ZE_EV_SLOTS; i++) {
-        if (atomic_load_explicit(&ev_pools[i], memory_order_relaxed) != (uintptr_t)pool)
-            continue;
-        uintptr_t k = atomic_load_explicit(&ev_keys[i], memory_order_acquire);
-        if (k > PA_ZE_TOMB) {
-            ev_free_slot(i, k);
-            n++;
+    for (uint32_t w = 0; pool && w < PA_ZE_EV_SLOTS / 64; w++) {
+        for (uint64_t u = atomic_load_explicit(&ev_used[w], memory_order_acquire); u; u &= u - 1) {
+            uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(u);
+            if (atomic_load_explicit(&ev_pools[i], memory_order_relaxed) != (uintptr_t)pool)
+                continue;
+            uintptr_t k = atomic_load_explicit(&ev_keys[i], memory_order_acquire);
+            if (k > PA_ZE_TOMB) {
+                ev_free_slot(i, k);
+                n++;
+            }
         }
     }
     return n;

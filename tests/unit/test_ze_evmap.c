@@ -56,6 +56,8 @@ static void test_window(void **state)
     for (uint32_t i = 0; i < PA_ZE_EV_WINDOW; i++)
         assert_ptr_equal(pa_ze_evmap_get(P(h[i])), i == 10 ? NULL : P(0x100 + i));
     assert_ptr_equal(pa_ze_evmap_get(P(h[PA_ZE_EV_WINDOW])), P(0x999));
+    for (uint32_t i = 0; i < PA_ZE_EV_SLOTS; i++) /* the slots a pool's destroy visits: exactly the used ones */
+        assert_int_equal(atomic_load(&ev_keys[i]) > PA_ZE_TOMB, (int)(atomic_load(&ev_used[i / 64]) >> (i % 64) & 1));
     /* a pool's destroy: its events only (the window's events are of pools 0x100..) */
     assert_int_equal(pa_ze_evmap_put(P(0x2000), P(0x100)), 0);
     assert_int_equal(pa_ze_evmap_put(P(0x2008), P(0x101)), 0);
@@ -103,10 +105,13 @@ static void test_threads(void **state)
     for (int i = 0; i < THREADS; i++)
         pthread_join(th[i], NULL);
     assert_int_equal(atomic_load(&bad), 0);
-    uint32_t left = 0;
+    uint32_t left = 0, bits = 0;
     for (uint32_t i = 0; i < PA_ZE_EV_SLOTS; i++)
         left += atomic_load(&ev_keys[i]) > PA_ZE_TOMB;
+    for (uint32_t w = 0; w < PA_ZE_EV_SLOTS / 64; w++)
+        bits += (uint32_t)__builtin_popcountll(atomic_load(&ev_used[w]));
     assert_int_equal(left, 0);
+    assert_int_equal(bits, 0);
 }
 
 int main(void)
