@@ -727,7 +727,6 @@ static uint32_t flights_settle(flight_match_t match, const void *arg, _Atomic ui
         return 0;
     (void)pa_thread_ring(); /* the records need it; no ring is made under the guard */
     uint64_t end = pa_clock_ns() + PA_ZE_DESTROY_WAIT_NS, wait_end = end - PA_ZE_DESTROY_BUSY_NS;
-    collect(NULL); /* polls first: what is done anywhere costs no wait below */
     pa_guard_enter();
     uint32_t hwm = atomic_load(&flight_hwm), dropped = 0;
     for (uint32_t i = 0; i < hwm && atomic_load(&npending); i++) {
@@ -770,11 +769,17 @@ static void destroy_lost_say(const char *api, uint32_t n)
                 api, n, n == 1 ? "" : "s", PA_ZE_DESTROY_WAIT_NS / 1000000ull, n == 1 ? "its" : "their");
 }
 
+/* 1 once a command of a regular list kept an application event (append_end): until then no
+ * destroy needs to scan the commands (applications destroying thousands of events). */
+static _Atomic int cmds_app_events;
+
 /* Commands of regular lists that signal the application's event `ev`, or an event of pool
  * `pool`, which is being destroyed: they keep no event, so a later execution (an application
  * error) is counted uncollected instead of polling a freed event. */
 static void cmds_forget_events(const void *pool, ze_event_handle_t ev)
 {
+    if (!atomic_load_explicit(&cmds_app_events, memory_order_acquire))
+        return;
     uint32_t n = atomic_load(&cmd_bump);
     for (uint32_t i = 0; i < n && i < PA_ZE_MAX_CMDS; i++) {
         pa_ze_cmd_t *c = &cmds[i];
@@ -1087,6 +1092,8 @@ static void append_end(void *list_h, int32_t result, uint64_t corr, uint64_t t0,
         cmd_free(ci);
     } else { /* regular list: kept until reset/destroy, one flight per execution; a command
               * without an event stays in the chain and is counted uncollected per execution */
+        if (c->event && !c->pool && !atomic_load_explicit(&cmds_app_events, memory_order_relaxed))
+            atomic_store_explicit(&cmds_app_events, 1, memory_order_release);
         c->op.node_id = li->ncmds++;
         c->op.graph_id = li->serial;
         c->op.append_corr = corr;  /* HGTX graph mapping: ranges open at this append */
@@ -1441,6 +1448,8 @@ static void context_destroying(void *ctx)
      * the agent's events may be baked into those lists, so its pools stay */
     if (!ctx || pa_ze_obj_ctx_live(ctx))
         return;
+    (void)pa_thread_ring(); /* collect's records need it; none is made under the guard */
+    collect(NULL); /* what is done anywhere: the context's agent objects are about to go */
     destroy_lost_say("zeContextDestroy", flights_settle(flight_in_ctx, ctx, &pa_ze_ctx_lost));
     pa_guard_enter();
     ctx_pools_free(ctx);
