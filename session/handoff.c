@@ -41,6 +41,7 @@ static int lock_fd = -1;
 static int ready_fd = -1; /* the finisher's end of the pipe it says "locked" on */
 static char lock_path[PATH_MAX + 16];
 static char fin_db[PATH_MAX]; /* the DB the finisher completes */
+static char fin_spool[PATH_MAX]; /* and its spool */
 
 long pa_handoff_pid(void)
 {
@@ -390,12 +391,14 @@ static long handoff_split(uint64_t backlog, const pa_agg_results_t *res, const c
      * and its stderr is /dev/null, so its failure reached nobody (no DB, the spool left, no
      * word); loaded here the user gets the one message naming the limit and what was kept */
     uint64_t need = 0, lim = 0;
-    if (!pa_writer_stream_fits(backlog, &need, &lim)) {
+    const char *nofit = getenv("PA_TEST_FINISH_NO_FIT"); /* tests: a projection that was wrong */
+    if ((!nofit || strcmp(nofit, "1") != 0) && !pa_writer_stream_fits(backlog, &need, &lim)) {
         pa_dbg("agent", "the DB would take ~%llu bytes, the file size limit is %llu: completed here, no finisher",
                (unsigned long long)need, (unsigned long long)lim);
         return -1;
     }
     snprintf(fin_db, sizeof fin_db, "%s", db);
+    snprintf(fin_spool, sizeof fin_spool, "%s", spool);
     lock_fd = pa_finish_lock_create(db, lock_path, sizeof lock_path);
     if (lock_fd < 0) {
         pa_warn("agent", "cannot create the finisher's lock file %s.finishing (%s): the DB is completed here", db,
@@ -443,12 +446,33 @@ static long handoff_split(uint64_t backlog, const pa_agg_results_t *res, const c
     return pid;
 }
 
+/* Why a failed finisher writes its message into "<spool>.why": its stderr is /dev/null (it must
+ * hold none of the application's files), and the session ended before it; `profagent stats`
+ * on the missing DB and `profagent recover` of the spool print it, and `profagent run`, which
+ * waits for the finisher, says it at once (pa_handoff_wait). */
+static void finisher_note(const char *spool)
+{
+    char path[PATH_MAX + 8];
+    if (snprintf(path, sizeof path, "%s.why", spool) >= (int)sizeof path)
+        return;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    dup2(fd, 2);
+    close(fd);
+    pa_log_forget_copy();
+    pa_log_pin_std(0);
+    pa_session_db_failed();
+}
+
 /* pa_writer_stream_handoff's done, in the finisher: what the session does after a DB's
  * completion (the spool goes once the DB holds it all), then the lock, and the end. */
 static void handoff_done(int rc, const char *db, const char *spool)
 {
     if (rc == 0)
         unlink(spool);
+    else
+        finisher_note(spool);
     unlink(lock_path);
     (void)db;
     _exit(rc == 0 ? 0 : 1);
@@ -472,6 +496,21 @@ void pa_handoff_wait(int (*stop)(void))
      * lock file it only closes and ends; ECHILD when the application reaps its children) */
     for (int i = 0; i < 200 && waitpid((pid_t)finisher_pid, NULL, WNOHANG | __WALL) == 0; i++)
         syscall(SYS_nanosleep, &step, NULL);
+    if (pa_finish_running(fin_db))
+        return;
+    /* it failed: its one message (finisher_note), said here where the user sees it */
+    char path[PATH_MAX + 8], msg[2048];
+    snprintf(path, sizeof path, "%s.why", fin_spool);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, msg, sizeof msg - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return;
+    msg[n] = '\0';
+    msg[strcspn(msg, "\n")] = '\0';
+    const char *pfx = "profagent: agent: ";
+    pa_err("agent", "the DB's finisher process failed: %s", strncmp(msg, pfx, strlen(pfx)) ? msg : msg + strlen(pfx));
 }
 
 void pa_handoff_install(void)

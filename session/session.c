@@ -172,7 +172,9 @@ static int fsize_failed_message(void)
     int spool_cut = pa_spool_fsize_cut(&kept), os_errno = 0;
     pa_writer_create_error(&os_errno);
     char lim[96];
-    if ((!spool_cut && !pa_writer_fsize_hit() && os_errno != EFBIG) || !fsize_limit_text(lim, sizeof lim))
+    /* (a statement whose failure left no OS errno and no file at the limit, under a limit: the
+     * limit still, as the one cause a process set for itself) */
+    if ((os_errno && os_errno != EFBIG) || !fsize_limit_text(lim, sizeof lim))
         return 0;
     if (spool_cut && !kept) { /* not one whole frame: nothing to recover from, nothing left */
         unlink(spool_path);
@@ -232,6 +234,11 @@ static void db_failed_message(void)
         snprintf(why, sizeof why, " (file size limit RLIMIT_FSIZE = %llu bytes)", (unsigned long long)rl.rlim_cur);
     pa_err("agent", "the DB %s could not be written%s%s%s; spool kept: %s (profagent recover %s)", db_path,
            err[0] ? ": " : "", err, why, spool_path, spool_path);
+}
+
+void pa_session_db_failed(void)
+{
+    db_failed_message();
 }
 
 _Atomic int pa_finish_by_exec;

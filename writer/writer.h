@@ -45,6 +45,10 @@ const char *pa_writer_create_error(int *os_errno);
 /*! pa_writer_fsize_hit() : 1 once an SQLite write of this process failed with EFBIG (the file
  *  size limit RLIMIT_FSIZE stopped the DB), else 0. */
 int pa_writer_fsize_hit(void);
+/*! pa_spool_why() : the message a session's finisher left in "<spool>.why" when it could not
+ *  complete the DB (its first line, without the "profagent: agent: " prefix) into out[sz]; 0, or
+ *  -1 when there is none. */
+int pa_spool_why(const char *spool, char *out, size_t sz);
 /*! pa_writer_wal_kept() : 1 when a checkpoint of this process was not started because the DB
  *  (*db_bytes bytes) would pass the file size limit (*limit bytes): a DB then left in WAL mode
  *  is valid only with its -wal file (its main file alone holds its last checkpoint). Else 0. */

@@ -191,6 +191,11 @@ def t_fsize():
             os.unlink(s)
 
 
+# the exit's load of a large tail on a loaded machine (a sanitizer build) must not be cut by the
+# default 5 s budget: these tests are about the file size limit, not the exit's bound
+SLOW_MS = "60000"
+
+
 def agent_lines(err):
     return [l for l in err.splitlines() if l.startswith("profagent:")]
 
@@ -230,7 +235,7 @@ def t_fsizespool():
     os.mkdir(d)
     out = os.path.join(d, "fsp.db")
     for mode in ("inline", "handoff"):
-        p = run(["fsize", "400000", "600000"], {"PROFAGENT_OUTPUT": out, "PROFAGENT_EXIT_LOAD": mode}, cwd=d)
+        p = run(["fsize", "400000", "600000"], {"PROFAGENT_OUTPUT": out, "PROFAGENT_EXIT_LOAD": mode, "PROFAGENT_EXIT_TIMEOUT_MS": SLOW_MS}, cwd=d)
         check(p.returncode == 21, "%s: exit 21, not killed by SIGXFSZ (%d)" % (mode, p.returncode))
         msgs = agent_lines(p.err)
         check(len(msgs) == 1, "%s: exactly one agent message (%d: %s)" % (mode, len(msgs), msgs[:4]))
@@ -265,7 +270,7 @@ def t_fsizefin():
     d = os.path.join(WORK, "ffin")
     os.mkdir(d)
     out = os.path.join(d, "ffin.db")
-    p = run(["fsize", "3000000", "600000"], {"PROFAGENT_OUTPUT": out, "PROFAGENT_EXIT_LOAD": "handoff"}, cwd=d)
+    p = run(["fsize", "3000000", "600000"], {"PROFAGENT_OUTPUT": out, "PROFAGENT_EXIT_LOAD": "handoff", "PROFAGENT_EXIT_TIMEOUT_MS": SLOW_MS}, cwd=d)
     check(p.returncode == 21, "exit 21, not killed by SIGXFSZ (%d)" % p.returncode)
     time.sleep(1)  # a finisher, if one was started, ends meanwhile
     msgs = agent_lines(p.err)
@@ -280,6 +285,51 @@ def t_fsizefin():
         r = recover_no_limit(spools[0], rec)
         ok, n, done = db_check(rec) if r.returncode == 0 and os.path.exists(rec) else ("no DB", -1, 0)
         check(ok == "ok" and n == 600000, "recover builds a valid DB of the 600000 ranges (%s, %d)" % (ok, n))
+    for f in glob.glob(os.path.join(d, "*")):
+        os.unlink(f)
+    # a projection that was wrong (PA_TEST_FINISH_NO_FIT=1: the finisher starts and fails): its
+    # message is in <spool>.why; `profagent stats` on the missing DB and `profagent recover` say
+    # it, recover then removes it; `profagent run`, which waits for the finisher, says it at once
+    for how in ("preload", "run"):
+        e = {"PROFAGENT_OUTPUT": out, "PROFAGENT_EXIT_LOAD": "handoff", "PA_TEST_FINISH_NO_FIT": "1",
+             "PROFAGENT_EXIT_TIMEOUT_MS": SLOW_MS}
+        if how == "run":
+            p = run(["run", "--", APP, "fsize", "3000000", "600000"], e, cwd=d, prog=CLI)
+        else:
+            p = run(["fsize", "3000000", "600000"], e, cwd=d)
+        check(p.returncode == 21, "%s, finisher: exit 21 (%d)" % (how, p.returncode))
+        for _ in range(100):  # the finisher's end (PREFIX.finishing gone)
+            if not glob.glob(os.path.join(d, "*.finishing")):
+                break
+            time.sleep(0.1)
+        spools = glob.glob(os.path.join(d, "*.spool.zst"))
+        left = sorted(f for f in os.listdir(d) if not f.endswith((".spool.zst", ".why")))
+        check(len(spools) == 1 and os.path.exists(spools[0] + ".why") and left == [],
+              "%s, finisher: the spool and its .why, nothing else (%s)" % (how, sorted(os.listdir(d))))
+        msgs = agent_lines(p.err)
+        want = "RLIMIT_FSIZE = 3000000 bytes"
+        if how == "run":
+            check(len(msgs) == 1 and want in msgs[0] and "finisher" in msgs[0],
+                  "run, finisher: profagent run says the finisher's message once (%d: %s)" % (len(msgs), msgs[:3]))
+        else:
+            check(msgs == [], "preload, finisher: the application's stderr gets nothing from it (%s)" % msgs[:3])
+        if len(spools) != 1:
+            continue
+        st = cli(["stats", "-r", "hgtx_sum", out])
+        lines = [l for l in st.err.splitlines() if l.startswith("profagent:")]
+        check(st.returncode == 1 and len(lines) == 1 and want in lines[0] and "finisher" in lines[0],
+              "%s, finisher: profagent stats on the missing DB says why, once (%s)" % (how, lines))
+        rec = os.path.join(d, "rec.db")
+        r = recover_no_limit(spools[0], rec)
+        rerr = r.stderr.decode(errors="replace")
+        check(r.returncode == 0 and rerr.count(want) == 1, "%s, finisher: recover says it once and builds a DB"
+              " (rc %d, %s)" % (how, r.returncode, rerr.strip()[-300:]))
+        ok, n, done = db_check(rec) if os.path.exists(rec) else ("no DB", -1, 0)
+        check(ok == "ok" and n == 600000, "%s, finisher: the recovered DB holds the 600000 ranges (%s, %d)"
+              % (how, ok, n))
+        check(not os.path.exists(spools[0] + ".why"), "%s, finisher: recover removed the .why" % how)
+        for f in glob.glob(os.path.join(d, "*")):
+            os.unlink(f)
 
 
 def t_fsizewal():
@@ -291,7 +341,7 @@ def t_fsizewal():
     os.mkdir(d)
     out = os.path.join(d, "fwal.db")
     for mode in ("inline", "auto"):
-        p = run(["fsize", "20000000", "600000"], {"PROFAGENT_OUTPUT": out, "PROFAGENT_EXIT_LOAD": mode}, cwd=d)
+        p = run(["fsize", "20000000", "600000"], {"PROFAGENT_OUTPUT": out, "PROFAGENT_EXIT_LOAD": mode, "PROFAGENT_EXIT_TIMEOUT_MS": SLOW_MS}, cwd=d)
         check(p.returncode == 21, "%s: exit 21, not killed by SIGXFSZ (%d)" % (mode, p.returncode))
         time.sleep(1)
         msgs = agent_lines(p.err)
