@@ -458,7 +458,11 @@ static int pa_run_sources(sqlite3 *db, int finish)
         if (fn && fn(db) != 0) {
             if (!finish) /* the creation stops here; its first SQLite failure says why */
                 return -1;
-            pa_err("writer", "source '%s' failed to finish its tables", srcs[i]->name);
+            /* past the file size limit every source fails: the session's one message says it */
+            if (pa_writer_fsize_hit())
+                pa_dbg("writer", "source '%s' failed to finish its tables (file size limit)", srcs[i]->name);
+            else
+                pa_err("writer", "source '%s' failed to finish its tables", srcs[i]->name);
             rc = -1;
         }
     }
