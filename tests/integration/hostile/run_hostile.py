@@ -284,7 +284,8 @@ def t_fsizefin():
         rec = os.path.join(d, "rec.db")
         r = recover_no_limit(spools[0], rec)
         ok, n, done = db_check(rec) if r.returncode == 0 and os.path.exists(rec) else ("no DB", -1, 0)
-        check(ok == "ok" and n == 600000, "recover builds a valid DB of the 600000 ranges (%s, %d)" % (ok, n))
+        check(ok == "ok" and n == 600000, "recover builds a valid DB of the 600000 ranges (%s, %d; %s)"
+              % (ok, n, r.stdout.decode(errors="replace").strip() + r.stderr.decode(errors="replace").strip()))
     for f in glob.glob(os.path.join(d, "*")):
         os.unlink(f)
     # a projection that was wrong (PA_TEST_FINISH_NO_FIT=1: the finisher starts and fails): its
@@ -293,8 +294,13 @@ def t_fsizefin():
     for how in ("preload", "run"):
         e = {"PROFAGENT_OUTPUT": out, "PROFAGENT_EXIT_LOAD": "handoff", "PA_TEST_FINISH_NO_FIT": "1",
              "PROFAGENT_EXIT_TIMEOUT_MS": SLOW_MS}
-        if how == "run":
-            p = run(["run", "--", APP, "fsize", "3000000", "600000"], e, cwd=d, prog=CLI)
+        if how == "run":  # profagent run preloads the agent itself
+            env = env_for(e)
+            del env["LD_PRELOAD"]
+            p = subprocess.run([CLI, "run", "--", APP, "fsize", "3000000", "600000"], env=env, capture_output=True,
+                               timeout=120, cwd=d)
+            p.err = p.stderr.decode(errors="replace")
+            sys.stderr.write(p.err[-3000:])
         else:
             p = run(["fsize", "3000000", "600000"], e, cwd=d)
         check(p.returncode == 21, "%s, finisher: exit 21 (%d)" % (how, p.returncode))
@@ -304,10 +310,20 @@ def t_fsizefin():
             time.sleep(0.1)
         spools = glob.glob(os.path.join(d, "*.spool.zst"))
         left = sorted(f for f in os.listdir(d) if not f.endswith((".spool.zst", ".why")))
-        check(len(spools) == 1 and os.path.exists(spools[0] + ".why") and left == [],
-              "%s, finisher: the spool and its .why, nothing else (%s)" % (how, sorted(os.listdir(d))))
         msgs = agent_lines(p.err)
         want = "RLIMIT_FSIZE = 3000000 bytes"
+        handed = len(spools) == 1 and os.path.exists(spools[0] + ".why")
+        if not handed:
+            # the DB thread reached the limit while the program ran (a slow build): no finisher
+            # is started, the exit says it itself: the inline outcome, checked as such
+            print("figure: %s: the DB failed before the exit, no finisher started" % how)
+            check(len(spools) == 1 and left == [] and len(msgs) == 1 and want in msgs[0] and "spool kept" in msgs[0],
+                  "%s, no finisher: the spool and one message naming the limit (%s, %s)"
+                  % (how, sorted(os.listdir(d)), msgs[:3]))
+            for f in glob.glob(os.path.join(d, "*")):
+                os.unlink(f)
+            continue
+        check(left == [], "%s, finisher: the spool and its .why, nothing else (%s)" % (how, sorted(os.listdir(d))))
         if how == "run":
             check(len(msgs) == 1 and want in msgs[0] and "finisher" in msgs[0],
                   "run, finisher: profagent run says the finisher's message once (%d: %s)" % (len(msgs), msgs[:3]))
