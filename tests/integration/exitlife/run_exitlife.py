@@ -855,6 +855,8 @@ def mallocfork_run(threads, ranges, tag, extra=None):
     why = None
     if p.returncode != 0:
         why = "exit status %s" % p.returncode
+    elif "mallocfork: SIGCHLD" in err:
+        why = "the application got a SIGCHLD (it made no child)"
     elif len(d) != 1:
         why = "%d DBs" % len(d)
     else:
@@ -892,7 +894,7 @@ def t_mallocfork():
     within 30 s, its finisher within 20 s more), the DB complete with every range, no process of
     the run left. Then the retries themselves: the first 3 children blocked (PA_TEST_FINISH_STUCK):
     the 4th finishes the DB, nothing said; all 8 blocked: one message naming why, the DB completed
-    by the exit itself."""
+    by the exit itself. No run's application gets a SIGCHLD for the children killed or ended."""
     ranges = 100000
     handed = [0]
 
