@@ -71,7 +71,8 @@ int pa_agg_spool(pa_agg_t *a, const pa_record_t *rec, const void *payload)
         return 0;
     }
     if (pa_spool_append(a->spool, rec, payload) < 0) {
-        if (a->spool_errors++ == 0)
+        /* a file size limit's cut is said once, at the exit, with what the spool kept */
+        if (a->spool_errors++ == 0 && !pa_spool_fsize_cut(NULL))
             pa_err("agg", "spool write failed; the DB will lack trace rows from here on");
         return -1;
     }

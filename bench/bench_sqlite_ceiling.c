@@ -59,11 +59,9 @@ static uint64_t load(const char *path, const char *journal, uint64_t rows, uint6
              " PRAGMA cache_size=-4096;", journal);
     exec_or_die(db, sql);
     /* the writer's two tables (writer/schema.c) */
-    exec_or_die(db, "CREATE TABLE HGTX_RANGES(id INTEGER PRIMARY KEY, start INTEGER, end INTEGER,"
-                " globalTid INTEGER, endGlobalTid INTEGER, nameId INTEGER, domainId INTEGER,"
-                " style INTEGER, level INTEGER, parentId INTEGER, unterminated INTEGER);"
-                "CREATE TABLE OSRT_API(start INTEGER, end INTEGER, globalTid INTEGER, nameId INTEGER,"
-                " ret INTEGER, errno INTEGER);");
+    exec_or_die(db, "CREATE TABLE HGTX_RANGES(id INTEGER PRIMARY KEY, start, end, globalTid, endGlobalTid,"
+                " nameId, domainId, style, level, parentId, unterminated);"
+                "CREATE TABLE OSRT_API(start, end, globalTid, nameId, ret, errno);");
     sqlite3_stmt *rs = prepare_rows(db, "INSERT OR IGNORE INTO HGTX_RANGES(id, start, end, globalTid,"
                                     " endGlobalTid, nameId, domainId, style, level, parentId, unterminated)", 11);
     sqlite3_stmt *os = prepare_rows(db, "INSERT INTO OSRT_API(start, end, globalTid, nameId, ret, errno)", 6);

@@ -271,6 +271,10 @@ int pa_cli_recover(int argc, char **argv)
                            : "give --force -o OUT.db for a snapshot of what it holds now");
         return PA_CLI_EDATA;
     }
+    char note[2048], note_path[PATH_MAX + 8];
+    snprintf(note_path, sizeof note_path, "%s.why", spool);
+    if (pa_spool_why(spool, note, sizeof note) == 0) /* what its finisher left: said before the rebuild */
+        fprintf(stderr, "profagent: recover: note: the session's finisher could not write its DB: %s\n", note);
     long fin = 0;
     int sd = out ? -1 : streamed_db(spool, meant, db, sizeof db, &fin);
     if (sd == -2) {
@@ -306,6 +310,7 @@ int pa_cli_recover(int argc, char **argv)
         pa_cli_error("recover: no DB built from '%s'", spool);
         return PA_CLI_EDATA;
     }
+    unlink(note_path); /* the DB exists now: the finisher's word is answered */
     if (live)
         printf("Database: %s (a snapshot of a live session, session_complete=0; the spool '%s' is still in use:"
                " keep it)\n", db, spool);

@@ -447,10 +447,12 @@ static int pa_stats_reports(const pa_stats_args_t *a, const pa_stats_fmt_t *fmts
         rc = pa_stats_check_filter_time(a, reqs[i]);
     if (rc == PA_CLI_OK && pa_report_db_open(a->db, &db, err, sizeof err) != PA_REP_OK) {
         size_t n = strlen(a->db);
-        char spool[4096];
+        char spool[4096], why[2048];
         if (n > 10 && strcmp(a->db + n - 10, ".spool.zst") == 0) /* a dead process's spool */
             pa_cli_error("stats: '%s' is a spool, not a DB: the process died before writing its DB; "
                          "build one with: profagent recover %s", a->db, a->db);
+        else if (pa_stats_find_spool(a->db, spool, sizeof spool) == 0 && pa_spool_why(spool, why, sizeof why) == 0)
+            pa_cli_error("stats: %s; the DB's finisher process could not write it: %s", err, why);
         else if (pa_stats_find_spool(a->db, spool, sizeof spool) == 0)
             pa_cli_error("stats: %s; the process left the spool '%s' (it died before writing its DB):"
                          " build the DB with: profagent recover %s", err, spool, spool);

@@ -85,8 +85,10 @@ void pa_ze_on_enter_slow(int api, void *params, void **inst)
         *inst = NULL;
         if (PA_UNLIKELY(is_mem_api(api)) && pa_agent_collecting(PA_SRC_MEM)) /* PROFAGENT_TRACE=mem alone */
             *inst = (void *)(uintptr_t)pa_clock_ns();
-        /* not recording now (paused), but the agent's objects of the context must still go */
-        if (PA_UNLIKELY(api == PA_ZE_API_ContextDestroy) && pa_ze_loader_enter()) {
+        /* not recording now (paused), but the agent's objects of the context must still go,
+         * and work recorded before that signals a destroyed event must be settled first */
+        if (PA_UNLIKELY(api == PA_ZE_API_ContextDestroy || api == PA_ZE_API_EventPoolDestroy ||
+                        api == PA_ZE_API_EventDestroy) && pa_ze_loader_enter()) {
             int saved = errno;
             pa_ze_ops_prologue(api, params, 0, 0);
             errno = saved;
@@ -147,6 +149,13 @@ void pa_ze_on_exit_slow(int api, void *params, int32_t result, void **inst)
     if (PA_UNLIKELY(api == PA_ZE_API_ModuleCreate || api == PA_ZE_API_KernelCreate) &&
         result == ZE_RESULT_SUCCESS && !(pa_tls.guard | pa_tls.agent))
         kernel_objects(api, params);
+    /* every event's pool, also while not recording: a later zeEventPoolDestroy settles the work
+     * that signals the pool's events, whenever that work was recorded */
+    if (PA_UNLIKELY(api == PA_ZE_API_EventCreate) && result == ZE_RESULT_SUCCESS && !(pa_tls.guard | pa_tls.agent)) {
+        ze_event_create_params_t *p = params;
+        if (p->pphEvent && *p->pphEvent)
+            (void)pa_ze_evmap_put(**p->pphEvent, *p->phEventPool);
+    }
     uint64_t t0 = (uint64_t)(uintptr_t)*inst;
     if (t0 == 0)
         return;

@@ -240,6 +240,18 @@ void pa_ze_obj_del(const void *h);
  *  `ctx` (created, not destroyed). Scans the whole table: for zeContextDestroy only. */
 uint32_t pa_ze_obj_ctx_live(const void *ctx);
 
+/* ---- the application's events -> their pools (ze_tables.c): lock-free, 32768 slots ---- */
+/*! pa_ze_evmap_put() : event `ev` of pool `pool` (zeEventCreate); a handle already there gets the
+ *  new pool. Returns 0, -1 when its part of the table is full (the event stays unknown). */
+int pa_ze_evmap_put(const void *ev, const void *pool);
+/*! pa_ze_evmap_get() : the pool of `ev`, NULL when unknown (not seen created, or table full). */
+const void *pa_ze_evmap_get(const void *ev);
+/*! pa_ze_evmap_del() : forgets `ev` (zeEventDestroy). */
+void pa_ze_evmap_del(const void *ev);
+/*! pa_ze_evmap_del_pool() : forgets every event of `pool` (zeEventPoolDestroy: its events die
+ *  with it); scans the whole table. Returns the events forgotten. */
+uint32_t pa_ze_evmap_del_pool(const void *pool);
+
 /* ---- operations (ze_ops.c) ---- */
 /* A command appended to a list: the data of one device operation. */
 typedef struct pa_ze_cmd {

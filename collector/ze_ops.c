@@ -689,22 +689,122 @@ static int collect(ze_event_handle_t ev)
     return left;
 }
 
-/* The application destroys event ev: collects what it signalled, and the flights still
- * waiting on it are counted uncollected and dropped (polling a destroyed handle would read
- * freed driver memory). Guard held. */
-static void flights_drop(ze_event_handle_t ev)
+/* ---- work still running on what the application destroys ----
+ * An application may destroy an event, its pool or its context while operations signalling
+ * them still run (the spec forbids it; sloppy applications do it, e.g. a pool destroyed right
+ * after its last launch, without a host sync). The driver frees the events in that call: a later
+ * poll of them reads freed memory, and the operations' device times are lost unless read before.
+ * So the destroy's prologue waits for those operations, at most PA_ZE_DESTROY_WAIT_NS in all, and
+ * collects them; what still runs then is ended and counted (said once), never polled again. */
+#define PA_ZE_DESTROY_WAIT_NS 100000000ull
+/* the last part of that budget is kept for flights another thread is polling right now */
+#define PA_ZE_DESTROY_BUSY_NS 5000000ull
+
+typedef int (*flight_match_t)(const flight_t *f, const void *arg);
+
+/* Flights on the application's events of pool `pool`, or on an event whose pool is unknown
+ * (created before the agent attached, or its table slot full): it may be one of this pool's,
+ * waiting for it costs at most the budget. The agent's own events (captures too) stay valid. */
+static int flight_on_pool(const flight_t *f, const void *pool)
 {
-    if (collect(ev) == 0)
-        return;
-    uint32_t hwm = atomic_load(&flight_hwm);
-    for (uint32_t i = 0; i < hwm; i++) {
-        int expect = FL_PENDING;
-        if (atomic_load(&flight_state[i]) != FL_PENDING || flights[i].event != ev ||
-            !atomic_compare_exchange_strong(&flight_state[i], &expect, FL_BUSY))
+    ze_event_handle_t e = f->event;
+    if (!e || f->pool)
+        return 0;
+    const void *p = pa_ze_evmap_get(e);
+    return p == pool || p == NULL;
+}
+
+static int flight_on_event(const flight_t *f, const void *ev)
+{
+    return f->event && f->event == ev;
+}
+
+/*! flights_settle() : collects the pending flights `match` selects, waiting for them (the whole
+ *  call at most PA_ZE_DESTROY_WAIT_NS); ends the ones still running then, each counted in *lost
+ *  (lost NULL: they stay pending, their events being the agent's). Returns how many were ended
+ *  so. Not for the hot path: scans the flight table three times. */
+static uint32_t flights_settle(flight_match_t match, const void *arg, _Atomic uint64_t *lost)
+{
+    if (!flights || atomic_load(&npending) == 0)
+        return 0;
+    (void)pa_thread_ring(); /* the records need it; no ring is made under the guard */
+    uint64_t end = pa_clock_ns() + PA_ZE_DESTROY_WAIT_NS, wait_end = end - PA_ZE_DESTROY_BUSY_NS;
+    pa_guard_enter();
+    uint32_t hwm = atomic_load(&flight_hwm), dropped = 0;
+    for (uint32_t i = 0; i < hwm && atomic_load(&npending); i++) {
+        ze_event_handle_t e = flights[i].event;
+        if (atomic_load(&flight_state[i]) != FL_PENDING || !e || !match(&flights[i], arg))
             continue;
-        atomic_fetch_add(&pa_ze_uncollected, 1);
-        flight_end(&flights[i]);
+        uint64_t now = pa_clock_ns();
+        (void)flight_try(i, e, 1, now < wait_end ? wait_end - now : 0); /* 0: one more poll */
     }
+    for (; lost;) {
+        uint32_t busy = 0;
+        for (uint32_t i = 0; i < hwm; i++) {
+            flight_t *f = &flights[i];
+            int s = atomic_load(&flight_state[i]), expect = FL_PENDING;
+            if ((s != FL_PENDING && s != FL_BUSY) || !match(f, arg))
+                continue;
+            if (s == FL_BUSY || !atomic_compare_exchange_strong(&flight_state[i], &expect, FL_BUSY)) {
+                busy++; /* another thread's poll: it collects it or puts it back, in microseconds */
+                continue;
+            }
+            atomic_fetch_add(lost, 1);
+            flight_end(f);
+            dropped++;
+        }
+        if (!busy || pa_clock_ns() >= end)
+            break;
+        sched_yield();
+    }
+    pa_guard_leave();
+    return dropped;
+}
+
+/* Says once that a destroy ended `n` operations still running (their device times lost). */
+static void destroy_lost_say(const char *api, uint32_t n)
+{
+    static _Atomic int said;
+    if (n && !atomic_exchange(&said, 1))
+        pa_warn("ze", "%s while %u device operation%s signalling what it destroys still ran after %llu ms:"
+                " %s device times are lost (counted as uncollected; further such losses are only counted)",
+                api, n, n == 1 ? "" : "s", PA_ZE_DESTROY_WAIT_NS / 1000000ull, n == 1 ? "its" : "their");
+}
+
+/* 1 once a command of a regular list kept an application event (append_end): until then no
+ * destroy needs to scan the commands (applications destroying thousands of events). */
+static _Atomic int cmds_app_events;
+
+/* Commands of regular lists that signal the application's event `ev`, or an event of pool
+ * `pool`, which is being destroyed: they keep no event, so a later execution (an application
+ * error) is counted uncollected instead of polling a freed event. */
+static void cmds_forget_events(const void *pool, ze_event_handle_t ev)
+{
+    if (!atomic_load_explicit(&cmds_app_events, memory_order_acquire))
+        return;
+    uint32_t n = atomic_load(&cmd_bump);
+    for (uint32_t i = 0; i < n && i < PA_ZE_MAX_CMDS; i++) {
+        pa_ze_cmd_t *c = &cmds[i];
+        ze_event_handle_t e = c->event;
+        if (e && !c->pool && (ev ? e == ev : pa_ze_evmap_get(e) == pool))
+            c->event = NULL;
+    }
+}
+
+/* zeEventDestroy(ev) / zeEventPoolDestroy(pool) prologue: what the event (the pool's events,
+ * also those the application did not destroy) signals is collected while they are valid. */
+static void app_events_destroying(const void *pool, ze_event_handle_t ev)
+{
+    uint32_t lost = ev ? flights_settle(flight_on_event, ev, &pa_ze_uncollected)
+                       : flights_settle(flight_on_pool, pool, &pa_ze_uncollected);
+    destroy_lost_say(ev ? "zeEventDestroy" : "zeEventPoolDestroy", lost);
+    pa_guard_enter();
+    cmds_forget_events(pool, ev);
+    if (ev)
+        pa_ze_evmap_del(ev);
+    else
+        (void)pa_ze_evmap_del_pool(pool);
+    pa_guard_leave();
 }
 
 /* The exit flush gives up when no flight was collected for this long: a kernel the application
@@ -995,6 +1095,8 @@ static void append_end(void *list_h, int32_t result, uint64_t corr, uint64_t t0,
         cmd_free(ci);
     } else { /* regular list: kept until reset/destroy, one flight per execution; a command
               * without an event stays in the chain and is counted uncollected per execution */
+        if (c->event && !c->pool && !atomic_load_explicit(&cmds_app_events, memory_order_relaxed))
+            atomic_store_explicit(&cmds_app_events, 1, memory_order_release);
         c->op.node_id = li->ncmds++;
         c->op.graph_id = li->serial;
         c->op.append_corr = corr;  /* HGTX graph mapping: ranges open at this append */
@@ -1007,13 +1109,26 @@ static void append_end(void *list_h, int32_t result, uint64_t corr, uint64_t t0,
     pa_guard_leave();
 }
 
+/* Flights of executions of list `li` (its agent events, captured or polled directly). */
+static int flight_of_list(const flight_t *f, const void *li)
+{
+    const pa_ze_obj_info_t *l = li;
+    return f->src == l && f->src_serial == l->serial;
+}
+
 /* Regular list reset/destroy: its commands go back to the pool (their agent events too,
- * after what is still in flight on them was collected or counted). */
+ * after what is still in flight on them was collected or counted). An execution still running
+ * (the application did not wait for it) is waited for first, bounded (flights_settle): its
+ * events could not go back to the pool otherwise, and a list destroyed so in a loop took every
+ * agent event of the context, the later operations then uncollected (476 of 1,500 with
+ * PROFAGENT_ZE_MAX_EVENTS=1K). */
 static void list_forget(ze_command_list_handle_t list, int destroy)
 {
     pa_ze_obj_info_t *li = pa_ze_obj_get(list);
     if (!li)
         return;
+    if (atomic_load(&li->fl_cap) || atomic_load(&li->fl_direct))
+        (void)flights_settle(flight_of_list, li, NULL);
     int queued = 0; /* a harvest list of this list may still wait on / reset its agent events */
     if (atomic_load(&li->fl_cap)) {
         collect(NULL);
@@ -1465,36 +1580,15 @@ static void capture_before_reset(ze_command_list_handle_t list, ze_event_handle_
  * The spec wants a context's children destroyed before it: a validating driver refuses the
  * destroy while any is alive (HANDLE_OBJECT_IN_USE), a release one frees the context under
  * them. The application destroyed its own; the agent's (event pools, capture memory, harvest
- * lists) go here, in the prologue. What the device finished is collected first (polls only:
- * the application's destroy implies no wait for its work); flights still pending on the
- * agent's events of the context are counted in pa_ze_ctx_lost. */
-#define PA_ZE_CTX_BUSY_WAIT_NS 10000000ull
+ * lists) go here, in the prologue. The flights of the context are settled first
+ * (flights_settle: waited for, bounded); those still running then are counted in
+ * pa_ze_ctx_lost. */
 
 /* 1 when flight f's agent objects or its operation belong to context ctx. */
-static int flight_in_ctx(const flight_t *f, void *ctx)
+static int flight_in_ctx(const flight_t *f, const void *ctx)
 {
     const ev_pool_t *p = f->pool;
-    return (p && p->context == ctx) || (void *)(uintptr_t)f->op.context == ctx;
-}
-
-/* Ends the pending flights of ctx (counted lost); returns how many of ctx's flights another
- * thread is polling right now (FL_BUSY: waited for by the caller). */
-static uint32_t ctx_flights_drop(void *ctx)
-{
-    uint32_t busy = 0, hwm = atomic_load(&flight_hwm);
-    for (uint32_t i = 0; i < hwm; i++) {
-        flight_t *f = &flights[i];
-        int s = atomic_load(&flight_state[i]), expect = FL_PENDING;
-        if ((s != FL_PENDING && s != FL_BUSY) || !flight_in_ctx(f, ctx))
-            continue;
-        if (s == FL_BUSY || !atomic_compare_exchange_strong(&flight_state[i], &expect, FL_BUSY)) {
-            busy++;
-            continue;
-        }
-        atomic_fetch_add(&pa_ze_ctx_lost, 1);
-        flight_end(f);
-    }
-    return busy;
+    return (p && p->context == ctx) || (const void *)(uintptr_t)f->op.context == ctx;
 }
 
 static void context_destroying(void *ctx)
@@ -1504,13 +1598,9 @@ static void context_destroying(void *ctx)
     if (!ctx || pa_ze_obj_ctx_live(ctx))
         return;
     (void)pa_thread_ring(); /* collect's records need it; none is made under the guard */
-    collect(NULL);
+    collect(NULL); /* what is done anywhere: the context's agent objects are about to go */
+    destroy_lost_say("zeContextDestroy", flights_settle(flight_in_ctx, ctx, &pa_ze_ctx_lost));
     pa_guard_enter();
-    if (flights) {
-        uint64_t end = pa_clock_ns() + PA_ZE_CTX_BUSY_WAIT_NS;
-        while (ctx_flights_drop(ctx) && pa_clock_ns() < end)
-            sched_yield(); /* a poll is microseconds; then it is ended here or collected there */
-    }
     ctx_pools_free(ctx);
     pa_guard_leave();
 }
@@ -1762,17 +1852,13 @@ void pa_ze_ops_prologue(int api, void *params, uint64_t corr, uint64_t t0)
         collect(*((ze_event_host_reset_params_t *)params)->phEvent);
         break;
     case PA_ZE_API_EventDestroy:
+        app_events_destroying(NULL, *((ze_event_destroy_params_t *)params)->phEvent);
         pa_guard_enter();
-        flights_drop(*((ze_event_destroy_params_t *)params)->phEvent);
         pa_ze_obj_del(*((ze_event_destroy_params_t *)params)->phEvent);
         pa_guard_leave();
         break;
     case PA_ZE_API_EventPoolDestroy:
-        /* the pool's events die with it, also those the application did not destroy (many do
-         * not): what they signalled is collected now, while they are valid (polls only). The
-         * spec has the device done with the pool by now, so no flight is left on its events,
-         * which no later poll may touch (a driver frees them) */
-        collect(NULL);
+        app_events_destroying(*((ze_event_pool_destroy_params_t *)params)->phEventPool, NULL);
         pa_guard_enter();
         pa_ze_obj_del(*((ze_event_pool_destroy_params_t *)params)->phEventPool);
         pa_guard_leave();

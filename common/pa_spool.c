@@ -195,12 +195,29 @@ static inline __attribute__((always_inline)) uint8_t *enc_header(uint8_t *p, con
 }
 
 /* Reads a varint of at most `bits` bits from [*p, end). 0 ok, 1 when it runs past end,
- * -1 when it is longer than `bits` allow (corrupt). */
-static inline int dec_varint(const uint8_t **p, const uint8_t *end, unsigned bits, uint64_t *v)
+ * -1 when it is longer than `bits` allow (corrupt). `whole`: [*p, end) is known to hold the
+ * longest varint, so the end is not looked at (a record's header read with SPOOL_ENC_MAX bytes
+ * available: the checks were a fifth of the reader's decoding). The 1- and 2-byte cases
+ * (ids, tids, small deltas) come first. */
+static inline __attribute__((always_inline)) int dec_varint(const uint8_t **p, const uint8_t *end, unsigned bits,
+                                                            uint64_t *v, int whole)
 {
+    const uint8_t *s = *p;
+    if (whole || end - s >= 2) {
+        if (s[0] < 0x80) {
+            *v = s[0];
+            *p = s + 1;
+            return 0;
+        }
+        if (s[1] < 0x80) {
+            *v = (uint64_t)(s[0] & 0x7f) | (uint64_t)s[1] << 7;
+            *p = s + 2;
+            return 0;
+        }
+    }
     uint64_t x = 0;
     for (unsigned shift = 0; shift < bits; shift += 7) {
-        if (*p == end)
+        if (!whole && *p == end)
             return 1;
         uint8_t b = *(*p)++;
         x |= (uint64_t)(b & 0x7f) << shift;
@@ -214,51 +231,64 @@ static inline int dec_varint(const uint8_t **p, const uint8_t *end, unsigned bit
 
 /* Decodes one header from [p, end) into *rec (nslots and len set) against the contexts `ctx`
  * (not updated: the caller does, once the whole record is there). Returns the bytes used,
- * 0 when [p, end) holds only part of it, -1 when it is malformed. */
-static long dec_header(const uint8_t *p, const uint8_t *end, pa_record_t *rec, uint64_t *prev_t0,
-                       const spool_ctx_t ctx)
+ * 0 when [p, end) holds only part of it, -1 when it is malformed. `whole`: end - p >=
+ * SPOOL_ENC_MAX (the largest header), so it never returns 0. Every byte of *rec is written
+ * (no padding in pa_record_t: the _Static_assert above), each field once. */
+static inline __attribute__((always_inline)) long dec_header_in(const uint8_t *p, const uint8_t *end, pa_record_t *rec,
+                                                                uint64_t *prev_t0, const spool_ctx_t ctx, int whole)
 {
     const uint8_t *s = p;
-    if (end - p < 4)
+    if (!whole && end - p < 4)
         return 0;
     uint32_t mask = (uint32_t)p[2] | (uint32_t)p[3] << 8;
     if (mask >> (3 + SPOOL_NHALF))
         return -1;
-    memset(rec, 0, sizeof *rec);
-    rec->kind = (uint16_t)(p[0] | p[1] << 8);
+    uint16_t kind = (uint16_t)(p[0] | p[1] << 8);
     p += 4;
-    uint64_t v = 0;
+    uint64_t v = 0, t0 = 0, t1 = 0;
+    uint32_t len = 0;
     int rc;
     if (mask & 1) {
-        if ((rc = dec_varint(&p, end, 35, &v)) != 0)
+        if ((rc = dec_varint(&p, end, 35, &v, whole)) != 0)
             return rc > 0 ? 0 : -1;
         if (v == 0 || v > SPOOL_MAX_LEN)
             return -1;
-        rec->len = (uint32_t)v;
+        len = (uint32_t)v;
     }
-    rec->nslots = (uint16_t)pa_record_slots(rec->len);
     if (mask & 2) {
-        if ((rc = dec_varint(&p, end, 70, &v)) != 0)
+        if ((rc = dec_varint(&p, end, 70, &v, whole)) != 0)
             return rc > 0 ? 0 : -1;
-        rec->t0 = *prev_t0 += unzigzag(v);
+        t0 = *prev_t0 += unzigzag(v);
     }
     if (mask & 4) {
-        if ((rc = dec_varint(&p, end, 70, &v)) != 0)
+        if ((rc = dec_varint(&p, end, 70, &v, whole)) != 0)
             return rc > 0 ? 0 : -1;
-        rec->t1 = rec->t0 + unzigzag(v);
+        t1 = t0 + unzigzag(v);
     }
     uint8_t *raw = (uint8_t *)rec;
-    const uint32_t *c = ctx[rec->kind & (SPOOL_NCTX - 1)];
+    const uint32_t *c = ctx[kind & (SPOOL_NCTX - 1)];
+    rec->kind = kind;
+    rec->nslots = (uint16_t)pa_record_slots(len);
+    rec->len = len;
     memcpy(raw + 8, c, 8);       /* tid, flags */
+    rec->t0 = t0;
+    rec->t1 = t1;
     memcpy(raw + 32, c + 2, 32); /* u */
     for (uint32_t m = mask >> 3; m; m &= m - 1) { /* the changed halves only */
         int i = __builtin_ctz(m);
-        if ((rc = dec_varint(&p, end, 35, &v)) != 0)
+        if ((rc = dec_varint(&p, end, 35, &v, whole)) != 0)
             return rc > 0 ? 0 : -1;
         uint32_t x = c[i] + unzigzag32((uint32_t)v);
         memcpy(raw + half_off[i], &x, 4);
     }
     return p - s;
+}
+
+static long dec_header(const uint8_t *p, const uint8_t *end, pa_record_t *rec, uint64_t *prev_t0,
+                       const spool_ctx_t ctx)
+{
+    return end - p >= SPOOL_ENC_MAX ? dec_header_in(p, end, rec, prev_t0, ctx, 1)
+                                    : dec_header_in(p, end, rec, prev_t0, ctx, 0);
 }
 
 /*
@@ -302,6 +332,8 @@ struct pa_spool_writer {
     uint8_t *out;
     size_t out_cap;
     uint64_t comp;          /* compressed bytes written (raw: prod.raw) */
+    uint64_t recs_staged;   /* whole records staged since the last frame */
+    uint64_t recs_whole;    /* records in the frames written: what a reader of the file gets */
     uint64_t prev_t0;       /* t0 delta base (enc_header) */
     spool_ctx_t ctx;        /* each kind's last halves (enc_header) */
     _Atomic int failed;     /* a write or compression failed: appends are refused */
@@ -344,6 +376,19 @@ static int write_all(int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
+/* Set once, by the first write the file size limit (RLIMIT_FSIZE) refused: the records the
+ * spool's whole frames hold (the ones before it), for the session's one message. */
+static _Atomic int fsize_cut;
+static uint64_t fsize_kept;
+
+int pa_spool_fsize_cut(uint64_t *kept_records)
+{
+    int cut = atomic_load(&fsize_cut);
+    if (cut && kept_records)
+        *kept_records = fsize_kept;
+    return cut;
+}
+
 /* Appends `n` bytes to the spool file: open by path, write, close (no fd kept; O_CLOEXEC so
  * a concurrent exec cannot inherit it). */
 static int spool_append_file(pa_spool_writer_t *w, const uint8_t *p, size_t n)
@@ -353,12 +398,23 @@ static int spool_append_file(pa_spool_writer_t *w, const uint8_t *p, size_t n)
         pa_err("spool", "cannot reopen spool file '%s': %s", w->path, strerror(errno));
         return -1;
     }
+    off_t end = lseek(fd, 0, SEEK_END);
     int rc = write_all(fd, p, n);
     int e = errno;
+    /* a write cut at the file size limit leaves the frame's first part, which a reader decodes
+     * as far as it goes: cut back to the last whole frame, the spool ends with whole records */
+    if (rc < 0 && e == EFBIG && end >= 0 && ftruncate(fd, end) != 0)
+        pa_dbg("spool", "cannot cut '%s' back to its last whole frame: %s", w->path, strerror(errno));
     if (close(fd) < 0 && rc == 0)
         rc = -1, e = errno;
-    if (rc < 0)
+    if (rc < 0 && e == EFBIG && !atomic_exchange(&fsize_cut, 1)) {
+        /* the session's one message says it, with what the spool kept (pa_spool_fsize_cut) */
+        fsize_kept = w->recs_whole;
+        pa_dbg("spool", "write to '%s' failed: %s (after %llu records)", w->path, strerror(e),
+               (unsigned long long)w->recs_whole);
+    } else if (rc < 0 && e != EFBIG) {
         pa_err("spool", "write to '%s' failed: %s", w->path, strerror(e));
+    }
     return rc;
 }
 
@@ -375,6 +431,10 @@ static int spool_flush_in(pa_spool_writer_t *w, int force)
     }
     w->comp += n;
     int rc = spool_append_file(w, w->out, n);
+    if (rc == 0) {
+        w->recs_whole += w->recs_staged;
+        w->recs_staged = 0;
+    }
     if (rc == 0 && w->published) /* the frame is whole in the file: a follower may read it */
         atomic_store_explicit(w->published, w->comp, memory_order_release);
     return rc;
@@ -452,12 +512,14 @@ static int spool_stage(pa_spool_writer_t *w, const pa_record_t *rec, uint32_t le
         if (payload && len)
             memcpy(p, payload, len), p += len;
         w->in_len = (size_t)(p - w->in);
+        w->recs_staged += payload || !len; /* else the worker counts it with its payload */
         return 0;
     }
     uint8_t hdr[SPOOL_ENC_MAX];
     size_t hlen = (size_t)(enc_header(hdr, rec, len, &w->prev_t0, w->ctx) - hdr);
     if (spool_put(w, hdr, hlen) < 0 || (payload && spool_put(w, payload, len) < 0))
         return -1;
+    w->recs_staged += payload || !len;
     return 0;
 }
 
@@ -630,6 +692,7 @@ static void *spool_worker(void *arg)
                     spool_put(w, (const uint8_t *)q->slots + idx, n) < 0)
                     atomic_store(&w->failed, 1);
                 pending -= n;
+                w->recs_staged += !pending; /* the record is whole in the stage */
                 head += (n + PA_SLOT_SIZE - 1) & ~(uint64_t)(PA_SLOT_SIZE - 1);
                 continue;
             }
@@ -652,9 +715,10 @@ static void *spool_worker(void *arg)
             pending = h->len;
             if (atomic_load_explicit(&w->failed, memory_order_relaxed))
                 ;
-            else if (w->in_len + SPOOL_ENC_MAX <= SPOOL_IN_CAP) /* spool_stage()'s common case, inline */
+            else if (w->in_len + SPOOL_ENC_MAX <= SPOOL_IN_CAP) { /* spool_stage()'s common case, inline */
                 w->in_len = (size_t)(enc_header(w->in + w->in_len, h, pending, &w->prev_t0, w->ctx) - w->in);
-            else if (spool_stage(w, h, pending, NULL) < 0)
+                w->recs_staged += !pending;
+            } else if (spool_stage(w, h, pending, NULL) < 0)
                 atomic_store(&w->failed, 1);
             if (head - shown >= q->wake_step) { /* room for a producer waiting on a full pipe */
                 atomic_store_explicit(&q->head, shown = head, memory_order_release);
@@ -901,7 +965,8 @@ int pa_spool_next(pa_spool_reader_t *r, const pa_record_t **rec, const uint8_t *
 {
     /* the fill fails near the end of the input, where the last records may be shorter than
      * the largest header: decode what is there and tell a clean end from a cut record */
-    reader_fill(r, SPOOL_ENC_MAX);
+    if (r->len - r->pos < SPOOL_ENC_MAX) /* (the call only near a buffer's end) */
+        reader_fill(r, SPOOL_ENC_MAX);
     if (r->len == r->pos) {
         if (r->follow && !r->eof)
             return 2; /* everything published so far was returned */
@@ -920,7 +985,7 @@ int pa_spool_next(pa_spool_reader_t *r, const pa_record_t **rec, const uint8_t *
         return -1;
     }
     size_t total = (size_t)h + r->rec.len;
-    if (reader_fill(r, total) < 0) /* may move the buffer: the payload is located after it */
+    if (r->len - r->pos < total && reader_fill(r, total) < 0) /* may move the buffer: the payload is located after it */
         return r->follow && !r->eof && r->len - r->pos < total ? 2 : -1;
     r->prev_t0 = t0;
     uint32_t *c = r->ctx[r->rec.kind & (SPOOL_NCTX - 1)];

@@ -106,4 +106,9 @@ void pa_spool_follow(pa_spool_reader_t *r, uint64_t limit, int final);
 
 void pa_spool_close_read(pa_spool_reader_t *r);
 
+/*! pa_spool_fsize_cut() : 1 when a spool write of this process failed with EFBIG (the file size
+ *  limit RLIMIT_FSIZE): the spool then ends with the records before it, *kept_records of them
+ *  (whole in the file: what a reader gets); nothing after it is written. 0 otherwise. */
+int pa_spool_fsize_cut(uint64_t *kept_records);
+
 #endif

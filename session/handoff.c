@@ -1,6 +1,10 @@
 /* handoff.c - PROFAGENT_EXIT_LOAD: the exit hands a large rest of the DB's load to a fork child (the finisher). */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -28,12 +32,16 @@
 #define PA_FINISHER_MAX_S 600u /* the finisher ends itself (SIGALRM) if it ever takes this long */
 #define PA_FINISHER_LOCK_MS 500  /* the finisher's wait for other connections to let the DB go */
 #define PA_FINISHER_READY_MS 1000 /* the session's wait for "the DB is locked" before it loads itself */
+#define PA_FINISHER_TRIES 8       /* children forked before the session loads the DB itself */
+#define PA_FINISHER_STALL_MS 20   /* a child asleep this long before its "ready" holds a copied lock */
+#define PA_FINISHER_START_MS 1000 /* the longest wait for a runnable child's "ready" */
 
 static long finisher_pid;
 static int lock_fd = -1;
 static int ready_fd = -1; /* the finisher's end of the pipe it says "locked" on */
 static char lock_path[PATH_MAX + 16];
 static char fin_db[PATH_MAX]; /* the DB the finisher completes */
+static char fin_spool[PATH_MAX]; /* and its spool */
 
 long pa_handoff_pid(void)
 {
@@ -129,6 +137,190 @@ static void finisher_start(void)
         nanosleep(&step, NULL);
 }
 
+/* The child's first act, before anything else can take a lock: every lock the finisher's work
+ * needs, taken and let go once. The fork copied them as the application's (and the agent's)
+ * other threads left them: one held there (a thread inside malloc, dlopen, SQLite) is held for
+ * ever in the copy, and the finisher would block on it, the DB locked and never completed. Past
+ * here the child has one thread, so every lock it took once is free for good. malloc's arenas
+ * (mallinfo2 locks each in turn, and a block too large for the thread's cache takes its own),
+ * the dynamic loader's locks (dladdr: the load lock, dl_iterate_phdr: its write lock; the
+ * finisher may dlopen a demangler), SQLite's static mutexes. */
+static int phdr_none(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)info, (void)size, (void)arg;
+    return 1;
+}
+
+static void finisher_probe(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    (void)mi;
+    void *volatile block = malloc(256u << 10);
+    free(block);
+    block = malloc(2048);
+    free(block);
+    Dl_info di;
+    dladdr((void *)finisher_probe, &di);
+    dl_iterate_phdr(phdr_none, NULL);
+    pa_finish_probe_sqlite();
+}
+
+/* The scheduler's state letter of process pid (/proc/PID/stat: 'R' running or runnable, 'S' or
+ * 'D' asleep), '?' when it cannot be read. */
+static char child_state(pid_t pid)
+{
+    char path[48], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return '?';
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return '?';
+    buf[n] = '\0';
+    char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' && paren[2] ? paren[2] : '?';
+}
+
+/* A child of ours stopped for good and reaped by its pid only (never another child of the
+ * application's): at most 1 s for the kernel to end it (a process in an uninterruptible wait
+ * dies when the wait ends; then init reaps it once this process is gone). */
+static void child_end(pid_t pid)
+{
+    kill(pid, SIGKILL);
+    struct timespec step = {0, 1000000};
+    for (int i = 0; i < 1000; i++) {
+        pid_t r = waitpid(pid, NULL, WNOHANG | __WALL);
+        if (r == pid || (r < 0 && errno != EINTR))
+            return;
+        syscall(SYS_nanosleep, &step, NULL); /* raw: never the OSRT wrapper */
+    }
+}
+
+static long ms_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* The session's wait for the child's "ready" ('R': its probe passed). Why its state is looked at
+ * rather than a plain timeout: a child blocked on a lock the fork copied held sleeps (a futex
+ * wait), and is given up on once seen asleep for PA_FINISHER_STALL_MS; one that only waits for a
+ * core (a loaded machine takes tens of ms to give it one) is runnable and is waited for up to
+ * limit_ms. 1 ready, 0 stuck or too slow, -1 it ended. */
+static int session_hears_ready(pid_t pid, int fd, long limit_ms)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long asleep_since = -1;
+    struct timespec slice = {0, 2000000};
+    for (;;) {
+        int r = (int)syscall(SYS_ppoll, &p, 1, &slice, NULL, 0); /* raw: never the OSRT wrapper */
+        if (r > 0) {
+            char c = 0;
+            ssize_t n;
+            while ((n = read(fd, &c, 1)) < 0 && errno == EINTR) {
+            }
+            return n == 1 && c == 'R' ? 1 : -1;
+        }
+        if (r < 0 && errno != EINTR)
+            return 0;
+        long now = ms_since(&t0);
+        char st = child_state(pid);
+        if (st == 'S' || st == 'D' || st == '?') {
+            if (asleep_since < 0)
+                asleep_since = now;
+            if (now - asleep_since >= PA_FINISHER_STALL_MS)
+                return 0;
+        } else {
+            asleep_since = -1;
+        }
+        if (now >= limit_ms)
+            return 0;
+    }
+}
+
+/* Why a clone without an exit signal and not _Fork: the application is never sent a SIGCHLD for
+ * a child it did not make (a stuck one killed here, or the finisher ending while the process
+ * still runs), and its wait() for any child never reaps ours (only __WALL waits see a child
+ * without SIGCHLD); once this process is gone, init reaps the finisher as any orphan. Like _Fork
+ * no atfork handler runs (the application's must not see the agent's child, ours would forget
+ * the DB) and no lock is taken on the way (a thread parked in malloc would hold it for ever).
+ * The child's cached thread id is this thread's: glibc reads the kernel's where it matters
+ * (signals to itself), its mutexes only need it to be the same for every lock of the child. */
+static pid_t finisher_clone(void)
+{
+    return (pid_t)syscall(SYS_clone, 0L, 0L, 0L, 0L, 0L);
+}
+
+/* Starts the finisher: up to PA_FINISHER_TRIES children, each made to say "ready" once its probe
+ * took every lock it will need; a stuck one is killed and another forked after a growing gap
+ * (1, 2, .. 64 ms: the application's threads leave the locks they held), the whole within half
+ * of the exit's time left. 0 in the child (pipe end pfd[1]), its pid in the session (reads on
+ * pfd[0]), -1 when fork failed (*err), -2 when no child got ready (said why). */
+static pid_t finisher_fork(const char *db, const char *spool, int pfd[2], int *err)
+{
+    const char *stuck = getenv("PA_TEST_FINISH_STUCK"); /* tests: the first N children block */
+    int stuck_n = stuck ? atoi(stuck) : 0;
+    long budget_ms = (long)(pa_exit_left_ns() / 2000000u);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int tries = 0, ended = 0;
+    for (long gap = 1;; gap *= 2) {
+        if (pipe2(pfd, O_CLOEXEC) != 0) {
+            *err = errno;
+            return -1;
+        }
+        sigset_t all, old;
+        sigfillset(&all);
+        /* no handler of the application runs in the child (until finisher_detach resets them) */
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pid_t pid = finisher_clone();
+        if (pid == 0) {
+            close(pfd[0]);
+            if (tries < stuck_n)
+                for (;;)
+                    pause();
+            finisher_probe();
+            if (write(pfd[1], "R", 1) != 1)
+                _exit(3);
+            return 0;
+        }
+        *err = errno;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        close(pfd[1]);
+        if (pid < 0) {
+            close(pfd[0]);
+            return -1;
+        }
+        tries++;
+        long left = budget_ms - ms_since(&t0);
+        left = left < 2 * PA_FINISHER_STALL_MS ? 2 * PA_FINISHER_STALL_MS : left > PA_FINISHER_START_MS ? PA_FINISHER_START_MS : left;
+        int ready = session_hears_ready(pid, pfd[0], left);
+        if (ready == 1)
+            return pid;
+        ended += ready < 0;
+        child_end(pid);
+        close(pfd[0]);
+        if (tries >= PA_FINISHER_TRIES || ms_since(&t0) + gap + PA_FINISHER_STALL_MS > budget_ms)
+            break;
+        struct timespec nap = {0, gap * 1000000};
+        syscall(SYS_nanosleep, &nap, NULL);
+        if (gap == 64)
+            gap = 32; /* 64 ms is the longest gap */
+    }
+    (void)spool;
+    pa_warn("agent", "the DB's finisher process could not start: %d forked copie%s of this process %s within %ld ms "
+            "(another thread held a lock of malloc, of the dynamic loader or of SQLite at the fork): the DB of %s is "
+            "completed here",
+            tries, tries == 1 ? "" : "s", ended == tries ? "ended before they were ready" : "found a lock held for good",
+            ms_since(&t0), db);
+    return -2;
+}
+
 /* The session's wait for the finisher's word, at most PA_FINISHER_READY_MS. 1 when it holds the
  * DB's lock; else 0, the reason in why[size]. */
 static int session_hears_locked(int fd, char *why, size_t size)
@@ -168,9 +360,7 @@ static void lock_drop(void)
  * wrote to the DB: SQLite's locks are what it would have written under), the lock file goes. */
 static void session_takes_back(pid_t pid, const char *db, const char *why)
 {
-    kill(pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-    }
+    child_end(pid);
     pa_warn("agent", "the DB's finisher process could not lock %s (%s): the DB is completed here", db, why);
     lock_drop();
 }
@@ -198,7 +388,18 @@ static long handoff_split(uint64_t backlog, const pa_agg_results_t *res, const c
     if (mode == PA_EXIT_LOAD_INLINE ||
         (mode == PA_EXIT_LOAD_AUTO && (backlog < PA_HANDOFF_MIN_RECORDS || summary_needs_db(res))))
         return -1;
+    /* Why a DB larger than the file size limit is completed here: the finisher inherits the limit
+     * and its stderr is /dev/null, so its failure reached nobody (no DB, the spool left, no
+     * word); loaded here the user gets the one message naming the limit and what was kept */
+    uint64_t need = 0, lim = 0;
+    const char *nofit = getenv("PA_TEST_FINISH_NO_FIT"); /* tests: a projection that was wrong */
+    if ((!nofit || strcmp(nofit, "1") != 0) && !pa_writer_stream_fits(backlog, &need, &lim)) {
+        pa_dbg("agent", "the DB would take ~%llu bytes, the file size limit is %llu: completed here, no finisher",
+               (unsigned long long)need, (unsigned long long)lim);
+        return -1;
+    }
     snprintf(fin_db, sizeof fin_db, "%s", db);
+    snprintf(fin_spool, sizeof fin_spool, "%s", spool);
     lock_fd = pa_finish_lock_create(db, lock_path, sizeof lock_path);
     if (lock_fd < 0) {
         pa_warn("agent", "cannot create the finisher's lock file %s.finishing (%s): the DB is completed here", db,
@@ -208,42 +409,30 @@ static long handoff_split(uint64_t backlog, const pa_agg_results_t *res, const c
     int pfd[2] = {-1, -1};
     const char *fail = getenv("PA_TEST_FINISH_FAIL");
     /* tests make the start fail (PA_TEST_FINISH_FAIL=1) as fork does without a free process slot */
-    int can = (!fail || strcmp(fail, "1") != 0) && pipe2(pfd, O_CLOEXEC) == 0;
-    int err = can ? 0 : fail && strcmp(fail, "1") == 0 ? EAGAIN : errno;
+    int can = !fail || strcmp(fail, "1") != 0;
     /* the rows loaded so far committed and the connection closed here, before the fork: the
      * finisher's connection must be the DB's only one to lock it (a failure fails the DB) */
     if (can && pa_writer_stream_release() != 0) {
-        close(pfd[0]);
-        close(pfd[1]);
         lock_drop();
         return -1;
     }
-    /* _Fork, not fork: no atfork handler runs (the application's must not see the agent's
-     * child, ours would forget the DB), and no lock of another thread is taken on the way (a
-     * thread parked in malloc holds its arena for ever). The child only uses this thread's own
-     * state and arena, then leaves by _exit. */
-    pid_t pid = -1;
-    if (can) {
-        pid = _Fork();
-        err = errno;
+    int err = can ? 0 : EAGAIN;
+    pid_t pid = can ? finisher_fork(db, spool, pfd, &err) : -1;
+    if (pid == -2) {
+        lock_drop();
+        return -1; /* said why */
     }
     if (pid < 0) {
         pa_warn("agent", "cannot start the DB's finisher process (%s): the DB is completed here", strerror(err));
-        if (can) {
-            close(pfd[0]);
-            close(pfd[1]);
-        }
         lock_drop();
         return -1;
     }
     if (pid == 0) {
-        close(pfd[0]);
         ready_fd = pfd[1];
         finisher_detach(db, spool);
         finisher_start();
         return 0;
     }
-    close(pfd[1]);
     char why[200];
     int locked = session_hears_locked(pfd[0], why, sizeof why);
     close(pfd[0]);
@@ -258,12 +447,33 @@ static long handoff_split(uint64_t backlog, const pa_agg_results_t *res, const c
     return pid;
 }
 
+/* Why a failed finisher writes its message into "<spool>.why": its stderr is /dev/null (it must
+ * hold none of the application's files), and the session ended before it; `profagent stats`
+ * on the missing DB and `profagent recover` of the spool print it, and `profagent run`, which
+ * waits for the finisher, says it at once (pa_handoff_wait). */
+static void finisher_note(const char *spool)
+{
+    char path[PATH_MAX + 8];
+    if (snprintf(path, sizeof path, "%s.why", spool) >= (int)sizeof path)
+        return;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    dup2(fd, 2);
+    close(fd);
+    pa_log_forget_copy();
+    pa_log_pin_std(0);
+    pa_session_db_failed();
+}
+
 /* pa_writer_stream_handoff's done, in the finisher: what the session does after a DB's
  * completion (the spool goes once the DB holds it all), then the lock, and the end. */
 static void handoff_done(int rc, const char *db, const char *spool)
 {
     if (rc == 0)
         unlink(spool);
+    else
+        finisher_note(spool);
     unlink(lock_path);
     (void)db;
     _exit(rc == 0 ? 0 : 1);
@@ -285,8 +495,23 @@ void pa_handoff_wait(int (*stop)(void))
     }
     /* the finisher's end, not left as a zombie for the rest of this exit (once it removed its
      * lock file it only closes and ends; ECHILD when the application reaps its children) */
-    for (int i = 0; i < 200 && waitpid((pid_t)finisher_pid, NULL, WNOHANG) == 0; i++)
+    for (int i = 0; i < 200 && waitpid((pid_t)finisher_pid, NULL, WNOHANG | __WALL) == 0; i++)
         syscall(SYS_nanosleep, &step, NULL);
+    if (pa_finish_running(fin_db))
+        return;
+    /* it failed: its one message (finisher_note), said here where the user sees it */
+    char path[PATH_MAX + 8], msg[2048];
+    snprintf(path, sizeof path, "%s.why", fin_spool);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, msg, sizeof msg - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return;
+    msg[n] = '\0';
+    msg[strcspn(msg, "\n")] = '\0';
+    const char *pfx = "profagent: agent: ";
+    pa_err("agent", "the DB's finisher process failed: %s", strncmp(msg, pfx, strlen(pfx)) ? msg : msg + strlen(pfx));
 }
 
 void pa_handoff_install(void)

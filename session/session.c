@@ -23,6 +23,7 @@
 #include "../common/pa_export.h"
 #include "../common/pa_log.h"
 #include "../common/pa_outname.h"
+#include "../common/pa_spool.h"
 #include "../writer/writer.h"
 
 static _Atomic int init_done;   /* constructor ran (it may be called twice: run once) */
@@ -151,6 +152,71 @@ static int choose_paths(void)
     return 0;
 }
 
+/* The file size limit RLIMIT_FSIZE as the messages name it, in lim[size]; 0 when there is none. */
+static int fsize_limit_text(char *lim, size_t size)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    snprintf(lim, size, "the file size limit RLIMIT_FSIZE = %llu bytes (ulimit -f)", (unsigned long long)rl.rlim_cur);
+    return 1;
+}
+
+/* Why one message for a file size limit: the spool's write, the aggregator's next append, the
+ * DB's statement and the exit each said their part (four lines, none saying what was kept);
+ * the lower layers now keep it (pa_spool_fsize_cut, pa_writer_fsize_hit) and this names the
+ * limit, the file it stopped and what the user has. 1 when it was said. */
+static int fsize_failed_message(void)
+{
+    uint64_t kept = 0;
+    int spool_cut = pa_spool_fsize_cut(&kept), os_errno = 0;
+    pa_writer_create_error(&os_errno);
+    char lim[96];
+    /* (a statement whose failure left no OS errno and no file at the limit, under a limit: the
+     * limit still, as the one cause a process set for itself) */
+    if ((os_errno && os_errno != EFBIG) || !fsize_limit_text(lim, sizeof lim))
+        return 0;
+    if (spool_cut && !kept) { /* not one whole frame: nothing to recover from, nothing left */
+        unlink(spool_path);
+        pa_err("agent", "the DB %s could not be written: %s stopped the spool %s at its first write: nothing of the"
+               " session was kept", db_path, lim, spool_path);
+    } else if (spool_cut)
+        pa_err("agent", "the DB %s could not be written: %s stopped the spool %s after its first %llu records, the"
+               " rest of the session was dropped; spool kept: with a larger limit, profagent recover %s builds a DB"
+               " of those records", db_path, lim, spool_path, (unsigned long long)kept, spool_path);
+    else
+        pa_err("agent", "the DB %s could not be written: %s stopped it; spool kept: %s holds every record, with a"
+               " larger limit build the DB with: profagent recover %s", db_path, lim, spool_path, spool_path);
+    return 1;
+}
+
+/* The DB was written but a file size limit shaped it: the spool stopped early (the DB holds
+ * what it kept), or the DB is larger than the limit (its WAL was not copied back: the -wal file
+ * is part of it). One message; the summary's Database line gets the short form in note[size].
+ * 0 when neither happened. */
+static int fsize_written_message(const char *db, char *note, size_t size)
+{
+    uint64_t kept = 0, bytes = 0, limit = 0;
+    char lim[96];
+    if (!fsize_limit_text(lim, sizeof lim))
+        return 0;
+    if (pa_spool_fsize_cut(&kept)) {
+        pa_err("agent", "%s stopped the spool %s after its first %llu records: the DB %s holds those, the rest of"
+               " the session was dropped", lim, spool_path, (unsigned long long)kept, db);
+        snprintf(note, size, "INCOMPLETE: the first %llu spool records only (%s)", (unsigned long long)kept, lim);
+        return 1;
+    }
+    if (pa_writer_wal_kept(&bytes, &limit)) {
+        pa_warn("agent", "the DB %s is complete only together with %s-wal: %s is below its %llu bytes, so its WAL"
+                " was not copied back into it; keep %s-wal beside it (%s alone is the DB as of an earlier commit);"
+                " opened where the limit is larger (profagent stats) it becomes one file again", db, db, lim,
+                (unsigned long long)bytes, db, db);
+        snprintf(note, size, "with its %s-wal: keep both (%s)", db, lim);
+        return 1;
+    }
+    return 0;
+}
+
 /* The DB could not be written: say so, with the file size limit when there is one (the usual
  * reason besides a full disk), and where the spool stays. */
 static void db_failed_message(void)
@@ -158,6 +224,8 @@ static void db_failed_message(void)
     struct rlimit rl;
     char why[160] = "";
     int os_errno = 0;
+    if (fsize_failed_message())
+        return;
     const char *err = pa_writer_create_error(&os_errno);
     if (os_errno == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0)
         snprintf(why, sizeof why, " (open files limit RLIMIT_NOFILE = %llu; raise it with ulimit -n)",
@@ -166,6 +234,11 @@ static void db_failed_message(void)
         snprintf(why, sizeof why, " (file size limit RLIMIT_FSIZE = %llu bytes)", (unsigned long long)rl.rlim_cur);
     pa_err("agent", "the DB %s could not be written%s%s%s; spool kept: %s (profagent recover %s)", db_path,
            err[0] ? ": " : "", err, why, spool_path, spool_path);
+}
+
+void pa_session_db_failed(void)
+{
+    db_failed_message();
 }
 
 _Atomic int pa_finish_by_exec;
@@ -441,8 +514,9 @@ void pa_finish(void)
                  pa_session_under_run() ? "profagent run" : "profagent stats");
     if (cut) /* the DB lacks the spool's tail: kept for `profagent recover`, which completes it */
         db_cut_message(note, sizeof note, final_path);
+    int shaped = wrote && fsize_written_message(final_path, note, sizeof note);
     uint64_t t1 = pa_clock_ns();
-    int shown = print_summary(res, wrote || cut || handed ? final_path : NULL, 0, cut || handed ? note : NULL,
+    int shown = print_summary(res, wrote || cut || handed ? final_path : NULL, 0, cut || handed || shaped ? note : NULL,
                               deadline);
     pa_dbg("agent", "exit: DB %.1f ms, summary %.1f ms", (t1 - meta.end_mono_ns) / 1e6, (pa_clock_ns() - t1) / 1e6);
     /* the summary named the losses it saw: one message, here only for what it could not show */

@@ -82,6 +82,9 @@ int pa_session_under_run(void);
  *  until the finisher completed the DB, at most PA_FINISH_WAIT_MS, or until stop() says a signal
  *  wants the process to end (polled every 5 ms). No-op otherwise. */
 void pa_handoff_wait(int (*stop)(void));
+/*! pa_session_db_failed() : the one message saying the DB could not be written (the limit that
+ *  stopped it, what was kept), at the agent's log (the finisher: its note file). */
+void pa_session_db_failed(void);
 /*! pa_handoff_pid() : the finisher's pid once the exit handed the DB over, else 0. */
 long pa_handoff_pid(void);
 

@@ -220,7 +220,10 @@ static void pa_bulk_exec(pa_bulk_t *b)
     for (; bind; bind &= bind - 1)
         sqlite3_bind_int64(st, __builtin_ctz(bind) + 2, b->vals[__builtin_ctz(bind)].u.i);
     if (sqlite3_step(st) != SQLITE_DONE) {
-        pa_err("writer", "SQLite: %s (%s)", sqlite3_errmsg(b->db), b->head);
+        if (pa_db_fsize_hit(b->db)) /* said once by the session, with what was kept */
+            pa_dbg("writer", "SQLite: %s (file size limit) (%s)", sqlite3_errmsg(b->db), b->head);
+        else
+            pa_err("writer", "SQLite: %s (%s)", sqlite3_errmsg(b->db), b->head);
         b->failed = 1, b->room = 0;
     } else {
         b->rows += nrows;

@@ -458,7 +458,11 @@ static int pa_run_sources(sqlite3 *db, int finish)
         if (fn && fn(db) != 0) {
             if (!finish) /* the creation stops here; its first SQLite failure says why */
                 return -1;
-            pa_err("writer", "source '%s' failed to finish its tables", srcs[i]->name);
+            /* past the file size limit every source fails: the session's one message says it */
+            if (pa_writer_fsize_hit())
+                pa_dbg("writer", "source '%s' failed to finish its tables (file size limit)", srcs[i]->name);
+            else
+                pa_err("writer", "source '%s' failed to finish its tables", srcs[i]->name);
             rc = -1;
         }
     }
@@ -491,6 +495,64 @@ int pa_writer_page_size(uint64_t spool_bytes)
     return spool_bytes >= PA_WRITER_SMALL_SPOOL ? 65536 : 4096;
 }
 
+/* The file size limit RLIMIT_FSIZE in bytes, UINT64_MAX when there is none. */
+static uint64_t dbw_fsize_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return UINT64_MAX;
+    return (uint64_t)rl.rlim_cur;
+}
+
+/* The DB's size in bytes as of its last commit (the WAL's view: page_count x page_size), 0 when
+ * it cannot be read. */
+static uint64_t dbw_db_bytes(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    uint64_t n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()", -1, &st,
+                           NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = (uint64_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* Why a checkpoint is not started when the DB would pass the file size limit: one cut by
+ * RLIMIT_FSIZE (EFBIG) half-way left the main file with pages of two commits, a DB valid only
+ * together with its -wal; not starting it keeps the main file the whole DB of its last
+ * checkpoint, and the WAL the commits since (valid together, and the main file on its own).
+ * 1 when a checkpoint may run; 0 (remembered for pa_writer_wal_kept) when it must not. */
+static uint64_t wal_kept_bytes, wal_kept_limit;
+
+static int dbw_ckpt_fits(sqlite3 *db)
+{
+    uint64_t lim = dbw_fsize_limit(), need;
+    if (lim == UINT64_MAX || (need = dbw_db_bytes(db)) <= lim)
+        return 1;
+    wal_kept_bytes = need;
+    wal_kept_limit = lim;
+    return 0;
+}
+
+uint64_t pa_dbw_bytes(const pa_dbw_t *w)
+{
+    struct stat st;
+    if (w->db)
+        return dbw_db_bytes(w->db);
+    return stat(w->path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+int pa_writer_wal_kept(uint64_t *db_bytes, uint64_t *limit)
+{
+    if (!wal_kept_bytes)
+        return 0;
+    if (db_bytes)
+        *db_bytes = wal_kept_bytes;
+    if (limit)
+        *limit = wal_kept_limit;
+    return 1;
+}
+
 /* Opens the connection with the per-connection settings. Returns 0 or -1 (logged). */
 static int pa_dbw_connect(pa_dbw_t *w, int create)
 {
@@ -506,6 +568,10 @@ static int pa_dbw_connect(pa_dbw_t *w, int create)
     sqlite3_busy_timeout(w->db, PA_DBW_BUSY_MS);
     /* closed between batches: the WAL stays (copied back by the auto-checkpoint, and at the end) */
     sqlite3_db_config(w->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
+    /* under a file size limit every checkpoint is one of ours, each first asked whether the DB
+     * fits (dbw_ckpt_fits): SQLite's automatic one at a commit would not ask */
+    if (dbw_fsize_limit() != UINT64_MAX)
+        sqlite3_wal_autocheckpoint(w->db, 0);
     /* 4 MiB: the writer's share of peak RSS. Without secondary indexes a batch only appends (the
      * rightmost pages of each table): bench_write's rate is the same with 2, 4 and 16 MiB (4 runs).
      * secure_delete off (the system SQLite's default is on): a new 64 KiB page is not zeroed a second
@@ -552,6 +618,8 @@ pa_dbw_t *pa_dbw_create(const char *db_path, int page_size, int wal, const pa_se
      * one cause. The caller says it once, with the rest of what the user needs (the spool). */
     pa_db_capture_errors(create_err, sizeof create_err, &create_errno);
     int rc = pa_db_exec(w->db, pragmas);
+    if (dbw_fsize_limit() != UINT64_MAX)
+        sqlite3_wal_autocheckpoint(w->db, 0); /* as pa_dbw_connect: the checkpoints ask first */
     /* one transaction: a reader opening the DB meanwhile sees no table or all of them */
     if (rc == 0)
         rc = pa_db_exec(w->db, "BEGIN");
@@ -590,7 +658,8 @@ void pa_dbw_empty_wal(pa_dbw_t *w)
         return;
     }
     sqlite3_busy_timeout(w->db, 0);
-    sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    if (dbw_ckpt_fits(w->db))
+        sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     sqlite3_busy_timeout(w->db, PA_DBW_BUSY_MS);
     if (pa_db_exec(w->db, "BEGIN") != 0)
         w->failed = 1;
@@ -624,7 +693,8 @@ int pa_dbw_suspend(pa_dbw_t *w)
      * wal_autocheckpoint pages). Without waiting: a reader of the DB holding old frames makes it
      * partial (SQLITE_BUSY), and the next reconnect pays the rebuild once. */
     sqlite3_busy_timeout(w->db, 0);
-    sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    if (dbw_ckpt_fits(w->db))
+        sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     return dbw_close(w, "between batches") == 0 ? rc : -1;
 }
 
@@ -680,7 +750,8 @@ int pa_dbw_to_rollback(pa_dbw_t *w)
     }
     sqlite3_stmt *st = NULL;
     int mode_ok = 0;
-    if (sqlite3_prepare_v2(w->db, "PRAGMA journal_mode=DELETE", -1, &st, NULL) == SQLITE_OK &&
+    /* (the switch checkpoints: not past the file size limit, the DB then stays in WAL) */
+    if (dbw_ckpt_fits(w->db) && sqlite3_prepare_v2(w->db, "PRAGMA journal_mode=DELETE", -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
         mode_ok = strcmp((const char *)sqlite3_column_text(st, 0), "delete") == 0;
     sqlite3_finalize(st);
@@ -827,9 +898,12 @@ int pa_dbw_finish(pa_dbw_t *w, int truncated, const pa_session_meta_t *meta, con
                                       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000);
     }
     /* a finished DB is one plain file again (the WAL copied back; a reader that still has it
-     * open keeps it in WAL mode, which is valid too) */
-    sqlite3_db_config(w->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, (int *)NULL);
-    if (rc == 0) {
+     * open keeps it in WAL mode, which is valid too); unless the file size limit is below the
+     * DB's size: then it stays in WAL, the main file as of its last checkpoint, whole */
+    int fits = dbw_ckpt_fits(w->db);
+    if (fits)
+        sqlite3_db_config(w->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, (int *)NULL);
+    if (rc == 0 && fits) {
         sqlite3_stmt *st = NULL;
         if (sqlite3_prepare_v2(w->db, "PRAGMA journal_mode=DELETE", -1, &st, NULL) == SQLITE_OK)
             sqlite3_step(st);

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "writer.h"
 
 /* Why flock() and not a pid: the kernel drops the lock when the last descriptor of the finisher
@@ -93,4 +95,22 @@ void pa_finish_lock_remove_stale(const char *db)
     char path[PATH_MAX + 16];
     if (lock_name(db, path, sizeof path) == 0 && !pa_finish_running(db))
         unlink(path);
+}
+
+/* Why every static mutex: a fork child inherits them in the state another thread left them, and
+ * the DB's load takes them (allocator statistics, the page cache's LRU, the VFS's inode list). A
+ * held one blocks here for ever; the session sees the child asleep and starts another. */
+void pa_finish_probe_sqlite(void)
+{
+    static const int ids[] = {SQLITE_MUTEX_STATIC_MAIN, SQLITE_MUTEX_STATIC_MEM, SQLITE_MUTEX_STATIC_OPEN,
+                              SQLITE_MUTEX_STATIC_PRNG, SQLITE_MUTEX_STATIC_LRU, SQLITE_MUTEX_STATIC_PMEM,
+                              SQLITE_MUTEX_STATIC_APP1, SQLITE_MUTEX_STATIC_APP2, SQLITE_MUTEX_STATIC_APP3,
+                              SQLITE_MUTEX_STATIC_VFS1, SQLITE_MUTEX_STATIC_VFS2, SQLITE_MUTEX_STATIC_VFS3};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        sqlite3_mutex *m = sqlite3_mutex_alloc(ids[i]);
+        if (m) {
+            sqlite3_mutex_enter(m);
+            sqlite3_mutex_leave(m);
+        }
+    }
 }

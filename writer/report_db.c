@@ -40,6 +40,24 @@ int pa_spool_beside(const char *db, char *out, size_t sz)
     return rc;
 }
 
+int pa_spool_why(const char *spool, char *out, size_t sz)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s.why", spool);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int ok = sz > 0 && fgets(out, (int)sz, f) != NULL;
+    fclose(f);
+    if (!ok)
+        return -1;
+    out[strcspn(out, "\n")] = '\0';
+    static const char pfx[] = "profagent: agent: ";
+    if (strncmp(out, pfx, sizeof pfx - 1) == 0)
+        memmove(out, out + sizeof pfx - 1, strlen(out + sizeof pfx - 1) + 1);
+    return 0;
+}
+
 static uint32_t pa_be32(const unsigned char *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];

@@ -1,6 +1,12 @@
 /* schema.c - the DB schema (versioned by META.schema_version) and META helpers. */
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "../common/pa_log.h"
 #include "../common/pa_names.h"
@@ -16,13 +22,15 @@ static const char pa_schema_sql[] =
     " nameId INTEGER, records INTEGER, drops INTEGER, firstNs INTEGER, lastNs INTEGER);"
     /* style: 0 push/pop, 1 start/end; level -1 for start/end; parentId 0 = none;
      * unterminated 1: still open at exit, end = session end */
-    "CREATE TABLE HGTX_RANGES(id INTEGER PRIMARY KEY, start INTEGER, end INTEGER,"
-    " globalTid INTEGER, endGlobalTid INTEGER, nameId INTEGER, domainId INTEGER,"
-    " style INTEGER, level INTEGER, parentId INTEGER, unterminated INTEGER);"
-    "CREATE TABLE HGTX_MARKS(start INTEGER, globalTid INTEGER, nameId INTEGER,"
-    " domainId INTEGER);"
-    "CREATE TABLE OSRT_API(start INTEGER, end INTEGER, globalTid INTEGER, nameId INTEGER,"
-    " ret INTEGER, errno INTEGER);"
+    /* The three trace tables of one row per event declare no column type: every value in
+     * them is an integer (the writer's pa_bulk_int, the ids NULL only as the next rowid), and
+     * a column with INTEGER affinity makes SQLite convert each value of each row once more
+     * (OP_MakeRecord's applyAffinity: 135 of ~2400 instructions a row, callgrind bench_write);
+     * the stored values, typeof() and every comparison with an integer are the same. */
+    "CREATE TABLE HGTX_RANGES(id INTEGER PRIMARY KEY, start, end, globalTid, endGlobalTid,"
+    " nameId, domainId, style, level, parentId, unterminated);"
+    "CREATE TABLE HGTX_MARKS(start, globalTid, nameId, domainId);"
+    "CREATE TABLE OSRT_API(start, end, globalTid, nameId, ret, errno);"
     /* the aggregator's online statistics; category = enum pa_stat_cat (agg.h), nameId the
      * key (display name), tag the category's extra key (HGTX: style); avg, median and stddev
      * hold the values the reports and the summary print: truncated (pa_stat_trunc) */
@@ -65,10 +73,54 @@ void pa_db_capture_errors(char *buf, size_t len, int *os_errno)
         *os_errno = 0;
 }
 
-/* Logs one SQLite failure, or keeps it when captured (the first one: what went wrong first). */
+/* Set by the first SQLite write the file size limit refused (pa_writer_fsize_hit). */
+static _Atomic int fsize_hit;
+
+/* 1 when the DB's file or one of its side files reached `limit` bytes. */
+static int pa_db_file_at(sqlite3 *db, uint64_t limit)
+{
+    const char *path = sqlite3_db_filename(db, "main");
+    static const char *const sides[] = {"", "-wal", "-journal"};
+    char name[PATH_MAX + 16];
+    struct stat st;
+    for (size_t i = 0; path && *path && i < sizeof sides / sizeof sides[0]; i++)
+        if (snprintf(name, sizeof name, "%s%s", path, sides[i]) < (int)sizeof name && stat(name, &st) == 0 &&
+            (uint64_t)st.st_size >= limit)
+            return 1;
+    return 0;
+}
+
+int pa_db_fsize_hit(sqlite3 *db)
+{
+    if (!db)
+        return 0;
+    /* EFBIG, or a short write that stopped at the limit (SQLite then reports an I/O error or a
+     * full disk without an OS errno): a file of the DB is as large as the limit */
+    int code = sqlite3_errcode(db);
+    struct rlimit rl;
+    if (sqlite3_system_errno(db) != EFBIG &&
+        ((code != SQLITE_IOERR && code != SQLITE_FULL) || getrlimit(RLIMIT_FSIZE, &rl) != 0 ||
+         rl.rlim_cur == RLIM_INFINITY || !pa_db_file_at(db, (uint64_t)rl.rlim_cur)))
+        return 0;
+    atomic_store(&fsize_hit, 1);
+    return 1;
+}
+
+int pa_writer_fsize_hit(void)
+{
+    return atomic_load(&fsize_hit);
+}
+
+/* Logs one SQLite failure, or keeps it when captured (the first one: what went wrong first).
+ * One the file size limit caused is only a debug line: the session says it once, with what
+ * was kept (the process's one message, not one per statement that failed after it). */
 static void pa_db_report(sqlite3 *db, const char *msg, const char *sql)
 {
     int se = sqlite3_system_errno(db); /* the OS's reason (EFBIG, ENOSPC, EMFILE, ...) behind an I/O error */
+    if (pa_db_fsize_hit(db) && !cap_buf) {
+        pa_dbg("writer", "SQLite: %s (file size limit) (in: %.80s)", msg, sql);
+        return;
+    }
     if (cap_buf) {
         if (!cap_buf[0] && cap_len) {
             snprintf(cap_buf, cap_len, "SQLite: %s%s%s%s", msg, se ? " (" : "", se ? strerror(se) : "", se ? ")" : "");

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -103,7 +104,8 @@ static void stream_yield(void)
         syscall(SYS_nanosleep, &ms, NULL); /* raw: never the OSRT wrapper */
 }
 
-/* Removes a DB this session created (and its WAL files). */
+/* Removes a DB this session created (and its WAL files, or the rollback journal the finisher's
+ * DB had: a hot journal left beside no DB would roll back into a later DB of that name). */
 static void remove_db(const char *path)
 {
     char side[PATH_MAX + 64];
@@ -111,6 +113,8 @@ static void remove_db(const char *path)
     snprintf(side, sizeof side, "%s-wal", path);
     unlink(side);
     snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-journal", path);
     unlink(side);
 }
 
@@ -375,7 +379,11 @@ static int stream_final(const pa_agg_results_t *res, int empty, int wal)
             s.w = NULL;        /* left open: the sources still hold statements on it (pa_dbw_abandon) */
             return -3;
         }
-        if (rc < 0) {
+        if (rc < 0 && pa_spool_fsize_cut(NULL)) { /* the session says it, with the limit */
+            pa_dbg("writer", "spool '%s' (cut by the file size limit) ends after %llu records", s.spool_path,
+                   (unsigned long long)pa_dbw_records(s.w));
+            s.truncated = 1;
+        } else if (rc < 0) {
             pa_warn("writer", "spool '%s' is truncated after %llu records; the DB keeps those", s.spool_path,
                     (unsigned long long)pa_dbw_records(s.w));
             s.truncated = 1;
@@ -579,6 +587,21 @@ void pa_writer_stream_handoff(long (*split)(uint64_t backlog, const pa_agg_resul
 {
     handoff_split = done ? split : NULL;
     handoff_done = done;
+}
+
+int pa_writer_stream_fits(uint64_t backlog, uint64_t *projected, uint64_t *limit)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return 1;
+    uint64_t have = s.w ? pa_dbw_records(s.w) : 0, bytes = s.w ? pa_dbw_bytes(s.w) : 0;
+    /* the bytes per record so far, a quarter more for what the end adds (summary tables, the
+     * last pages of each table): wrong towards loading here, which is always right */
+    double per = have ? (double)bytes / (double)have : 0;
+    uint64_t need = (uint64_t)((double)bytes + per * (double)backlog * 1.25);
+    *projected = need;
+    *limit = (uint64_t)rl.rlim_cur;
+    return have && need <= (uint64_t)rl.rlim_cur;
 }
 
 int pa_writer_stream_release(void)

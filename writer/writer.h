@@ -42,6 +42,17 @@ int pa_writer_write_db(const char *db_path, const char *spool_path, const pa_ses
  *  reason>)", "" when it did not fail); `*os_errno` (may be NULL) = that OS errno, 0 if none
  *  (EMFILE: RLIMIT_NOFILE, EFBIG: RLIMIT_FSIZE). Valid until the next creation. */
 const char *pa_writer_create_error(int *os_errno);
+/*! pa_writer_fsize_hit() : 1 once an SQLite write of this process failed with EFBIG (the file
+ *  size limit RLIMIT_FSIZE stopped the DB), else 0. */
+int pa_writer_fsize_hit(void);
+/*! pa_spool_why() : the message a session's finisher left in "<spool>.why" when it could not
+ *  complete the DB (its first line, without the "profagent: agent: " prefix) into out[sz]; 0, or
+ *  -1 when there is none. */
+int pa_spool_why(const char *spool, char *out, size_t sz);
+/*! pa_writer_wal_kept() : 1 when a checkpoint of this process was not started because the DB
+ *  (*db_bytes bytes) would pass the file size limit (*limit bytes): a DB then left in WAL mode
+ *  is valid only with its -wal file (its main file alone holds its last checkpoint). Else 0. */
+int pa_writer_wal_kept(uint64_t *db_bytes, uint64_t *limit);
 
 /*! pa_writer_fill_db() : as pa_writer_write_db(), into the empty file `db_path` the caller
  *  already created (claimed with pa_outname_claim()). Returns 0 or -1 after logging why; the
@@ -119,6 +130,11 @@ void pa_writer_stream_handoff(long (*split)(uint64_t backlog, const pa_agg_resul
                                             const char *spool),
                               void (*done)(int rc, const char *db, const char *spool));
 
+/*! pa_writer_stream_fits() : (split, before a finisher is started) 1 when the DB, loaded with
+ *  `backlog` more spool records, stays below the file size limit RLIMIT_FSIZE (projected from its
+ *  bytes per record so far, with a quarter more) or there is none; 0 when it would not (or
+ *  cannot be told), the projection and the limit in bytes in *projected, *limit. */
+int pa_writer_stream_fits(uint64_t backlog, uint64_t *projected, uint64_t *limit);
 /*! pa_writer_stream_release() : (the session, before it forks the finisher) commits what is
  *  loaded and closes the DB's connection. 0, or -1 (logged; the DB is then failed). */
 int pa_writer_stream_release(void);
@@ -148,6 +164,9 @@ long pa_finish_running(const char *db);
 int pa_finish_wait(const char *db, unsigned timeout_ms, FILE *msg);
 /*! pa_finish_lock_remove_stale() : removes the lock file a killed finisher left (none running). */
 void pa_finish_lock_remove_stale(const char *db);
+/*! pa_finish_probe_sqlite() : (a fork child) takes and lets go every static mutex of the agent's
+ *  SQLite: returns once none is held, blocks for ever when one was held at the fork. */
+void pa_finish_probe_sqlite(void);
 #define PA_FINISH_WAIT_MS 60000u /* readers and recover wait at most this long for a finisher */
 
 /*! pa_writer_stream_after_fork_child() : a fork child forgets the parent's DB thread and DB. */

@@ -110,6 +110,10 @@ void pa_bulk_stmt_free(pa_bulk_t *b);
 
 /*! pa_db_exec() : runs `sql` (several statements allowed). Returns 0 or -1 after logging it. */
 int pa_db_exec(sqlite3 *db, const char *sql);
+/*! pa_db_fsize_hit() : 1 when db's last failure came from EFBIG (the file size limit
+ *  RLIMIT_FSIZE), remembered for pa_writer_fsize_hit(): the caller then logs it at debug level
+ *  only (the session says it once). 0 otherwise. */
+int pa_db_fsize_hit(sqlite3 *db);
 /*! pa_db_capture_errors() : while `buf` is not NULL, pa_db_exec() and pa_meta_set_*() keep their
  *  first failure in `buf` ("SQLite: <message> (<OS reason>)") and its OS errno in `*os_errno`
  *  (0: none) instead of logging. One writer thread at a time (the DB's creation). NULL ends it. */
@@ -131,6 +135,8 @@ pa_dbw_t *pa_dbw_create(const char *db_path, int page_size, int wal, const pa_se
 int pa_dbw_meta_text(pa_dbw_t *w, const char *key, const char *value);
 /*! pa_dbw_record() : loads one spool record into the open transaction. */
 void pa_dbw_record(pa_dbw_t *w, const pa_record_t *rec, const uint8_t *payload);
+/*! pa_dbw_bytes() : the DB's size in bytes as of its last commit (page_count x page_size). */
+uint64_t pa_dbw_bytes(const pa_dbw_t *w);
 /*! pa_dbw_records() : records loaded so far. */
 uint64_t pa_dbw_records(const pa_dbw_t *w);
 /*! pa_dbw_failed() : 1 once a load or commit failed (the DB is then not finished). */

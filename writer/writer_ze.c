@@ -13,20 +13,22 @@
 static const char ze_schema[] =
     /* one row per ze call; nameId = API name, result = ze_result_t; tid = the calling thread as
      * globalTid (pid << 32 | tid, the convention of every table, so DBs of several processes merge) */
-    "CREATE TABLE ZE_API(start INTEGER, end INTEGER, tid INTEGER, nameId INTEGER,"
-    " corrId INTEGER, result INTEGER);"
+    /* ZE_API and ZE_OPS declare no column types: integers and NULLs only (the bulk's ints), and
+     * INTEGER affinity cost a conversion per value of every row (see HGTX_RANGES, schema.c) */
+    "CREATE TABLE ZE_API(start, end, tid, nameId,"
+    " corrId, result);"
     /* one row per device execution of a kernel (kind 1), copy (2), fill (3) or barrier (4); times are host
      * ns; api* = the launching call (append, or execute for regular lists = graphs: graphId is
      * the list, nodeId the append index); srcKind/dstKind enum pa_ze_mem_kind; tid = the
      * launching thread as globalTid (pid << 32 | tid); staticSlm/dynamicSlm = kernels' shared
      * local memory bytes (localMemSize; local-memory arguments); appendCorrId = regular lists:
      * corrId of the append call that recorded the command (graph node), else NULL */
-    "CREATE TABLE ZE_OPS(start INTEGER, end INTEGER, tid INTEGER, kind INTEGER, corrId INTEGER,"
-    " apiStart INTEGER, apiEnd INTEGER, apiNameId INTEGER, deviceId INTEGER, contextId INTEGER,"
-    " queueId INTEGER, engine INTEGER, graphId INTEGER, nodeId INTEGER, nameId INTEGER,"
-    " gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER,"
-    " bytes INTEGER, srcKind INTEGER, dstKind INTEGER, staticSlm INTEGER, dynamicSlm INTEGER,"
-    " appendCorrId INTEGER);"
+    "CREATE TABLE ZE_OPS(start, end, tid, kind, corrId,"
+    " apiStart, apiEnd, apiNameId, deviceId, contextId,"
+    " queueId, engine, graphId, nodeId, nameId,"
+    " gridX, gridY, gridZ, blockX, blockY, blockZ,"
+    " bytes, srcKind, dstKind, staticSlm, dynamicSlm,"
+    " appendCorrId);"
     "CREATE TABLE ZE_DEVICES(deviceId INTEGER PRIMARY KEY, name TEXT, pciBusId TEXT, uuid TEXT,"
     " ccMajor INTEGER, ccMinor INTEGER, ceCount INTEGER, cuCount INTEGER, totalMem INTEGER,"
     " cuClockHz INTEGER, memClockHz INTEGER, timerHz INTEGER, simdWidth INTEGER, memBusWidth INTEGER);";

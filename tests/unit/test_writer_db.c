@@ -124,12 +124,39 @@ static void test_meta_and_no_overwrite(void **state)
     assert_int_equal(pa_writer_write_db(dbp, spool, &meta, NULL), -1);  /* exists: refused */
 }
 
+/* The trace tables declare no column types (writer/schema.c): the writer alone keeps every
+ * value an integer, as SQLite's INTEGER affinity did; a real or a text would change what
+ * the reports' integer comparisons and the damaged-row checks see. */
+static void test_trace_values_integer(void **state)
+{
+    (void)state;
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_open_v2(dbp, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+#define PA_T(c) "typeof(" c ") = 'integer'"
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM HGTX_RANGES), (SELECT count(*) FROM"
+        " HGTX_RANGES WHERE " PA_T("start") " AND " PA_T("end") " AND " PA_T("globalTid") " AND "
+        PA_T("endGlobalTid") " AND " PA_T("nameId") " AND " PA_T("domainId") " AND " PA_T("style") " AND "
+        PA_T("level") " AND " PA_T("parentId") " AND " PA_T("unterminated") "), (SELECT count(*) FROM OSRT_API),"
+        " (SELECT count(*) FROM OSRT_API WHERE " PA_T("start") " AND " PA_T("end") " AND " PA_T("globalTid")
+        " AND " PA_T("nameId") " AND " PA_T("ret") " AND " PA_T("errno") ")", -1, &st, NULL), SQLITE_OK);
+#undef PA_T
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 10);
+    assert_int_equal(sqlite3_column_int(st, 1), 10);
+    assert_int_equal(sqlite3_column_int(st, 2), 5);
+    assert_int_equal(sqlite3_column_int(st, 3), 5);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_osrt_sum_rows),
         cmocka_unit_test(test_pushpop_rows),
         cmocka_unit_test(test_hgtx_sum_rows),
+        cmocka_unit_test(test_trace_values_integer),
         cmocka_unit_test(test_meta_and_no_overwrite),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -181,6 +181,38 @@ check(ops == [(2, 2)] and unc in ([], [(0,)]), f"pooldestroy: kernels {ops} (wan
 smp = q(db, "SELECT sum(samples) FROM PCS_KERNELS")
 check(smp and smp[0][0] is not None and 107 <= smp[0][0] <= 112, f"pooldestroy: samples {smp}")
 
+# ---- the same with the work still running at the destroy (no host sync before it): zeEventPoolDestroy
+# (pool A, its event not destroyed) and zeEventDestroy wait for what signals them (at most 100 ms) and
+# collect it; nothing touches a destroyed event. simdev gives busy_ns exactly its argument as device time.
+# Both interception paths. ----
+for path in ("entry", "tracer"):
+    db, out, err, _ = run([MULTI, "poolrunning"], {"PROFAGENT_PC_SAMPLING": "1", "PROFAGENT_SUMMARY": "none",
+                                                   "PROFAGENT_ZE_INTERCEPT": path})
+    val = [l for l in err.splitlines() if "simdev: validation" in l]
+    check(val == [], f"poolrunning ({path}): {len(val)} uses of destroyed events: {val[:2]}")
+    durs = [d for (d,) in q(db, "SELECT o.end - o.start FROM ZE_OPS o JOIN STRING_IDS s ON s.id = o.nameId"
+                                " WHERE o.kind = 1 AND s.value = 'busy_ns' ORDER BY o.start")]
+    unc = q(db, "SELECT value FROM SESSION_COUNTERS WHERE name = 'ze_uncollected_ops'")
+    check(durs == [5000000, 7000000, 6000000, 8000000, 9000000], f"poolrunning ({path}): kernel device times {durs}")
+    check(unc == [(0,)], f"poolrunning ({path}): uncollected {unc} (want 0)")
+    check("still ran after" not in err, f"poolrunning ({path}): a loss reported: {err[-300:]}")
+    # 35 ms of busy_ns at the granted 91364 ns: 383.1 samples (+-1 per launch)
+    smp = q(db, "SELECT sum(samples) FROM PCS_KERNELS")
+    check(smp and smp[0][0] is not None and 378 <= smp[0][0] <= 388, f"poolrunning ({path}): samples {smp}")
+# a kernel running longer than the destroy waits (400 ms): counted uncollected and said once, never
+# polled after the destroy; the next kernel (pool B) is collected as usual
+for path in ("entry", "tracer"):
+    db, out, err, _ = run([MULTI, "poollong"], {"PROFAGENT_SUMMARY": "none", "PROFAGENT_ZE_INTERCEPT": path})
+    val = [l for l in err.splitlines() if "simdev: validation" in l]
+    check(val == [], f"poollong ({path}): {len(val)} uses of destroyed events: {val[:2]}")
+    durs = [d for (d,) in q(db, "SELECT end - start FROM ZE_OPS WHERE kind = 1 ORDER BY start")]
+    unc = q(db, "SELECT value FROM SESSION_COUNTERS WHERE name = 'ze_uncollected_ops'")
+    check(durs == [7000000] and unc == [(1,)], f"poollong ({path}): kernel times {durs} (want [7000000]),"
+          f" uncollected {unc} (want 1)")
+    said = [l for l in err.splitlines() if "still ran after 100 ms" in l]
+    check(len(said) == 1 and "zeEventPoolDestroy while 1 device operation" in said[0],
+          f"poollong ({path}): the loss said {said}")
+
 # ---- the library dlclose()d while it collects (dlopen'd, not linked): the collection ends with it
 # (streamers closed: a new copy collects on the same devices), nothing of it runs unmapped ----
 DLOPEN = os.path.join(B, "tests", "pcs", "pti_dlopen")

@@ -2,7 +2,10 @@
  * synchronization between executions (the agent's capture under back-to-back replays), or N
  * kernels on one immediate list with one synchronization at the end.
  * Or `templates`: one kernel each of f<int>, f<double> and ns::Kernel<float> (mangled names).
- * usage: ze_regloop regular K E SYNC_EACH | ze_regloop immediate N | ze_regloop templates */
+ * Or `destroy N`: N times a regular list of one busy kernel of 200 us, executed and destroyed at
+ * once (no host sync before the destroy; the queue is synchronized at the end).
+ * usage: ze_regloop regular K E SYNC_EACH | ze_regloop immediate N | ze_regloop templates |
+ *        ze_regloop destroy N */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,8 +62,23 @@ int main(int argc, char **argv)
         printf("immediate %d\n", n);
         return 0;
     }
-    int ne = atoi(argv[3]), sync_each = atoi(argv[4]);
     ze_command_queue_handle_t q = sample_queue(&env, dev, 0, 0);
+    if (strcmp(argv[1], "destroy") == 0) {
+        uint64_t ns = 200000;
+        ze_group_count_t g = { 1, 1, 1 };
+        SAMPLE_CHECK(zeKernelSetArgumentValue(k, 0, sizeof ns, &ns));
+        for (int i = 0; i < n; i++) {
+            ze_command_list_handle_t l = sample_list(&env, dev, 0);
+            SAMPLE_CHECK(zeCommandListAppendLaunchKernel(l, k, &g, NULL, 0, NULL));
+            SAMPLE_CHECK(zeCommandListClose(l));
+            SAMPLE_CHECK(zeCommandQueueExecuteCommandLists(q, 1, &l, NULL));
+            SAMPLE_CHECK(zeCommandListDestroy(l));
+        }
+        SAMPLE_CHECK(zeCommandQueueSynchronize(q, UINT64_MAX));
+        printf("destroy %d\n", n);
+        return 0;
+    }
+    int ne = atoi(argv[3]), sync_each = atoi(argv[4]);
     ze_command_list_handle_t r = sample_list(&env, dev, 0);
     for (int i = 0; i < n; i++)
         append_busy(r, k, i);
