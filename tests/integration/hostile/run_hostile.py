@@ -226,6 +226,16 @@ def recover_no_limit(spool, out):
                           env={k: v for k, v in os.environ.items() if not k.startswith("PROFAGENT_")})
 
 
+def run_fsize(limit, mode, out, d, tag=""):
+    """hostile_app under RLIMIT_FSIZE `limit` bytes writing 600 k ranges into `out` with exit load
+    `mode` and a long exit budget (a cut load is not what the fsize tests check): the application's
+    status must stay 21 (never SIGXFSZ from the agent)."""
+    p = run(["fsize", str(limit), "600000"], {"PROFAGENT_OUTPUT": out, "PROFAGENT_EXIT_LOAD": mode,
+                                              "PROFAGENT_EXIT_TIMEOUT_MS": SLOW_MS}, cwd=d)
+    check(p.returncode == 21, "%sexit 21, not killed by SIGXFSZ (%d)" % (tag, p.returncode))
+    return p
+
+
 def t_fsizespool():
     """RLIMIT_FSIZE 400 kB, below the spool's ~1 MB for 600 k ranges (and the DB's): the spool stops
     at the limit; one message names the limit, the spool and how many records it kept; the
@@ -235,8 +245,7 @@ def t_fsizespool():
     os.mkdir(d)
     out = os.path.join(d, "fsp.db")
     for mode in ("inline", "handoff"):
-        p = run(["fsize", "400000", "600000"], {"PROFAGENT_OUTPUT": out, "PROFAGENT_EXIT_LOAD": mode, "PROFAGENT_EXIT_TIMEOUT_MS": SLOW_MS}, cwd=d)
-        check(p.returncode == 21, "%s: exit 21, not killed by SIGXFSZ (%d)" % (mode, p.returncode))
+        p = run_fsize(400000, mode, out, d, mode + ": ")
         msgs = agent_lines(p.err)
         check(len(msgs) == 1, "%s: exactly one agent message (%d: %s)" % (mode, len(msgs), msgs[:4]))
         spools = glob.glob(os.path.join(d, "*.spool.zst"))
@@ -270,8 +279,7 @@ def t_fsizefin():
     d = os.path.join(WORK, "ffin")
     os.mkdir(d)
     out = os.path.join(d, "ffin.db")
-    p = run(["fsize", "3000000", "600000"], {"PROFAGENT_OUTPUT": out, "PROFAGENT_EXIT_LOAD": "handoff", "PROFAGENT_EXIT_TIMEOUT_MS": SLOW_MS}, cwd=d)
-    check(p.returncode == 21, "exit 21, not killed by SIGXFSZ (%d)" % p.returncode)
+    p = run_fsize(3000000, "handoff", out, d)
     time.sleep(1)  # a finisher, if one was started, ends meanwhile
     msgs = agent_lines(p.err)
     check(len(msgs) == 1 and "RLIMIT_FSIZE = 3000000 bytes" in msgs[0] and "spool kept" in msgs[0],
@@ -357,8 +365,7 @@ def t_fsizewal():
     os.mkdir(d)
     out = os.path.join(d, "fwal.db")
     for mode in ("inline", "auto"):
-        p = run(["fsize", "20000000", "600000"], {"PROFAGENT_OUTPUT": out, "PROFAGENT_EXIT_LOAD": mode, "PROFAGENT_EXIT_TIMEOUT_MS": SLOW_MS}, cwd=d)
-        check(p.returncode == 21, "%s: exit 21, not killed by SIGXFSZ (%d)" % (mode, p.returncode))
+        p = run_fsize(20000000, mode, out, d, mode + ": ")
         time.sleep(1)
         msgs = agent_lines(p.err)
         check(len(msgs) == 1 and "RLIMIT_FSIZE = 20000000 bytes" in msgs[0] and out + "-wal" in msgs[0],
